@@ -1,0 +1,273 @@
+import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import { InvalidJobError } from '../job/errors';
+import { newJid } from '../job/jid';
+import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
+import { MiddlewareChain, MiddlewareFn } from '../job/middleware-chain';
+import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
+import { JobPayload } from '../job/payload';
+import { arrayElements } from '../job/raw-json';
+import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
+import { PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
+import { Keys } from '../redis/keys';
+
+/** What a client middleware sees: the normalized payload it may change, and the worker class when known. */
+export interface ClientContext {
+  job: JobPayload;
+  workerClass?: WorkerClass;
+}
+
+export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
+
+/** A class-shaped client middleware, e.g. a Nest provider with injected dependencies. */
+export interface ClientMiddleware {
+  call(context: ClientContext, next: () => Promise<void>): Promise<void> | void;
+}
+
+/**
+ * Appends commands for one immediately-pushed job to the push's own pipeline
+ * (e.g. the status row). Must only append idempotent commands, and nothing for
+ * jobs it does not concern, so a plain push stays SADD + LPUSH.
+ */
+export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, enqueuedAtMs: number) => void;
+
+export interface ClientConfig {
+  timestamps: TimestampMode;
+}
+
+/** Per-call overrides of a worker's options (`client.set({ queue: 'low' }).performAsync(...)`). */
+export type JobOverrides = Omit<WorkerOptions, 'name'> & { name?: never };
+
+/** `perform_in`: below this an interval is relative seconds, otherwise an absolute epoch. */
+const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
+const DEFAULT_BATCH_SIZE = 1000;
+const DEFAULT_SCHEDULED_BATCH_SIZE = 100;
+const MIN_SPREAD_INTERVAL = 5;
+
+/**
+ * Pushes jobs exactly as Sidekiq's client does (spec/sidekiq-wire.md §2): an
+ * immediate push is `SADD queues` + `LPUSH queue:<q>` in one pipelined round
+ * trip, a scheduled one a single `ZADD schedule` of the payload without `at`
+ * and `enqueued_at`.
+ */
+export class Client {
+  readonly middleware = new MiddlewareChain<ClientContext>();
+  private readonly pipelineHooks: PushPipelineHook[] = [];
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly config: ClientConfig,
+  ) {}
+
+  /** Registers a client middleware (a function or an object with `call`). */
+  use(middleware: ClientMiddlewareFn | ClientMiddleware): this {
+    this.middleware.use(typeof middleware === 'function' ? middleware : (ctx, next) => middleware.call(ctx, next));
+    return this;
+  }
+
+  addPipelineHook(hook: PushPipelineHook): void {
+    this.pipelineHooks.push(hook);
+  }
+
+  /** Enqueues `worker` with `args` now; resolves to the jid, or null when a middleware halted the push. */
+  performAsync<W extends WorkerInstance>(worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.set({}).performAsync(worker, ...args);
+  }
+
+  /** Enqueues after `interval` seconds (or at that epoch when ≥ 1e9, as Sidekiq reads it). */
+  performIn<W extends WorkerInstance>(interval: number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.set({}).performIn(interval, worker, ...args);
+  }
+
+  /** Enqueues at a Date or an epoch in seconds. */
+  performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.set({}).performAt(at, worker, ...args);
+  }
+
+  /** Per-call option overrides, merged over the worker's own (Sidekiq's `Worker.set`). */
+  set(overrides: JobOverrides): ScopedClient {
+    return new ScopedClient(this, overrides);
+  }
+
+  /**
+   * Pushes a raw Sidekiq job hash for any class, a Ruby worker's included.
+   * Like Sidekiq's string-class push it takes only the global defaults, not
+   * a registered worker's options. A JobPayload is pushed keeping its
+   * members' bytes as they arrived.
+   */
+  async push(item: JobHash | JobPayload): Promise<string | null> {
+    const payload = normalize(toPayload(item), DEFAULT_JOB_OPTIONS, this.config.timestamps);
+    return this.pushNormalized(payload);
+  }
+
+  /**
+   * Sidekiq's `push_bulk`: one job per element of `args`, one round trip per
+   * `batch_size` jobs; the result is aligned with `args`, null where a
+   * middleware halted that job.
+   */
+  async pushBulk(item: BulkJobHash | JobPayload): Promise<(string | null)[]> {
+    const bulk = toPayload(item as unknown as JobHash);
+    const argsList = bulkArgs(bulk);
+    const times = bulkTimes(bulk, argsList.length);
+    if (argsList.length > 1 && bulk.has('jid')) {
+      throw new InvalidJobError('jid', 'may only be given when pushing a single job');
+    }
+    const batchSize = bulkBatchSize(bulk, times !== undefined);
+    const template = bulk.clone().delete('at').setRaw('args', '[]');
+    const base = normalize(template, DEFAULT_JOB_OPTIONS, this.config.timestamps);
+    const explicitJid = bulk.has('jid');
+    const jids: (string | null)[] = [];
+    for (let start = 0; start < argsList.length; start += batchSize) {
+      const slice: JobPayload[] = [];
+      for (let index = start; index < Math.min(start + batchSize, argsList.length); index++) {
+        const job = base.clone().setRaw('args', argsList[index]);
+        if (!explicitJid) job.set('jid', newJid());
+        if (times) job.setRaw('at', String(times[index]));
+        const pushed = await this.runMiddleware(job);
+        jids.push(pushed ? job.jid : null);
+        if (pushed) slice.push(job);
+      }
+      if (slice.length > 0) await this.write(slice);
+    }
+    return jids;
+  }
+
+  /** Pushes a payload that is already normalized (used by ScopedClient). */
+  async pushNormalized(payload: JobPayload, workerClass?: WorkerClass): Promise<string | null> {
+    if (!(await this.runMiddleware(payload, workerClass))) return null;
+    await this.write([payload]);
+    return payload.jid;
+  }
+
+  get timestampMode(): TimestampMode {
+    return this.config.timestamps;
+  }
+
+  private runMiddleware(job: JobPayload, workerClass?: WorkerClass): Promise<boolean> {
+    if (this.middleware.size === 0) return Promise.resolve(true);
+    return this.middleware.run({ job, workerClass }, async () => undefined);
+  }
+
+  /** Writes jobs in one pipeline (never MULTI, never a script: see redis/scripts.ts). */
+  private async write(jobs: JobPayload[]): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    const now = nowMs();
+    const enqueuedAt = timestampText(now, this.config.timestamps);
+    const immediate = new Map<string, string[]>();
+    const immediateJobs: JobPayload[] = [];
+    const scheduled: string[] = [];
+    for (const job of jobs) {
+      const at = job.get<number>('at');
+      if (at !== undefined) {
+        const score = job.getRaw('at') as string;
+        job.delete('at').delete('enqueued_at');
+        scheduled.push(scoreFromAt(at, score), job.toString());
+      } else {
+        job.setRaw('enqueued_at', enqueuedAt);
+        const queue = job.queue;
+        let list = immediate.get(queue);
+        if (!list) immediate.set(queue, (list = []));
+        list.push(job.toString());
+        immediateJobs.push(job);
+      }
+    }
+    if (immediate.size > 0) {
+      pipeline.sadd(Keys.queues, ...immediate.keys());
+      for (const [queue, list] of immediate) pipeline.lpush(Keys.queue(queue), ...list);
+    }
+    if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled);
+    for (const hook of this.pipelineHooks) {
+      for (const job of immediateJobs) hook(pipeline, job, now);
+    }
+    const results = await pipeline.exec();
+    const failure = results?.find(([error]) => error);
+    if (failure) throw failure[0];
+  }
+}
+
+/** The worker-class half of the client: `performAsync` and friends with per-call overrides. */
+export class ScopedClient {
+  constructor(
+    private readonly client: Client,
+    private readonly overrides: JobOverrides,
+  ) {}
+
+  performAsync<W extends WorkerInstance>(worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.enqueue(worker, args, undefined);
+  }
+
+  performIn<W extends WorkerInstance>(interval: number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    if (typeof interval !== 'number' || !Number.isFinite(interval)) throw new InvalidJobError('interval', 'must be a number of seconds');
+    const now = nowMs() / 1000;
+    const at = interval < ABSOLUTE_EPOCH_THRESHOLD ? now + interval : interval;
+    // Sidekiq pushes a job whose time has already come straight to its queue.
+    return this.enqueue(worker, args, at > now ? at : undefined);
+  }
+
+  performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    const epoch = at instanceof Date ? at.getTime() / 1000 : at;
+    if (typeof epoch !== 'number' || !Number.isFinite(epoch)) throw new InvalidJobError('at', 'must be a Date or epoch seconds');
+    return this.performIn(Math.max(epoch, ABSOLUTE_EPOCH_THRESHOLD), worker, ...args);
+  }
+
+  private enqueue(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {
+    const options = workerOptionsOf(worker);
+    if (!options) throw new InvalidJobError('worker', `${worker?.name ?? String(worker)} is not a @Worker class`);
+    const defaults = payloadDefaults({ ...options, ...this.overrides }, DEFAULT_JOB_OPTIONS);
+    const item: Record<string, unknown> = { class: workerName(worker), args };
+    if (at !== undefined) item.at = at;
+    const payload = normalize(payloadFromHash(item), defaults, this.client.timestampMode);
+    return this.client.pushNormalized(payload, worker);
+  }
+}
+
+function toPayload(item: JobHash | JobPayload): JobPayload {
+  return item instanceof JobPayload ? item.clone() : payloadFromHash(item as Record<string, unknown>);
+}
+
+/** The score of a scheduled job: the caller's `at` text when it is already a float, else a float rendering. */
+function scoreFromAt(at: number, text: string): string {
+  return /[.eE]/.test(text) ? text : scoreText(at * 1000);
+}
+
+function bulkArgs(bulk: JobPayload): string[] {
+  const raw = bulk.getRaw('args');
+  const fail = () => {
+    throw new InvalidJobError('args', 'must be an array of arrays: [[1], [2]]');
+  };
+  if (raw === undefined || !raw.startsWith('[')) fail();
+  const elements = arrayElements(raw as string);
+  elements.forEach((element, index) => {
+    if (!element.startsWith('[')) throw new InvalidJobError(`args[${index}]`, 'must be an array');
+  });
+  return elements;
+}
+
+function bulkTimes(bulk: JobPayload, count: number): number[] | undefined {
+  const at = bulk.get<unknown>('at');
+  const spread = bulk.get<unknown>('spread_interval');
+  if (spread !== undefined) {
+    if (at !== undefined) throw new InvalidJobError('spread_interval', 'cannot be combined with at');
+    if (typeof spread !== 'number' || !Number.isFinite(spread) || spread < MIN_SPREAD_INTERVAL) {
+      throw new InvalidJobError('spread_interval', `must be a number of seconds, at least ${MIN_SPREAD_INTERVAL}`);
+    }
+    const now = nowMs() / 1000;
+    return Array.from({ length: count }, () => now + Math.random() * spread);
+  }
+  if (at === undefined) return undefined;
+  if (typeof at === 'number' && Number.isFinite(at)) return new Array(count).fill(at);
+  if (!Array.isArray(at) || at.length !== count) {
+    throw new InvalidJobError('at', 'must be a number or an array of numbers as long as args');
+  }
+  at.forEach((value, index) => {
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidJobError(`at[${index}]`, 'must be a number of epoch seconds');
+  });
+  return at as number[];
+}
+
+function bulkBatchSize(bulk: JobPayload, scheduled: boolean): number {
+  const size = bulk.get<unknown>('batch_size');
+  if (size === undefined) return scheduled ? DEFAULT_SCHEDULED_BATCH_SIZE : DEFAULT_BATCH_SIZE;
+  if (!Number.isInteger(size) || (size as number) < 1) throw new InvalidJobError('batch_size', 'must be a positive integer');
+  return size as number;
+}

@@ -1,0 +1,15 @@
+/** The public surface of nestjs-wurk: everything a user imports comes from here. */
+export { WurkModule } from './nest/wurk.module';
+export { Worker } from './nest/worker.decorator';
+export { ClientService } from './nest/client.service';
+export type { WurkModuleOptions } from './nest/wurk-options';
+
+export { Client, ScopedClient } from './client/client';
+export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';
+export { JobPayload } from './job/payload';
+export type { BulkJobHash, JobHash, WorkerOptions } from './job/job-hash';
+export type { PerformArgs, WorkerClass, WorkerInstance } from './job/worker-definition';
+export type { TimestampMode } from './job/time';
+export { InvalidJobError, InvalidPayloadError, WurkConfigError, WurkError } from './job/errors';
+export { Keys } from './redis/keys';
+export type { RedisConnectionOptions } from './redis/connection';

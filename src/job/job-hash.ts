@@ -1,0 +1,53 @@
+/**
+ * The job hash a caller pushes: Sidekiq's `Client.push` argument, keys as
+ * Sidekiq spells them. Any other key is copied into the payload untouched.
+ */
+export interface JobHash {
+  class: string;
+  args: unknown[];
+  queue?: string;
+  jid?: string;
+  /** `true` = 25 retries, N = N retries, `0` = straight to dead, `false` = no retry and no dead entry. */
+  retry?: boolean | number;
+  /** Epoch seconds; routes the push to the `schedule` set. Never stored in the payload. */
+  at?: number;
+  retry_for?: number;
+  retry_queue?: string;
+  backtrace?: boolean | number;
+  dead?: boolean;
+  tags?: string[];
+  track?: boolean;
+  [option: string]: unknown;
+}
+
+/** Sidekiq's `push_bulk` hash: one class and option set, many argument lists. */
+export interface BulkJobHash extends Omit<JobHash, 'args' | 'at' | 'jid'> {
+  args: unknown[][];
+  /** One time for every job, or one per job (same length as `args`). */
+  at?: number | number[];
+  /** Spread the jobs randomly over this many seconds from now (at least 5). */
+  spread_interval?: number;
+  /** Jobs per round trip; default 1,000, or 100 when scheduling. */
+  batch_size?: number;
+  /** Allowed only when `args` holds exactly one job. */
+  jid?: string;
+}
+
+/**
+ * Options of a worker class that shape its payloads: Sidekiq's
+ * `sidekiq_options`. `name` is wurk's own and never reaches the payload.
+ */
+export interface WorkerOptions {
+  /** The Sidekiq class string; defaults to the TS class name (so it can serve a Ruby producer's `HardWorker`). */
+  name?: string;
+  queue?: string;
+  retry?: boolean | number;
+  /** Keep a status row for this class's jobs (StatusService). */
+  track?: boolean;
+  backtrace?: boolean | number;
+  dead?: boolean;
+  tags?: string[];
+  retry_for?: number;
+  retry_queue?: string;
+  [option: string]: unknown;
+}

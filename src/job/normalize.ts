@@ -1,0 +1,95 @@
+import { InvalidJobError } from './errors';
+import { newJid } from './jid';
+import { assertJsonNative, MAX_NESTING } from './json-native';
+import { JobPayload } from './payload';
+import { nestingDepth } from './raw-json';
+import { TimestampMode, nowMs, timestampText } from './time';
+
+/** Keys Sidekiq's client consumes itself and never stores. */
+const CLIENT_ONLY_KEYS = ['pool', 'batch_size', 'spread_interval'];
+
+/** Sidekiq's global defaults (`Sidekiq.default_job_options`), in Sidekiq's key order. */
+export const DEFAULT_JOB_OPTIONS: ReadonlyArray<readonly [string, unknown]> = [
+  ['retry', true],
+  ['queue', 'default'],
+];
+
+function fail(field: string, reason: string): never {
+  throw new InvalidJobError(field, reason);
+}
+
+function checkString(payload: JobPayload, key: string): void {
+  const value = payload.get(key);
+  if (typeof value !== 'string' || value.length === 0) fail(key, 'must be a non-empty string');
+}
+
+/**
+ * The checks of Sidekiq's `validate` and `verify_json`, plus the ones that
+ * keep a job from being pushed fine and then failing on every server.
+ */
+export function validatePayload(payload: JobPayload): void {
+  checkString(payload, 'class');
+  const args = payload.getRaw('args');
+  if (args === undefined || !args.startsWith('[')) fail('args', 'must be an array');
+  // The payload object and the args array are two levels of Ruby's limit.
+  if (nestingDepth(args) + 1 > MAX_NESTING) {
+    fail('args', `nests deeper than ${MAX_NESTING} levels, which Ruby's JSON parser refuses`);
+  }
+  checkString(payload, 'queue');
+  if (payload.has('jid')) checkString(payload, 'jid');
+  const retry = payload.get('retry');
+  if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && (retry as number) >= 0)) {
+    fail('retry', 'must be true, false or a non-negative integer');
+  }
+  const at = payload.get('at');
+  if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) fail('at', 'must be a number of epoch seconds');
+  const retryFor = payload.get('retry_for');
+  if (retryFor !== undefined && retryFor !== null && (!Number.isInteger(retryFor) || (retryFor as number) > 1e9 || (retryFor as number) < 0)) {
+    fail('retry_for', 'must be a whole number of seconds (relative, below 1e9)');
+  }
+  const tags = payload.get('tags');
+  if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
+    fail('tags', 'must be an array of strings');
+  }
+}
+
+/** A JS job hash as a payload, refusing what JSON cannot carry to Ruby unchanged. */
+export function payloadFromHash(item: Record<string, unknown>): JobPayload {
+  if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+    fail('job', "must be a hash with 'class' and 'args' keys");
+  }
+  const entries: Array<[string, unknown]> = [];
+  for (const [key, value] of Object.entries(item)) {
+    if (value === undefined) continue;
+    assertJsonNative(value, key, 2);
+    entries.push([key, value]);
+  }
+  return JobPayload.fromEntries(entries);
+}
+
+/**
+ * Sidekiq's `normalize_item`: the defaults first, then the caller's keys over
+ * them (Ruby's `Hash#merge` keeps the first position of a key), then `jid`
+ * and `created_at` when the caller did not bring them.
+ */
+export function normalize(
+  item: JobPayload,
+  defaults: ReadonlyArray<readonly [string, unknown]>,
+  mode: TimestampMode,
+  createdAtMs: number = nowMs(),
+): JobPayload {
+  const ordered = JobPayload.fromEntries([]);
+  for (const [key, value] of defaults) {
+    const text = item.getRaw(key);
+    if (text !== undefined) ordered.setRaw(key, text);
+    else ordered.set(key, value);
+  }
+  for (const [key, text] of item.rawEntries()) {
+    if (!ordered.has(key) && !CLIENT_ONLY_KEYS.includes(key)) ordered.setRaw(key, text);
+  }
+  if (!ordered.has('jid')) ordered.set('jid', newJid());
+  if (!ordered.has('created_at')) ordered.setRaw('created_at', timestampText(createdAtMs, mode));
+  validatePayload(ordered);
+  return ordered;
+}
+

@@ -1,0 +1,140 @@
+import { InvalidPayloadError } from './errors';
+import { objectMembers } from './raw-json';
+
+interface Member {
+  text: string;
+  value?: unknown;
+  decoded: boolean;
+}
+
+/**
+ * A Sidekiq job payload that re-writes losslessly.
+ *
+ * Each top-level member keeps the exact JSON text it arrived with; reading a
+ * member decodes it on demand, and writing one replaces only that member's
+ * text. So when wurk re-files a job it did not create (retry, dead, requeue),
+ * `args` and every field it did not touch come back byte for byte: a Ruby
+ * float `1.0` stays `1.0`, an integer beyond 2^53 keeps its digits.
+ * Member order is kept, as Ruby's Hash keeps insertion order.
+ */
+export class JobPayload {
+  private readonly members = new Map<string, Member>();
+  /** The text this payload was parsed from, while no member has changed. */
+  private original: string | undefined;
+
+  private constructor() {}
+
+  /** Parses stored payload text; throws InvalidPayloadError when it is not a JSON object. */
+  static parse(raw: string): JobPayload {
+    let decoded: unknown;
+    try {
+      decoded = JSON.parse(raw);
+    } catch (error) {
+      throw new InvalidPayloadError(`not valid JSON (${(error as Error).message})`);
+    }
+    if (decoded === null || typeof decoded !== 'object' || Array.isArray(decoded)) {
+      throw new InvalidPayloadError('not a JSON object');
+    }
+    const payload = new JobPayload();
+    for (const [key, text] of objectMembers(raw)) payload.members.set(key, { text, decoded: false });
+    payload.original = raw;
+    return payload;
+  }
+
+  /** A payload from [key, value] pairs; values are encoded with JSON.stringify. */
+  static fromEntries(entries: Iterable<readonly [string, unknown]>): JobPayload {
+    const payload = new JobPayload();
+    for (const [key, value] of entries) payload.set(key, value);
+    return payload;
+  }
+
+  has(key: string): boolean {
+    return this.members.has(key);
+  }
+
+  get<T = unknown>(key: string): T | undefined {
+    const member = this.members.get(key);
+    if (!member) return undefined;
+    if (!member.decoded) {
+      member.value = JSON.parse(member.text);
+      member.decoded = true;
+    }
+    return member.value as T;
+  }
+
+  /** The member's JSON text exactly as stored. */
+  getRaw(key: string): string | undefined {
+    return this.members.get(key)?.text;
+  }
+
+  /** Sets a member from a JS value. An existing member keeps its position. */
+  set(key: string, value: unknown): this {
+    const text = JSON.stringify(value);
+    if (text === undefined) throw new TypeError(`${key} cannot be encoded as JSON`);
+    this.members.set(key, { text, value, decoded: true });
+    this.original = undefined;
+    return this;
+  }
+
+  /** Sets a member from JSON text the caller vouches for (a float timestamp, spliced args). */
+  setRaw(key: string, text: string): this {
+    this.members.set(key, { text, decoded: false });
+    this.original = undefined;
+    return this;
+  }
+
+  delete(key: string): this {
+    if (this.members.delete(key)) this.original = undefined;
+    return this;
+  }
+
+  keys(): string[] {
+    return [...this.members.keys()];
+  }
+
+  /** Member texts in order, for building another payload from this one. */
+  rawEntries(): Array<[string, string]> {
+    return [...this.members].map(([key, member]) => [key, member.text]);
+  }
+
+  clone(): JobPayload {
+    const copy = new JobPayload();
+    for (const [key, member] of this.members) copy.members.set(key, { ...member });
+    copy.original = this.original;
+    return copy;
+  }
+
+  get jid(): string {
+    return this.get<string>('jid') ?? '';
+  }
+
+  get className(): string {
+    return this.get<string>('class') ?? '';
+  }
+
+  get queue(): string {
+    return this.get<string>('queue') ?? '';
+  }
+
+  get args(): unknown[] {
+    return this.get<unknown[]>('args') ?? [];
+  }
+
+  /** The payload as Ruby's `JSON.generate` writes it: compact, members in order. */
+  toString(): string {
+    if (this.original !== undefined) return this.original;
+    let out = '{';
+    for (const [key, member] of this.members) {
+      if (out.length > 1) out += ',';
+      out += JSON.stringify(key) + ':' + member.text;
+    }
+    return out + '}';
+  }
+
+  /** A plain object view (lossy for numbers JS cannot hold); for logging and user code. */
+  toObject(): Record<string, unknown> {
+    const object: Record<string, unknown> = {};
+    for (const key of this.members.keys()) object[key] = this.get(key);
+    return object;
+  }
+}

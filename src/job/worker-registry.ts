@@ -1,0 +1,38 @@
+import { WurkConfigError } from './errors';
+import { WorkerOptions } from './job-hash';
+import { WorkerClass, WorkerInstance } from './worker-definition';
+
+export interface RegisteredWorker {
+  /** The Sidekiq class string jobs name. */
+  name: string;
+  target: WorkerClass;
+  options: WorkerOptions;
+  instance: WorkerInstance;
+}
+
+/** The worker classes this process can run, by Sidekiq class string. */
+export class WorkerRegistry {
+  private readonly byName = new Map<string, RegisteredWorker>();
+
+  register(worker: RegisteredWorker): void {
+    const existing = this.byName.get(worker.name);
+    if (existing && existing.target !== worker.target) {
+      throw new WurkConfigError(
+        `@Worker(${worker.name})`,
+        `is declared twice: by ${existing.target.name} and by ${worker.target.name}; give one a different name`,
+      );
+    }
+    if (typeof worker.instance?.perform !== 'function') {
+      throw new WurkConfigError(`@Worker(${worker.name})`, `${worker.target.name} has no perform() method`);
+    }
+    this.byName.set(worker.name, worker);
+  }
+
+  get(name: string): RegisteredWorker | undefined {
+    return this.byName.get(name);
+  }
+
+  all(): RegisteredWorker[] {
+    return [...this.byName.values()];
+  }
+}

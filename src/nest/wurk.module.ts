@@ -1,0 +1,36 @@
+import { Module } from '@nestjs/common';
+import { DiscoveryModule } from '@nestjs/core';
+import { WorkerRegistry } from '../job/worker-registry';
+import { RedisConnections } from '../redis/connections';
+import { ClientService } from './client.service';
+import { WURK_RESOLVED_OPTIONS } from './tokens';
+import { WorkerExplorer } from './worker.explorer';
+import { WurkLifecycle } from './wurk.lifecycle';
+import { WurkConfigurableModule, WURK_MODULE_OPTIONS } from './wurk.module-definition';
+import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
+
+/**
+ * Sidekiq-compatible background jobs. `WurkModule.forRoot(options)` or
+ * `forRootAsync({ imports, inject, useFactory })`; global by default.
+ */
+@Module({
+  imports: [DiscoveryModule],
+  providers: [
+    {
+      provide: WURK_RESOLVED_OPTIONS,
+      inject: [WURK_MODULE_OPTIONS],
+      useFactory: (options: WurkModuleOptions) => resolveOptions(options),
+    },
+    {
+      provide: RedisConnections,
+      inject: [WURK_RESOLVED_OPTIONS],
+      useFactory: (options: ResolvedWurkOptions) => new RedisConnections(options.redis),
+    },
+    WorkerRegistry,
+    ClientService,
+    WorkerExplorer,
+    WurkLifecycle,
+  ],
+  exports: [ClientService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+})
+export class WurkModule extends WurkConfigurableModule {}

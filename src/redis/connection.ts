@@ -1,0 +1,59 @@
+import Redis, { RedisOptions } from 'ioredis';
+
+/** How the app tells wurk where Redis is. */
+export type RedisConnectionOptions =
+  | Redis
+  | (RedisOptions & {
+      /** `redis://[user:password@]host:port/db` or `rediss://` for TLS. */
+      url?: string;
+    });
+
+/**
+ * Options wurk forces on every connection it owns.
+ *
+ * `autoResendUnfulfilledCommands: false`: after a reconnect ioredis would
+ * otherwise resend commands that were written to the old socket but never
+ * answered. Redis may already have applied them, so an LPUSH would become a
+ * second copy of a job and an LMOVE claim could move a second job. We prefer
+ * the caller to see an error and decide. Commands that were never written
+ * (the offline queue) are safe to send once and still are.
+ */
+const SAFETY: RedisOptions = {
+  autoResendUnfulfilledCommands: false,
+  // No socket until the first command: an app that fails to boot leaves nothing open.
+  lazyConnect: true,
+  // A command waits through at most a few reconnects, then fails so loops can back off and log.
+  maxRetriesPerRequest: 3,
+  retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
+};
+
+export function isRedisInstance(value: unknown): value is Redis {
+  return value instanceof Redis || (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value);
+}
+
+/**
+ * Builds a new connection from the user's options. An ioredis instance the
+ * app already has is duplicated, not shared: wurk needs its own safety
+ * settings and its own blocking connections, and closing wurk must never
+ * close the app's connection.
+ */
+export function createConnection(options: RedisConnectionOptions | undefined, name: string): Redis {
+  if (isRedisInstance(options)) {
+    return options.duplicate({ ...SAFETY, connectionName: name });
+  }
+  const { url, ...rest } = options ?? {};
+  const merged: RedisOptions = { ...rest, ...SAFETY, connectionName: name };
+  if (rest.retryStrategy) merged.retryStrategy = rest.retryStrategy;
+  return url ? new Redis(url, merged) : new Redis(merged);
+}
+
+/** Quits a connection, falling back to a hard disconnect when Redis is unreachable. */
+export async function closeConnection(redis: Redis): Promise<void> {
+  if (redis.status === 'end') return;
+  try {
+    await Promise.race([redis.quit(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
+  } catch {
+    // quit fails while disconnected; the disconnect below is what matters.
+  }
+  redis.disconnect();
+}

@@ -1,0 +1,69 @@
+/**
+ * Every Redis key wurk reads or writes, built in one place.
+ *
+ * There is no key prefix and no namespace: Sidekiq has none, and the drop-in
+ * guarantee means a Ruby process and a wurk process must name the same key
+ * the same way. For the same reason Redis Cluster is not supported: Sidekiq's
+ * multi-key scripts and pipelines assume one keyspace.
+ *
+ * Sidekiq's own keys come first (spec/sidekiq-wire.md §1–5), then the keys of
+ * wurk's extras, named as the Ruby gems Wurk and Cogworker name them
+ * (spec/contract.md) so a mixed fleet shares them.
+ */
+export const Keys = {
+  // --- Sidekiq: queues and sorted sets -------------------------------------
+  /** SET of every queue name ever pushed to; Web UI and Stats only see queues listed here. */
+  queues: 'queues',
+  queuePrefix: 'queue:',
+  queue: (name: string): string => `queue:${name}`,
+  schedule: 'schedule',
+  retry: 'retry',
+  dead: 'dead',
+  /** Sidekiq Pro's paused-queue SET; the OSS API reads it, reliable fetch honours it. */
+  paused: 'paused',
+
+  // --- Sidekiq: process registry and stats ---------------------------------
+  processes: 'processes',
+  process: (identity: string): string => identity,
+  /** In-flight work hash as Sidekiq 7/8 read it. */
+  work: (identity: string): string => `${identity}:work`,
+  /** In-flight work hash as Sidekiq 6.x reads it. */
+  workLegacy: (identity: string): string => `${identity}:workers`,
+  signals: (identity: string): string => `${identity}-signals`,
+  processCleanup: 'process_cleanup',
+  statProcessed: 'stat:processed',
+  statFailed: 'stat:failed',
+  /** `date` is the UTC day as YYYY-MM-DD. */
+  statProcessedOn: (date: string): string => `stat:processed:${date}`,
+  statFailedOn: (date: string): string => `stat:failed:${date}`,
+
+  // --- Reliable fetch (contract §3.1, shared with Ruby Wurk) ---------------
+  /** Private in-progress list of one process for one public queue. */
+  privateQueue: (queue: string, host: string, pid: number, nonce: string): string =>
+    `queue:${queue}|${host}|${pid}|${nonce}|0`,
+  /** Per-jid count of orphan recoveries (poison-pill guard). */
+  recovered: (jid: string): string => `super_fetch:recovered:${jid}`,
+  reaperLock: 'super_fetch:reaper',
+  reaperFullLock: 'super_fetch:reaper:full',
+
+  // --- Job status (contract §2) --------------------------------------------
+  status: (jid: string): string => `status:${jid}`,
+
+  // --- Periodic jobs (contract §4.1) ---------------------------------------
+  periodicLastSlot: (pjid: string): string => `periodic:last_slot:${pjid}`,
+  periodicSlotLock: (pjid: string, slot: number): string => `periodic:lock:${pjid}:${slot}`,
+  periodicRunning: (pjid: string): string => `periodic:running:${pjid}`,
+  periodicDisabled: 'periodic:disabled',
+  periodicSchedule: 'periodic:schedule',
+
+  // --- HTTP produce plane (contract §1.8, §1.9) ----------------------------
+  /** `digest` = hex SHA-256 of "<principal>\n<route>\n<key>": the client's string never reaches Redis. */
+  idempotency: (digest: string): string => `idempotency:${digest}`,
+  /** Sliding-window limiter state for one credential. */
+  rateLimit: (principal: string): string => `lmtr-w:api-token:${principal}`,
+} as const;
+
+/** The UTC calendar day Sidekiq uses for its per-day stat keys. */
+export function utcDay(epochMs: number): string {
+  return new Date(epochMs).toISOString().slice(0, 10);
+}

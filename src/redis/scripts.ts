@@ -1,0 +1,57 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Redis from 'ioredis';
+
+/** `lua/` sits beside `src/` and `dist/`, so one relative path serves both. */
+const LUA_DIR = join(__dirname, '..', '..', 'lua');
+
+interface Script {
+  source: string;
+  sha: string;
+}
+
+const cache = new Map<string, Script>();
+
+function load(name: string): Script {
+  let script = cache.get(name);
+  if (!script) {
+    const source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    script = { source, sha: createHash('sha1').update(source).digest('hex') };
+    cache.set(name, script);
+  }
+  return script;
+}
+
+function isNoScript(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('NOSCRIPT');
+}
+
+/**
+ * Runs `lua/<name>.lua` with EVALSHA, loading it on NOSCRIPT.
+ *
+ * Always a direct call, never inside a pipeline: a NOSCRIPT inside a pipeline
+ * surfaces only after the pipeline's other commands ran, and replaying the
+ * pipeline would apply them twice (a second LPUSH is a second job). Retrying
+ * here is safe because NOSCRIPT means the script did not run at all.
+ */
+export async function runScript<T = unknown>(
+  redis: Redis,
+  name: string,
+  keys: readonly string[],
+  args: readonly (string | number | Buffer)[],
+): Promise<T> {
+  const script = load(name);
+  try {
+    return (await redis.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+  } catch (error) {
+    if (!isNoScript(error)) throw error;
+    await redis.script('LOAD', script.source);
+    return (await redis.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+  }
+}
+
+/** The SHA of a script, for tests and diagnostics. */
+export function scriptSha(name: string): string {
+  return load(name).sha;
+}

@@ -1,0 +1,115 @@
+import { Injectable, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { INestApplicationContext } from '@nestjs/common';
+import Redis from 'ioredis';
+import { ClientContext, ClientService, Worker, WurkConfigError, WurkModule } from '../../src';
+import { WorkerRegistry } from '../../src/job/worker-registry';
+import { RedisServer } from '../support/redis-server';
+
+@Injectable()
+class Greeter {
+  greet(name: string): string {
+    return `hello ${name}`;
+  }
+}
+
+@Worker({ queue: 'mail', retry: 5 })
+class MailWorker {
+  constructor(readonly greeter: Greeter) {}
+  perform(to: string): string {
+    return this.greeter.greet(to);
+  }
+}
+
+@Worker({ name: 'HardWorker' })
+class RubyCompatibleWorker {
+  perform(): void {}
+}
+
+/** A client middleware with an injected dependency. */
+@Injectable()
+class StampMiddleware {
+  constructor(readonly greeter: Greeter) {}
+  async call({ job }: ClientContext, next: () => Promise<void>): Promise<void> {
+    job.set('greeting', this.greeter.greet('mw'));
+    await next();
+  }
+}
+
+async function boot(url: string, providers: unknown[], options: Record<string, unknown> = {}): Promise<INestApplicationContext> {
+  @Module({ imports: [WurkModule.forRoot({ redis: { url }, ...options })], providers: providers as never })
+  class AppModule {}
+  return NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
+}
+
+describe('WurkModule', () => {
+  let server: RedisServer;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = server.client();
+  });
+  afterAll(() => server.stop());
+  beforeEach(() => redis.flushdb());
+
+  it('registers @Worker providers by name, with DI, and pushes through ClientService', async () => {
+    const app = await boot(server.url, [Greeter, MailWorker, RubyCompatibleWorker, StampMiddleware], { clientMiddleware: [StampMiddleware] });
+    try {
+      const registry = app.get(WorkerRegistry);
+      expect(registry.all().map((w) => w.name).sort()).toEqual(['HardWorker', 'MailWorker']);
+      expect((registry.get('MailWorker')?.instance as MailWorker).perform('x')).toBe('hello x');
+      const jid = await app.get(ClientService).performAsync(MailWorker, 'ann@example.com');
+      const job = JSON.parse((await redis.rpop('queue:mail')) as string);
+      expect(job).toMatchObject({ jid, class: 'MailWorker', queue: 'mail', retry: 5, args: ['ann@example.com'], greeting: 'hello mw' });
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('forRootAsync builds options from injected providers', async () => {
+    @Injectable()
+    class Config {
+      url = server.url;
+    }
+    @Module({ providers: [Config], exports: [Config] })
+    class ConfigModule {}
+    @Module({
+      imports: [WurkModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis' }) })],
+    })
+    class AsyncApp {}
+    const app = await NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false });
+    try {
+      await app.get(ClientService).push({ class: 'Ruby', args: [] });
+      expect((await redis.rpop('queue:default')) as string).toMatch(/"enqueued_at":\d{13}}$/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('refuses two workers with one name, naming both', async () => {
+    @Worker({ name: 'MailWorker' })
+    class Impostor {
+      perform(): void {}
+    }
+    await expect(boot(server.url, [Greeter, MailWorker, Impostor])).rejects.toThrow(/MailWorker.*declared twice: by MailWorker and by Impostor/);
+  });
+
+  it('refuses a worker without perform', async () => {
+    @Worker()
+    class Lazy {}
+    await expect(boot(server.url, [Lazy])).rejects.toThrow(/Lazy has no perform\(\) method/);
+  });
+
+  it('refuses a bad worker option, naming it', async () => {
+    @Worker({ retry: -2 })
+    class Bad {
+      perform(): void {}
+    }
+    await expect(boot(server.url, [Bad])).rejects.toThrow(new WurkConfigError('@Worker(Bad).retry', 'must be true, false or a non-negative integer'));
+  });
+
+  it('refuses a bad module option, naming it', async () => {
+    await expect(boot(server.url, [], { timestamps: 'nanos' })).rejects.toThrow(/wurk option timestamps must be one of/);
+  });
+});

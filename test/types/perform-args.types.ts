@@ -1,0 +1,39 @@
+/**
+ * Compile-time checks of the public API, compiled by `npm test` (tsc --noEmit):
+ * each @ts-expect-error line must be an error, or the compile fails.
+ */
+import { ClientService, Worker } from '../../src';
+
+@Worker({ queue: 'mail' })
+class MailWorker {
+  perform(to: string, attempts: number, options?: { cc: string[] }): void {
+    void to;
+    void attempts;
+    void options;
+  }
+}
+
+export async function typeChecks(client: ClientService): Promise<void> {
+  await client.performAsync(MailWorker, 'a@b.c', 3);
+  await client.performAsync(MailWorker, 'a@b.c', 3, { cc: ['x'] });
+  await client.performIn(60, MailWorker, 'a@b.c', 1);
+  await client.performAt(new Date(), MailWorker, 'a@b.c', 1);
+  await client.set({ queue: 'low' }).performAsync(MailWorker, 'a@b.c', 2);
+  const jid: string | null = await client.push({ class: 'RubyWorker', args: [1] });
+  const jids: (string | null)[] = await client.pushBulk({ class: 'RubyWorker', args: [[1], [2]] });
+  void jid;
+  void jids;
+
+  // @ts-expect-error a number where perform takes a string
+  await client.performAsync(MailWorker, 42, 3);
+  // @ts-expect-error a missing required argument
+  await client.performAsync(MailWorker, 'a@b.c');
+  // @ts-expect-error one argument too many
+  await client.performIn(5, MailWorker, 'a@b.c', 1, { cc: [] }, 'extra');
+  // @ts-expect-error a wrongly shaped option object
+  await client.performAt(0, MailWorker, 'a@b.c', 1, { cc: 'x' });
+  // @ts-expect-error per-call overrides cannot rename the class
+  client.set({ name: 'Other' });
+  // @ts-expect-error push needs args
+  await client.push({ class: 'RubyWorker' });
+}

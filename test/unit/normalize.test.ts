@@ -1,0 +1,101 @@
+import { InvalidJobError } from '../../src/job/errors';
+import { assertJsonNative } from '../../src/job/json-native';
+import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../../src/job/normalize';
+import { floatText, timestampText, toEpochSeconds } from '../../src/job/time';
+
+function nested(depth: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < depth; i++) value = [value];
+  return value;
+}
+
+describe('normalize', () => {
+  it('orders keys as Sidekiq does: defaults, caller keys, jid, created_at', () => {
+    const payload = normalize(payloadFromHash({ class: 'HardWorker', args: [1], tags: ['a'] }), DEFAULT_JOB_OPTIONS, 'seconds', 1795933789761.5);
+    expect(payload.keys()).toEqual(['retry', 'queue', 'class', 'args', 'tags', 'jid', 'created_at']);
+    expect(payload.get('retry')).toBe(true);
+    expect(payload.queue).toBe('default');
+    expect(payload.jid).toMatch(/^[0-9a-f]{24}$/);
+    expect(payload.getRaw('created_at')).toBe('1795933789.7615');
+  });
+
+  it('lets the caller override a default in place and keeps an explicit jid and created_at', () => {
+    const payload = normalize(
+      payloadFromHash({ class: 'X', args: [], queue: 'low', retry: 0, jid: 'abc', created_at: 1.5 }),
+      DEFAULT_JOB_OPTIONS,
+      'seconds',
+    );
+    expect(payload.toString()).toBe('{"retry":0,"queue":"low","class":"X","args":[],"jid":"abc","created_at":1.5}');
+  });
+
+  it.each([
+    [{ args: [] }, 'class'],
+    [{ class: '', args: [] }, 'class'],
+    [{ class: 'X', args: 'nope' }, 'args'],
+    [{ class: 'X' }, 'args'],
+    [{ class: 'X', args: [], queue: '' }, 'queue'],
+    [{ class: 'X', args: [], retry: 'yes' }, 'retry'],
+    [{ class: 'X', args: [], retry: -1 }, 'retry'],
+    [{ class: 'X', args: [], at: 'soon' }, 'at'],
+    [{ class: 'X', args: [], tags: 'a' }, 'tags'],
+    [{ class: 'X', args: [], retry_for: 1.5 }, 'retry_for'],
+  ])('refuses %j naming %s', (item, field) => {
+    const attempt = () => normalize(payloadFromHash(item as never), DEFAULT_JOB_OPTIONS, 'seconds');
+    expect(attempt).toThrow(InvalidJobError);
+    try {
+      attempt();
+    } catch (error) {
+      expect((error as InvalidJobError).field).toBe(field);
+    }
+  });
+});
+
+describe('JSON-native arguments', () => {
+  class Money {
+    cents = 1;
+  }
+  const cyclic: Record<string, unknown> = {};
+  cyclic.self = cyclic;
+
+  it.each([
+    [[1, { when: new Date() }], 'args[1].when is a Date'],
+    [[undefined], 'args[0] is undefined'],
+    [[() => 1], 'args[0] is a function'],
+    [[new Map()], 'args[0] is a Map'],
+    [[new Set()], 'args[0] is a Set'],
+    [[10n], 'args[0] is a BigInt'],
+    [[NaN], 'args[0] is NaN'],
+    [[{ x: Infinity }], 'args[0].x is Infinity'],
+    [[new Money()], 'args[0] is an instance of Money'],
+    [[cyclic], 'args[0].self is a circular reference'],
+    [[{ 'a b': new Date() }], 'args[0]["a b"] is a Date'],
+  ])('refuses %p with "%s"', (args, message) => {
+    expect(() => assertJsonNative(args, 'args', 2)).toThrow(message);
+  });
+
+  it("accepts nesting up to Ruby's 100 levels and refuses one more", () => {
+    // payload (1) + args (2) + 98 arrays = 100 levels.
+    expect(() => payloadFromHash({ class: 'X', args: [nested(98)] })).not.toThrow();
+    expect(() => payloadFromHash({ class: 'X', args: [nested(99)] })).toThrow(/nests deeper than 100/);
+  });
+
+  it('accepts plain JSON values, null-prototype objects included', () => {
+    const bare = Object.assign(Object.create(null), { a: 1 });
+    expect(() => assertJsonNative([1, 'é', null, true, [{ a: [1.5] }], bare], 'args', 2)).not.toThrow();
+  });
+});
+
+describe('time', () => {
+  it('always writes seconds with a fraction so Sidekiq 8 never reads milliseconds', () => {
+    expect(floatText(1700000000)).toBe('1700000000.0');
+    expect(timestampText(1700000000000, 'seconds')).toBe('1700000000.0');
+    expect(timestampText(1700000000123.7, 'seconds')).toBe('1700000000.1237');
+    expect(timestampText(1700000000123.7, 'millis')).toBe('1700000000123');
+  });
+
+  it('reads both dialects by magnitude', () => {
+    expect(toEpochSeconds(1700000000.5)).toBe(1700000000.5);
+    expect(toEpochSeconds(1700000000500)).toBe(1700000000.5);
+    expect(toEpochSeconds('x')).toBeUndefined();
+  });
+});

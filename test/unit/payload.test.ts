@@ -1,0 +1,58 @@
+import { InvalidPayloadError } from '../../src/job/errors';
+import { JobPayload } from '../../src/job/payload';
+import { arrayElements, nestingDepth, objectMembers } from '../../src/job/raw-json';
+
+describe('JobPayload', () => {
+  const ruby =
+    '{"retry":true,"queue":"default","class":"HardWorker","args":[1.0,12345678901234567890,{"k":[1e3,"\\u00e9\\"}"]}],' +
+    '"jid":"0123456789abcdef01234567","created_at":1795933789.761835,"enqueued_at":1795933789.7619727}';
+
+  it('returns the exact text it was parsed from while unchanged', () => {
+    expect(JobPayload.parse(ruby).toString()).toBe(ruby);
+  });
+
+  it('re-writes a field without touching the bytes of args (Ruby floats, integers beyond 2^53)', () => {
+    const payload = JobPayload.parse(ruby);
+    payload.set('retry_count', 0).set('error_message', 'boom').setRaw('enqueued_at', '1795933800.5');
+    const out = payload.toString();
+    expect(out).toContain('"args":[1.0,12345678901234567890,{"k":[1e3,"\\u00e9\\"}"]}]');
+    expect(out).toContain('"enqueued_at":1795933800.5,"retry_count":0,"error_message":"boom"}');
+    expect(JobPayload.parse(out).getRaw('args')).toBe(JobPayload.parse(ruby).getRaw('args'));
+  });
+
+  it('keeps a re-set member in its position, as a Ruby Hash does', () => {
+    const payload = JobPayload.parse('{"a":1,"b":2,"c":3}');
+    payload.set('b', 'x');
+    expect(payload.toString()).toBe('{"a":1,"b":"x","c":3}');
+    expect(payload.delete('a').toString()).toBe('{"b":"x","c":3}');
+  });
+
+  it('refuses text that is not a JSON object', () => {
+    expect(() => JobPayload.parse('not json at all')).toThrow(InvalidPayloadError);
+    expect(() => JobPayload.parse('[1,2]')).toThrow(/not a JSON object/);
+    expect(() => JobPayload.parse('null')).toThrow(InvalidPayloadError);
+  });
+
+  it('tolerates whitespace that other writers leave', () => {
+    const payload = JobPayload.parse(' { "class" : "X" ,\n "args" : [ 1 , 2 ] } ');
+    expect(payload.className).toBe('X');
+    expect(payload.getRaw('args')).toBe('[ 1 , 2 ]');
+    expect(payload.set('queue', 'q').toString()).toBe('{"class":"X","args":[ 1 , 2 ],"queue":"q"}');
+  });
+});
+
+describe('raw JSON spans', () => {
+  it('splits objects and arrays at the top level only', () => {
+    expect(objectMembers('{"a":{"b":[1,"]}"]},"c":"d"}')).toEqual([
+      ['a', '{"b":[1,"]}"]}'],
+      ['c', '"d"'],
+    ]);
+    expect(arrayElements('[[1],{"a":"[,]"},3.50,null]')).toEqual(['[1]', '{"a":"[,]"}', '3.50', 'null']);
+    expect(arrayElements('[]')).toEqual([]);
+  });
+
+  it('measures nesting depth outside strings', () => {
+    expect(nestingDepth('[[["[[[["]]]')).toBe(3);
+    expect(nestingDepth('1')).toBe(0);
+  });
+});
