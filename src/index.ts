@@ -2,6 +2,8 @@
 export { WurkModule } from './nest/wurk.module';
 export { Worker } from './nest/worker.decorator';
 export { ClientService } from './nest/client.service';
+export { StatusService } from './nest/status.service';
+export type { StatusRecord, StatusState } from './status/status-record';
 export type { WurkModuleOptions } from './nest/wurk-options';
 
 export { Client, ScopedClient } from './client/client';

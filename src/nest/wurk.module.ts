@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
+import { StatusService } from './status.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
@@ -28,9 +29,10 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     },
     WorkerRegistry,
     ClientService,
+    StatusService,
     WorkerExplorer,
     WurkLifecycle,
   ],
-  exports: [ClientService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [ClientService, StatusService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule {}
