@@ -44,6 +44,8 @@ export const Keys = {
   /** Per-jid count of orphan recoveries (poison-pill guard). */
   recovered: (jid: string): string => `super_fetch:recovered:${jid}`,
   reaperLock: 'super_fetch:reaper',
+  /** HASH identity → float epoch seconds of its last beat, kept past the 60 s heartbeat hash for orphan checks. */
+  lastBeat: 'wurk:last_beat',
   reaperFullLock: 'super_fetch:reaper:full',
 
   // --- Job status (contract §2) --------------------------------------------
