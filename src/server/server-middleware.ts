@@ -26,3 +26,26 @@ export type ServerMiddlewareFn = MiddlewareFn<ServerContext>;
 export interface ServerMiddleware {
   call(context: ServerContext, next: () => Promise<void>): Promise<void> | void;
 }
+
+/** How one execution of a job ended, as the settle step decided it. */
+export type JobOutcome =
+  /** `perform` returned; the job was acknowledged. */
+  | { kind: 'complete'; result: unknown }
+  /** Failed and filed in `retry`; `retryCount` is the payload's new `retry_count`. */
+  | { kind: 'retrying'; error: unknown; retryCount: number; retryAt: number }
+  /** Filed in `dead` (exhausted, `retry: 0`, poison, unparseable); `reason` says why when it is not the error. */
+  | { kind: 'dead'; error: unknown; reason?: string }
+  /** Failed and dropped on purpose: `retry: false`, or `dead: false` at exhaustion. */
+  | { kind: 'failed'; error: unknown }
+  /** Ended without an outcome: handed back at shutdown, or the interrupt path of the settle rules. */
+  | { kind: 'interrupted'; error?: unknown };
+
+/**
+ * Hears each execution start and settle, after the job's fate is decided
+ * and written. Status rows and periodic running locks are kept this way.
+ * Listener errors are logged and never change the job's outcome.
+ */
+export interface JobLifecycleListener {
+  onStart?(context: ServerContext): Promise<void> | void;
+  onSettled?(context: ServerContext, outcome: JobOutcome): Promise<void> | void;
+}
