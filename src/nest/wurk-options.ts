@@ -18,12 +18,20 @@ export interface WurkModuleOptions {
   timestamps?: TimestampMode;
   /** Client middleware, outermost first. */
   clientMiddleware?: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
+  /** Seconds a status row of a tracked job lives, re-stamped on every write (default 1800). */
+  statusTtl?: number;
+  /** Seconds a `complete` row is kept: unset = `statusTtl`, 0 = deleted at success, N = N seconds. */
+  statusRetention?: number;
+  /** At most one progress write per this many seconds (default 5). */
+  progressInterval?: number;
 }
 
 /** Options after defaults and validation. */
 export interface ResolvedWurkOptions extends WurkModuleOptions {
   timestamps: TimestampMode;
   clientMiddleware: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
+  statusTtl: number;
+  progressInterval: number;
 }
 
 type Check = (options: WurkModuleOptions) => void;
@@ -44,7 +52,19 @@ function arrayOf(option: keyof WurkModuleOptions): Check {
   };
 }
 
+function secondsOption(option: keyof WurkModuleOptions, { integer, min }: { integer: boolean; min: number }): Check {
+  return (options) => {
+    const value = options[option];
+    if (value === undefined) return;
+    const valid = typeof value === 'number' && Number.isFinite(value) && value >= min && (!integer || Number.isInteger(value));
+    if (!valid) throw new WurkConfigError(option, `must be ${integer ? 'an integer' : 'a number'} of seconds ${min > 0 ? '> 0' : '>= 0'} (got ${JSON.stringify(value)})`);
+  };
+}
+
 const CHECKS: Check[] = [
+  secondsOption('statusTtl', { integer: true, min: 1 }),
+  secondsOption('statusRetention', { integer: true, min: 0 }),
+  secondsOption('progressInterval', { integer: false, min: Number.MIN_VALUE }),
   oneOf('timestamps', ['seconds', 'millis']),
   arrayOf('clientMiddleware'),
   (options) => {
@@ -62,5 +82,7 @@ export function resolveOptions(options: WurkModuleOptions = {}): ResolvedWurkOpt
     ...options,
     timestamps: options.timestamps ?? 'seconds',
     clientMiddleware: options.clientMiddleware ?? [],
+    statusTtl: options.statusTtl ?? 1800,
+    progressInterval: options.progressInterval ?? 5,
   };
 }

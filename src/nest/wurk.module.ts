@@ -4,6 +4,7 @@ import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
 import { StatusService } from './status.service';
+import { StatusHooks } from './status.hooks';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
@@ -30,6 +31,7 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     WorkerRegistry,
     ClientService,
     StatusService,
+    StatusHooks,
     WorkerExplorer,
     WurkLifecycle,
   ],

@@ -1,0 +1,35 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { RedisConnections } from '../redis/connections';
+import { enqueuedRowHook } from '../status/enqueued-row';
+import { StatusListener } from '../status/status-listener';
+import { StatusWriter } from '../status/status-writer';
+import { ClientService } from './client.service';
+import { WURK_RESOLVED_OPTIONS } from './tokens';
+import type { ResolvedWurkOptions } from './wurk-options';
+
+/**
+ * Plugs job status into the client and the processing plane: the enqueued
+ * row rides on every immediate push's pipeline, and the listener keeps the
+ * row through each execution. Both skip untracked jobs before any command.
+ */
+@Injectable()
+export class StatusHooks implements OnModuleInit {
+  private readonly logger = new Logger('WurkStatus');
+  readonly listener: StatusListener;
+
+  constructor(
+    connections: RedisConnections,
+    private readonly client: ClientService,
+    @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
+  ) {
+    this.listener = new StatusListener(
+      new StatusWriter(connections.command),
+      { ttl: options.statusTtl, retention: options.statusRetention, progressInterval: options.progressInterval },
+      (error, jid, what) => this.logger.warn(`status ${what} write for ${jid} failed: ${error instanceof Error ? error.message : String(error)}`),
+    );
+  }
+
+  onModuleInit(): void {
+    this.client.addPipelineHook(enqueuedRowHook(this.options.statusTtl));
+  }
+}

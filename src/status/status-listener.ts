@@ -1,0 +1,127 @@
+import type { JobPayload } from '../job/payload';
+import { floatText, nowMs, toEpochSeconds } from '../job/time';
+import type { JobExecution } from '../server/job-execution';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+import type { StatusOptions } from './status-options';
+import { StatusProgress } from './status-progress';
+import type { StatusFields, StatusWriter } from './status-writer';
+import { isTracked } from './tracked';
+import { capUtf8 } from './utf8-cap';
+
+/** Contract §2.5 caps, in bytes of UTF-8. */
+export const RESULT_CAP_BYTES = 8192;
+export const ERROR_MESSAGE_CAP_BYTES = 1024;
+
+/** Where status failures go: they are reported and swallowed, never the job's fate. */
+export type StatusErrorReporter = (error: unknown, jid: string, what: string) => void;
+
+/** What the listener reads from a context; `execution` is where the progress reporter is installed. */
+type StatusContext = ServerContext & { execution?: JobExecution };
+
+/**
+ * Keeps the status rows of tracked jobs as the processor runs and settles
+ * them (contract §2.5): `running` at start, then the settled state with its
+ * result or error, the newest buffered progress folded in. Untracked jobs
+ * return at the first line, so they cost no command.
+ */
+export class StatusListener implements JobLifecycleListener {
+  private readonly progress = new WeakMap<ServerContext, StatusProgress>();
+
+  constructor(
+    private readonly writer: StatusWriter,
+    private readonly options: StatusOptions,
+    private readonly reportError: StatusErrorReporter,
+  ) {}
+
+  async onStart(context: StatusContext): Promise<void> {
+    const { job } = context;
+    if (!isTracked(job)) return;
+    const jid = job.jid;
+    const progress = new StatusProgress(
+      this.options.progressInterval * 1000,
+      (fields) => this.writer.write(jid, fields, { ttl: this.options.ttl, create: false }),
+      (error) => this.reportError(error, jid, 'progress'),
+    );
+    this.progress.set(context, progress);
+    if (context.execution) context.execution.reporter = progress;
+    await this.guard(jid, 'running', () =>
+      this.writer.write(
+        jid,
+        {
+          state: 'running',
+          class: job.className || undefined,
+          queue: job.queue || context.queue,
+          enqueued_at: epochText(job.get('enqueued_at') ?? job.get('created_at')),
+          started_at: floatText(nowMs() / 1000),
+          attempt: context.attempt,
+        },
+        { ttl: this.options.ttl, create: true },
+      ),
+    );
+  }
+
+  async onSettled(context: StatusContext, outcome: JobOutcome): Promise<void> {
+    const { job } = context;
+    if (!isTracked(job)) return;
+    const jid = job.jid;
+    const progress = this.progress.get(context);
+    this.progress.delete(context);
+    const buffered = progress ? await progress.drain() : undefined;
+    await this.guard(jid, outcome.kind, async () => {
+      if (outcome.kind === 'complete' && this.options.retention === 0) {
+        await this.writer.remove(jid);
+        return;
+      }
+      const fields: StatusFields = { ...buffered, state: outcome.kind, attempt: context.attempt };
+      if (outcome.kind !== 'retrying') fields.finished_at = floatText(nowMs() / 1000);
+      if (outcome.kind === 'complete') Object.assign(fields, this.resultFields(job, outcome.result));
+      else if (outcome.kind !== 'interrupted') Object.assign(fields, errorFields(outcome.error, 'reason' in outcome ? outcome.reason : undefined));
+      const ttl = outcome.kind === 'complete' && this.options.retention !== undefined ? this.options.retention : this.options.ttl;
+      await this.writer.write(jid, fields, { ttl, create: true });
+    });
+  }
+
+  /** `result` as JSON capped at 8 KB, withheld for encrypted jobs; an unserialisable value is dropped and reported. */
+  private resultFields(job: JobPayload, result: unknown): StatusFields {
+    if (result === undefined || result === null) return {};
+    if (job.has('encrypt')) return { result_withheld: '1' };
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(result);
+    } catch (error) {
+      this.reportError(error, job.jid, 'result');
+      return {};
+    }
+    if (json === undefined) return {};
+    const capped = capUtf8(json, RESULT_CAP_BYTES);
+    return capped.truncated ? { result: capped.text, result_truncated: '1' } : { result: capped.text };
+  }
+
+  private async guard(jid: string, what: string, write: () => Promise<unknown>): Promise<void> {
+    try {
+      await write();
+    } catch (error) {
+      this.reportError(error, jid, what);
+    }
+  }
+}
+
+/** A payload time of either dialect as the row's float epoch seconds. */
+function epochText(value: unknown): string | undefined {
+  const seconds = toEpochSeconds(value);
+  return seconds === undefined ? undefined : floatText(seconds);
+}
+
+function errorFields(error: unknown, reason: string | undefined): StatusFields {
+  const fields: StatusFields = {};
+  if (error instanceof Error) {
+    fields.error_class = error.constructor?.name && error.constructor.name !== 'Object' ? error.constructor.name : error.name;
+    fields.error_message = error.message;
+  } else if (error !== undefined && error !== null) {
+    fields.error_class = typeof error;
+    fields.error_message = String(error);
+  }
+  if (reason !== undefined && fields.error_message === undefined) fields.error_message = reason;
+  if (fields.error_message !== undefined) fields.error_message = capUtf8(fields.error_message, ERROR_MESSAGE_CAP_BYTES).text;
+  return fields;
+}

@@ -1,0 +1,60 @@
+import type Redis from 'ioredis';
+import { Keys } from '../redis/keys';
+import { runScript } from '../redis/scripts';
+import { isStatusState, StatusState } from './status-record';
+
+/** The fields of a status row a writer may set (contract §2.2); null and undefined are never written. */
+export interface StatusFields {
+  state?: StatusState;
+  class?: string;
+  queue?: string;
+  enqueued_at?: string;
+  started_at?: string;
+  finished_at?: string;
+  progress?: number;
+  total?: number;
+  message?: string;
+  result?: string;
+  result_truncated?: '1';
+  result_withheld?: '1';
+  error_class?: string;
+  error_message?: string;
+  attempt?: number;
+}
+
+/** Writing a state outside the state machine is a programming error, not bad input. */
+export class InvalidStatusStateError extends Error {
+  constructor(state: unknown) {
+    super(`status state must be one of the contract's states (got ${JSON.stringify(state)})`);
+    this.name = 'InvalidStatusStateError';
+  }
+}
+
+export interface StatusWriteOptions {
+  /** TTL to stamp, in seconds. */
+  ttl: number;
+  /** False on the progress path: write only onto a live row. */
+  create: boolean;
+}
+
+/** The one writer of status rows outside the client's push pipeline. */
+export class StatusWriter {
+  constructor(private readonly redis: Redis) {}
+
+  /** Writes `fields` and re-stamps the TTL in one round trip; true when the row was written. */
+  async write(jid: string, fields: StatusFields, options: StatusWriteOptions): Promise<boolean> {
+    if (fields.state !== undefined && !isStatusState(fields.state)) throw new InvalidStatusStateError(fields.state);
+    const pairs: string[] = [];
+    for (const [field, value] of Object.entries(fields)) {
+      if (value !== undefined && value !== null) pairs.push(field, String(value));
+    }
+    if (pairs.length === 0) return false;
+    const written = await runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, options.create ? '1' : '0', ...pairs]);
+    return written === 1;
+  }
+
+  /** Removes the row (retention 0: a succeeded job leaves nothing, as in Sidekiq). */
+  async remove(jid: string): Promise<void> {
+    await this.redis.unlink(Keys.status(jid));
+  }
+}
