@@ -1,0 +1,70 @@
+import type { RedisOptions } from 'ioredis';
+import { isRedisInstance, RedisConnectionOptions } from '../redis/connection';
+import type { RemoteSignal, WorkItem } from './heartbeat-port';
+
+/** The process description Sidekiq's `info` JSON and Busy page show; computed once at boot. */
+export interface HeartbeatInfo {
+  hostname: string;
+  pid: number;
+  identity: string;
+  tag: string;
+  labels: string[];
+  concurrency: number;
+  queues: string[];
+  weights: Record<string, number>[];
+  version: string;
+  /** Epoch seconds. */
+  startedAt: number;
+}
+
+/** What the heartbeat thread is started with (structured-cloned, so plain data only). */
+export interface HeartbeatThreadData {
+  redis: (RedisOptions & { url?: string }) | undefined;
+  info: HeartbeatInfo;
+  interval: number;
+  ttl: number;
+}
+
+/**
+ * The main thread's latest state. Counters are deltas since the previous
+ * snapshot; work and quiet replace what the thread holds.
+ */
+export interface Snapshot {
+  work: WorkItem[];
+  quiet: boolean;
+  processed: number;
+  failed: number;
+}
+
+export type ToThread = { type: 'snapshot'; snapshot: Snapshot } | { type: 'stop' };
+
+export type LogLevel = 'log' | 'warn' | 'error';
+
+export type FromThread =
+  | { type: 'beat'; ok: boolean }
+  | { type: 'signal'; signal: RemoteSignal }
+  | { type: 'log'; level: LogLevel; message: string }
+  | { type: 'stopped' };
+
+/**
+ * Redis options that survive postMessage. An ioredis instance cannot cross
+ * a thread boundary, so its `.options` are used; functions (retryStrategy,
+ * a custom Connector) cannot be cloned either and are dropped: the thread
+ * applies wurk's own reconnect policy.
+ */
+export function transferableRedisOptions(redis: RedisConnectionOptions | undefined): HeartbeatThreadData['redis'] {
+  if (redis === undefined) return undefined;
+  const source = isRedisInstance(redis) ? (redis.options as Record<string, unknown>) : (redis as Record<string, unknown>);
+  return withoutFunctions(source) as HeartbeatThreadData['redis'];
+}
+
+function withoutFunctions(value: unknown): unknown {
+  if (typeof value === 'function') return undefined;
+  if (Array.isArray(value)) return value.map(withoutFunctions);
+  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (typeof item !== 'function') copy[key] = withoutFunctions(item);
+  }
+  return copy;
+}

@@ -1,0 +1,165 @@
+/**
+ * The heartbeat's worker-thread entry. It owns its own Redis connection and
+ * event loop, so a `perform` that blocks the main thread for minutes does
+ * not stop the beat: other processes keep seeing this one alive and do not
+ * recover its in-progress jobs. The main thread feeds it snapshots; this
+ * thread never waits on the main thread for anything.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import type Redis from 'ioredis';
+import { closeConnection, createConnection } from '../redis/connection';
+import type { RemoteSignal, WorkItem } from './heartbeat-port';
+import type { FromThread, HeartbeatThreadData, LogLevel, ToThread } from './heartbeat-messages';
+import { HeartbeatWriter } from './heartbeat-writer';
+
+const data = workerData as HeartbeatThreadData;
+const port = parentPort!;
+
+const state = {
+  work: [] as WorkItem[],
+  quiet: false,
+  /** Set by a remote TSTP/TERM: quiet from then on, whatever a snapshot posted before it says. */
+  remoteQuiet: false,
+  processed: 0,
+  failed: 0,
+  /** When the main thread last posted: a diagnostic dump shows how long it has been silent. */
+  lastSnapshotAt: Date.now(),
+  stopping: false,
+};
+
+let wake: (() => void) | undefined;
+
+function send(message: FromThread): void {
+  port.postMessage(message);
+}
+
+function log(level: LogLevel, message: string): void {
+  send({ type: 'log', level, message });
+}
+
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+port.on('message', (message: ToThread) => {
+  if (message.type === 'snapshot') {
+    const { snapshot } = message;
+    state.work = snapshot.work;
+    state.quiet = snapshot.quiet;
+    state.processed += snapshot.processed;
+    state.failed += snapshot.failed;
+    state.lastSnapshotAt = Date.now();
+  } else {
+    state.stopping = true;
+    wake?.();
+  }
+});
+
+/** Sleeps one interval; `stop` cuts it short so shutdown does not wait a whole beat. */
+function pause(seconds: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, seconds * 1000);
+    function done(): void {
+      clearTimeout(timer);
+      wake = undefined;
+      resolve();
+    }
+    wake = done;
+  });
+}
+
+/** Hands back counters a failed flush did not write, so the next beat adds them. */
+async function flushStats(writer: HeartbeatWriter): Promise<void> {
+  const { processed, failed } = state;
+  state.processed = 0;
+  state.failed = 0;
+  try {
+    await writer.flushStats(processed, failed);
+  } catch (error) {
+    state.processed += processed;
+    state.failed += failed;
+    throw error;
+  }
+}
+
+function dumpWork(signal: RemoteSignal): string {
+  const now = Date.now();
+  const lines = state.work.map((item) => {
+    let label = item.payload.slice(0, 120);
+    try {
+      const job = JSON.parse(item.payload) as { class?: unknown; jid?: unknown };
+      label = `${String(job.class)} jid=${String(job.jid)}`;
+    } catch {
+      // A payload that is not JSON is shown as its first characters.
+    }
+    return `  tid=${item.tid} queue=${item.queue} ${label} running ${Math.max(0, Math.round(now / 1000 - item.runAt))}s`;
+  });
+  const silent = ((now - state.lastSnapshotAt) / 1000).toFixed(1);
+  return [`${signal} received: ${state.work.length} job(s) in flight; main thread last reported ${silent}s ago`, ...lines].join('\n');
+}
+
+function handleSignal(signal: RemoteSignal): void {
+  if (signal === 'TSTP' || signal === 'TERM') state.remoteQuiet = true;
+  if (signal === 'TTIN' || signal === 'INFO') log('log', dumpWork(signal));
+  send({ type: 'signal', signal });
+}
+
+async function beatOnce(writer: HeartbeatWriter): Promise<void> {
+  await flushStats(writer);
+  await writer.writeWork(state.work);
+  const rtt = await writer.measureRtt();
+  const result = await writer.beat(state.work.length, state.quiet || state.remoteQuiet, rtt);
+  if (result.signal) handleSignal(result.signal);
+  if (result.unknownSignal) log('warn', `ignored unknown remote signal ${JSON.stringify(result.unknownSignal)}`);
+}
+
+async function run(): Promise<void> {
+  // A stalled Redis must not hang the loop forever: each command gives up after a beat or two.
+  const redis: Redis = createConnection(
+    { ...(data.redis ?? {}), commandTimeout: Math.max(2000, data.interval * 2000) },
+    'heartbeat',
+  );
+  // Connection errors surface through the failed commands below; without a listener ioredis would print each retry.
+  redis.on('error', () => undefined);
+  const writer = new HeartbeatWriter(redis, data.info, data.ttl);
+  let failingSince: number | undefined;
+  while (!state.stopping) {
+    try {
+      await beatOnce(writer);
+      if (failingSince !== undefined) {
+        log('log', `heartbeat resumed after ${((Date.now() - failingSince) / 1000).toFixed(1)}s without Redis`);
+        failingSince = undefined;
+      }
+      send({ type: 'beat', ok: true });
+    } catch (error) {
+      if (failingSince === undefined) {
+        failingSince = Date.now();
+        log('error', `heartbeat failed, retrying every ${data.interval}s: ${describe(error)}`);
+      }
+      send({ type: 'beat', ok: false });
+    }
+    if (!state.stopping) await pause(data.interval);
+  }
+  await leave(writer);
+  await closeConnection(redis);
+  send({ type: 'stopped' });
+}
+
+/** Last counters, then out of `processes` and the work hashes gone; the identity hash expires by itself. */
+async function leave(writer: HeartbeatWriter): Promise<void> {
+  try {
+    await flushStats(writer);
+  } catch (error) {
+    log('error', `heartbeat could not flush ${state.processed} processed / ${state.failed} failed at stop: ${describe(error)}`);
+  }
+  try {
+    await writer.clear();
+  } catch (error) {
+    log('error', `heartbeat could not leave the process registry at stop: ${describe(error)}`);
+  }
+}
+
+run().catch((error) => {
+  log('error', `heartbeat thread crashed: ${describe(error)}`);
+  process.exit(1);
+});

@@ -1,0 +1,157 @@
+import { readFileSync } from 'node:fs';
+import type { ChainableCommander } from 'ioredis';
+import type Redis from 'ioredis';
+import { floatText, nowMs } from '../job/time';
+import { Keys, utcDay } from '../redis/keys';
+import type { RemoteSignal, WorkItem } from './heartbeat-port';
+import type { HeartbeatInfo } from './heartbeat-messages';
+
+/** Per-day stat keys live five years, as Sidekiq sets them (spec §4.1). */
+const STAT_DAY_TTL = 5 * 365 * 24 * 60 * 60;
+
+const SIGNALS: readonly RemoteSignal[] = ['TSTP', 'TERM', 'TTIN', 'INFO', 'USR2'];
+
+/** What a beat reports back: whether the hash was new (first beat, or after an outage) and the signal popped. */
+export interface BeatResult {
+  fresh: boolean;
+  signal: RemoteSignal | undefined;
+  /** A signal name Sidekiq does not define; reported, never acted on. */
+  unknownSignal: string | undefined;
+}
+
+/**
+ * The Redis writes of Sidekiq's launcher (spec §4), command for command, so
+ * Sidekiq's API and Web UI read a wurk process as one of their own. Holds no
+ * timers and no state beyond the info JSON: the heartbeat thread owns when.
+ */
+export class HeartbeatWriter {
+  private readonly infoJson: string;
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly info: HeartbeatInfo,
+    private readonly ttl: number,
+  ) {
+    this.infoJson = JSON.stringify({
+      hostname: info.hostname,
+      started_at: info.startedAt,
+      pid: info.pid,
+      tag: info.tag,
+      concurrency: info.concurrency,
+      queues: info.queues,
+      weights: info.weights,
+      labels: info.labels,
+      identity: info.identity,
+      version: info.version,
+      // Not embedded: Sidekiq Web only offers Quiet/Stop for processes that are not.
+      embedded: false,
+    });
+  }
+
+  /** Adds the counters as Sidekiq 7 does: totals plus the UTC-day keys; nothing at all when both are 0. */
+  async flushStats(processed: number, failed: number): Promise<void> {
+    if (processed === 0 && failed === 0) return;
+    const day = utcDay(Date.now());
+    await execChecked(
+      this.redis
+        .multi()
+        .incrby(Keys.statProcessed, processed)
+        .incrby(Keys.statProcessedOn(day), processed)
+        .expire(Keys.statProcessedOn(day), STAT_DAY_TTL)
+        .incrby(Keys.statFailed, failed)
+        .incrby(Keys.statFailedOn(day), failed)
+        .expire(Keys.statFailedOn(day), STAT_DAY_TTL),
+    );
+  }
+
+  /**
+   * Rewrites the in-flight work under both names: `:work` for Sidekiq 7/8,
+   * `:workers` for 6.x. One MULTI, so a reader never sees the hash emptied
+   * between the UNLINK and the HSET.
+   */
+  async writeWork(items: readonly WorkItem[]): Promise<void> {
+    const multi = this.redis.multi();
+    for (const key of [Keys.work(this.info.identity), Keys.workLegacy(this.info.identity)]) {
+      multi.unlink(key);
+      if (items.length > 0) {
+        const fields: string[] = [];
+        for (const item of items) {
+          // payload stays the raw string: JSON.stringify encodes it a second time, as Sidekiq stores it.
+          fields.push(item.tid, JSON.stringify({ queue: item.queue, payload: item.payload, run_at: Math.floor(item.runAt) }));
+        }
+        multi.hset(key, ...fields);
+        multi.expire(key, this.ttl);
+      }
+    }
+    await execChecked(multi);
+  }
+
+  /** Round-trip time of one PING in microseconds, shown on the Busy page. */
+  async measureRtt(): Promise<number> {
+    const start = process.hrtime.bigint();
+    await this.redis.ping();
+    return Number((process.hrtime.bigint() - start) / 1000n);
+  }
+
+  /** The registry MULTI: SADD, EXISTS, HSET, EXPIRE, RPOP signals, plus wurk's last-beat mark for orphan checks. */
+  async beat(busy: number, quiet: boolean, rttUs: number): Promise<BeatResult> {
+    const identity = this.info.identity;
+    const beatAt = floatText(nowMs() / 1000);
+    const replies = await execChecked(
+      this.redis
+        .multi()
+        .sadd(Keys.processes, identity)
+        .exists(Keys.process(identity))
+        .hset(Keys.process(identity), {
+          info: this.infoJson,
+          busy: String(busy),
+          beat: beatAt,
+          quiet: quiet ? 'true' : 'false',
+          rtt_us: String(rttUs),
+          rss: String(rssKb()),
+          concurrency: String(this.info.concurrency),
+        })
+        .expire(Keys.process(identity), this.ttl)
+        .rpop(Keys.signals(identity))
+        .hset(Keys.lastBeat, identity, beatAt),
+    );
+    const popped = replies[4][1] as string | null;
+    const known = popped !== null && (SIGNALS as readonly string[]).includes(popped);
+    return {
+      fresh: replies[1][1] === 0,
+      signal: known ? (popped as RemoteSignal) : undefined,
+      unknownSignal: popped !== null && !known ? popped : undefined,
+    };
+  }
+
+  /** Leaves the registry as Sidekiq does on exit: the identity hash is left to expire on its own. */
+  async clear(): Promise<void> {
+    const identity = this.info.identity;
+    await execChecked(
+      this.redis
+        .multi()
+        .srem(Keys.processes, identity)
+        .unlink(Keys.work(identity), Keys.workLegacy(identity))
+        .hdel(Keys.lastBeat, identity),
+    );
+  }
+}
+
+/** Runs a MULTI and surfaces a discarded transaction or any failed command as an error. */
+async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
+  const replies = await multi.exec();
+  if (!replies) throw new Error('MULTI was discarded');
+  for (const [error] of replies) if (error) throw error;
+  return replies;
+}
+
+/** Resident set size in KB, the unit Sidekiq reports (VmRSS), for the whole process. */
+export function rssKb(): number {
+  try {
+    const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'));
+    if (match) return Number(match[1]);
+  } catch {
+    // No procfs (macOS, Windows): fall through to Node's own figure.
+  }
+  return Math.round(process.memoryUsage.rss() / 1024);
+}

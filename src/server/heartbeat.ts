@@ -1,0 +1,244 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import type { RedisConnectionOptions } from '../redis/connection';
+import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
+import { FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread, transferableRedisOptions } from './heartbeat-messages';
+import type { ProcessIdentity } from './identity';
+
+export interface HeartbeatLogger {
+  log(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+}
+
+export interface HeartbeatOptions {
+  /** The user's redis option; an ioredis instance contributes its `.options`. */
+  redis: RedisConnectionOptions | undefined;
+  identity: ProcessIdentity;
+  info: {
+    tag: string;
+    labels: string[];
+    concurrency: number;
+    queues: string[];
+    weights: Record<string, number>[];
+    version: string;
+    /** Epoch seconds. */
+    startedAt: number;
+  };
+  /** Seconds between beats (Sidekiq 7+: 10). */
+  interval: number;
+  /** Seconds the identity hash and the work hashes live without a beat (Sidekiq: 60). */
+  ttl: number;
+  logger?: HeartbeatLogger;
+}
+
+/** How long the hot path may batch before the thread hears of it. */
+const SNAPSHOT_DELAY_MS = 100;
+/** A thread that died unexpectedly is restarted after this, doubling up to one interval. */
+const RESTART_DELAY_MS = 200;
+
+const consoleLogger: HeartbeatLogger = {
+  log: (message) => console.log(`[wurk heartbeat] ${message}`),
+  warn: (message) => console.warn(`[wurk heartbeat] ${message}`),
+  error: (message) => console.error(`[wurk heartbeat] ${message}`),
+};
+
+/**
+ * Sidekiq's process heartbeat (spec §4) on a worker thread of its own.
+ *
+ * The main thread only records the latest state (cheap enough to call per
+ * job at tens of thousands of jobs a second) and posts it to the thread at
+ * most every 100 ms. The thread beats on its own clock, so a `perform` that
+ * blocks the event loop leaves the last snapshot in Redis, still beating,
+ * instead of a process that looks dead and gets its jobs recovered.
+ */
+export class Heartbeat implements HeartbeatPort {
+  private readonly logger: HeartbeatLogger;
+  private readonly handlers: ((signal: RemoteSignal) => void)[] = [];
+  private thread?: Worker;
+  private work: WorkItem[] = [];
+  private quiet = false;
+  private processed = 0;
+  private failed = 0;
+  private snapshotTimer?: NodeJS.Timeout;
+  private stopping = false;
+  private restartDelay = RESTART_DELAY_MS;
+  private restartTimer?: NodeJS.Timeout;
+  private firstBeat?: { resolve: () => void; reject: (error: Error) => void };
+  private stopped?: () => void;
+
+  constructor(private readonly options: HeartbeatOptions) {
+    this.logger = options.logger ?? consoleLogger;
+  }
+
+  /** Resolves after the first beat was attempted; a Redis outage is logged and retried, not thrown. */
+  async start(): Promise<void> {
+    if (this.thread) return;
+    this.stopping = false;
+    await new Promise<void>((resolve, reject) => {
+      this.firstBeat = { resolve, reject };
+      this.spawn();
+    });
+  }
+
+  setWork(items: WorkItem[]): void {
+    this.work = items;
+    this.scheduleSnapshot();
+  }
+
+  countProcessed(count = 1): void {
+    this.processed += count;
+    this.scheduleSnapshot();
+  }
+
+  countFailed(count = 1): void {
+    this.failed += count;
+    this.scheduleSnapshot();
+  }
+
+  setQuiet(quiet: boolean): void {
+    this.quiet = quiet;
+    this.postSnapshot();
+  }
+
+  onSignal(handler: (signal: RemoteSignal) => void): void {
+    this.handlers.push(handler);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const thread = this.thread;
+    if (!thread) return;
+    const done = new Promise<void>((resolve) => {
+      this.stopped = resolve;
+    });
+    this.postSnapshot();
+    this.post({ type: 'stop' });
+    // The thread gives up on Redis after its command timeout; this bounds a wedged thread too.
+    const limit = Math.max(5000, this.options.interval * 4000);
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<void>((resolve) => {
+      timer = setTimeout(() => {
+        this.logger.warn(`heartbeat thread did not stop within ${limit} ms; terminating it`);
+        resolve();
+      }, limit);
+    });
+    await Promise.race([done, timedOut]);
+    clearTimeout(timer);
+    this.thread = undefined;
+    await thread.terminate();
+  }
+
+  private spawn(): void {
+    const data: HeartbeatThreadData = {
+      redis: transferableRedisOptions(this.options.redis),
+      info: { ...this.options.info, hostname: this.options.identity.hostname, pid: this.options.identity.pid, identity: this.options.identity.identity },
+      interval: this.options.interval,
+      ttl: this.options.ttl,
+    };
+    const thread = startThread(data);
+    // The thread must never keep the process alive on its own: stop() is how it ends.
+    thread.unref();
+    thread.on('message', (message: FromThread) => this.receive(message));
+    thread.on('error', (error) => this.logger.error(`heartbeat thread error: ${error.message}`));
+    thread.on('exit', (code) => this.exited(thread, code));
+    this.thread = thread;
+    // Counters recorded before the thread existed travel with the first snapshot.
+    this.postSnapshot();
+  }
+
+  private receive(message: FromThread): void {
+    switch (message.type) {
+      case 'beat':
+        this.restartDelay = RESTART_DELAY_MS;
+        this.firstBeat?.resolve();
+        this.firstBeat = undefined;
+        break;
+      case 'signal':
+        this.deliver(message.signal);
+        break;
+      case 'log':
+        this.write(message.level, message.message);
+        break;
+      case 'stopped':
+        this.stopped?.();
+        break;
+    }
+  }
+
+  private deliver(signal: RemoteSignal): void {
+    if (signal === 'TSTP' || signal === 'TERM') this.quiet = true;
+    for (const handler of this.handlers) {
+      try {
+        handler(signal);
+      } catch (error) {
+        this.logger.error(`signal handler for ${signal} threw: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+  }
+
+  private write(level: LogLevel, message: string): void {
+    this.logger[level](message);
+  }
+
+  /** A thread that dies outside stop() is restarted with backoff: a dead heartbeat would get this process's jobs recovered. */
+  private exited(thread: Worker, code: number): void {
+    if (this.thread !== thread) return;
+    this.thread = undefined;
+    clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = undefined;
+    if (this.stopping) {
+      this.stopped?.();
+      return;
+    }
+    if (this.firstBeat) {
+      this.firstBeat.reject(new Error(`heartbeat thread exited with code ${code} before its first beat`));
+      this.firstBeat = undefined;
+      return;
+    }
+    const delay = this.restartDelay;
+    this.restartDelay = Math.min(this.restartDelay * 2, Math.max(RESTART_DELAY_MS, this.options.interval * 1000));
+    this.logger.error(`heartbeat thread exited with code ${code}; restarting in ${delay} ms`);
+    this.restartTimer = setTimeout(() => {
+      if (!this.stopping && !this.thread) this.spawn();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  private scheduleSnapshot(): void {
+    if (this.snapshotTimer !== undefined || !this.thread) return;
+    this.snapshotTimer = setTimeout(() => this.postSnapshot(), SNAPSHOT_DELAY_MS);
+    this.snapshotTimer.unref();
+  }
+
+  private postSnapshot(): void {
+    clearTimeout(this.snapshotTimer);
+    this.snapshotTimer = undefined;
+    if (!this.thread) return;
+    const snapshot: Snapshot = { work: this.work, quiet: this.quiet, processed: this.processed, failed: this.failed };
+    this.processed = 0;
+    this.failed = 0;
+    this.post({ type: 'snapshot', snapshot });
+  }
+
+  private post(message: ToThread): void {
+    this.thread?.postMessage(message);
+  }
+}
+
+/**
+ * Compiled, the entry is `heartbeat-thread.js` beside this file. From
+ * source (ts-jest, ts-node) there is only the `.ts`, which a bare worker
+ * cannot load, so the thread registers ts-node first.
+ */
+function startThread(data: HeartbeatThreadData): Worker {
+  const compiled = join(__dirname, 'heartbeat-thread.js');
+  if (existsSync(compiled)) return new Worker(compiled, { workerData: data });
+  const source = join(__dirname, 'heartbeat-thread.ts');
+  const bootstrap =
+    `require('ts-node').register({ transpileOnly: true, projectSearchDir: ${JSON.stringify(__dirname)} });\n` +
+    `require(${JSON.stringify(source)});`;
+  return new Worker(bootstrap, { eval: true, workerData: data });
+}
