@@ -4,6 +4,14 @@ export { Worker } from './nest/worker.decorator';
 export { ClientService } from './nest/client.service';
 export { StatusService } from './nest/status.service';
 export type { StatusRecord, StatusState } from './status/status-record';
+export { StatusHooks } from './nest/status.hooks';
+export { StatusWriter, InvalidStatusStateError } from './status/status-writer';
+export type { StatusFields, StatusWriteOptions } from './status/status-writer';
+export { StatusListener } from './status/status-listener';
+export type { StatusErrorReporter } from './status/status-listener';
+export type { StatusOptions } from './status/status-options';
+export { enqueuedRowHook } from './status/enqueued-row';
+export { isTracked } from './status/tracked';
 export type { WurkModuleOptions } from './nest/wurk-options';
 
 export { Client, ScopedClient } from './client/client';
