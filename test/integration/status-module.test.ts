@@ -1,0 +1,78 @@
+import { Module } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import Redis from 'ioredis';
+import { ClientService, StatusService, Worker, WurkConfigError, WurkModule } from '../../src';
+import { resolveOptions } from '../../src/nest/wurk-options';
+import { commandDelta, commandStats } from '../support/command-counter';
+import { RedisServer } from '../support/redis-server';
+
+@Worker({ track: true, queue: 'reports' })
+class TrackedReport {
+  perform(size: number): number {
+    return size;
+  }
+}
+
+@Worker()
+class Untracked {
+  perform(): void {}
+}
+
+describe('job status through WurkModule (produce side)', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let app: INestApplicationContext;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = server.client();
+    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600 })], providers: [TrackedReport, Untracked] })
+    class AppModule {}
+    app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server.stop();
+  });
+  beforeEach(() => redis.flushdb());
+
+  it('a tracked worker push writes the enqueued row StatusService reads, with statusTtl', async () => {
+    const client = app.get(ClientService);
+    const jid = (await client.performAsync(TrackedReport, 3))!;
+    const record = await app.get(StatusService).get(jid);
+    expect(record).toMatchObject({ jid, state: 'enqueued', class: 'TrackedReport', queue: 'reports', started_at: null, progress: null, attempt: null });
+    expect(record!.enqueued_at).toBeGreaterThan(Date.now() / 1000 - 60);
+    const ttl = await redis.ttl(`status:${jid}`);
+    expect(ttl).toBeGreaterThan(590);
+    expect(ttl).toBeLessThanOrEqual(600);
+    expect(await app.get(StatusService).delete(jid)).toBe(true);
+    expect(await app.get(StatusService).delete(jid)).toBe(false);
+    expect(await app.get(StatusService).get(jid)).toBeNull();
+  });
+
+  it('an untracked push is SADD + LPUSH and nothing else', async () => {
+    const before = await commandStats(redis);
+    await app.get(ClientService).performAsync(Untracked);
+    expect(commandDelta(before, await commandStats(redis))).toEqual({ sadd: 1, lpush: 1 });
+    expect(await redis.keys('status:*')).toEqual([]);
+  });
+
+  it('a scheduled tracked push writes no row', async () => {
+    await app.get(ClientService).performIn(600, TrackedReport, 1);
+    expect(await redis.zcard('schedule')).toBe(1);
+    expect(await redis.keys('status:*')).toEqual([]);
+  });
+
+  it('validates the status options, naming the option', () => {
+    expect(resolveOptions({})).toMatchObject({ statusTtl: 1800, progressInterval: 5 });
+    expect(resolveOptions({}).statusRetention).toBeUndefined();
+    expect(resolveOptions({ statusRetention: 0 }).statusRetention).toBe(0);
+    expect(() => resolveOptions({ statusTtl: 0 })).toThrow(WurkConfigError);
+    expect(() => resolveOptions({ statusTtl: 1.5 })).toThrow(/statusTtl/);
+    expect(() => resolveOptions({ statusRetention: -1 })).toThrow(/statusRetention/);
+    expect(() => resolveOptions({ progressInterval: 0 })).toThrow(/progressInterval/);
+    expect(() => resolveOptions({ progressInterval: '5' as never })).toThrow(/progressInterval/);
+    expect(resolveOptions({ progressInterval: 0.25 }).progressInterval).toBe(0.25);
+  });
+});
