@@ -52,7 +52,7 @@ const MIN_SPREAD_INTERVAL = 5;
  */
 export class Client {
   readonly middleware = new MiddlewareChain<ClientContext>();
-  private readonly pipelineHooks: PushPipelineHook[] = [];
+  private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
 
   constructor(
     private readonly redis: Redis,
@@ -65,8 +65,13 @@ export class Client {
     return this;
   }
 
-  addPipelineHook(hook: PushPipelineHook): void {
-    this.pipelineHooks.push(hook);
+  /**
+   * Adds a hook to every immediate push. `appliesTo`, when given, lets the
+   * bulk path ask once for a whole batch (which shares its options) instead
+   * of building every job for a hook that would skip it.
+   */
+  addPipelineHook(hook: PushPipelineHook, appliesTo?: (job: JobPayload) => boolean): void {
+    this.pipelineHooks.push({ hook, appliesTo });
   }
 
   /** Enqueues `worker` with `args` now; resolves to the jid, or null when a middleware halted the push. */
@@ -117,11 +122,17 @@ export class Client {
     const base = normalize(template, DEFAULT_JOB_OPTIONS, this.config.timestamps);
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
+    const fast = this.middleware.size === 0 && !this.hooksApply(base);
     for (let start = 0; start < argsList.length; start += batchSize) {
+      const end = Math.min(start + batchSize, argsList.length);
+      if (fast) {
+        await this.writeBulkSlice(base, argsList, times, start, end, explicitJid, jids);
+        continue;
+      }
       const slice: JobPayload[] = [];
-      for (let index = start; index < Math.min(start + batchSize, argsList.length); index++) {
+      for (let index = start; index < end; index++) {
         const job = base.clone().setRaw('args', argsList[index]);
-        if (!explicitJid) job.set('jid', newJid());
+        if (!explicitJid) job.setRaw('jid', `"${newJid()}"`);
         if (times) job.setRaw('at', String(times[index]));
         const pushed = await this.runMiddleware(job);
         jids.push(pushed ? job.jid : null);
@@ -130,6 +141,48 @@ export class Client {
       if (slice.length > 0) await this.write(slice);
     }
     return jids;
+  }
+
+  /**
+   * The bulk path when no middleware can change a job and no hook wants one:
+   * every payload is the same text but for `args` and `jid`, so it is spliced
+   * from a template instead of being built member by member.
+   */
+  private async writeBulkSlice(
+    base: JobPayload,
+    argsList: string[],
+    times: number[] | undefined,
+    start: number,
+    end: number,
+    explicitJid: boolean,
+    jids: (string | null)[],
+  ): Promise<void> {
+    const template = base.clone().setRaw('args', ARGS_MARK).setRaw('jid', JID_MARK).delete('enqueued_at');
+    if (!times) template.setRaw('enqueued_at', timestampText(nowMs(), this.config.timestamps));
+    const text = template.toString();
+    const argsFirst = text.indexOf(ARGS_MARK) < text.indexOf(JID_MARK);
+    const [head, middle, tail] = text.split(MARK_SPLIT);
+    const entries: string[] = [];
+    for (let index = start; index < end; index++) {
+      const jid = explicitJid ? base.jid : newJid();
+      jids.push(jid);
+      const jidText = explicitJid ? JSON.stringify(jid) : `"${jid}"`;
+      const job = argsFirst ? head + argsList[index] + middle + jidText + tail : head + jidText + middle + argsList[index] + tail;
+      if (times) entries.push(scoreText(times[index] * 1000), job);
+      else entries.push(job);
+    }
+    const pipeline = this.redis.pipeline();
+    if (times) {
+      pipeline.zadd(Keys.schedule, ...entries);
+    } else {
+      pipeline.sadd(Keys.queues, base.queue);
+      pipeline.lpush(Keys.queue(base.queue), ...entries);
+    }
+    await execPipeline(pipeline);
+  }
+
+  private hooksApply(job: JobPayload): boolean {
+    return this.pipelineHooks.some(({ appliesTo }) => !appliesTo || appliesTo(job));
   }
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
@@ -176,12 +229,10 @@ export class Client {
       for (const [queue, list] of immediate) pipeline.lpush(Keys.queue(queue), ...list);
     }
     if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled);
-    for (const hook of this.pipelineHooks) {
+    for (const { hook } of this.pipelineHooks) {
       for (const job of immediateJobs) hook(pipeline, job, now);
     }
-    const results = await pipeline.exec();
-    const failure = results?.find(([error]) => error);
-    if (failure) throw failure[0];
+    await execPipeline(pipeline);
   }
 }
 
@@ -219,6 +270,18 @@ export class ScopedClient {
     const payload = normalize(payloadFromHash(item), defaults, this.client.timestampMode);
     return this.client.pushNormalized(payload, worker);
   }
+}
+
+/** Raw NUL never occurs in JSON text (JSON escapes it), so it can mark splice points. */
+const ARGS_MARK = '\u0000args\u0000';
+const JID_MARK = '\u0000jid\u0000';
+const MARK_SPLIT = /\u0000(?:args|jid)\u0000/;
+
+/** Runs a pipeline and surfaces the first command error, which ioredis reports per command. */
+async function execPipeline(pipeline: ChainableCommander): Promise<void> {
+  const results = await pipeline.exec();
+  const failure = results?.find(([error]) => error);
+  if (failure) throw failure[0];
 }
 
 function toPayload(item: JobHash | JobPayload): JobPayload {

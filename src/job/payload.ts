@@ -7,6 +7,19 @@ interface Member {
   decoded: boolean;
 }
 
+/** Encoded member names: a payload has a handful of distinct keys, re-encoded for every job. */
+const keyTexts = new Map<string, string>();
+const KEY_CACHE_LIMIT = 1024;
+
+function keyText(key: string): string {
+  let text = keyTexts.get(key);
+  if (text === undefined) {
+    text = JSON.stringify(key);
+    if (keyTexts.size < KEY_CACHE_LIMIT) keyTexts.set(key, text);
+  }
+  return text;
+}
+
 /**
  * A Sidekiq job payload that re-writes losslessly.
  *
@@ -126,7 +139,7 @@ export class JobPayload {
     let out = '{';
     for (const [key, member] of this.members) {
       if (out.length > 1) out += ',';
-      out += JSON.stringify(key) + ':' + member.text;
+      out += keyText(key) + ':' + member.text;
     }
     return out + '}';
   }

@@ -103,6 +103,19 @@ describe('Client against a real redis-server', () => {
     expect(stored[0]).not.toHaveProperty('batch_size');
   });
 
+  it('pushBulk writes the same bytes with and without middleware (the spliced fast path)', async () => {
+    const passThrough = new Client(connection, { timestamps: 'seconds' });
+    passThrough.use(async (_ctx, next) => next());
+    const hash = { jid: 'explicit-jid', class: 'BulkJob', args: [[{ deep: [1.5, 'ü'] }]], queue: 'q', tags: ['t'] };
+    await client.pushBulk(hash);
+    await passThrough.pushBulk(hash);
+    const [slow, fast] = await redis.lrange('queue:q', 0, 1);
+    const mask = (raw: string) => raw.replace(/\d+\.\d+/g, '<t>');
+    expect(mask(fast)).toBe(mask(slow));
+    expect(JSON.parse(fast)).toMatchObject({ jid: 'explicit-jid', args: [{ deep: [1.5, 'ü'] }], queue: 'q', tags: ['t'] });
+    expect(Object.keys(JSON.parse(fast))).toEqual(['retry', 'queue', 'jid', 'class', 'args', 'tags', 'created_at', 'enqueued_at']);
+  });
+
   it('pushBulk schedules with one time or one time per job', async () => {
     const now = Date.now() / 1000;
     await client.pushBulk({ class: 'BulkJob', args: [[1], [2]], at: [now + 100, now + 200] });

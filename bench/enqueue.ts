@@ -1,0 +1,176 @@
+/**
+ * Enqueue benchmark: wurk's client beside BullMQ's `Queue.add`/`addBulk` and
+ * stock Sidekiq 6.4's `Sidekiq::Client.push`/`push_bulk`, each against its own
+ * private redis-server, median of BENCH_ROUNDS rounds with the order rotating.
+ *
+ *   npx ts-node --transpile-only bench/enqueue.ts
+ *
+ * BENCH_JOBS (default 20,000) and BENCH_ROUNDS (default 5) override the size.
+ */
+import { execFile } from 'node:child_process';
+import { Queue } from 'bullmq';
+import Redis from 'ioredis';
+import { Client } from '../src/client/client';
+import { commandDelta, commandStats } from '../test/support/command-counter';
+import { RedisServer } from '../test/support/redis-server';
+
+const JOBS = Number(process.env.BENCH_JOBS ?? 20000);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const BATCH = 1000;
+
+interface Measurement {
+  jobsPerSecond: number;
+  commandsPerJob: number;
+}
+
+type Side = (server: RedisServer) => Promise<Measurement>;
+
+async function measure(server: RedisServer, run: () => Promise<void>): Promise<Measurement> {
+  const probe = server.client();
+  await probe.flushall();
+  const before = await commandStats(probe);
+  const start = process.hrtime.bigint();
+  await run();
+  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
+  const delta = commandDelta(before, await commandStats(probe));
+  delete delta.flushall;
+  const commands = Object.values(delta).reduce((sum, calls) => sum + calls, 0);
+  probe.disconnect();
+  return { jobsPerSecond: JOBS / seconds, commandsPerJob: commands / JOBS };
+}
+
+const wurkSingle: Side = async (server) => {
+  const connection = new Redis(server.url);
+  const client = new Client(connection, { timestamps: 'seconds' });
+  await client.push({ class: 'Warmup', args: [] });
+  const result = await measure(server, async () => {
+    for (let i = 0; i < JOBS; i++) await client.push({ class: 'BenchJob', args: [i] });
+  });
+  connection.disconnect();
+  return result;
+};
+
+const wurkBulk: Side = async (server) => {
+  const connection = new Redis(server.url);
+  const client = new Client(connection, { timestamps: 'seconds' });
+  await client.push({ class: 'Warmup', args: [] });
+  const result = await measure(server, async () => {
+    for (let start = 0; start < JOBS; start += BATCH) {
+      const args = Array.from({ length: Math.min(BATCH, JOBS - start) }, (_, i) => [start + i]);
+      await client.pushBulk({ class: 'BenchJob', args });
+    }
+  });
+  connection.disconnect();
+  return result;
+};
+
+function bullQueue(server: RedisServer): Queue {
+  return new Queue('bench', { connection: { host: '127.0.0.1', port: server.port } });
+}
+
+const bullSingle: Side = async (server) => {
+  const queue = bullQueue(server);
+  await queue.add('warmup', {});
+  const result = await measure(server, async () => {
+    for (let i = 0; i < JOBS; i++) await queue.add('bench', { i });
+  });
+  await queue.close();
+  return result;
+};
+
+const bullBulk: Side = async (server) => {
+  const queue = bullQueue(server);
+  await queue.add('warmup', {});
+  const result = await measure(server, async () => {
+    for (let start = 0; start < JOBS; start += BATCH) {
+      await queue.addBulk(Array.from({ length: Math.min(BATCH, JOBS - start) }, (_, i) => ({ name: 'bench', data: { i: start + i } })));
+    }
+  });
+  await queue.close();
+  return result;
+};
+
+/** Sidekiq times itself in Ruby, so Ruby's start-up is not on the clock; commands come from INFO. */
+function sidekiqSide(mode: 'single' | 'bulk'): Side {
+  const script = `
+    require 'sidekiq'; require 'json'
+    jobs = ${JOBS}; batch = ${BATCH}
+    Sidekiq::Client.push('class' => 'Warmup', 'args' => [])
+    Sidekiq.redis { |r| r.flushall }
+    before = Sidekiq.redis { |r| r.info('commandstats') }
+    started = Process.clock_gettime(Process::CLOCK_MONOTONIC)
+    if '${mode}' == 'single'
+      jobs.times { |i| Sidekiq::Client.push('class' => 'BenchJob', 'args' => [i]) }
+    else
+      (0...jobs).step(batch) { |s| Sidekiq::Client.push_bulk('class' => 'BenchJob', 'args' => (s...[s + batch, jobs].min).map { |i| [i] }) }
+    end
+    seconds = Process.clock_gettime(Process::CLOCK_MONOTONIC) - started
+    after = Sidekiq.redis { |r| r.info('commandstats') }
+    calls = ->(info) { info.select { |k, _| !%w[info flushall cmdstat_info cmdstat_flushall].include?(k.to_s) }.sum { |_, v| (v.is_a?(Hash) ? v['calls'] : v.to_s[/calls=(\\d+)/, 1]).to_i } }
+    puts JSON.generate(seconds: seconds, commands: calls.(after) - calls.(before))`;
+  return (server) =>
+    new Promise((resolve, reject) => {
+      execFile('ruby', ['-W0', '-e', script], { env: { ...process.env, REDIS_URL: server.url } }, (error, stdout, stderr) => {
+        if (error) return reject(new Error(`${error.message}\n${stderr}`));
+        const { seconds, commands } = JSON.parse(stdout) as { seconds: number; commands: number };
+        resolve({ jobsPerSecond: JOBS / seconds, commandsPerJob: commands / JOBS });
+      });
+    });
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+async function compare(title: string, sides: Record<string, Side>): Promise<Record<string, Measurement>> {
+  const names = Object.keys(sides);
+  const samples: Record<string, Measurement[]> = Object.fromEntries(names.map((name) => [name, []]));
+  const servers = await Promise.all(names.map(() => RedisServer.start()));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      // Rotate who goes first, so warm caches and CPU boost favour no side.
+      const order = names.map((_, i) => names[(i + round) % names.length]);
+      for (const name of order) samples[name].push(await sides[name](servers[names.indexOf(name)]));
+    }
+  } finally {
+    await Promise.all(servers.map((server) => server.stop()));
+  }
+  const medians: Record<string, Measurement> = {};
+  console.log(`\n${title} (${JOBS} jobs, median of ${ROUNDS} rounds)`);
+  for (const name of names) {
+    medians[name] = {
+      jobsPerSecond: median(samples[name].map((s) => s.jobsPerSecond)),
+      commandsPerJob: median(samples[name].map((s) => s.commandsPerJob)),
+    };
+    const spread = samples[name].map((s) => Math.round(s.jobsPerSecond)).join(', ');
+    console.log(`  ${name.padEnd(22)} ${Math.round(medians[name].jobsPerSecond).toString().padStart(8)} jobs/s   ${medians[name].commandsPerJob.toFixed(3)} Redis commands/job   [${spread}]`);
+  }
+  return medians;
+}
+
+export async function runEnqueueBench(): Promise<void> {
+  const single = await compare('single push, awaited one by one', {
+    'wurk push': wurkSingle,
+    'BullMQ queue.add': bullSingle,
+    'Sidekiq Client.push': sidekiqSide('single'),
+  });
+  const bulk = await compare(`bulk push, batches of ${BATCH}`, {
+    'wurk pushBulk': wurkBulk,
+    'BullMQ queue.addBulk': bullBulk,
+    'Sidekiq push_bulk': sidekiqSide('bulk'),
+  });
+  const ratio = (a: Measurement, b: Measurement) => (a.jobsPerSecond / b.jobsPerSecond).toFixed(2);
+  console.log('\nratios (targets: single ≥ 1.2× Sidekiq and > 1× BullMQ; bulk ≥ 1.5× Sidekiq)');
+  console.log(`  single: ${ratio(single['wurk push'], single['Sidekiq Client.push'])}× Sidekiq, ${ratio(single['wurk push'], single['BullMQ queue.add'])}× BullMQ`);
+  console.log(`  bulk:   ${ratio(bulk['wurk pushBulk'], bulk['Sidekiq push_bulk'])}× Sidekiq, ${ratio(bulk['wurk pushBulk'], bulk['BullMQ queue.addBulk'])}× BullMQ`);
+  console.log(`  bench process RSS: ${Math.round(process.memoryUsage().rss / 1048576)} MB`);
+}
+
+if (require.main === module) {
+  runEnqueueBench().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}
