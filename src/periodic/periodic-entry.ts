@@ -1,0 +1,132 @@
+import { createHash } from 'node:crypto';
+import { WurkConfigError } from '../job/errors';
+import { payloadDefaults, WorkerClass, workerName, workerOptionsOf } from '../job/worker-definition';
+import { CronSchedule, CronSyntaxError } from './cron-schedule';
+
+/** One periodic job as declared: in `periodic: [...]` or by `@Periodic(cron, options)`. */
+export interface PeriodicEntryOptions {
+  /** 5 fields, 6 with a leading seconds field, or `@hourly`-style; may name its zone (`TZ=Europe/Paris 0 9 * * *`). */
+  cron: string;
+  /** A `@Worker` class; its options (queue, retry, …) are the job's defaults. */
+  worker?: WorkerClass;
+  /** The Sidekiq class string, for a worker defined elsewhere (a Ruby one included); global defaults only. */
+  class?: string;
+  args?: unknown[];
+  queue?: string;
+  /** Defaults to the worker's own `retry`, else Sidekiq's default. */
+  retry?: boolean | number;
+  /** `until_executed`: a slot is not pushed while the previous run of this entry is queued or running. */
+  unique?: 'until_executed';
+  /** IANA zone the cron is read in (default UTC). */
+  tz?: string;
+  /** After downtime, fire the most recent missed slot once (default true); false: never fire a late slot. */
+  catchUp?: boolean;
+}
+
+/** An entry after validation, with its stable id. */
+export interface PeriodicEntry {
+  /** Hex SHA-1 over everything that changes what is pushed: stable across restarts and processes. */
+  readonly pjid: string;
+  /** Where it was declared, for messages: `periodic[2]` or `@Periodic(Report)`. */
+  readonly source: string;
+  readonly cron: string;
+  readonly tz: string;
+  readonly className: string;
+  readonly args: unknown[];
+  readonly queue?: string;
+  readonly retry?: boolean | number;
+  readonly untilExecuted: boolean;
+  readonly catchUp: boolean;
+  readonly schedule: CronSchedule;
+  /** Payload members the worker's options contribute (Sidekiq copies `sidekiq_options` into each job). */
+  readonly defaults: ReadonlyArray<readonly [string, unknown]>;
+}
+
+const ENTRY_KEYS = new Set(['cron', 'worker', 'class', 'args', 'queue', 'retry', 'unique', 'tz', 'catchUp']);
+
+/** Validates one declared entry; errors name it and the field, e.g. `periodic[1].cron`. */
+export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string): PeriodicEntry {
+  const fail = (field: string, reason: string): never => {
+    throw new WurkConfigError(field ? `${source}.${field}` : source, reason);
+  };
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) fail('', 'must be an object { cron, worker | class, ... }');
+  for (const key of Object.keys(input)) {
+    if (!ENTRY_KEYS.has(key)) fail(key, `is not a periodic option (known: ${[...ENTRY_KEYS].join(', ')})`);
+  }
+  if (input.tz !== undefined && (typeof input.tz !== 'string' || input.tz === '')) fail('tz', 'must be an IANA time zone name');
+  let schedule: CronSchedule;
+  try {
+    schedule = CronSchedule.parse(input.cron, input.tz);
+  } catch (error) {
+    if (!(error instanceof CronSyntaxError)) throw error;
+    return fail('cron', `${JSON.stringify(input.cron)} ${error.message}`);
+  }
+  if ((input.worker === undefined) === (input.class === undefined)) fail('', 'needs exactly one of worker (a @Worker class) or class (a class string)');
+  let className: string;
+  let workerDefaults: Array<[string, unknown]> = [];
+  if (input.worker !== undefined) {
+    const options = typeof input.worker === 'function' ? workerOptionsOf(input.worker) : undefined;
+    if (!options) fail('worker', 'must be a @Worker class');
+    className = workerName(input.worker);
+    workerDefaults = payloadDefaults(options!, []);
+  } else {
+    if (typeof input.class !== 'string' || input.class === '') fail('class', 'must be a non-empty class string');
+    className = input.class as string;
+  }
+  const args = input.args ?? [];
+  if (!Array.isArray(args)) fail('args', 'must be an array');
+  let argsJson = '';
+  try {
+    argsJson = JSON.stringify(args);
+  } catch (error) {
+    fail('args', `must be JSON-encodable (${(error as Error).message})`);
+  }
+  if (input.queue !== undefined && (typeof input.queue !== 'string' || input.queue === '')) fail('queue', 'must be a non-empty string');
+  const retry = input.retry;
+  if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && retry >= 0)) {
+    fail('retry', 'must be true, false or a non-negative integer');
+  }
+  if (input.unique !== undefined && input.unique !== 'until_executed') fail('unique', 'must be "until_executed" when given');
+  if (input.catchUp !== undefined && typeof input.catchUp !== 'boolean') fail('catchUp', 'must be a boolean');
+
+  const fromWorker = new Map(workerDefaults);
+  const queue = input.queue ?? (fromWorker.get('queue') as string | undefined);
+  const resolvedRetry = retry ?? (fromWorker.get('retry') as boolean | number | undefined);
+  const defaults = workerDefaults.filter(([key]) => key !== 'queue' && key !== 'retry');
+  return {
+    pjid: periodicJobId(schedule, className, argsJson, queue, resolvedRetry),
+    source,
+    cron: schedule.expression,
+    tz: schedule.timeZone,
+    className,
+    args,
+    queue,
+    retry: resolvedRetry,
+    untilExecuted: input.unique === 'until_executed',
+    catchUp: input.catchUp ?? true,
+    schedule,
+    defaults,
+  };
+}
+
+/**
+ * Cogworker's `"<cron>|<class>|<args JSON>"` digest, widened to the zone,
+ * queue and retry: two entries that push different jobs must never share
+ * last_slot, and the same declaration must get the same id in every process.
+ */
+function periodicJobId(schedule: CronSchedule, className: string, argsJson: string, queue: string | undefined, retry: unknown): string {
+  const text = [schedule.expression, schedule.timeZone, className, argsJson, queue ?? '', JSON.stringify(retry ?? null)].join('|');
+  return createHash('sha1').update(text).digest('hex');
+}
+
+/** Resolves a list of entries; a second entry with the same pjid is refused, naming both. */
+export function resolvePeriodicEntries(inputs: ReadonlyArray<{ input: PeriodicEntryOptions; source: string }>): PeriodicEntry[] {
+  const byId = new Map<string, PeriodicEntry>();
+  for (const { input, source } of inputs) {
+    const entry = resolvePeriodicEntry(input, source);
+    const existing = byId.get(entry.pjid);
+    if (existing) throw new WurkConfigError(source, `declares the same periodic job as ${existing.source} (same cron, class, args, queue and retry)`);
+    byId.set(entry.pjid, entry);
+  }
+  return [...byId.values()];
+}

@@ -1,0 +1,291 @@
+import { EventEmitter } from 'node:events';
+import { newJid } from '../job/jid';
+import { JobPayload } from '../job/payload';
+import { nowMs } from '../job/time';
+import { Backoff } from './backoff';
+import { isConnectionError } from './connection-error';
+import { errorText, PeriodicLogger } from './periodic-logger';
+import type { PeriodicEntry } from './periodic-entry';
+import { CatchUpRule, PeriodicStore } from './periodic-store';
+
+/** Pushes one payload; resolves to the jid, or null when a client middleware halted the push. */
+export type PeriodicPush = (payload: JobPayload) => Promise<string | null>;
+
+export interface PeriodicTickerOptions {
+  /** Seconds between ticks (also the base of the per-entry back-off). */
+  tickInterval: number;
+  logger: PeriodicLogger;
+}
+
+/** A failing entry backs off 1, 2, 4 … tick intervals, never longer than this (seconds). */
+export const BACKOFF_MAX = 300;
+
+/** Events, for observability and tests: each carries `{ entry, slot, ... }`. */
+export interface PeriodicTickerEvents {
+  enqueued: { entry: PeriodicEntry; slot: number; jid: string };
+  /** Passed over: `primed` / `late` (catch_up off), `blocked` (until_executed, previous run too long), `halted` (a middleware dropped the push). */
+  skipped: { entry: PeriodicEntry; slot: number; reason: 'primed' | 'late' | 'blocked' | 'halted' };
+  disabled: { entry: PeriodicEntry; slot: number };
+  rolledBack: { entry: PeriodicEntry; slot: number; jid: string };
+  rollbackFailed: { entry: PeriodicEntry; slot: number; jid: string; error: unknown };
+  entryFailed: { entry: PeriodicEntry; error: unknown; retryIn: number };
+  tick: { at: number };
+}
+
+interface PendingRollback {
+  entry: PeriodicEntry;
+  slot: number;
+  previous: string;
+  jid: string;
+}
+
+/**
+ * The leaderless ticker (contract §4.1, seed 004). Every process ticks every
+ * entry; the claim script lets exactly one of them push each slot, and a
+ * push that fails is rolled back so another tick (here or elsewhere) pushes
+ * the slot after all.
+ */
+export class PeriodicTicker extends EventEmitter {
+  /** pjid → the slot this process already decided on, so a slot is looked at once per process. */
+  private readonly checked = new Map<string, number>();
+  /** pjid → the slot blocked by a still-running previous job, and since when (ms). */
+  private readonly blocked = new Map<string, { slot: number; since: number }>();
+  private pendingRollbacks: PendingRollback[] = [];
+  private readonly backoff: Backoff;
+  private timer?: NodeJS.Timeout;
+  private running?: Promise<void>;
+  private stopped = true;
+  /** Set by stop(): a tick in progress finishes the entry it is on and goes no further. */
+  private halted = false;
+
+  constructor(
+    private readonly entries: () => readonly PeriodicEntry[],
+    private readonly store: PeriodicStore,
+    private readonly push: PeriodicPush,
+    private readonly options: PeriodicTickerOptions,
+  ) {
+    super();
+    this.backoff = new Backoff(options.tickInterval, BACKOFF_MAX);
+  }
+
+  override emit<K extends keyof PeriodicTickerEvents>(event: K, payload: PeriodicTickerEvents[K]): boolean {
+    return super.emit(event, payload);
+  }
+
+  override on<K extends keyof PeriodicTickerEvents>(event: K, listener: (payload: PeriodicTickerEvents[K]) => void): this {
+    return super.on(event, listener);
+  }
+
+  /** A blocked slot is retried this long (ms) before it counts as skipped: Cogworker's 15 s at a 5 s tick. */
+  private get blockedRetryMs(): number {
+    return this.options.tickInterval * 3 * 1000;
+  }
+
+  /**
+   * With catch_up off a slot older than this (ms) is late: it is passed over,
+   * not fired. Two ticks plus a second, so a slot is never late merely
+   * because the tick that saw it came a little after its fire time.
+   */
+  private get lateAfterMs(): number {
+    return (this.options.tickInterval * 2 + 1) * 1000;
+  }
+
+  /** Starts ticking once `ready` resolves (the first orphan check: the running locks it re-takes must exist first). */
+  start(ready: Promise<unknown> = Promise.resolve()): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.halted = false;
+    ready.then(
+      () => this.schedule(0),
+      (error) => this.options.logger.error(`periodic ticker not started: readiness failed: ${errorText(error)}`),
+    );
+  }
+
+  /** Stops the loop and waits for a tick in progress, so no push races the connections closing. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    this.halted = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.running;
+  }
+
+  private schedule(delayMs: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((error) => this.options.logger.error(`periodic tick failed: ${errorText(error)}`))
+        .finally(() => {
+          this.running = undefined;
+          this.schedule(this.options.tickInterval * 1000);
+        });
+    }, delayMs);
+  }
+
+  /** One pass over every entry. Never throws for one entry's failure: the others still tick. */
+  async tick(now: number = nowMs()): Promise<void> {
+    await this.retryPendingRollbacks();
+    let disabled: Promise<Set<string>> | undefined;
+    const readDisabled = () => (disabled ??= this.readDisabled());
+    for (const entry of this.entries()) {
+      if (this.halted) break;
+      if (this.backoff.waiting(entry.pjid)) continue;
+      // Its own un-rolled-back claim still holds last_slot: looking at the
+      // slot now would find it "taken" and lose it.
+      if (this.pendingRollbacks.some((pending) => pending.entry.pjid === entry.pjid)) continue;
+      try {
+        await this.tickEntry(entry, now, readDisabled);
+        this.backoff.clear(entry.pjid);
+      } catch (error) {
+        this.entryFailed(entry, error);
+      }
+    }
+    this.emit('tick', { at: now });
+  }
+
+  /**
+   * Its slot is not recorded as checked, so it is tried again: after a
+   * growing pause when the entry itself fails (a key of the wrong type, a
+   * middleware refusing the push), on the next tick when Redis was away.
+   */
+  private entryFailed(entry: PeriodicEntry, error: unknown): void {
+    const retryIn = isConnectionError(error) ? this.options.tickInterval : this.backoff.fail(entry.pjid);
+    this.options.logger.error(`periodic ${entry.className} (${entry.pjid}) tick failed, next try in ${retryIn}s: ${errorText(error)}`);
+    this.emit('entryFailed', { entry, error, retryIn });
+  }
+
+  private async tickEntry(entry: PeriodicEntry, now: number, readDisabled: () => Promise<Set<string>>): Promise<void> {
+    const slot = entry.schedule.previousSlot(now);
+    if (slot === undefined || this.checked.get(entry.pjid) === slot) return;
+    if ((await readDisabled()).has(entry.pjid)) {
+      // last_slot stays where it is: enabling again resumes with the next slot.
+      this.checked.set(entry.pjid, slot);
+      this.emit('disabled', { entry, slot });
+      return;
+    }
+    const jid = newJid();
+    const rule = this.catchUpRule(entry, slot, now);
+    const claim = await this.store.claim(entry, slot, jid, rule);
+    switch (claim.kind) {
+      case 'won':
+        await this.enqueue(entry, slot, jid, claim.previous);
+        break;
+      case 'blocked':
+        if (!this.stillBlocked(entry, slot, now)) return;
+        this.emit('skipped', { entry, slot, reason: 'blocked' });
+        this.options.logger.warn(`periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`);
+        break;
+      case 'primed':
+        this.emit('skipped', { entry, slot, reason: rule === 'late' ? 'late' : 'primed' });
+        break;
+      case 'lost':
+        break;
+    }
+    this.blocked.delete(entry.pjid);
+    this.checked.set(entry.pjid, slot);
+  }
+
+  /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
+  private stillBlocked(entry: PeriodicEntry, slot: number, now: number): boolean {
+    const blocked = this.blocked.get(entry.pjid);
+    if (!blocked || blocked.slot !== slot) {
+      this.blocked.set(entry.pjid, { slot, since: now });
+      return false;
+    }
+    return now - blocked.since >= this.blockedRetryMs;
+  }
+
+  private catchUpRule(entry: PeriodicEntry, slot: number, now: number): CatchUpRule {
+    if (entry.catchUp) return 'fire';
+    return now - slot * 1000 > this.lateAfterMs ? 'late' : 'prime';
+  }
+
+  private async enqueue(entry: PeriodicEntry, slot: number, jid: string, previous: string): Promise<void> {
+    let pushed: string | null;
+    try {
+      pushed = await this.push(this.payload(entry, slot, jid));
+    } catch (error) {
+      await this.rollback({ entry, slot, previous, jid });
+      throw error;
+    }
+    if (pushed === null) {
+      // A middleware dropped the job on purpose: the slot is spent, but no
+      // job will ever run to release the lock the claim took for it.
+      this.emit('skipped', { entry, slot, reason: 'halted' });
+      if (entry.untilExecuted) await this.releaseHalted(entry, jid);
+      return;
+    }
+    this.emit('enqueued', { entry, slot, jid });
+  }
+
+  private async releaseHalted(entry: PeriodicEntry, jid: string): Promise<void> {
+    try {
+      await this.store.setRunningLock(entry.pjid, jid, 0);
+    } catch (error) {
+      this.options.logger.error(`periodic ${entry.className}: running lock of halted push ${jid} not released (expires by TTL): ${errorText(error)}`);
+    }
+  }
+
+  /**
+   * The usual reason a push fails (Redis unreachable) makes this fail too; it
+   * is then kept and retried at the start of every tick until it goes
+   * through, rather than logged and the slot lost. Pending rollbacks live in
+   * memory only: one still pending when the process stops is lost, so that
+   * slot is skipped and an until_executed entry stays locked until its TTL.
+   */
+  private async rollback(pending: PendingRollback): Promise<boolean> {
+    const { entry, slot, previous, jid } = pending;
+    const key = `rollback:${entry.pjid}:${slot}`;
+    try {
+      await this.store.rollback(entry.pjid, slot, previous, jid);
+      this.backoff.clear(key);
+      this.emit('rolledBack', { entry, slot, jid });
+      return true;
+    } catch (error) {
+      this.pendingRollbacks.push(pending);
+      // Only a rollback failing on its own backs off; Redis away is retried next tick.
+      if (!isConnectionError(error)) this.backoff.fail(key);
+      this.options.logger.error(`periodic ${entry.className}: slot ${slot} not rolled back (will retry): ${errorText(error)}`);
+      this.emit('rollbackFailed', { entry, slot, jid, error });
+      return false;
+    }
+  }
+
+  private async retryPendingRollbacks(): Promise<void> {
+    const pending = this.pendingRollbacks;
+    this.pendingRollbacks = [];
+    for (const rollback of pending) {
+      if (this.backoff.waiting(`rollback:${rollback.entry.pjid}:${rollback.slot}`)) {
+        this.pendingRollbacks.push(rollback);
+        continue;
+      }
+      await this.rollback(rollback);
+    }
+  }
+
+  /**
+   * An unreadable disabled set (the key of the wrong type) counts as "none
+   * disabled": losing a disable is the lesser evil than stopping all cron. A
+   * lost connection still fails the entry's tick, to be retried.
+   */
+  private async readDisabled(): Promise<Set<string>> {
+    try {
+      return await this.store.disabled();
+    } catch (error) {
+      if (isConnectionError(error)) throw error;
+      this.options.logger.error(`periodic: disabled set unreadable, treating every entry as enabled: ${errorText(error)}`);
+      return new Set();
+    }
+  }
+
+  /** Cogworker's payload: `periodic_pjid` and `periodic_slot` say which declaration and which fire time pushed it. */
+  private payload(entry: PeriodicEntry, slot: number, jid: string): JobPayload {
+    const members: Array<[string, unknown]> = [['class', entry.className], ['args', entry.args]];
+    if (entry.queue !== undefined) members.push(['queue', entry.queue]);
+    if (entry.retry !== undefined) members.push(['retry', entry.retry]);
+    members.push(...(entry.defaults as Array<[string, unknown]>));
+    members.push(['periodic_pjid', entry.pjid], ['periodic_slot', slot], ['jid', jid]);
+    if (entry.untilExecuted) members.push(['periodic_until_executed', true]);
+    return JobPayload.fromEntries(members);
+  }
+}
