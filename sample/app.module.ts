@@ -1,0 +1,20 @@
+import { Module } from '@nestjs/common';
+import { WurkModule } from '../src';
+import { SignupController } from './signup.controller';
+import { InvoiceWorker } from './workers/invoice.worker';
+import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
+
+/** The sample app: every wurk feature through the public API. */
+@Module({
+  imports: [
+    WurkModule.forRootAsync({
+      useFactory: () => ({
+        redis: { url: process.env.REDIS_URL },
+        queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
+      }),
+    }),
+  ],
+  controllers: [SignupController],
+  providers: [Mailer, WelcomeMailWorker, InvoiceWorker],
+})
+export class AppModule {}

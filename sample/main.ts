@@ -1,0 +1,28 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { AppModule } from './app.module';
+import { startPrivateRedis } from './private-redis';
+
+/**
+ * `npm run sample`: serves the sample on PORT (default 3000). With no
+ * REDIS_URL it starts a private redis-server, so nothing else is needed.
+ */
+async function main(): Promise<void> {
+  const logger = new Logger('Sample');
+  if (!process.env.REDIS_URL) {
+    process.env.REDIS_URL = await startPrivateRedis();
+    logger.log(`started a private redis-server at ${process.env.REDIS_URL}`);
+  }
+  const app = await NestFactory.create(AppModule);
+  app.enableShutdownHooks();
+  const port = Number(process.env.PORT ?? 3000);
+  await app.listen(port, '127.0.0.1');
+  logger.log(`listening on http://127.0.0.1:${port}`);
+  logger.log(`try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
