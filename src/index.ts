@@ -13,6 +13,18 @@ export type { StatusOptions } from './status/status-options';
 export { enqueuedRowHook } from './status/enqueued-row';
 export { isTracked } from './status/tracked';
 export type { WurkModuleOptions } from './nest/wurk-options';
+export { Periodic } from './nest/periodic.decorator';
+export type { PeriodicOptions } from './nest/periodic.decorator';
+export { PeriodicService } from './nest/periodic.service';
+export { PeriodicManager } from './periodic/periodic-manager';
+export type { PeriodicEntryInfo, PeriodicManagerOptions } from './periodic/periodic-manager';
+export type { PeriodicEntry, PeriodicEntryOptions } from './periodic/periodic-entry';
+export { resolvePeriodicEntry } from './periodic/periodic-entry';
+export { PeriodicTicker } from './periodic/periodic-ticker';
+export type { PeriodicTickerEvents } from './periodic/periodic-ticker';
+export { RunningLockListener } from './periodic/running-lock-listener';
+export type { ApiRateLimitOption, ApiScope, ApiTokenOption, WurkApiOptions } from './api/api-options';
+export { excludeWurkApi } from './api/exclude-wurk-api';
 
 export { Client, ScopedClient } from './client/client';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';

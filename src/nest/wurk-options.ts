@@ -1,8 +1,10 @@
 import type { Type } from '@nestjs/common';
+import { resolveApiOptions, WurkApiOptions } from '../api/api-options';
 import type { ClientMiddleware, ClientMiddlewareFn } from '../client/client';
 import { WurkConfigError } from '../job/errors';
 import type { TimestampMode } from '../job/time';
 import type { RedisConnectionOptions } from '../redis/connection';
+import { PeriodicEntryOptions, resolvePeriodicEntries } from '../periodic/periodic-entry';
 
 /** A middleware given as a function, an object, or a class that Nest instantiates with DI. */
 export type MiddlewareEntry<M, F> = M | F | Type<M>;
@@ -18,12 +20,20 @@ export interface WurkModuleOptions {
   timestamps?: TimestampMode;
   /** Client middleware, outermost first. */
   clientMiddleware?: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
+  /** The HTTP produce plane (README "HTTP API"); nothing is mounted without it. */
+  api?: WurkApiOptions;
   /** Seconds a status row of a tracked job lives, re-stamped on every write (default 1800). */
   statusTtl?: number;
   /** Seconds a `complete` row is kept: unset = `statusTtl`, 0 = deleted at success, N = N seconds. */
   statusRetention?: number;
   /** At most one progress write per this many seconds (default 5). */
   progressInterval?: number;
+  /** Periodic (cron) jobs; `@Periodic(cron, options)` on a worker adds more. */
+  periodic?: PeriodicEntryOptions[];
+  /** Seconds between periodic ticks (default 5); also the base of a failing entry's back-off. */
+  tickInterval?: number;
+  /** Force the periodic ticker on or off; by default it runs exactly when this app processes jobs. */
+  periodicTicker?: boolean;
 }
 
 /** Options after defaults and validation. */
@@ -32,6 +42,8 @@ export interface ResolvedWurkOptions extends WurkModuleOptions {
   clientMiddleware: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
   statusTtl: number;
   progressInterval: number;
+  periodic: PeriodicEntryOptions[];
+  tickInterval: number;
 }
 
 type Check = (options: WurkModuleOptions) => void;
@@ -67,6 +79,15 @@ const CHECKS: Check[] = [
   secondsOption('progressInterval', { integer: false, min: Number.MIN_VALUE }),
   oneOf('timestamps', ['seconds', 'millis']),
   arrayOf('clientMiddleware'),
+  arrayOf('periodic'),
+  secondsOption('tickInterval', { integer: false, min: Number.MIN_VALUE }),
+  oneOf('periodicTicker', [true, false]),
+  (options) => {
+    if (options.periodic) resolvePeriodicEntries(options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })));
+  },
+  (options) => {
+    if (options.api !== undefined) resolveApiOptions(options.api);
+  },
   (options) => {
     if (options.redis !== undefined && (options.redis === null || typeof options.redis !== 'object')) {
       throw new WurkConfigError('redis', 'must be ioredis options ({ url, ... }) or an ioredis instance');
@@ -84,5 +105,7 @@ export function resolveOptions(options: WurkModuleOptions = {}): ResolvedWurkOpt
     clientMiddleware: options.clientMiddleware ?? [],
     statusTtl: options.statusTtl ?? 1800,
     progressInterval: options.progressInterval ?? 5,
+    periodic: options.periodic ?? [],
+    tickInterval: options.tickInterval ?? 5,
   };
 }

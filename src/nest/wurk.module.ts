@@ -1,8 +1,12 @@
-import { Module } from '@nestjs/common';
+import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
+import { WurkApiMiddleware } from '../api/wurk-api.middleware';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
+import { PeriodicExplorer } from './periodic.explorer';
+import { PeriodicLifecycle } from './periodic.lifecycle';
+import { PeriodicService } from './periodic.service';
 import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -34,7 +38,16 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     StatusHooks,
     WorkerExplorer,
     WurkLifecycle,
+    PeriodicService,
+    PeriodicExplorer,
+    PeriodicLifecycle,
+    WurkApiMiddleware,
   ],
-  exports: [ClientService, StatusService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
-export class WurkModule extends WurkConfigurableModule {}
+export class WurkModule extends WurkConfigurableModule implements NestModule {
+  /** The HTTP API claims its mount itself (contract §1.2 order); without the `api` option it passes everything on. */
+  configure(consumer: MiddlewareConsumer): void {
+    consumer.apply(WurkApiMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+  }
+}

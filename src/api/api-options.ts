@@ -1,0 +1,144 @@
+import { WurkConfigError } from '../job/errors';
+
+/** What a token may do. `admin` implies the other two (contract §1.3). */
+export type ApiScope = 'enqueue' | 'read' | 'admin';
+export const API_SCOPES: readonly ApiScope[] = ['enqueue', 'read', 'admin'];
+
+export interface ApiTokenOption {
+  /** At least 20 printable ASCII characters (0x21–0x7E). */
+  token: string;
+  /** A non-empty subset of `enqueue`, `read`, `admin`. */
+  scopes: ApiScope[];
+}
+
+/** Named windows of the rate limit, as Wurk names them. */
+export const RATE_LIMIT_INTERVALS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
+export type RateLimitIntervalName = keyof typeof RATE_LIMIT_INTERVALS;
+
+export interface ApiRateLimitOption {
+  /** Requests each token may make per interval, fleet-wide. */
+  limit: number;
+  /** `second`, `minute`, `hour`, `day`, or a number of seconds. */
+  interval: RateLimitIntervalName | number;
+}
+
+/** `WurkModule.forRoot({ api })`: the HTTP produce plane (contract §1). */
+export interface WurkApiOptions {
+  /** Path the API is mounted under; `/v1` below it is fixed. Default `/api` (routes at `/api/v1/...`). */
+  mount?: string;
+  /** Bearer tokens and their scopes. With none, every request under the mount answers 404 `not_found`. */
+  tokens?: ApiTokenOption[];
+  /**
+   * Classes an HTTP producer may enqueue. Unset: only an `admin` token may
+   * enqueue, any class. A list: only these classes, for every token. `'any'`: no check.
+   */
+  enqueueClasses?: string[] | 'any';
+  /** Request body cap in bytes (default 1 MiB = 1,048,576). */
+  maxBodyBytes?: number;
+  /** Cap on the JSON size of one job's `args` in bytes (default 64 KiB = 65,536). */
+  maxArgsBytes?: number;
+  /** Seconds an Idempotency-Key is remembered (default 3600). */
+  idempotencyTtl?: number;
+  /** Refuse every request but GET/HEAD/OPTIONS. Default: `WURK_API_READ_ONLY=1` in the environment. */
+  readOnly?: boolean;
+  /** Per-token request limit; off when unset. */
+  rateLimit?: ApiRateLimitOption;
+}
+
+export interface ResolvedApiOptions {
+  /** Without a trailing slash; `''` when mounted at the root. */
+  mount: string;
+  tokens: ApiTokenOption[];
+  enqueueClasses: string[] | 'any' | undefined;
+  maxBodyBytes: number;
+  maxArgsBytes: number;
+  idempotencyTtl: number;
+  readOnly: boolean;
+  rateLimit: { limit: number; intervalSeconds: number; intervalName: string } | undefined;
+}
+
+export const MIN_TOKEN_LENGTH = 20;
+const PRINTABLE = /^[\x21-\x7e]+$/;
+const CLASS_NAME = /^[A-Z][A-Za-z0-9_]*(::[A-Z][A-Za-z0-9_]*)*$/;
+
+function fail(option: string, reason: string): never {
+  throw new WurkConfigError(`api.${option}`, reason);
+}
+
+function positiveInteger(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || (value as number) < 1) fail(option, `must be a positive integer (got ${JSON.stringify(value)})`);
+  return value as number;
+}
+
+function resolveMount(value: unknown): string {
+  if (value === undefined) return '/api';
+  if (typeof value !== 'string' || !value.startsWith('/') || /[\s?#%]/.test(value) || value.includes('//')) {
+    fail('mount', `must be an absolute path such as "/api" (got ${JSON.stringify(value)})`);
+  }
+  return value.replace(/\/+$/, '');
+}
+
+function resolveTokens(value: unknown): ApiTokenOption[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail('tokens', 'must be an array of { token, scopes }');
+  // A token given twice keeps its last scopes, as Wurk's `api_token` replaces them.
+  const byValue = new Map<string, ApiTokenOption>();
+  value.forEach((entry: unknown, index) => {
+    const option = `tokens[${index}]`;
+    if (entry === null || typeof entry !== 'object') fail(option, 'must be { token, scopes }');
+    const { token, scopes } = entry as Partial<ApiTokenOption>;
+    if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !PRINTABLE.test(token)) {
+      // Never echo the value: it is a secret, and start-up errors end up in logs.
+      fail(`${option}.token`, `must be at least ${MIN_TOKEN_LENGTH} printable ASCII characters without spaces`);
+    }
+    if (!Array.isArray(scopes) || scopes.length === 0) fail(`${option}.scopes`, `must be a non-empty array of ${API_SCOPES.join(', ')}`);
+    for (const scope of scopes) {
+      if (!API_SCOPES.includes(scope)) fail(`${option}.scopes`, `has unknown scope ${JSON.stringify(scope)}; allowed: ${API_SCOPES.join(', ')}`);
+    }
+    byValue.set(token, { token, scopes: [...new Set(scopes)] });
+  });
+  return [...byValue.values()];
+}
+
+function resolveClasses(value: unknown): string[] | 'any' | undefined {
+  if (value === undefined || value === 'any') return value;
+  if (!Array.isArray(value)) fail('enqueueClasses', `must be an array of class names or "any"`);
+  value.forEach((name: unknown, index) => {
+    if (typeof name !== 'string' || name.length > 255 || !CLASS_NAME.test(name)) {
+      fail(`enqueueClasses[${index}]`, `must be a class name such as "HardWorker" or "Billing::Invoice" (got ${JSON.stringify(name)})`);
+    }
+  });
+  return [...value];
+}
+
+function resolveRateLimit(value: unknown): ResolvedApiOptions['rateLimit'] {
+  if (value === undefined) return undefined;
+  if (value === null || typeof value !== 'object') fail('rateLimit', 'must be { limit, interval }');
+  const { limit, interval } = value as Partial<ApiRateLimitOption>;
+  if (!Number.isInteger(limit) || (limit as number) < 1) fail('rateLimit.limit', `must be a positive integer (got ${JSON.stringify(limit)})`);
+  if (typeof interval === 'string' && interval in RATE_LIMIT_INTERVALS) {
+    return { limit: limit as number, intervalSeconds: RATE_LIMIT_INTERVALS[interval], intervalName: interval };
+  }
+  if (!Number.isInteger(interval) || (interval as number) < 1) {
+    fail('rateLimit.interval', `must be second, minute, hour, day or a positive whole number of seconds (got ${JSON.stringify(interval)})`);
+  }
+  const seconds = interval as number;
+  return { limit: limit as number, intervalSeconds: seconds, intervalName: seconds === 1 ? 'second' : `${seconds} seconds` };
+}
+
+/** Validates `api` and fills in defaults; throws WurkConfigError naming the option, e.g. `api.tokens[0].scopes`. */
+export function resolveApiOptions(options: WurkApiOptions, env: NodeJS.ProcessEnv = process.env): ResolvedApiOptions {
+  if (options === null || typeof options !== 'object') throw new WurkConfigError('api', 'must be an object');
+  if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') fail('readOnly', 'must be a boolean');
+  return {
+    mount: resolveMount(options.mount),
+    tokens: resolveTokens(options.tokens),
+    enqueueClasses: resolveClasses(options.enqueueClasses),
+    maxBodyBytes: positiveInteger(options.maxBodyBytes, 'maxBodyBytes', 1_048_576),
+    maxArgsBytes: positiveInteger(options.maxArgsBytes, 'maxArgsBytes', 65_536),
+    idempotencyTtl: positiveInteger(options.idempotencyTtl, 'idempotencyTtl', 3600),
+    readOnly: options.readOnly ?? env.WURK_API_READ_ONLY === '1',
+    rateLimit: resolveRateLimit(options.rateLimit),
+  };
+}

@@ -1,0 +1,28 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ResolvedApiOptions } from './api-options';
+import { jsonResponse } from './response';
+import type { Route } from './router';
+
+/** package.json sits two levels up from both `src/api` and `dist/api`. */
+function packageVersion(): string {
+  try {
+    return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return '0.0.0';
+  }
+}
+
+export const WURK_VERSION = packageVersion();
+
+/** `GET /v1` (contract §1.4), open to every authenticated caller. `rate_limit` is null, never an object of nulls. */
+export function discoveryRoute(options: ResolvedApiOptions): Route {
+  const document = {
+    api_version: 'v1',
+    wurk_version: WURK_VERSION,
+    url: `${options.mount}/v1`,
+    read_only: options.readOnly,
+    rate_limit: options.rateLimit ? { limit: options.rateLimit.limit, interval_seconds: options.rateLimit.intervalSeconds } : null,
+  };
+  return { method: 'GET', pattern: '/v1', scope: 'any', handle: async () => jsonResponse(200, document) };
+}

@@ -1,0 +1,109 @@
+import { createHash } from 'node:crypto';
+import type Redis from 'ioredis';
+import { Keys } from '../redis/keys';
+import { ApiProblem, invalidRequest } from './problem';
+import { ApiResponse, jsonResponse } from './response';
+
+const KEY_SHAPE = /^[\x21-\x7e]{1,255}$/;
+const PENDING = '0';
+
+/**
+ * A failure after which Redis may already hold the job (the push pipeline
+ * was sent). The claim is then kept until its TTL: releasing it would let a
+ * retry of the same request enqueue the job a second time.
+ */
+export class WriteMayHaveAppliedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`the push may have been applied: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'WriteMayHaveAppliedError';
+  }
+}
+
+/** The Idempotency-Key header, checked before any claim (contract §1.7.2); undefined when absent. */
+export function idempotencyKey(header: string | string[] | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
+    throw invalidRequest('The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.');
+  }
+  return header;
+}
+
+function sha256Hex(data: string | Buffer): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+interface StoredRecord {
+  status: string;
+  fingerprint: string;
+  body: string;
+}
+
+function parseRecord(value: string | null): StoredRecord | undefined {
+  if (!value) return undefined;
+  const first = value.indexOf('\n');
+  const second = first < 0 ? -1 : value.indexOf('\n', first + 1);
+  if (second < 0) return undefined;
+  const status = value.slice(0, first);
+  if (status !== PENDING && !/^[1-5][0-9]{2}$/.test(status)) return undefined;
+  return { status: value.slice(0, first), fingerprint: value.slice(first + 1, second), body: value.slice(second + 1) };
+}
+
+function inProgress(): ApiProblem {
+  return new ApiProblem('request_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {}, { 'Retry-After': '1' });
+}
+
+/**
+ * Idempotency-Key (contract §1.8): the key is claimed in Redis before the
+ * push, the only order in which two concurrent retries of a dropped
+ * connection cannot both enqueue. A success is stored and replayed; any
+ * other answer releases the claim so a corrected request may reuse the key.
+ */
+export class IdempotencyGuard {
+  constructor(
+    private readonly redis: Redis,
+    private readonly ttlSeconds: number,
+  ) {}
+
+  /** The slot is scoped per credential and route; the client's string never reaches Redis. */
+  slot(principalId: string, route: string, key: string): string {
+    return Keys.idempotency(sha256Hex(`${principalId}\n${route}\n${key}`));
+  }
+
+  async around(slot: string, raw: Buffer, run: () => Promise<ApiResponse>): Promise<ApiResponse> {
+    const fingerprint = sha256Hex(raw);
+    const results = await this.redis.pipeline().set(slot, `${PENDING}\n${fingerprint}\n`, 'EX', this.ttlSeconds, 'NX').get(slot).exec();
+    const failure = results?.find(([error]) => error);
+    if (!results || failure) throw failure?.[0] ?? new Error('idempotency claim returned no result');
+    if (results[0][1] !== 'OK') return this.answerLoser(parseRecord(results[1][1] as string | null), fingerprint);
+
+    let response: ApiResponse;
+    try {
+      response = await run();
+    } catch (error) {
+      if (!(error instanceof WriteMayHaveAppliedError)) await this.release(slot);
+      throw error;
+    }
+    if (response.status < 300) {
+      // KEEPTTL: the replay window stays the first request's, however long the push took.
+      await this.redis.set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX');
+    } else {
+      await this.release(slot);
+    }
+    return response;
+  }
+
+  private async release(slot: string): Promise<void> {
+    await this.redis.del(slot);
+  }
+
+  /** The fingerprint is compared before the pending state: a different body is a misuse whatever the first one's fate. */
+  private answerLoser(record: StoredRecord | undefined, fingerprint: string): ApiResponse {
+    if (!record) throw inProgress();
+    if (record.fingerprint !== fingerprint) {
+      throw new ApiProblem('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
+    }
+    if (record.status === PENDING) throw inProgress();
+    const status = Number(record.status);
+    return { ...jsonResponse(status, null, { 'Idempotency-Replayed': 'true' }), body: record.body };
+  }
+}

@@ -1,0 +1,113 @@
+import { MAX_NESTING } from '../job/json-native';
+import { JobPayload } from '../job/payload';
+import { arrayElements, nestingDepth } from '../job/raw-json';
+import type { ResolvedApiOptions } from './api-options';
+import { hasScope, Principal } from './auth';
+import { ApiProblem, invalidRequest } from './problem';
+
+/** Top-level keys a producer may send (contract §1.6); server-stamped ones are unknown on purpose. */
+const JOB_KEYS = new Set([
+  'class', 'args', 'queue', 'at', 'retry', 'jid', 'backtrace', 'tags', 'dead', 'retry_for', 'retry_queue', 'expires_in',
+  'track', 'timeout', 'deadline', 'encrypt', 'unique_for', 'unique_until', 'collapse', 'log_level', 'locale', 'wrapped',
+]);
+const BULK_KEYS = new Set([...JOB_KEYS, 'batch_size', 'spread_interval']);
+
+/** Same rule for path jids and body jids. */
+export const JID_SHAPE = /^[A-Za-z0-9_-]{1,255}$/;
+const CLASS_NAME = /^[A-Z][A-Za-z0-9_]*(::[A-Z][A-Za-z0-9_]*)*$/;
+const MAX_CLASS_LENGTH = 255;
+const UNKNOWN_KEYS_LISTED = 10;
+const UNKNOWN_KEY_CHARS = 40;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export function validJid(jid: string): string {
+  if (!JID_SHAPE.test(jid)) throw invalidRequest('The jid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+  return jid;
+}
+
+function decodeObject(raw: Buffer): string {
+  let text: string;
+  let value: unknown;
+  try {
+    // Invalid UTF-8 is refused rather than replaced: the bytes as sent are what reaches Redis.
+    text = utf8.decode(raw);
+    value = JSON.parse(text);
+  } catch {
+    // Never echo the parser's message: it quotes the body back.
+    throw invalidRequest('The request body is not valid JSON.');
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
+  return text;
+}
+
+function checkKeys(payload: JobPayload, allowed: Set<string>): void {
+  const unknown = payload.keys().filter((key) => !allowed.has(key));
+  if (unknown.length === 0) return;
+  const listed = unknown.sort().slice(0, UNKNOWN_KEYS_LISTED).map((key) => key.slice(0, UNKNOWN_KEY_CHARS));
+  throw invalidRequest(`Unknown job keys: ${listed.join(', ')}.`, { unknown_keys: listed });
+}
+
+function checkJid(payload: JobPayload): void {
+  if (!payload.has('jid')) return;
+  const jid = payload.get('jid');
+  if (typeof jid !== 'string') throw invalidRequest('The jid must be a string of 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+  validJid(jid);
+}
+
+function checkClass(payload: JobPayload): void {
+  if (!payload.has('class')) return;
+  const name = payload.get('class');
+  if (typeof name !== 'string' || name.length > MAX_CLASS_LENGTH || !CLASS_NAME.test(name)) {
+    throw invalidRequest(`The class must be a constant name such as HardWorker or Billing::Invoice, at most ${MAX_CLASS_LENGTH} characters.`);
+  }
+}
+
+/**
+ * Steps 3–5 of contract §1.7 on the bytes as sent: a JSON object, known
+ * keys, well-formed jid and class. The result is the body itself, parsed
+ * losslessly, never a rebuilt hash.
+ */
+export function parseJobBody(raw: Buffer, bulk: boolean): JobPayload {
+  const text = decodeObject(raw);
+  const payload = JobPayload.parse(text);
+  checkKeys(payload, bulk ? BULK_KEYS : JOB_KEYS);
+  // Ruby's parser refuses deeper documents, so such a job would be enqueued and then fail on every server.
+  if (nestingDepth(text) > MAX_NESTING) throw invalidRequest(`The request body nests deeper than ${MAX_NESTING} levels.`);
+  checkJid(payload);
+  checkClass(payload);
+  return payload;
+}
+
+/** Step 6: the class allow-list. Unset = admin tokens only, any class; a list binds every token; `any` = off. */
+export function checkClassAllowed(payload: JobPayload, principal: Principal, classes: ResolvedApiOptions['enqueueClasses']): void {
+  if (classes === 'any') return;
+  const name = payload.get<string>('class');
+  const allowed = classes === undefined ? hasScope(principal, 'admin') : name !== undefined && classes.includes(name);
+  if (allowed) return;
+  const detail =
+    classes === undefined
+      ? 'Only an admin token may enqueue while no class allow-list is configured.'
+      : `The class ${name ?? '(none)'} is not on the list of classes this API may enqueue.`;
+  throw new ApiProblem('class_not_allowed', detail, { job_class: name ?? null });
+}
+
+function argsTooLarge(maxBytes: number, jobIndex?: number): ApiProblem {
+  const extensions: Record<string, unknown> = { max_bytes: maxBytes };
+  if (jobIndex !== undefined) extensions.job_index = jobIndex;
+  const which = jobIndex === undefined ? 'The job arguments' : `The arguments of job ${jobIndex}`;
+  return new ApiProblem('payload_too_large', `${which} may not exceed ${maxBytes} bytes of JSON.`, extensions);
+}
+
+/** Step 7: the JSON size of `args` (of each job's args for bulk). Shapes are left to the client's own checks. */
+export function checkArgsSize(payload: JobPayload, bulk: boolean, maxBytes: number): void {
+  const args = payload.getRaw('args');
+  if (args === undefined || !args.startsWith('[')) return;
+  if (!bulk) {
+    if (Buffer.byteLength(args) > maxBytes) throw argsTooLarge(maxBytes);
+    return;
+  }
+  arrayElements(args).forEach((element, index) => {
+    if (Buffer.byteLength(element) > maxBytes) throw argsTooLarge(maxBytes, index);
+  });
+}

@@ -1,0 +1,110 @@
+import type Redis from 'ioredis';
+import type { Client } from '../client/client';
+import { InvalidJobError } from '../job/errors';
+import type { StatusStore } from '../status/status-store';
+import type { ResolvedApiOptions } from './api-options';
+import { readBody } from './body';
+import { removeNotYetRun } from './cancellable-sets';
+import { IdempotencyGuard, idempotencyKey, WriteMayHaveAppliedError } from './idempotency';
+import { checkArgsSize, checkClassAllowed, parseJobBody, validJid } from './job-validation';
+import { ApiProblem, invalidRequest } from './problem';
+import { ApiResponse, jsonResponse, problemResponse } from './response';
+import type { ApiRequest, Route } from './router';
+
+export interface JobsRoutesDeps {
+  redis: Redis;
+  client: Client;
+  status: StatusStore;
+  options: ResolvedApiOptions;
+}
+
+/**
+ * The produce routes (contract §1.6). The body is the Sidekiq job hash and
+ * goes to the same `Client.push` / `pushBulk` a local producer calls: nothing
+ * here builds, renames or re-keys a payload, so an HTTP-enqueued job is the
+ * same bytes in the same Redis structures as any other.
+ */
+export class JobsRoutes {
+  private readonly idempotency: IdempotencyGuard;
+
+  constructor(private readonly deps: JobsRoutesDeps) {
+    this.idempotency = new IdempotencyGuard(deps.redis, deps.options.idempotencyTtl);
+  }
+
+  routes(): Route[] {
+    return [
+      { method: 'POST', pattern: '/v1/jobs', scope: 'enqueue', handle: (request) => this.produce(request, false) },
+      { method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue', handle: (request) => this.produce(request, true) },
+      // read, not enqueue: a producer that polls what it pushed is granted both.
+      { method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read', handle: (request) => this.show(request) },
+      // admin: a jid is not bound to its producer, so an enqueue token could walk the retry set.
+      { method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin', handle: (request) => this.destroy(request) },
+    ];
+  }
+
+  /**
+   * The body cap and the key's shape are checked before the claim; parsing,
+   * validation and the push run inside it, so a refusal is a response the
+   * claim can weigh (and release) rather than an exception.
+   */
+  private async produce(request: ApiRequest, bulk: boolean): Promise<ApiResponse> {
+    const raw = await readBody(request.raw, this.deps.options.maxBodyBytes);
+    const key = idempotencyKey(request.raw.headers['idempotency-key']);
+    const run = () => this.rejectable(request, () => this.push(request, raw, bulk));
+    if (key === undefined) return run();
+    return this.idempotency.around(this.idempotency.slot(request.principal.id, request.route, key), raw, run);
+  }
+
+  private async push(request: ApiRequest, raw: Buffer, bulk: boolean): Promise<ApiResponse> {
+    const { options } = this.deps;
+    const payload = parseJobBody(raw, bulk);
+    checkClassAllowed(payload, request.principal, options.enqueueClasses);
+    checkArgsSize(payload, bulk, options.maxArgsBytes);
+    if (!bulk) {
+      const jid = await this.clientCall(() => this.deps.client.push(payload));
+      return jsonResponse(jid ? 201 : 200, { jid });
+    }
+    const jids = await this.clientCall(() => this.deps.client.pushBulk(payload));
+    return jsonResponse(jids.some((jid) => jid !== null) ? 201 : 200, { jids });
+  }
+
+  /** The client owns what a valid job is; its verdict is surfaced, not duplicated. */
+  private async clientCall<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof InvalidJobError) throw invalidRequest(`${error.message}.`);
+      throw new WriteMayHaveAppliedError(error);
+    }
+  }
+
+  private async rejectable(request: ApiRequest, run: () => Promise<ApiResponse>): Promise<ApiResponse> {
+    try {
+      return await run();
+    } catch (error) {
+      if (error instanceof ApiProblem) return problemResponse(error, request.path);
+      throw error;
+    }
+  }
+
+  private async show(request: ApiRequest): Promise<ApiResponse> {
+    const jid = validJid(request.params.jid);
+    const record = await this.deps.status.get(jid);
+    if (!record) {
+      throw new ApiProblem(
+        'job_not_found',
+        `No status is recorded for jid ${jid}; the job is unknown, its class does not set track: true, or its record has expired.`,
+        { jid },
+      );
+    }
+    return jsonResponse(200, record);
+  }
+
+  /** Not a cancel: a job already handed to a processor keeps running, and a dead one stays in `dead`. */
+  private async destroy(request: ApiRequest): Promise<ApiResponse> {
+    const jid = validJid(request.params.jid);
+    const set = await removeNotYetRun(this.deps.redis, jid);
+    if (!set) throw new ApiProblem('job_not_found', `No scheduled or retrying job has jid ${jid}.`, { jid });
+    return jsonResponse(200, { jid, set });
+  }
+}

@@ -1,0 +1,93 @@
+import { Controller, Get, INestApplication, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { request as httpRequest } from 'node:http';
+import { WurkApiOptions, WurkModule, WurkModuleOptions } from '../../src';
+
+export const ADMIN_TOKEN = 'admin-token-000000000000000000';
+export const ENQUEUE_TOKEN = 'enqueue-token-0000000000000000';
+export const READ_TOKEN = 'read-token-00000000000000000000';
+export const PRODUCER_TOKEN = 'producer-token-000000000000000';
+
+export const TOKENS: WurkApiOptions['tokens'] = [
+  { token: ADMIN_TOKEN, scopes: ['admin'] },
+  { token: ENQUEUE_TOKEN, scopes: ['enqueue'] },
+  { token: READ_TOKEN, scopes: ['read'] },
+  { token: PRODUCER_TOKEN, scopes: ['enqueue', 'read'] },
+];
+
+/** A route of the host app, to show requests outside the mount are not the API's. */
+@Controller()
+class HostController {
+  @Get('hello')
+  hello(): { hello: string } {
+    return { hello: 'host' };
+  }
+}
+
+export interface ApiApp {
+  app: INestApplication;
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A real Nest app listening on a loopback socket, created as the README tells a host app to be. */
+export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefined, extra: WurkModuleOptions = {}): Promise<ApiApp> {
+  @Module({ imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...extra })], controllers: [HostController] })
+  class AppModule {}
+  const app = await NestFactory.create(AppModule, { bodyParser: false, logger: false, abortOnError: false });
+  await app.listen(0, '127.0.0.1');
+  const address = app.getHttpServer().address() as { port: number };
+  return { app, port: address.port, close: () => app.close() };
+}
+
+export interface RawResponse {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  text: string;
+  json: any;
+}
+
+export interface RawRequest {
+  method?: string;
+  path: string;
+  headers?: Record<string, string | string[]>;
+  body?: string | Buffer;
+  /** Send the body in these pieces with chunked transfer encoding. */
+  chunks?: Buffer[];
+  token?: string;
+}
+
+/** One HTTP request over a fresh connection, with full control of method, headers and framing. */
+export function call(port: number, options: RawRequest): Promise<RawResponse> {
+  const headers: Record<string, string | string[]> = { ...(options.headers ?? {}) };
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let json: unknown;
+        try {
+          json = text ? JSON.parse(text) : undefined;
+        } catch {
+          json = undefined;
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+      });
+    });
+    req.on('error', reject);
+    if (options.chunks) {
+      for (const chunk of options.chunks) req.write(chunk);
+      req.end();
+    } else {
+      req.end(options.body);
+    }
+  });
+}
+
+export function post(port: number, path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  return call(port, { method: 'POST', path, token, body: text, headers: { 'content-type': 'application/json', ...headers } });
+}
