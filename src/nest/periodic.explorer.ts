@@ -1,0 +1,40 @@
+import { Injectable, OnModuleInit } from '@nestjs/common';
+import { DiscoveryService } from '@nestjs/core';
+import { WurkConfigError } from '../job/errors';
+import { WorkerClass, workerName, workerOptionsOf } from '../job/worker-definition';
+import { resolvePeriodicEntry } from '../periodic/periodic-entry';
+import { periodicDeclarationsOf } from './periodic.decorator';
+import { PeriodicService } from './periodic.service';
+
+/**
+ * Finds `@Periodic` workers and adds their entries. At module init, so an
+ * invalid cron stops the app before it serves, naming the worker.
+ */
+@Injectable()
+export class PeriodicExplorer implements OnModuleInit {
+  constructor(
+    private readonly discovery: DiscoveryService,
+    private readonly periodic: PeriodicService,
+  ) {}
+
+  onModuleInit(): void {
+    const seen = new Set<unknown>();
+    for (const wrapper of this.discovery.getProviders()) {
+      const target = wrapper.metatype as WorkerClass | undefined;
+      if (!target || typeof target !== 'function' || seen.has(target)) continue;
+      const declarations = periodicDeclarationsOf(target);
+      if (declarations.length === 0) continue;
+      seen.add(target);
+      if (!workerOptionsOf(target)) throw new WurkConfigError(`@Periodic(${target.name})`, 'must decorate a @Worker class');
+      declarations.forEach(({ cron, options }, index) => {
+        const source = declarations.length > 1 ? `@Periodic(${workerName(target)})[${index}]` : `@Periodic(${workerName(target)})`;
+        const entry = resolvePeriodicEntry({ ...options, cron, worker: target }, source);
+        try {
+          this.periodic.add(entry);
+        } catch (error) {
+          throw new WurkConfigError(source, (error as Error).message);
+        }
+      });
+    }
+  }
+}

@@ -1,0 +1,33 @@
+import { Module } from '@nestjs/common';
+import type { INestApplicationContext } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type Redis from 'ioredis';
+import { PeriodicService, WurkModule, WurkModuleOptions } from '../../src';
+import type { PeriodicTickerEvents } from '../../src';
+
+/** A Nest application context with the periodic ticker forced on at a fast tick. */
+export async function periodicApp(url: string, options: WurkModuleOptions = {}, providers: unknown[] = []): Promise<INestApplicationContext> {
+  @Module({ imports: [WurkModule.forRoot({ redis: { url }, tickInterval: 0.5, periodicTicker: true, ...options })], providers: providers as never })
+  class PeriodicAppModule {}
+  const app = await NestFactory.createApplicationContext(PeriodicAppModule, { logger: false, abortOnError: false });
+  app.enableShutdownHooks();
+  return app;
+}
+
+/** Records every event of an app's ticker, for assertions. */
+export function recordTicker(app: INestApplicationContext): { [K in keyof PeriodicTickerEvents]: PeriodicTickerEvents[K][] } {
+  const ticker = app.get(PeriodicService).ticker;
+  const seen = { enqueued: [], skipped: [], disabled: [], rolledBack: [], rollbackFailed: [], entryFailed: [], tick: [] } as {
+    [K in keyof PeriodicTickerEvents]: PeriodicTickerEvents[K][];
+  };
+  for (const event of Object.keys(seen) as (keyof PeriodicTickerEvents)[]) {
+    ticker.on(event, (payload) => (seen[event] as unknown[]).push(payload));
+  }
+  return seen;
+}
+
+/** The payloads on a queue, oldest first. */
+export async function queued(redis: Redis, queue: string): Promise<Array<Record<string, unknown>>> {
+  const raw = await redis.lrange(`queue:${queue}`, 0, -1);
+  return raw.reverse().map((text) => JSON.parse(text) as Record<string, unknown>);
+}
