@@ -1,0 +1,29 @@
+/**
+ * The BullMQ 5 side of the processing benchmark: a Worker with concurrency 10
+ * and a no-op processor, timed from inside the process (see sidekiq_worker.rb
+ * for the protocol: BENCH_MODE, BENCH_JOBS, READY / RESULT lines).
+ */
+import { Worker } from 'bullmq';
+import { BenchRecorder } from './recorder';
+
+async function main(): Promise<void> {
+  const recorder = new BenchRecorder();
+  const url = new URL(process.env.REDIS_URL!);
+  const worker = new Worker(
+    'bench',
+    async (job) => {
+      recorder.ran(job.data.t as number | undefined);
+    },
+    { connection: { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null }, concurrency: 10 },
+  );
+  await worker.waitUntilReady();
+  recorder.ready();
+  process.on('SIGTERM', () => {
+    worker.close().finally(() => process.exit(0));
+  });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
