@@ -1,3 +1,4 @@
+import IORedis from 'ioredis';
 import type Redis from 'ioredis';
 import { Heartbeat, HeartbeatLogger } from '../../src/server/heartbeat';
 import type { RemoteSignal } from '../../src/server/heartbeat-port';
@@ -183,6 +184,25 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     expect(await redis.ttl(identity.identity)).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect(await redis.hget(identity.identity, 'beat')).toBe(beat);
+  });
+
+  it("beats through the app's own ioredis instance, whose options cross to the thread without its functions", async () => {
+    const identity = newProcessIdentity();
+    const appConnection = new IORedis(server.port, '127.0.0.1', { lazyConnect: true, retryStrategy: () => 100 });
+    const hb = new Heartbeat({
+      redis: appConnection,
+      identity,
+      info: { tag: '', labels: [], concurrency: 1, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      interval: 0.2,
+      ttl: 60,
+      logger: new CapturingLogger(),
+    });
+    running.push(hb);
+    await hb.start();
+    expect(await redis.sismember(Keys.processes, identity.identity)).toBe(1);
+    // wurk never opened or closed the app's connection.
+    expect(appConnection.status).toBe('wait');
+    appConnection.disconnect();
   });
 
   it('survives Redis going away: logs, keeps counting, and resumes beating when Redis is back', async () => {
