@@ -47,6 +47,8 @@ export const Keys = {
   /** HASH identity → float epoch seconds of its last beat, kept past the 60 s heartbeat hash for orphan checks. */
   lastBeat: 'wurk:last_beat',
   reaperFullLock: 'super_fetch:reaper:full',
+  /** LIST of payloads recovered more than `maxOrphanings` times, parked by the requeue script until filed in `dead`. */
+  repeatOrphans: 'wurk:repeat_orphans',
 
   // --- Job status (contract §2) --------------------------------------------
   status: (jid: string): string => `status:${jid}`,

@@ -1,4 +1,5 @@
 import type { JobPayload } from '../job/payload';
+import type { JobExecution } from './job-execution';
 import type { MiddlewareFn } from '../job/middleware-chain';
 import type { RegisteredWorker } from '../job/worker-registry';
 
@@ -18,6 +19,8 @@ export interface ServerContext {
   attempt: number;
   /** What `perform` returned, set once it has returned. */
   result?: unknown;
+  /** The execution `perform` sees through JobContext; an onStart listener may set its `reporter`. */
+  execution: JobExecution;
 }
 
 export type ServerMiddlewareFn = MiddlewareFn<ServerContext>;

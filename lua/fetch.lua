@@ -1,0 +1,71 @@
+-- Reliable fetch: acknowledges finished jobs, then claims up to ARGV[2] jobs
+-- into this process's private lists, in one round trip.
+--
+-- KEYS[2i-1] = queue:<name> (public), KEYS[2i] = its private list
+--   (queue:<name>|<host>|<pid>|<nonce>|0), for i = 1..ARGV[1], in fetch order;
+-- KEYS[2n+1..] = super_fetch:recovered:<jid> of every acknowledged job.
+-- ARGV[1] = n (queue pairs), ARGV[2] = most jobs to claim (0 = acks only),
+-- then per pair i: a mode ("D" = nothing else of ours is in that private
+-- list, drop it whole; "L" = LREM each), a count c, and c payloads to ack.
+--
+-- Returns a flat array {pair index, payload, ...}, oldest first, then
+-- {"!", key, error} for every key that holds the wrong type (skipped, so one
+-- bad key never stops the other queues).
+--
+-- Claiming is LRANGE + LTRIM + LPUSH per queue, not one LMOVE per job: three
+-- commands for a whole batch. The jobs sit in the private list from the same
+-- atomic step, so a crash right after loses nothing.
+local n = tonumber(ARGV[1])
+local limit = tonumber(ARGV[2])
+local out = {}
+local pos = 3
+for i = 1, n do
+  local mode = ARGV[pos]
+  local count = tonumber(ARGV[pos + 1])
+  pos = pos + 2
+  if count > 0 then
+    local private = KEYS[2 * i]
+    if mode == "D" then
+      redis.pcall("DEL", private)
+    else
+      for j = pos, pos + count - 1 do
+        local removed = redis.pcall("LREM", private, -1, ARGV[j])
+        if type(removed) == "table" and removed.err then
+          out[#out + 1] = "!"; out[#out + 1] = private; out[#out + 1] = removed.err
+          break
+        end
+      end
+    end
+    pos = pos + count
+  end
+end
+if #KEYS > 2 * n then
+  redis.call("DEL", unpack(KEYS, 2 * n + 1))
+end
+
+local want = limit
+for i = 1, n do
+  if want <= 0 then break end
+  local public, private = KEYS[2 * i - 1], KEYS[2 * i]
+  local items = redis.pcall("LRANGE", public, -want, -1)
+  if items.err then
+    out[#out + 1] = "!"; out[#out + 1] = public; out[#out + 1] = items.err
+  elseif #items > 0 then
+    local size = #items
+    -- LRANGE lists left to right; the rightmost is the oldest, fetched first.
+    local oldest_first = {}
+    for k = size, 1, -1 do oldest_first[#oldest_first + 1] = items[k] end
+    local pushed = redis.pcall("LPUSH", private, unpack(oldest_first))
+    if type(pushed) == "table" and pushed.err then
+      -- The private list is unusable: leave the jobs on the public queue.
+      out[#out + 1] = "!"; out[#out + 1] = private; out[#out + 1] = pushed.err
+    else
+      redis.call("LTRIM", public, 0, -size - 1)
+      for k = 1, size do
+        out[#out + 1] = i; out[#out + 1] = oldest_first[k]
+      end
+      want = want - size
+    end
+  end
+end
+return out

@@ -1,0 +1,64 @@
+-- Recovers the private list of a process that is dead: every job goes back
+-- to the head of its public queue, unless it has now been recovered more
+-- than ARGV[5] times (a poison job that kills its process), which is parked
+-- in wurk:repeat_orphans to be filed in dead with the reason.
+--
+-- KEYS[1] = private list, KEYS[2] = public queue, KEYS[3] = the owner's
+-- heartbeat hash (<identity>), KEYS[4] = wurk:last_beat, KEYS[5] = queues,
+-- KEYS[6] = wurk:repeat_orphans.
+-- ARGV[1] = the owner's identity ("" for the pre-nonce list shape, whose
+-- owner the caller already found dead by its pid), ARGV[2] = orphan
+-- threshold in seconds, ARGV[3] = now (epoch seconds), ARGV[4] = recovery
+-- counter key prefix (super_fetch:recovered:), ARGV[5] = max orphanings,
+-- ARGV[6] = counter TTL in seconds, ARGV[7] = periodic running-lock key
+-- prefix, ARGV[8] = running-lock TTL, ARGV[9] = queue name.
+--
+-- Returns {moved, parked}, or {-1, 0} when the owner is alive.
+--
+-- The liveness check sits inside the script so that a process that beats
+-- between the caller's look and the move is never robbed of its jobs.
+if ARGV[1] ~= "" then
+  if redis.call("EXISTS", KEYS[3]) == 1 then return {-1, 0} end
+  local ok, beat = pcall(redis.call, "HGET", KEYS[4], ARGV[1])
+  if not ok then return {-1, 0} end -- unreadable: count it as alive
+  if beat and tonumber(ARGV[3]) - (tonumber(beat) or 0) <= tonumber(ARGV[2]) then
+    return {-1, 0}
+  end
+end
+
+local moved, parked = 0, 0
+while true do
+  -- Oldest claim first (the right end), back to the right end of the queue.
+  local job = redis.call("RPOP", KEYS[1])
+  if not job then break end
+  local ok, decoded = pcall(cjson.decode, job)
+  local fields = (ok and type(decoded) == "table") and decoded or {}
+  local count = 0
+  if type(fields.jid) == "string" then
+    local counter = ARGV[4] .. fields.jid
+    count = redis.call("INCR", counter)
+    redis.call("EXPIRE", counter, ARGV[6])
+  end
+  if count > tonumber(ARGV[5]) then
+    redis.call("RPUSH", KEYS[6], job)
+    parked = parked + 1
+  else
+    redis.call("RPUSH", KEYS[2], job)
+    moved = moved + 1
+    -- A periodic job that holds its entry's running lock until executed:
+    -- the lock must follow the job back onto the queue, or the ticker would
+    -- enqueue the next slot while this one is still pending.
+    if fields.periodic_until_executed == true and type(fields.periodic_pjid) == "string"
+        and type(fields.jid) == "string" then
+      local lock = ARGV[7] .. fields.periodic_pjid
+      local held = redis.pcall("GET", lock)
+      if held == false then
+        redis.pcall("SET", lock, fields.jid, "EX", ARGV[8])
+      elseif held == fields.jid then
+        redis.pcall("EXPIRE", lock, ARGV[8])
+      end
+    end
+  end
+end
+if moved > 0 then redis.call("SADD", KEYS[5], ARGV[9]) end
+return {moved, parked}

@@ -1,0 +1,40 @@
+/** One job taken off a queue, as it sits in Redis. */
+export interface ClaimedJob {
+  /** The payload text exactly as fetched (what acknowledging removes by value). */
+  readonly raw: string;
+  /** The queue it was fetched from (retries go back there unless `retry_queue` says otherwise). */
+  readonly queue: string;
+  /** Reliable fetch: the private list it sits in until acknowledged. */
+  readonly privateKey?: string;
+  /** Set at shutdown once the job was handed back: its late finish must not settle it. */
+  handedBack?: boolean;
+}
+
+/** A fetch strategy: how jobs are taken, acknowledged, filed and handed back. */
+export interface Fetcher {
+  /** Takes up to `max` jobs; when none is waiting, blocks up to the fetch timeout for one. */
+  claim(max: number): Promise<ClaimedJob[]>;
+  /** Records that a job ran; may be held and sent with the next fetch. */
+  acknowledge(job: ClaimedJob, jid: string): void;
+  /** Sends held acknowledgments now (quiet, shutdown, an idle fetch loop). */
+  flush(): Promise<void>;
+  /**
+   * Files a job that ran and failed in `retry` or `dead` and acknowledges it
+   * in one step. Resolves false when it was no longer ours to file.
+   */
+  file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean>;
+  /** Puts jobs that never started back at the head of their queues. */
+  giveBack(jobs: ClaimedJob[]): Promise<void>;
+  /** Shutdown: acknowledges what is held and hands back everything else claimed. */
+  release(): Promise<void>;
+  /** Makes a blocked `claim` return soon (shutdown). */
+  interrupt(): void;
+  /** Notes that a claimed job ended without an acknowledgment or a filing of ours (handed back). */
+  forget(job: ClaimedJob): void;
+}
+
+/** Dead-set trimming, as Sidekiq's DeadSet#kill: at most `maxJobs`, none older than `timeout` seconds. */
+export interface DeadTrim {
+  maxJobs: number;
+  timeout: number;
+}

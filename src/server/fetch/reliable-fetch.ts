@@ -1,0 +1,227 @@
+import type Redis from 'ioredis';
+import { Keys } from '../../redis/keys';
+import { runScript } from '../../redis/scripts';
+import type { ProcessIdentity } from '../identity';
+import type { QueueOrder } from '../queue-order';
+import type { ServerLogger } from '../server-logger';
+import { deadTrimArgs } from './dead-trim';
+import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
+
+export interface ReliableFetchOptions {
+  /** Seconds a fetch blocks on an empty queue (BLMOVE timeout). */
+  fetchTimeout: number;
+  dead: DeadTrim;
+  logger: ServerLogger;
+}
+
+/**
+ * Wurk's reliable fetch (contract §3.1): a job moves atomically from
+ * `queue:<q>` into this process's private list `queue:<q>|<host>|<pid>|<nonce>|0`
+ * and stays there until acknowledged, so a process that dies mid-job loses
+ * nothing: any live process requeues the list (OrphanReaper).
+ *
+ * Commands per job: `fetch.lua` claims up to the idle processors' worth of
+ * jobs per call (LRANGE + LTRIM + LPUSH for the batch) and carries the acks
+ * held since the previous call (one LREM each, or a single DEL of the
+ * private list when nothing else of ours is in it, plus one multi-key DEL of
+ * the recovery counters). Under load that is well under one command per job;
+ * an idle process blocks in BLMOVE and wakes the moment a job arrives.
+ *
+ * What this hides from `Queue#size`: jobs claimed but not yet started sit in
+ * the private list, never more than the number of idle processors.
+ */
+export class ReliableFetch implements Fetcher {
+  /** Acknowledged jobs not yet sent, by private list. */
+  private held = new Map<string, string[]>();
+  private heldJids: string[] = [];
+  /** Claimed jobs neither acknowledged nor filed nor handed back, by private list. */
+  private readonly outstanding = new Map<string, number>();
+  /**
+   * Private lists that may hold a job we do not know about (a claim whose
+   * reply was lost with the connection): never dropped whole, only LREMed;
+   * their strays go back to the queue at shutdown.
+   */
+  private readonly tainted = new Set<string>();
+  private blockingOn: string | undefined;
+  private serial: Promise<unknown> = Promise.resolve();
+  private interrupted = false;
+  private readonly badKeysLogged = new Map<string, number>();
+
+  constructor(
+    private readonly fetchConnection: Redis,
+    private readonly command: Redis,
+    private readonly order: QueueOrder,
+    private readonly identity: ProcessIdentity,
+    private readonly options: ReliableFetchOptions,
+  ) {}
+
+  privateKey(queue: string): string {
+    return Keys.privateQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
+  }
+
+  async claim(max: number): Promise<ClaimedJob[]> {
+    const queues = this.order.next();
+    const { jobs, badKeys } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
+    if (jobs.length > 0 || this.interrupted) return jobs;
+    const queue = queues.find((name) => !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
+    if (queue === undefined) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+      return [];
+    }
+    return this.block(queue);
+  }
+
+  /** Nothing waiting anywhere: wait on the first queue, so a new job starts at once instead of at the next poll. */
+  private async block(queue: string): Promise<ClaimedJob[]> {
+    const privateKey = this.privateKey(queue);
+    this.blockingOn = privateKey;
+    try {
+      const raw = await this.fetchConnection.blmove(Keys.queue(queue), privateKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
+      if (raw === null) return [];
+      this.count(privateKey, 1);
+      return [{ raw, queue, privateKey }];
+    } catch (error) {
+      this.tainted.add(privateKey);
+      throw error;
+    } finally {
+      this.blockingOn = undefined;
+    }
+  }
+
+  acknowledge(job: ClaimedJob, jid: string): void {
+    const key = job.privateKey as string;
+    this.count(key, -1);
+    let list = this.held.get(key);
+    if (!list) this.held.set(key, (list = []));
+    list.push(job.raw);
+    if (jid) this.heldJids.push(jid);
+  }
+
+  async flush(): Promise<void> {
+    if (this.held.size === 0) return;
+    await this.exclusive(() => this.runFetch(this.command, this.order.names, 0));
+  }
+
+  async file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean> {
+    const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
+    const filed = await runScript<number>(
+      this.command,
+      'settle',
+      [set === 'dead' ? Keys.dead : Keys.retry, job.privateKey as string, Keys.recovered(jid)],
+      [score, payload, job.raw, 'L', cutoff, maxJobs],
+    );
+    this.count(job.privateKey as string, -1);
+    return filed === 1;
+  }
+
+  async giveBack(jobs: ClaimedJob[]): Promise<void> {
+    const byList = new Map<string, ClaimedJob[]>();
+    for (const job of jobs) {
+      let list = byList.get(job.privateKey as string);
+      if (!list) byList.set(job.privateKey as string, (list = []));
+      list.push(job);
+    }
+    for (const [privateKey, list] of byList) {
+      await runScript(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
+      this.count(privateKey, -list.length);
+    }
+  }
+
+  forget(job: ClaimedJob): void {
+    this.count(job.privateKey as string, -1);
+  }
+
+  /** Sends the held acks with the hand-back, so a job that ran is never handed back with the rest. */
+  async release(): Promise<void> {
+    await this.exclusive(async () => {
+      const held = this.held;
+      this.held = new Map();
+      this.heldJids = [];
+      for (const queue of this.order.names) {
+        const privateKey = this.privateKey(queue);
+        await runScript(this.command, 'release', [privateKey, Keys.queue(queue), Keys.queues], [queue, ...(held.get(privateKey) ?? [])]);
+        held.delete(privateKey);
+        this.outstanding.delete(privateKey);
+      }
+    });
+  }
+
+  interrupt(): void {
+    this.interrupted = true;
+    // A BLMOVE cut short may have moved a job whose reply is lost; release()
+    // sweeps the whole private list back, so it is not lost either.
+    this.fetchConnection.disconnect();
+  }
+
+  private count(privateKey: string, delta: number): void {
+    this.outstanding.set(privateKey, Math.max(0, (this.outstanding.get(privateKey) ?? 0) + delta));
+  }
+
+  /** One fetch.lua call at a time, so a DEL of a private list is never reordered around a claim into it. */
+  private exclusive<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.serial.then(work, work);
+    this.serial = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runFetch(connection: Redis, queues: string[], max: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string> }> {
+    const held = this.held;
+    const jids = this.heldJids;
+    this.held = new Map();
+    this.heldJids = [];
+    const keys: string[] = [];
+    const args: (string | number)[] = [queues.length, max];
+    for (const queue of queues) {
+      const privateKey = this.privateKey(queue);
+      keys.push(Keys.queue(queue), privateKey);
+      const acks = held.get(privateKey);
+      if (acks && acks.length > 0) {
+        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && this.blockingOn !== privateKey && !this.tainted.has(privateKey);
+        args.push(whole ? 'D' : 'L', acks.length, ...acks);
+      } else {
+        args.push('L', 0);
+      }
+    }
+    for (const jid of jids) keys.push(Keys.recovered(jid));
+    let reply: Array<string | number>;
+    try {
+      reply = await runScript<Array<string | number>>(connection, 'fetch', keys, args);
+    } catch (error) {
+      // Not known to have run: keep the acks for the next call, and assume a
+      // claim may have happened whose reply we lost.
+      this.restore(held, jids);
+      if (max > 0) for (const queue of queues) this.tainted.add(this.privateKey(queue));
+      throw error;
+    }
+    const jobs: ClaimedJob[] = [];
+    const badKeys = new Set<string>();
+    for (let i = 0; i < reply.length; i += 2) {
+      if (reply[i] === '!') {
+        badKeys.add(String(reply[i + 1]));
+        this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
+        i += 1;
+        continue;
+      }
+      const queue = queues[Number(reply[i]) - 1];
+      const privateKey = this.privateKey(queue);
+      this.count(privateKey, 1);
+      jobs.push({ raw: String(reply[i + 1]), queue, privateKey });
+    }
+    return { jobs, badKeys };
+  }
+
+  private restore(held: Map<string, string[]>, jids: string[]): void {
+    for (const [key, list] of held) {
+      const current = this.held.get(key);
+      this.held.set(key, current ? [...list, ...current] : list);
+    }
+    this.heldJids = [...jids, ...this.heldJids];
+  }
+
+  private logBadKey(key: string, error: string): void {
+    const last = this.badKeysLogged.get(key) ?? 0;
+    if (Date.now() - last < 60000) return;
+    this.badKeysLogged.set(key, Date.now());
+    this.options.logger.error(`reliable fetch skips ${key}: ${error}`);
+  }
+}

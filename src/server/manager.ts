@@ -1,0 +1,350 @@
+import { MiddlewareChain } from '../job/middleware-chain';
+import { JobPayload } from '../job/payload';
+import type { WorkerRegistry } from '../job/worker-registry';
+import type { RedisConnections } from '../redis/connections';
+import { BasicFetch } from './fetch/basic-fetch';
+import type { ClaimedJob, DeadTrim, Fetcher } from './fetch/fetcher';
+import { ReliableFetch } from './fetch/reliable-fetch';
+import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
+import type { ProcessIdentity } from './identity';
+import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
+import { Poller } from './poller';
+import { PendingFiling, Processor } from './processor';
+import { QueueOrder } from './queue-order';
+import { RecurringTask } from './recurring-task';
+import { errorMessageOf } from './retry/error-fields';
+import { consoleLogger, ServerLogger } from './server-logger';
+import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from './server-middleware';
+import type { ServerOptions } from './server-options';
+
+export interface ManagerDeps {
+  connections: RedisConnections;
+  registry: WorkerRegistry;
+  heartbeat: HeartbeatPort;
+  identity: ProcessIdentity;
+  options: ServerOptions;
+}
+
+/** Longest pause of the fetch loop after a failed fetch (Redis away). */
+const MAX_FETCH_BACKOFF_MS = 5000;
+
+/**
+ * The process plane of one process: `concurrency` jobs in flight, fed by one
+ * fetch loop that claims as many jobs as there are idle slots; the poller,
+ * the orphan reaper and the heartbeat beside it. `stop()` drains first:
+ * fetching stops at once, running jobs get `shutdownTimeout`, then their
+ * AbortSignal fires and the unfinished ones are handed back.
+ */
+export class Manager {
+  /** Resolves once the first orphan check completed (at once when never started). */
+  readonly ready: Promise<void>;
+  private resolveReady!: () => void;
+  private readonly middleware = new MiddlewareChain<ServerContext>();
+  private readonly listeners: JobLifecycleListener[] = [];
+  private readonly logger: ServerLogger;
+  private readonly order: QueueOrder;
+  private readonly dead: DeadTrim;
+  private readonly deadline = new AbortController();
+  private readonly pending: PendingFiling[] = [];
+  private readonly running = new Map<ClaimedJob, Promise<void>>();
+  private readonly work = new Map<ClaimedJob, WorkItem>();
+  private readonly freeTids: string[] = [];
+  private fetcher!: Fetcher;
+  private processor!: Processor;
+  private poller!: RecurringTask;
+  private reaper!: RecurringTask;
+  private fetchLoop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private wakeScheduled = false;
+  private workDirty = false;
+  private quieted = false;
+  private started = false;
+  private stopping: Promise<void> | undefined;
+
+  constructor(private readonly deps: ManagerDeps) {
+    this.logger = deps.options.logger ?? consoleLogger;
+    this.order = new QueueOrder(deps.options.queues);
+    this.dead = { maxJobs: deps.options.deadMaxJobs, timeout: deps.options.deadTimeout };
+    this.ready = new Promise((resolve) => (this.resolveReady = resolve));
+    for (let slot = deps.options.concurrency - 1; slot >= 0; slot--) this.freeTids.push(((deps.identity.pid * 31 + slot) ^ 0x5a5a).toString(36) + slot.toString(36));
+  }
+
+  /** A server middleware, run around `perform` after the ones added before it. */
+  useMiddleware(middleware: ServerMiddlewareFn | ServerMiddleware): this {
+    this.middleware.use(typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next));
+    return this;
+  }
+
+  addListener(listener: JobLifecycleListener): this {
+    this.listeners.push(listener);
+    return this;
+  }
+
+  get queueNames(): string[] {
+    return this.order.names;
+  }
+
+  get busy(): number {
+    return this.running.size;
+  }
+
+  get isQuiet(): boolean {
+    return this.quieted;
+  }
+
+  async start(): Promise<void> {
+    if (this.started) return;
+    this.started = true;
+    const { connections, options, identity, heartbeat } = this.deps;
+    const fetchConnection = connections.dedicated('fetch');
+    this.fetcher =
+      options.fetch === 'basic'
+        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead })
+        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger });
+    this.processor = new Processor({
+      registry: this.deps.registry,
+      middleware: this.middleware,
+      listeners: this.listeners,
+      heartbeat,
+      fetcher: this.fetcher,
+      maxRetries: options.maxRetries,
+      timestamps: options.timestamps,
+      errorHandlers: options.errorHandlers,
+      deathHandlers: options.deathHandlers,
+      logger: this.logger,
+      signal: this.deadline.signal,
+      pending: this.pending,
+    });
+    const poller = new Poller(connections.command, { pollInterval: options.pollInterval, timestamps: options.timestamps, dead: this.dead });
+    this.poller = new RecurringTask('scheduled poller', () => poller.poll().then(() => undefined), () => poller.nextDelayMs(), this.logger);
+    const reaper = new OrphanReaper(
+      connections.command,
+      identity,
+      { orphanThreshold: options.orphanThreshold, orphanCheckInterval: options.orphanCheckInterval, maxOrphanings: options.maxOrphanings, timestamps: options.timestamps, dead: this.dead },
+      (orphan) => this.buried(orphan),
+    );
+    this.reaper = new RecurringTask('orphan check', () => this.reconcile(reaper, true), () => options.orphanCheckInterval * 1000, this.logger);
+
+    heartbeat.onSignal((signal) => this.onSignal(signal));
+    await heartbeat.start();
+    this.fetchLoop = this.runFetchLoop();
+    this.poller.start(0);
+    // The boot pass is unguarded: whatever this process's previous life left
+    // behind is recovered before anything waits on `ready`.
+    void this.firstOrphanCheck(reaper);
+  }
+
+  private async firstOrphanCheck(reaper: OrphanReaper): Promise<void> {
+    for (let attempt = 0; !this.stopping; attempt++) {
+      try {
+        await this.reconcile(reaper, false);
+        break;
+      } catch (error) {
+        if (attempt === 0) this.logger.error(`first orphan check failed (retrying): ${errorMessageOf(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** attempt, 10000)).unref());
+      }
+    }
+    this.resolveReady();
+    if (!this.stopping) this.reaper.start(this.deps.options.orphanCheckInterval * 1000);
+  }
+
+  private async reconcile(reaper: OrphanReaper, guarded: boolean): Promise<void> {
+    await this.filePending();
+    await reaper.check(guarded);
+  }
+
+  /** Stops fetching (TSTP / Sidekiq's Quiet button); running jobs finish and are settled. */
+  quiet(): void {
+    if (this.quieted) return;
+    this.quieted = true;
+    this.deps.heartbeat.setQuiet(true);
+    this.fetcher?.interrupt();
+    this.wakeFetchLoop();
+    this.logger.log('quiet: no longer fetching new jobs');
+  }
+
+  /**
+   * Drain-first shutdown. Jobs that finish within `shutdownTimeout` are
+   * settled as usual; then the shared AbortSignal fires and whatever is
+   * still running is handed back (it will run again: at-least-once).
+   */
+  stop(): Promise<void> {
+    if (!this.started) {
+      this.resolveReady();
+      return Promise.resolve();
+    }
+    this.stopping ??= this.drainAndStop();
+    return this.stopping;
+  }
+
+  private async drainAndStop(): Promise<void> {
+    const { options, heartbeat } = this.deps;
+    this.quiet();
+    await this.fetchLoop;
+    await this.poller.stop();
+    await this.reaper.stop();
+    const drained = await this.waitForRunning(options.shutdownTimeout * 1000);
+    if (!drained) {
+      this.deadline.abort(new Error('wurk shutdown deadline passed'));
+      const unfinished = [...this.running.keys()];
+      for (const job of unfinished) job.handedBack = true;
+      this.logger.warn(`shutdown: handing back ${unfinished.length} unfinished job(s)`);
+      await this.bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
+      await this.notifyHandedBack(unfinished);
+    }
+    await this.bestEffort('file pending', () => this.filePending());
+    await this.bestEffort('release', () => this.fetcher.release());
+    this.updateWork(true);
+    await this.bestEffort('heartbeat stop', () => heartbeat.stop());
+    this.resolveReady();
+    this.logger.log('stopped');
+  }
+
+  private async notifyHandedBack(jobs: ClaimedJob[]): Promise<void> {
+    if (this.listeners.length === 0) return;
+    for (const job of jobs) {
+      try {
+        const payload = JobPayload.parse(job.raw);
+        const context: ServerContext = {
+          job: payload,
+          queue: job.queue,
+          worker: this.deps.registry.get(payload.className),
+          attempt: typeof payload.get('retry_count') === 'number' ? (payload.get('retry_count') as number) + 2 : 1,
+          execution: { jid: payload.jid, queue: job.queue, attempt: 1, payload, signal: this.deadline.signal },
+        };
+        await this.processor.notify(context, { kind: 'interrupted' });
+      } catch (error) {
+        this.logger.error(`listener notification for a handed-back job failed: ${errorMessageOf(error)}`);
+      }
+    }
+  }
+
+  private async waitForRunning(timeoutMs: number): Promise<boolean> {
+    if (this.running.size === 0) return true;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+    const all = Promise.allSettled([...this.running.values()]).then(async () => {
+      // Jobs finishing may have been the last ones; wait for any started after the snapshot.
+      while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+      return true as const;
+    });
+    const result = await Promise.race([all, timeout]);
+    clearTimeout(timer);
+    return result;
+  }
+
+  private async bestEffort(what: string, step: () => Promise<unknown>): Promise<void> {
+    try {
+      await step();
+    } catch (error) {
+      this.logger.error(`shutdown: ${what} failed: ${errorMessageOf(error)}`);
+    }
+  }
+
+  private onSignal(signal: RemoteSignal): void {
+    if (signal === 'TSTP') this.quiet();
+    else if (signal === 'TERM') void this.stop();
+    else if (signal === 'TTIN' || signal === 'INFO') this.logger.log(`${signal}: ${this.running.size} job(s) running, quiet=${this.quieted}`);
+  }
+
+  private async runFetchLoop(): Promise<void> {
+    const concurrency = this.deps.options.concurrency;
+    let backoff = 0;
+    while (!this.quieted) {
+      const idle = concurrency - this.running.size;
+      if (idle <= 0) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      let jobs: ClaimedJob[];
+      try {
+        jobs = await this.fetcher.claim(idle);
+        backoff = 0;
+      } catch (error) {
+        if (this.quieted) break;
+        backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
+        if (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS) this.logger.error(`fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, backoff).unref());
+        continue;
+      }
+      if (this.quieted && jobs.length > 0) {
+        // Claimed while quieting: never started, so they go straight back.
+        await this.bestEffort('give back', () => this.fetcher.giveBack(jobs));
+        break;
+      }
+      for (const job of jobs) this.dispatch(job);
+      if (jobs.length > 0) this.updateWork(false);
+    }
+    this.wake = undefined;
+  }
+
+  private dispatch(job: ClaimedJob): void {
+    const tid = this.freeTids.pop() ?? 'x';
+    this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
+    const run = this.processor
+      .run(job)
+      .catch((error) => this.logger.error(`processor failed unexpectedly: ${errorMessageOf(error)}`))
+      .finally(() => {
+        this.running.delete(job);
+        this.work.delete(job);
+        this.freeTids.push(tid);
+        this.updateWork(false);
+        this.wakeFetchLoop();
+      });
+    this.running.set(job, run);
+  }
+
+  /** Batches wake-ups: jobs finishing in the same turn of the event loop lead to one fetch for all their slots. */
+  private wakeFetchLoop(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      if (this.workDirty) this.updateWork(true);
+      const wake = this.wake;
+      this.wake = undefined;
+      wake?.();
+      // An idle (blocked) or quiet fetcher would hold these acks until its
+      // next call: send them now.
+      if (!wake && this.fetcher) void this.fetcher.flush().catch((error) => this.logger.error(`acknowledge failed (will retry): ${errorMessageOf(error)}`));
+    });
+  }
+
+  private updateWork(now: boolean): void {
+    if (!now) {
+      this.workDirty = true;
+      this.wakeFetchLoop();
+      return;
+    }
+    this.workDirty = false;
+    this.deps.heartbeat.setWork([...this.work.values()]);
+  }
+
+  /** Retries the filings that failed twice; kept until they land. */
+  private async filePending(): Promise<void> {
+    while (this.pending.length > 0) {
+      const filing = this.pending[0];
+      await this.fetcher.file(filing.job, filing.jid, filing.set, filing.score, filing.payload);
+      this.pending.shift();
+    }
+  }
+
+  private async buried(orphan: BuriedOrphan): Promise<void> {
+    for (const handler of this.deps.options.deathHandlers) {
+      try {
+        await handler(orphan.payload, orphan.error);
+      } catch (error) {
+        this.logger.error(`death handler failed (ignored): ${errorMessageOf(error)}`);
+      }
+    }
+    if (this.listeners.length === 0 || !this.processor) return;
+    const context: ServerContext = {
+      job: orphan.payload,
+      queue: orphan.queue,
+      worker: this.deps.registry.get(orphan.payload.className),
+      attempt: 1,
+      execution: { jid: orphan.payload.jid, queue: orphan.queue, attempt: 1, payload: orphan.payload, signal: this.deadline.signal },
+    };
+    await this.processor.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
+  }
+}

@@ -1,0 +1,170 @@
+import type Redis from 'ioredis';
+import { JobPayload } from '../job/payload';
+import { newJid } from '../job/jid';
+import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
+import { Keys } from '../redis/keys';
+import { runScript } from '../redis/scripts';
+import { deadTrimArgs } from './fetch/dead-trim';
+import type { DeadTrim } from './fetch/fetcher';
+import type { ProcessIdentity } from './identity';
+
+/** Recovery counters live 72 h, as Ruby Wurk's. */
+const COUNTER_TTL = 259200;
+/** A periodic job's running lock, re-taken when its job is recovered. */
+const RUNNING_LOCK_TTL = 86400;
+/** Parked poison jobs filed in dead per pass. */
+const BURY_BATCH = 100;
+
+export interface OrphanReaperOptions {
+  /** Seconds since the owner's last beat before its lists are taken. */
+  orphanThreshold: number;
+  /** Seconds between guarded passes (also the guard lock's TTL). */
+  orphanCheckInterval: number;
+  maxOrphanings: number;
+  timestamps: TimestampMode;
+  dead: DeadTrim;
+}
+
+/** The owner of a private list, read from the right (queue names may contain `|`). */
+export interface PrivateListOwner {
+  queue: string;
+  hostname: string;
+  pid: number;
+  /** Undefined for Ruby Wurk's pre-nonce shape `queue:<name>|<host>|<pid>|<index>`. */
+  nonce?: string;
+}
+
+export function parsePrivateList(key: string): PrivateListOwner | undefined {
+  if (!key.startsWith(Keys.queuePrefix)) return undefined;
+  const parts = key.slice(Keys.queuePrefix.length).split('|');
+  const numeric = (text: string | undefined) => text !== undefined && /^\d+$/.test(text);
+  if (parts.length >= 5 && numeric(parts.at(-1)) && /^[0-9a-f]{12}$/.test(parts.at(-2) as string) && numeric(parts.at(-3))) {
+    return { queue: parts.slice(0, -4).join('|'), hostname: parts.at(-4) as string, pid: Number(parts.at(-3)), nonce: parts.at(-2) };
+  }
+  if (parts.length >= 4 && numeric(parts.at(-1)) && numeric(parts.at(-2))) {
+    return { queue: parts.slice(0, -3).join('|'), hostname: parts.at(-3) as string, pid: Number(parts.at(-2)) };
+  }
+  return undefined;
+}
+
+/** kill(pid, 0): EPERM means a process we may not signal, which is alive. */
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A job that was recovered too often, filed in dead. */
+export interface BuriedOrphan {
+  payload: JobPayload;
+  queue: string;
+  error: Error;
+}
+
+/**
+ * Requeues the private lists of dead processes (requeue_orphans.lua), on
+ * start and then every `orphanCheckInterval` by whichever process takes the
+ * `super_fetch:reaper` lock first. Dead = heartbeat hash gone and last beat
+ * older than `orphanThreshold` (checked inside the script); on this host a
+ * live pid means alive. A job recovered more than `maxOrphanings` times is
+ * parked by the script and filed in dead here, with the reason.
+ */
+export class OrphanReaper {
+  constructor(
+    private readonly redis: Redis,
+    private readonly identity: ProcessIdentity,
+    private readonly options: OrphanReaperOptions,
+    private readonly onBuried: (orphan: BuriedOrphan) => Promise<void>,
+  ) {}
+
+  /** One pass; `guarded` passes run only when this process takes the fleet-wide lock. */
+  async check(guarded: boolean): Promise<{ recovered: number; buried: number }> {
+    let recovered = 0;
+    if (!guarded || (await this.redis.set(Keys.reaperLock, '1', 'EX', this.options.orphanCheckInterval, 'NX')) === 'OK') {
+      for (const key of await this.privateLists()) recovered += await this.recover(key);
+    }
+    const buried = await this.buryRepeatOrphans();
+    return { recovered, buried };
+  }
+
+  private async privateLists(): Promise<string[]> {
+    const keys = new Set<string>();
+    let cursor = '0';
+    do {
+      const [next, batch] = await this.redis.scan(cursor, 'MATCH', `${Keys.queuePrefix}*|*`, 'COUNT', 1000);
+      for (const key of batch) keys.add(key);
+      cursor = next;
+    } while (cursor !== '0');
+    return [...keys];
+  }
+
+  private ownedByALiveLocalProcess(owner: PrivateListOwner): boolean {
+    const me = this.identity;
+    if (owner.hostname !== me.hostname) return false;
+    // Our own pid under another nonce is an earlier life of this pid (a
+    // container restarted as pid 1): that owner is gone.
+    if (owner.pid === me.pid) return owner.nonce === me.nonce;
+    return pidAlive(owner.pid);
+  }
+
+  private async recover(key: string): Promise<number> {
+    const owner = parsePrivateList(key);
+    if (!owner || owner.queue === '') return 0;
+    if (owner.nonce === this.identity.nonce && owner.pid === this.identity.pid && owner.hostname === this.identity.hostname) return 0;
+    if (this.ownedByALiveLocalProcess(owner)) return 0;
+    // The pre-nonce shape names no heartbeat to check: only a pid seen dead on this host is enough.
+    if (owner.nonce === undefined && owner.hostname !== this.identity.hostname) return 0;
+    const identity = owner.nonce === undefined ? '' : `${owner.hostname}:${owner.pid}:${owner.nonce}`;
+    const [moved] = await runScript<[number, number]>(
+      this.redis,
+      'requeue_orphans',
+      [key, Keys.queue(owner.queue), identity === '' ? Keys.lastBeat : Keys.process(identity), Keys.lastBeat, Keys.queues, Keys.repeatOrphans],
+      [
+        identity,
+        this.options.orphanThreshold,
+        String(nowMs() / 1000),
+        Keys.recovered(''),
+        this.options.maxOrphanings,
+        COUNTER_TTL,
+        Keys.periodicRunning(''),
+        RUNNING_LOCK_TTL,
+        owner.queue,
+      ],
+    );
+    return Math.max(0, moved);
+  }
+
+  /** Files the parked poison jobs in dead, each taken off the parking list in the same step. */
+  private async buryRepeatOrphans(): Promise<number> {
+    const parked = await this.redis.lrange(Keys.repeatOrphans, 0, BURY_BATCH - 1);
+    let buried = 0;
+    for (const raw of parked) {
+      const now = nowMs();
+      let payload: JobPayload;
+      try {
+        payload = JobPayload.parse(raw);
+      } catch {
+        payload = JobPayload.fromEntries([['class', 'Wurk::InvalidPayload'], ['args', [raw]], ['jid', newJid()], ['retry', false]]);
+      }
+      const message = `job ${payload.jid} was recovered more than ${this.options.maxOrphanings} times without completing (its process died each time)`;
+      payload.set('error_class', 'Wurk::ProcessDied').set('error_message', message);
+      if (!payload.has('failed_at')) payload.setRaw('failed_at', timestampText(now, this.options.timestamps));
+      const [cutoff, maxJobs] = deadTrimArgs(this.options.dead, now);
+      const filed = await runScript<number>(
+        this.redis,
+        'settle',
+        [Keys.dead, Keys.repeatOrphans, Keys.recovered(payload.jid)],
+        [scoreText(now), payload.toString(), raw, 'L', cutoff, maxJobs],
+      );
+      if (filed !== 1) continue;
+      buried++;
+      const error = new Error(message);
+      error.name = 'Wurk::ProcessDied';
+      await this.onBuried({ payload, queue: payload.queue, error });
+    }
+    return buried;
+  }
+}

@@ -1,0 +1,206 @@
+import { InvalidPayloadError, WurkError } from '../job/errors';
+import { newJid } from '../job/jid';
+import type { MiddlewareChain } from '../job/middleware-chain';
+import { JobPayload } from '../job/payload';
+import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
+import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
+import type { ClaimedJob, Fetcher } from './fetch/fetcher';
+import type { HeartbeatPort } from './heartbeat-port';
+import { JobExecution, jobExecutionStorage } from './job-execution';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
+import type { ServerLogger } from './server-logger';
+import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
+import { errorClassOf, errorMessageOf } from './retry/error-fields';
+
+/** A job's class is not registered in this process; raised by the chain's terminal step. */
+export class UnknownWorkerError extends WurkError {
+  constructor(readonly className: string) {
+    super(`no @Worker named ${JSON.stringify(className)} in this process`);
+  }
+}
+
+/** Sidekiq's error_handlers: every failure of a job, after it is filed. */
+export type ErrorHandler = (error: unknown, context: ServerContext) => void | Promise<void>;
+/** Sidekiq's death_handlers: a job out of retries (filed in dead or discarded). */
+export type DeathHandler = (job: JobPayload, error: unknown) => void | Promise<void>;
+
+/** A filing that failed twice (the retry/dead write, then the interrupt), retried by the manager until it lands. */
+export interface PendingFiling {
+  job: ClaimedJob;
+  jid: string;
+  set: 'retry' | 'dead';
+  score: string;
+  payload: string;
+}
+
+export interface ProcessorDeps {
+  registry: WorkerRegistry;
+  middleware: MiddlewareChain<ServerContext>;
+  listeners: JobLifecycleListener[];
+  heartbeat: HeartbeatPort;
+  fetcher: Fetcher;
+  maxRetries: number;
+  timestamps: TimestampMode;
+  errorHandlers: ErrorHandler[];
+  deathHandlers: DeathHandler[];
+  logger: ServerLogger;
+  /** Fires when the shutdown deadline passes; shared by every execution. */
+  signal: AbortSignal;
+  /** Filings to retry later (see PendingFiling). */
+  pending: PendingFiling[];
+}
+
+/**
+ * Runs one fetched job and settles it by the settle rules (seed 004):
+ * a job that ran is acknowledged (succeeded, or failed and filed in
+ * retry/dead); when that filing fails it is interrupted (into retry after
+ * 30 s × count, or dead), and when even that fails the filing is remembered
+ * and retried by this process, never re-run as a stray. Stats, listeners and
+ * handlers are best-effort and never decide a job's fate.
+ */
+export class Processor {
+  constructor(private readonly deps: ProcessorDeps) {}
+
+  async run(job: ClaimedJob): Promise<void> {
+    let payload: JobPayload;
+    try {
+      payload = JobPayload.parse(job.raw);
+    } catch (error) {
+      return this.buryUnparseable(job, error);
+    }
+    const { deps } = this;
+    const worker = deps.registry.get(payload.className);
+    const retryCount = payload.get<unknown>('retry_count');
+    const attempt = typeof retryCount === 'number' ? retryCount + 2 : 1;
+    const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
+    const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution };
+    if (deps.listeners.length > 0) await this.notify(context, undefined);
+
+    let failed = false;
+    let error: unknown;
+    try {
+      await jobExecutionStorage.run(execution, () => deps.middleware.run(context, () => perform(context)));
+    } catch (caught) {
+      failed = true;
+      error = caught;
+    }
+    deps.heartbeat.countProcessed();
+    if (failed) deps.heartbeat.countFailed();
+    // Handed back at the shutdown deadline: it runs again elsewhere, so
+    // settling it here as well would be a second fate for one job.
+    if (job.handedBack) return;
+
+    let outcome: JobOutcome;
+    if (!failed) {
+      deps.fetcher.acknowledge(job, payload.jid);
+      outcome = { kind: 'complete', result: context.result };
+    } else {
+      outcome = await this.settleFailure(job, payload, error, worker);
+      await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
+    }
+    if (deps.listeners.length > 0) await this.notify(context, outcome);
+  }
+
+  private async settleFailure(job: ClaimedJob, payload: JobPayload, error: unknown, worker: RegisteredWorker | undefined): Promise<JobOutcome> {
+    const { deps } = this;
+    let plan: FailurePlan | undefined;
+    try {
+      plan = await planFailure(payload, job.queue, error, worker, { maxRetries: deps.maxRetries, timestamps: deps.timestamps });
+      if (plan.kind === 'discard') {
+        deps.fetcher.acknowledge(job, payload.jid);
+        await this.died(plan.payload, error);
+        return { kind: 'failed', error };
+      }
+      const set = plan.kind === 'retry' ? 'retry' : 'dead';
+      const score = plan.kind === 'retry' ? scoreText(plan.retryAt) : scoreText(nowMs());
+      const filed = await deps.fetcher.file(job, payload.jid, set, score, plan.payload.toString());
+      if (!filed) return { kind: 'interrupted', error };
+      if (plan.kind === 'retry') return { kind: 'retrying', error, retryCount: plan.retryCount, retryAt: plan.retryAt };
+      await this.died(plan.payload, error);
+      return { kind: 'dead', error };
+    } catch (writeError) {
+      deps.logger.error(`could not file failed job ${payload.jid} (${errorClassOf(error)}): ${errorMessageOf(writeError)}; interrupting it`);
+      return this.interrupt(job, payload, error, plan?.kind === 'dead');
+    }
+  }
+
+  private async interrupt(job: ClaimedJob, payload: JobPayload, error: unknown, outOfRetries: boolean): Promise<JobOutcome> {
+    const { deps } = this;
+    const plan = planInterrupt(payload, error, outOfRetries, deps.timestamps);
+    const filing: PendingFiling = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
+    try {
+      await deps.fetcher.file(job, filing.jid, filing.set, filing.score, filing.payload);
+    } catch (writeError) {
+      // Remembered with its payload: filed later by this process, never
+      // handed back to its queue as a stray (it already ran).
+      deps.pending.push(filing);
+      deps.logger.error(`could not interrupt job ${payload.jid} either (${errorMessageOf(writeError)}); will file it in ${plan.set} later`);
+    }
+    return { kind: 'interrupted', error };
+  }
+
+  /** Not a JSON object: filed in dead, wrapped so Sidekiq's Dead page renders it; never run, never dropped. */
+  private async buryUnparseable(job: ClaimedJob, error: unknown): Promise<void> {
+    const { deps } = this;
+    const now = nowMs();
+    const wrapped = JobPayload.fromEntries([
+      ['class', 'Wurk::InvalidPayload'],
+      ['args', [job.raw]],
+      ['queue', job.queue],
+      ['jid', newJid()],
+      ['retry', false],
+      ['error_class', error instanceof InvalidPayloadError ? 'InvalidPayloadError' : errorClassOf(error)],
+      ['error_message', errorMessageOf(error)],
+    ]).setRaw('failed_at', timestampText(now, deps.timestamps));
+    deps.heartbeat.countProcessed();
+    deps.heartbeat.countFailed();
+    const filing: PendingFiling = { job, jid: wrapped.jid, set: 'dead', score: scoreText(now), payload: wrapped.toString() };
+    try {
+      await deps.fetcher.file(job, filing.jid, 'dead', filing.score, filing.payload);
+    } catch (writeError) {
+      deps.pending.push(filing);
+      deps.logger.error(`could not file an unparseable job in dead (${errorMessageOf(writeError)}); will retry`);
+    }
+    const context: ServerContext = {
+      job: wrapped,
+      queue: job.queue,
+      attempt: 1,
+      execution: { jid: wrapped.jid, queue: job.queue, attempt: 1, payload: wrapped, signal: deps.signal },
+    };
+    await this.died(wrapped, error);
+    if (deps.listeners.length > 0) await this.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
+  }
+
+  private died(payload: JobPayload, error: unknown): Promise<void> {
+    return this.runHandlers('death handler', this.deps.deathHandlers, (handler) => handler(payload, error));
+  }
+
+  private async runHandlers<H>(what: string, handlers: H[], call: (handler: H) => void | Promise<void>): Promise<void> {
+    for (const handler of handlers) {
+      try {
+        await call(handler);
+      } catch (error) {
+        this.deps.logger.error(`${what} failed (ignored): ${errorMessageOf(error)}`);
+      }
+    }
+  }
+
+  /** onStart when `outcome` is undefined, else onSettled; listener errors are logged and swallowed. */
+  async notify(context: ServerContext, outcome: JobOutcome | undefined): Promise<void> {
+    for (const listener of this.deps.listeners) {
+      try {
+        if (outcome === undefined) await listener.onStart?.(context);
+        else await listener.onSettled?.(context, outcome);
+      } catch (error) {
+        this.deps.logger.error(`job lifecycle listener failed (ignored): ${errorMessageOf(error)}`);
+      }
+    }
+  }
+}
+
+/** The chain's terminal step: an unknown class fails here, inside the chain, like an error from perform. */
+async function perform(context: ServerContext): Promise<void> {
+  const worker = context.worker;
+  if (!worker) throw new UnknownWorkerError(context.job.className);
+  context.result = await worker.instance.perform(...context.job.args);
+}

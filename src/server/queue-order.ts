@@ -1,0 +1,48 @@
+import { WurkConfigError } from '../job/errors';
+
+/** `['a', 'b']` = strict order; `[['a', 3], ['b', 1]]` = weighted random order, as `sidekiq -q a,3 -q b,1`. */
+export type QueueSpec = ReadonlyArray<string> | ReadonlyArray<readonly [string, number]>;
+
+/**
+ * The order queues are tried in for one fetch. Strict mode is the declared
+ * order every time; weighted mode repeats each queue by its weight, shuffles
+ * and de-duplicates on every call, so a queue of weight 3 comes first three
+ * times as often as one of weight 1, and none starves.
+ */
+export class QueueOrder {
+  readonly names: string[];
+  readonly weights: Record<string, number>;
+  private readonly weighted: string[] | undefined;
+
+  constructor(spec: QueueSpec) {
+    if (!Array.isArray(spec) || spec.length === 0) throw new WurkConfigError('queues', 'must be a non-empty array');
+    const entries: Array<[string, number]> = spec.map((entry, index) => {
+      if (typeof entry === 'string') return [entry, 0];
+      if (Array.isArray(entry) && typeof entry[0] === 'string' && Number.isInteger(entry[1]) && entry[1] >= 1) return [entry[0], entry[1]];
+      throw new WurkConfigError(`queues[${index}]`, "must be a queue name or a [name, weight ≥ 1] pair");
+    });
+    for (const [name] of entries) {
+      if (name.length === 0) throw new WurkConfigError('queues', 'names must be non-empty strings');
+    }
+    const kinds = new Set(entries.map(([, weight]) => weight === 0));
+    if (kinds.size > 1) throw new WurkConfigError('queues', "mixes strict names and [name, weight] pairs; use one form");
+    this.names = [...new Set(entries.map(([name]) => name))];
+    this.weights = Object.fromEntries(entries.map(([name, weight]) => [name, weight]));
+    this.weighted = kinds.has(true) ? undefined : entries.flatMap(([name, weight]) => new Array<string>(weight).fill(name));
+  }
+
+  get strict(): boolean {
+    return this.weighted === undefined;
+  }
+
+  /** The queues to try, first to last, for this fetch. */
+  next(): string[] {
+    if (!this.weighted) return this.names;
+    const list = this.weighted.slice();
+    for (let i = list.length - 1; i > 0; i--) {
+      const j = Math.floor(Math.random() * (i + 1));
+      [list[i], list[j]] = [list[j], list[i]];
+    }
+    return [...new Set(list)];
+  }
+}

@@ -1,0 +1,43 @@
+import type { TimestampMode } from '../job/time';
+import type { DeathHandler, ErrorHandler } from './processor';
+import type { QueueSpec } from './queue-order';
+import type { ServerLogger } from './server-logger';
+
+/** What the process plane runs with; every interval in seconds. The Nest layer fills it from the module options. */
+export interface ServerOptions {
+  concurrency: number;
+  queues: QueueSpec;
+  fetch: 'reliable' | 'basic';
+  /** Seconds running jobs get to finish at shutdown before they are handed back. */
+  shutdownTimeout: number;
+  /** Seconds a fetch blocks on empty queues before looking again. */
+  fetchTimeout: number;
+  pollInterval: number;
+  orphanThreshold: number;
+  orphanCheckInterval: number;
+  maxOrphanings: number;
+  maxRetries: number;
+  deadMaxJobs: number;
+  deadTimeout: number;
+  timestamps: TimestampMode;
+  errorHandlers: ErrorHandler[];
+  deathHandlers: DeathHandler[];
+  logger?: ServerLogger;
+}
+
+export const SERVER_DEFAULTS = {
+  concurrency: 10,
+  queues: ['default'] as QueueSpec,
+  fetch: 'reliable' as const,
+  shutdownTimeout: 25,
+  fetchTimeout: 2,
+  pollInterval: 5,
+  heartbeatInterval: 10,
+  heartbeatTtl: 60,
+  orphanThreshold: 60,
+  orphanCheckInterval: 60,
+  maxOrphanings: 3,
+  maxRetries: 25,
+  deadMaxJobs: 10000,
+  deadTimeout: 15552000,
+};

@@ -1,0 +1,207 @@
+import { JobPayload } from '../../src/job/payload';
+import { jobExecutionStorage } from '../../src/server/job-execution';
+import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
+import { commandDelta, commandStats } from '../support/command-counter';
+import { RedisServer } from '../support/redis-server';
+import { buildManager, Harness, quietLogger } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+describe('processing: manager, processors, reliable and basic fetch', () => {
+  let server: RedisServer;
+  const harnesses: Harness[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterEach(async () => {
+    while (harnesses.length > 0) await harnesses.pop()!.stop();
+    await server.client().flushall();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  function harness(...args: Parameters<typeof buildManager>): Harness {
+    const h = buildManager(...args);
+    harnesses.push(h);
+    return h;
+  }
+
+  it('runs pushed jobs with their args, the job execution reachable from perform', async () => {
+    const seen: Array<{ args: unknown[]; jid: string; queue: string; attempt: number }> = [];
+    const worker = {
+      perform(...args: unknown[]) {
+        const execution = jobExecutionStorage.getStore()!;
+        seen.push({ args, jid: execution.jid, queue: execution.queue, attempt: execution.attempt });
+      },
+    };
+    const h = harness(server.url, [{ name: 'EchoJob', instance: worker }]);
+    await h.manager.start();
+    const jid = await h.client.push({ class: 'EchoJob', args: [1, 'two', { three: 3 }] });
+    await waitFor(() => seen.length === 1, { what: 'the job to run' });
+    expect(seen[0]).toEqual({ args: [1, 'two', { three: 3 }], jid, queue: 'default', attempt: 1 });
+    await waitFor(() => h.heartbeat.processed === 1);
+  });
+
+  it('keeps a running job in its private list and removes it once acknowledged', async () => {
+    const redis = server.client();
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const h = harness(server.url, [{ name: 'GateJob', instance: { perform: () => gate } }]);
+    await h.manager.start();
+    await h.client.push({ class: 'GateJob', args: [] });
+    const privateKey = `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
+    await waitFor(async () => (await redis.llen(privateKey)) === 1, { what: 'the claimed job in the private list' });
+    expect(await redis.llen('queue:default')).toBe(0);
+    release();
+    await waitFor(async () => (await redis.exists(privateKey)) === 0, { what: 'the ack' });
+    expect(h.heartbeat.processed).toBe(1);
+  });
+
+  it('runs jobs from several queues in strict order and honours concurrency', async () => {
+    const order: string[] = [];
+    let running = 0;
+    let peak = 0;
+    const worker = {
+      async perform(tag: string) {
+        running++;
+        peak = Math.max(peak, running);
+        order.push(tag);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        running--;
+      },
+    };
+    const h = harness(server.url, [{ name: 'TagJob', instance: worker }], { queues: ['critical', 'low'], concurrency: 3 });
+    await h.client.pushBulk({ class: 'TagJob', queue: 'low', args: [['low'], ['low']] });
+    await h.client.pushBulk({ class: 'TagJob', queue: 'critical', args: [['critical'], ['critical']] });
+    await h.manager.start();
+    await waitFor(() => order.length === 4);
+    expect(order.slice(0, 2)).toEqual(['critical', 'critical']);
+    const many = Array.from({ length: 30 }, (_, i) => [`n${i}`]);
+    await h.client.pushBulk({ class: 'TagJob', queue: 'low', args: many });
+    await waitFor(() => order.length === 34);
+    expect(peak).toBeLessThanOrEqual(3);
+    expect(peak).toBeGreaterThan(1);
+  });
+
+  it('uses at most 2 Redis commands per job (INFO commandstats, Lua calls included) under load', async () => {
+    const redis = server.client();
+    let done = 0;
+    const h = harness(server.url, [{ name: 'NoopJob', instance: { perform: () => void done++ } }], { concurrency: 10 });
+    const total = 3000;
+    const payloads = Array.from({ length: total }, (_, i) =>
+      JSON.stringify({ class: 'NoopJob', args: [i], queue: 'default', jid: `jid${i}`, retry: false, created_at: 1.5, enqueued_at: 1.5 }),
+    );
+    for (let i = 0; i < total; i += 1000) await redis.rpush('queue:default', ...payloads.slice(i, i + 1000));
+    const before = await commandStats(redis);
+    await h.manager.start();
+    await waitFor(() => done === total, { timeout: 30000, what: 'all jobs' });
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { what: 'acks flushed' });
+    const delta = commandDelta(before, await commandStats(redis));
+    delete delta.keys;
+    const commands = Object.values(delta).reduce((sum, n) => sum + n, 0);
+    // Background loops (poller, orphan check) add a handful regardless of load.
+    expect(commands / total).toBeLessThanOrEqual(2);
+  });
+
+  it('fails an unknown class through the middleware chain and retries it even without a retry key', async () => {
+    const redis = server.client();
+    const seen: string[] = [];
+    const h = harness(server.url, []);
+    h.manager.useMiddleware(async (context, next) => {
+      seen.push(`before ${context.job.className} worker=${context.worker === undefined ? 'none' : 'some'}`);
+      try {
+        await next();
+      } catch (error) {
+        seen.push(`caught ${(error as Error).name}`);
+        throw error;
+      }
+    });
+    await redis.lpush('queue:default', '{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"}');
+    await h.manager.start();
+    await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'the retry entry' });
+    const [entry] = await redis.zrange('retry', 0, -1);
+    expect(entry.startsWith('{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"')).toBe(true);
+    const job = JSON.parse(entry);
+    expect(job.error_class).toBe('UnknownWorkerError');
+    expect(job.retry_count).toBe(0);
+    expect(seen).toEqual(['before Nope::Missing worker=none', 'caught UnknownWorkerError']);
+    expect(h.heartbeat.failed).toBe(1);
+  });
+
+  it('files a payload that is not a JSON object in dead, wrapped so the Dead page renders it', async () => {
+    const redis = server.client();
+    const h = harness(server.url, []);
+    await redis.lpush('queue:default', 'not json at all', '[1,2]');
+    await h.manager.start();
+    await waitFor(async () => (await redis.zcard('dead')) === 2, { what: 'two dead entries' });
+    const entries = (await redis.zrange('dead', 0, -1)).map((text) => JSON.parse(text));
+    expect(entries.map((e) => e.args[0]).sort()).toEqual(['[1,2]', 'not json at all']);
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'default', error_class: 'InvalidPayloadError' });
+      expect(entry.jid).toMatch(/^[0-9a-f]{24}$/);
+    }
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0);
+  });
+
+  it('calls listeners around the chain and after the fate is written; listener errors are swallowed', async () => {
+    const redis = server.client();
+    const events: string[] = [];
+    const h = harness(server.url, [
+      { name: 'OkJob', instance: { perform: () => 42 } },
+      { name: 'BadJob', instance: { perform: () => Promise.reject(new TypeError('boom')) } },
+    ]);
+    h.manager.useMiddleware(async (context: ServerContext, next) => {
+      events.push(`mw ${context.job.className} reporter=${context.execution.reporter ? 'set' : 'none'}`);
+      await next();
+    });
+    h.manager.addListener({
+      onStart(context) {
+        context.execution.reporter = { report: () => undefined };
+        events.push(`start ${context.job.className}`);
+        throw new Error('listener bug');
+      },
+      async onSettled(context, outcome: JobOutcome) {
+        const inRetry = await redis.zcard('retry');
+        events.push(`settled ${context.job.className} ${outcome.kind} retry=${inRetry}`);
+      },
+    });
+    await h.manager.start();
+    await h.client.push({ class: 'OkJob', args: [] });
+    await waitFor(() => events.length === 3);
+    await h.client.push({ class: 'BadJob', args: [] });
+    await waitFor(() => events.length === 6);
+    expect(events).toEqual([
+      'start OkJob',
+      'mw OkJob reporter=set',
+      'settled OkJob complete retry=0',
+      'start BadJob',
+      'mw BadJob reporter=set',
+      'settled BadJob retrying retry=1',
+    ]);
+    expect(quietLogger.errors.some((line) => line.includes('listener bug'))).toBe(true);
+  });
+
+  it('runs jobs with basic fetch (BRPOP)', async () => {
+    const redis = server.client();
+    const seen: unknown[] = [];
+    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { fetch: 'basic' });
+    await h.manager.start();
+    await h.client.pushBulk({ class: 'EchoJob', args: [[1], [2], [3]] });
+    await waitFor(() => seen.length === 3);
+    expect(seen).toEqual([1, 2, 3]);
+    expect(await redis.keys('queue:default|*')).toEqual([]);
+  });
+
+  it('keeps args bytes when re-filing a job it did not create', async () => {
+    const redis = server.client();
+    const raw = '{"retry":1,"queue":"default","args":[1.0,12345678901234567890,"a/b","\\u00e9"],"class":"FailJob","jid":"bbbbbbbbbbbbbbbbbbbbbbbb","created_at":1795933789.761835,"enqueued_at":1795933789.7619727}';
+    const h = harness(server.url, [{ name: 'FailJob', instance: { perform: () => { throw new Error('x'); } } }]);
+    await redis.lpush('queue:default', raw);
+    await h.manager.start();
+    await waitFor(async () => (await redis.zcard('retry')) === 1);
+    const [entry] = await redis.zrange('retry', 0, -1);
+    expect(JobPayload.parse(entry).getRaw('args')).toBe('[1.0,12345678901234567890,"a/b","\\u00e9"]');
+    expect(entry.startsWith(raw.slice(0, -1))).toBe(true);
+  });
+});

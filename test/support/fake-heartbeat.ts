@@ -1,0 +1,40 @@
+import type { HeartbeatPort, RemoteSignal, WorkItem } from '../../src/server/heartbeat-port';
+
+/** An in-memory HeartbeatPort for tests of the manager alone: records what it is told. */
+export class FakeHeartbeat implements HeartbeatPort {
+  processed = 0;
+  failed = 0;
+  quiet = false;
+  started = false;
+  stopped = false;
+  work: WorkItem[] = [];
+  maxBusy = 0;
+  private handler: ((signal: RemoteSignal) => void) | undefined;
+
+  async start(): Promise<void> {
+    this.started = true;
+  }
+  setWork(items: WorkItem[]): void {
+    this.work = items;
+    this.maxBusy = Math.max(this.maxBusy, items.length);
+  }
+  countProcessed(count = 1): void {
+    this.processed += count;
+  }
+  countFailed(count = 1): void {
+    this.failed += count;
+  }
+  setQuiet(quiet: boolean): void {
+    this.quiet = quiet;
+  }
+  onSignal(handler: (signal: RemoteSignal) => void): void {
+    this.handler = handler;
+  }
+  /** Delivers a remote signal as the heartbeat would after reading `<identity>-signals`. */
+  signal(signal: RemoteSignal): void {
+    this.handler?.(signal);
+  }
+  async stop(): Promise<void> {
+    this.stopped = true;
+  }
+}

@@ -1,0 +1,72 @@
+import { Client } from '../../src/client/client';
+import { WorkerRegistry } from '../../src/job/worker-registry';
+import { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
+import { RedisConnections } from '../../src/redis/connections';
+import { newProcessIdentity, ProcessIdentity } from '../../src/server/identity';
+import { Manager } from '../../src/server/manager';
+import type { ServerLogger } from '../../src/server/server-logger';
+import { SERVER_DEFAULTS, ServerOptions } from '../../src/server/server-options';
+import { FakeHeartbeat } from './fake-heartbeat';
+
+export const quietLogger: ServerLogger & { errors: string[] } = {
+  errors: [],
+  log: () => undefined,
+  warn: () => undefined,
+  error(message: string) {
+    this.errors.push(message);
+  },
+};
+
+export interface Harness {
+  manager: Manager;
+  heartbeat: FakeHeartbeat;
+  connections: RedisConnections;
+  client: Client;
+  registry: WorkerRegistry;
+  identity: ProcessIdentity;
+  stop(): Promise<void>;
+}
+
+/** A Manager over a real Redis with a fake heartbeat, for tests of the process plane core. */
+export function buildManager(
+  url: string,
+  workers: Array<{ name: string; instance: WorkerInstance; options?: Record<string, unknown> }>,
+  options: Partial<ServerOptions> = {},
+): Harness {
+  const connections = new RedisConnections({ url });
+  const registry = new WorkerRegistry();
+  for (const worker of workers) {
+    registry.register({ name: worker.name, target: worker.instance.constructor as WorkerClass, options: worker.options ?? {}, instance: worker.instance });
+  }
+  const heartbeat = new FakeHeartbeat();
+  const identity = newProcessIdentity();
+  const manager = new Manager({
+    connections,
+    registry,
+    heartbeat,
+    identity,
+    options: {
+      ...SERVER_DEFAULTS,
+      timestamps: 'seconds',
+      errorHandlers: [],
+      deathHandlers: [],
+      logger: quietLogger,
+      pollInterval: 0.2,
+      fetchTimeout: 1,
+      ...options,
+    },
+  });
+  const client = new Client(connections.command, { timestamps: 'seconds' });
+  return {
+    manager,
+    heartbeat,
+    connections,
+    client,
+    registry,
+    identity,
+    async stop() {
+      await manager.stop();
+      await connections.close();
+    },
+  };
+}
