@@ -1,0 +1,138 @@
+import Redis from 'ioredis';
+import { Client, JobPayload, PeriodicManager, resolvePeriodicEntry, RunningLockListener } from '../../src';
+import type { PeriodicTickerEvents } from '../../src';
+import type { PeriodicLogger } from '../../src/periodic/periodic-logger';
+import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
+import { queued } from '../support/periodic-app';
+import { RedisServer } from '../support/redis-server';
+import { waitFor } from '../support/wait';
+
+const quiet: PeriodicLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+
+/** The settle step as the processor reports it, for a job popped by hand. */
+function contextOf(raw: string): ServerContext {
+  const job = JobPayload.parse(raw);
+  const execution = { jid: job.jid, queue: 'slow', attempt: 1, payload: job, signal: new AbortController().signal };
+  return { job, queue: 'slow', attempt: 1, execution };
+}
+
+describe('periodic: until_executed', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let manager: PeriodicManager | undefined;
+  let listener: RunningLockListener | undefined;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = server.client();
+  });
+  afterEach(async () => {
+    listener?.stop();
+    await manager?.stop();
+    manager = undefined;
+  });
+  afterAll(() => server.stop());
+  beforeEach(() => redis.flushdb());
+
+  function start(cron: string) {
+    const entry = resolvePeriodicEntry({ cron, class: 'Slow', queue: 'slow', unique: 'until_executed' }, 'test');
+    const client = new Client(redis, { timestamps: 'seconds' });
+    manager = new PeriodicManager(redis, (payload) => client.push(payload), [entry], { tickInterval: 0.5, logger: quiet });
+    listener = new RunningLockListener(manager.store, quiet, { activeTtl: 30, refreshEvery: 0.2 });
+    const events: Array<{ at: number; event: keyof PeriodicTickerEvents; slot?: number; reason?: string }> = [];
+    manager.ticker.on('enqueued', ({ slot }) => events.push({ at: Date.now(), event: 'enqueued', slot }));
+    manager.ticker.on('skipped', ({ slot, reason }) => events.push({ at: Date.now(), event: 'skipped', slot, reason }));
+    manager.start();
+    return { entry, events };
+  }
+
+  // The processing plane is driven by hand here: pop the job, report its
+  // start, "perform" for longer than the cron interval, report its settle,
+  // exactly the calls the processor makes on its lifecycle listeners.
+  it('a run longer than the interval blocks the next slots until it finishes', async () => {
+    const { entry, events } = start('*/2 * * * * *');
+    const lockKey = `periodic:running:${entry.pjid}`;
+    const raw = await waitFor(() => redis.rpop('queue:slow'), { what: 'the first job' });
+    const context = contextOf(raw);
+    expect(context.job.get('periodic_until_executed')).toBe(true);
+    expect(await redis.get(lockKey)).toBe(context.job.jid);
+    expect(await redis.ttl(lockKey)).toBeGreaterThan(86_000);
+
+    await listener!.onStart(context);
+    const startedAt = Date.now();
+    expect(await redis.ttl(lockKey)).toBeLessThanOrEqual(30);
+    // "Performing" for 5 s: slots at +2 s and +4 s come due meanwhile.
+    await waitFor(() => Date.now() - startedAt >= 5000, { timeout: 10000, interval: 100, what: 'the long run' });
+    expect(await redis.get(lockKey)).toBe(context.job.jid);
+    expect(await redis.ttl(lockKey)).toBeGreaterThan(25); // refreshed while performing
+    expect(await redis.llen('queue:slow')).toBe(0);
+    const finishedAt = Date.now();
+    await listener!.onSettled(context, { kind: 'complete', result: undefined });
+    expect(await redis.exists(lockKey)).toBe(0);
+
+    await waitFor(() => redis.llen('queue:slow'), { timeout: 10000, what: 'the next slot after the run' });
+    const firstSlot = context.job.get<number>('periodic_slot')!;
+    const blocked = events.filter((event) => event.event === 'skipped' && event.reason === 'blocked');
+    expect(blocked.length).toBeGreaterThanOrEqual(1);
+    expect(blocked.every((event) => event.slot! > firstSlot)).toBe(true);
+    const later = events.filter((event) => event.event === 'enqueued' && event.slot! > firstSlot);
+    expect(later.length).toBeGreaterThanOrEqual(1);
+    expect(later.every((event) => event.at >= finishedAt)).toBe(true);
+    const [next] = await queued(redis, 'slow');
+    expect(next.periodic_slot as number).toBeGreaterThanOrEqual(firstSlot + 4);
+    expect(await redis.get(lockKey)).toBe(next.jid);
+  });
+
+  describe('the running lock follows its job', () => {
+    const pjid = 'a'.repeat(40);
+    const lockKey = `periodic:running:${pjid}`;
+    const job = (jid: string) =>
+      contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid, periodic_pjid: pjid, periodic_slot: 1, periodic_until_executed: true }));
+
+    beforeEach(() => {
+      manager = new PeriodicManager(redis, async () => null, [], { tickInterval: 0.5, logger: quiet });
+      listener = new RunningLockListener(manager.store, quiet, { activeTtl: 60, refreshEvery: 10 });
+    });
+
+    it.each<[string, JobOutcome]>([
+      ['complete', { kind: 'complete', result: 1 }],
+      ['dead', { kind: 'dead', error: new Error('x') }],
+      ['failed', { kind: 'failed', error: new Error('x') }],
+    ])('is released when the job ends %s', async (_name, outcome) => {
+      await redis.set(lockKey, 'jid-1', 'EX', 86400);
+      await listener!.onStart(job('jid-1'));
+      expect(await redis.ttl(lockKey)).toBeLessThanOrEqual(60);
+      await listener!.onSettled(job('jid-1'), outcome);
+      expect(await redis.exists(lockKey)).toBe(0);
+    });
+
+    it('is stretched over a retry: the delay plus a day', async () => {
+      await redis.set(lockKey, 'jid-1', 'EX', 60);
+      await listener!.onSettled(job('jid-1'), { kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() + 1000_000 });
+      const ttl = await redis.ttl(lockKey);
+      expect(ttl).toBeGreaterThan(86400 + 999);
+      expect(ttl).toBeLessThanOrEqual(86400 + 1000);
+    });
+
+    it('goes back to the queued TTL when the job is handed back', async () => {
+      await redis.set(lockKey, 'jid-1', 'EX', 60);
+      await listener!.onSettled(job('jid-1'), { kind: 'interrupted' });
+      expect(await redis.ttl(lockKey)).toBeGreaterThan(86000);
+    });
+
+    it('is never touched when another jid owns it', async () => {
+      await redis.set(lockKey, 'jid-2', 'EX', 500);
+      await listener!.onStart(job('jid-1'));
+      await listener!.onSettled(job('jid-1'), { kind: 'complete', result: 1 });
+      expect(await redis.get(lockKey)).toBe('jid-2');
+      expect(await redis.ttl(lockKey)).toBeGreaterThan(490);
+    });
+
+    it('ignores jobs that are not until_executed periodic jobs', async () => {
+      await redis.set(lockKey, 'jid-1', 'EX', 500);
+      const plain = contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid: 'jid-1', periodic_pjid: pjid }));
+      await listener!.onSettled(plain, { kind: 'complete', result: 1 });
+      expect(await redis.get(lockKey)).toBe('jid-1');
+    });
+  });
+});
