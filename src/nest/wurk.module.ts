@@ -1,6 +1,6 @@
-import { MiddlewareConsumer, Module, NestModule, RequestMethod } from '@nestjs/common';
+import { Module, NestModule } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { WurkApiMiddleware } from '../api/wurk-api.middleware';
+import { WurkApiMount } from '../api/wurk-api.mount';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
@@ -41,13 +41,17 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     PeriodicService,
     PeriodicExplorer,
     PeriodicLifecycle,
-    WurkApiMiddleware,
+    WurkApiMount,
   ],
   exports: [ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule implements NestModule {
-  /** The HTTP API claims its mount itself (contract §1.2 order); without the `api` option it passes everything on. */
-  configure(consumer: MiddlewareConsumer): void {
-    consumer.apply(WurkApiMiddleware).forRoutes({ path: '{*path}', method: RequestMethod.ALL });
+  constructor(private readonly apiMount: WurkApiMount) {
+    super();
+  }
+
+  /** The HTTP API claims its mount ahead of every route (contract §1.2 order); without the `api` option nothing is attached. */
+  configure(): void {
+    this.apiMount.attach();
   }
 }
