@@ -25,7 +25,12 @@ type StatusContext = ServerContext & { execution?: JobExecution };
  * return at the first line, so they cost no command.
  */
 export class StatusListener implements JobLifecycleListener {
-  private readonly progress = new WeakMap<ServerContext, StatusProgress>();
+  /**
+   * Keyed by jid, not by context: a job handed back at shutdown is settled
+   * through a fresh context built from its payload, and its buffered
+   * progress must still reach the interrupted row.
+   */
+  private readonly progress = new Map<string, StatusProgress>();
 
   constructor(
     private readonly writer: StatusWriter,
@@ -42,7 +47,9 @@ export class StatusListener implements JobLifecycleListener {
       (fields) => this.writer.write(jid, fields, { ttl: this.options.ttl, create: false }),
       (error) => this.reportError(error, jid, 'progress'),
     );
-    this.progress.set(context, progress);
+    // An earlier execution of this jid that was never settled must not keep writing over this attempt.
+    void this.progress.get(jid)?.drain();
+    this.progress.set(jid, progress);
     if (context.execution) context.execution.reporter = progress;
     await this.guard(jid, 'running', () =>
       this.writer.write(
@@ -64,8 +71,8 @@ export class StatusListener implements JobLifecycleListener {
     const { job } = context;
     if (!isTracked(job)) return;
     const jid = job.jid;
-    const progress = this.progress.get(context);
-    this.progress.delete(context);
+    const progress = this.progress.get(jid);
+    this.progress.delete(jid);
     const buffered = progress ? await progress.drain() : undefined;
     await this.guard(jid, outcome.kind, async () => {
       if (outcome.kind === 'complete' && this.options.retention === 0) {

@@ -103,13 +103,13 @@ describe('StatusListener', () => {
     expect(record!.finished_at).not.toBeNull();
   });
 
-  it('writes interrupted with the buffered progress and no error', async () => {
+  it('writes interrupted with the buffered progress and no error, settled through a fresh context as at hand-back', async () => {
     const l = listener();
     const ctx = context({ track: true });
-    await run(l, ctx, { kind: 'interrupted' }, () => {
-      ctx.execution.reporter!.report(1, 10);
-      ctx.execution.reporter!.report(4, undefined, 'quarter');
-    });
+    await l.onStart(ctx);
+    ctx.execution.reporter!.report(1, 10);
+    ctx.execution.reporter!.report(4, undefined, 'quarter');
+    await l.onSettled(context({ track: true }), { kind: 'interrupted' });
     expect(await store.get('abc123')).toMatchObject({ state: 'interrupted', progress: 4, total: 10, message: 'quarter', error_class: null });
   });
 
