@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { WurkModule } from '../src';
 import { SignupController } from './signup.controller';
+import { DigestWorker } from './workers/digest.worker';
 import { InvoiceWorker } from './workers/invoice.worker';
 import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
 
@@ -15,6 +16,6 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
     }),
   ],
   controllers: [SignupController],
-  providers: [Mailer, WelcomeMailWorker, InvoiceWorker],
+  providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker],
 })
 export class AppModule {}
