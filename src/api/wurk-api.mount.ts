@@ -9,6 +9,26 @@ import { RedisConnections } from '../redis/connections';
 import { resolveApiOptions } from './api-options';
 import { ApiDispatcher } from './api-dispatcher';
 import { requestPath } from './exclude-wurk-api';
+import { WurkConfigError } from '../job/errors';
+
+/** Names Nest's Express adapter gives the body parsers it installs by default. */
+const DEFAULT_PARSERS = ['jsonParser', 'urlencodedParser'];
+
+/**
+ * Nest's default parsers are installed before any module's middleware, so
+ * they would read (and cap, and refuse with their own pages) every API body
+ * first. Refusing to start says so once, instead of a 500 on every POST.
+ */
+function assertNoBodyParserFirst(adapter: object): void {
+  const applied = (adapter as { isMiddlewareApplied?: (name: string) => boolean }).isMiddlewareApplied;
+  if (typeof applied !== 'function') return;
+  if (DEFAULT_PARSERS.some((name) => applied.call(adapter, name))) {
+    throw new WurkConfigError(
+      'api',
+      "needs the app's default body parser off: NestFactory.create(AppModule, { bodyParser: false }), then app.use(excludeWurkApi(mount, express.json())) for your own routes",
+    );
+  }
+}
 
 /**
  * Nest glue for the HTTP API: one plain handler on the HTTP adapter, placed
@@ -47,6 +67,7 @@ export class WurkApiMount {
   attach(): void {
     const adapter = this.adapterHost.httpAdapter;
     if (!this.dispatcher || !adapter || this.attached) return;
+    assertNoBodyParserFirst(adapter);
     this.attached = true;
     const dispatcher = this.dispatcher;
     adapter.use((req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => {

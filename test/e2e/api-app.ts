@@ -24,6 +24,9 @@ class HostController {
   }
 }
 
+/** These apps only produce: no processor may take the jobs the tests look for in Redis. */
+export const PRODUCER_ONLY: Record<string, unknown> = { processing: false };
+
 export interface ApiApp {
   app: INestApplication;
   port: number;
@@ -32,7 +35,7 @@ export interface ApiApp {
 
 /** A real Nest app listening on a loopback socket, created as the README tells a host app to be. */
 export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefined, extra: WurkModuleOptions = {}): Promise<ApiApp> {
-  @Module({ imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...extra })], controllers: [HostController] })
+  @Module({ imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra })], controllers: [HostController] })
   class AppModule {}
   const app = await NestFactory.create(AppModule, { bodyParser: false, logger: false, abortOnError: false });
   await app.listen(0, '127.0.0.1');

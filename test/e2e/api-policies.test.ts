@@ -1,7 +1,14 @@
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
+import { excludeWurkApi, WurkModule } from '../../src';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+
+// express ships no types here (@types/express is not installed); only json() is used.
+// eslint-disable-next-line @typescript-eslint/no-require-imports
+const { json } = require('express') as { json(options: { limit: string }): (req: unknown, res: unknown, next: () => void) => void };
 
 describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
   let server: RedisServer;
@@ -23,6 +30,33 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
     await server.stop();
   });
   beforeEach(() => redis.flushdb());
+
+  it("refuses to start while Nest's default body parser would read API bodies first", async () => {
+    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS } })] })
+    class ParsingApp {}
+    const app = await NestFactory.create(ParsingApp, { logger: false, abortOnError: false });
+    try {
+      await expect(app.init()).rejects.toThrow(/wurk option api needs the app's default body parser off/);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('works behind host parsers wrapped in excludeWurkApi', async () => {
+    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS, enqueueClasses: 'any' } })] })
+    class HostApp {}
+    const app = await NestFactory.create(HostApp, { bodyParser: false, logger: false, abortOnError: false });
+    app.use(excludeWurkApi('/api', json({ limit: '1kb' })));
+    app.use((req: { method: string; body?: unknown; url: string }, res: { end(text: string): void }, next: () => void) =>
+      req.url === '/echo' ? res.end(JSON.stringify(req.body)) : next(),
+    );
+    await app.listen(0, '127.0.0.1');
+    apps.push({ app, port: app.getHttpServer().address().port, close: () => app.close() });
+    const port = app.getHttpServer().address().port;
+    const big = { class: 'RecordJob', args: ['x'.repeat(4096)] };
+    expect((await post(port, '/api/v1/jobs', ADMIN_TOKEN, big)).status).toBe(201);
+    expect((await post(port, '/echo', undefined, { a: 1 })).text).toBe('{"a":1}');
+  });
 
   it('without an allow-list only an admin token may enqueue, any class', async () => {
     const api = await start({ tokens: TOKENS });
