@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { WurkModule } from '../src';
+import { sampleApiOptions } from './http-api';
 import { SignupController } from './signup.controller';
 import { DigestWorker } from './workers/digest.worker';
 import { InvoiceWorker } from './workers/invoice.worker';
@@ -12,6 +13,7 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
       useFactory: () => ({
         redis: { url: process.env.REDIS_URL },
         queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
+        api: sampleApiOptions(),
       }),
     }),
   ],

@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
+import { API_MOUNT, setUpHttpApi } from './http-api';
 import { startPrivateRedis } from './private-redis';
 
 /**
@@ -14,12 +15,19 @@ async function main(): Promise<void> {
     process.env.REDIS_URL = await startPrivateRedis();
     logger.log(`started a private redis-server at ${process.env.REDIS_URL}`);
   }
-  const app = await NestFactory.create(AppModule);
+  // The wurk HTTP API reads its own bodies; setUpHttpApi gives the app's routes their JSON parser.
+  const app = await NestFactory.create(AppModule, { bodyParser: false });
+  setUpHttpApi(app);
   app.enableShutdownHooks();
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, '127.0.0.1');
   logger.log(`listening on http://127.0.0.1:${port}`);
   logger.log(`try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`);
+  logger.log(
+    process.env.WURK_API_TOKEN
+      ? `HTTP API at http://127.0.0.1:${port}${API_MOUNT}/v1 (OpenAPI: /openapi.json); see README "HTTP API" for curl examples`
+      : 'HTTP API routes answer 404 until WURK_API_TOKEN (20+ characters) is set',
+  );
 }
 
 main().catch((error) => {

@@ -25,6 +25,7 @@ export type { PeriodicTickerEvents } from './periodic/periodic-ticker';
 export { RunningLockListener } from './periodic/running-lock-listener';
 export type { ApiRateLimitOption, ApiScope, ApiTokenOption, WurkApiOptions } from './api/api-options';
 export { excludeWurkApi } from './api/exclude-wurk-api';
+export { addWurkApiToDocument, WURK_BEARER_SCHEME } from './api/openapi';
 
 export { Client, ScopedClient } from './client/client';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';

@@ -1,0 +1,60 @@
+import type { INestApplication } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import Redis from 'ioredis';
+import { AppModule } from '../../sample/app.module';
+import { API_MOUNT, setUpHttpApi } from '../../sample/http-api';
+import { PROBLEM_TYPES } from '../../src/api/problem';
+import { RedisServer } from '../support/redis-server';
+import { call, post } from './api-app';
+
+const TOKEN = 'sample-admin-token-0000000000';
+
+describe('the sample app serves the HTTP API and its OpenAPI description', () => {
+  let server: RedisServer;
+  let redis: Redis;
+  let app: INestApplication;
+  let port: number;
+  const saved = { ...process.env };
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = server.client();
+    process.env.REDIS_URL = server.url;
+    process.env.WURK_API_TOKEN = TOKEN;
+    app = await NestFactory.create(AppModule, { bodyParser: false, logger: false, abortOnError: false });
+    setUpHttpApi(app);
+    await app.listen(0, '127.0.0.1');
+    port = app.getHttpServer().address().port;
+  });
+  afterAll(async () => {
+    await app?.close();
+    process.env = saved;
+    await server.stop();
+  });
+
+  it('describes every route, body, response and the bearer scheme in /openapi.json', async () => {
+    const res = await call(port, { path: '/openapi.json' });
+    expect(res.status).toBe(200);
+    const document = res.json;
+    expect(document.components.securitySchemes['wurk-bearer']).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+    expect(Object.keys(document.paths)).toEqual(expect.arrayContaining([`${API_MOUNT}/v1`, `${API_MOUNT}/v1/jobs`, `${API_MOUNT}/v1/jobs/bulk`, `${API_MOUNT}/v1/jobs/{jid}`, '/signup']));
+    const jobs = document.paths[`${API_MOUNT}/v1/jobs`].post;
+    expect(jobs.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/JobHash' });
+    expect(jobs.security).toEqual([{ 'wurk-bearer': [] }]);
+    expect(Object.keys(jobs.responses).sort()).toEqual(['200', '201', '400', '401', '403', '409', '413', '429', '500']);
+    expect(Object.keys(document.paths[`${API_MOUNT}/v1/jobs/{jid}`]).sort()).toEqual(['delete', 'get']);
+    expect(document.components.schemas.Problem.properties.type.enum.sort()).toEqual(Object.keys(PROBLEM_TYPES).sort());
+    expect(document.components.schemas.JobHash.required).toEqual(['class', 'args']);
+  });
+
+  it('enqueues with the token from the environment, and keeps the app routes parsing JSON', async () => {
+    const created = await post(port, `${API_MOUNT}/v1/jobs`, TOKEN, { class: 'HardWorker', args: ['over http'], queue: 'ruby' });
+    expect(created.status).toBe(201);
+    expect(JSON.parse((await redis.lindex('queue:ruby', 0)) as string).jid).toBe(created.json.jid);
+    const refused = await post(port, `${API_MOUNT}/v1/jobs`, TOKEN, { class: 'NotListed', args: [] });
+    expect(refused.json.type).toBe('class_not_allowed');
+    const signup = await post(port, '/signup', undefined, { email: 'ann@example.com', name: 'Ann' });
+    expect(signup.status).toBe(201);
+    expect(signup.json.ruby).toMatch(/^[0-9a-f]{24}$/);
+  });
+});
