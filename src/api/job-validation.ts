@@ -111,3 +111,12 @@ export function checkArgsSize(payload: JobPayload, bulk: boolean, maxBytes: numb
     if (Buffer.byteLength(element) > maxBytes) throw argsTooLarge(maxBytes, index);
   });
 }
+
+/**
+ * Contract §1.7.8 lists a non-boolean `track` among the client's refusals,
+ * but the shared client accepts any value and reads it by Ruby truthiness;
+ * the API refuses it so an HTTP producer gets Wurk's 400.
+ */
+export function checkTrack(payload: JobPayload): void {
+  if (payload.has('track') && typeof payload.get('track') !== 'boolean') throw invalidRequest('track must be true or false.');
+}

@@ -6,7 +6,7 @@ import type { ResolvedApiOptions } from './api-options';
 import { readBody } from './body';
 import { removeNotYetRun } from './cancellable-sets';
 import { IdempotencyGuard, idempotencyKey, WriteMayHaveAppliedError } from './idempotency';
-import { checkArgsSize, checkClassAllowed, parseJobBody, validJid } from './job-validation';
+import { checkArgsSize, checkClassAllowed, checkTrack, parseJobBody, validJid } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest, Route } from './router';
@@ -60,6 +60,7 @@ export class JobsRoutes {
     const payload = parseJobBody(raw, bulk);
     checkClassAllowed(payload, request.principal, options.enqueueClasses);
     checkArgsSize(payload, bulk, options.maxArgsBytes);
+    checkTrack(payload);
     if (!bulk) {
       const jid = await this.clientCall(() => this.deps.client.push(payload));
       return jsonResponse(jid ? 201 : 200, { jid });

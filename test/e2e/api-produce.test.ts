@@ -185,6 +185,7 @@ describe('HTTP API: the produce routes', () => {
       await expect400('/api/v1/jobs', ENQUEUE_TOKEN, job({ at: 'tomorrow' }), /^at /);
       await expect400('/api/v1/jobs', ENQUEUE_TOKEN, job({ queue: '' }), /^queue /);
       await expect400('/api/v1/jobs', ENQUEUE_TOKEN, job({ retry: 'often' }), /^retry /);
+      await expect400('/api/v1/jobs', ENQUEUE_TOKEN, job({ track: 'yes' }), 'track must be true or false.');
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [1, 2] }, /^args\[0\] /);
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1]], at: 1, spread_interval: 10 }, /^spread_interval /);
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1], [2]], jid: 'abc' }, /^jid /);
