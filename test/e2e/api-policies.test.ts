@@ -121,6 +121,24 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
     expect(await redis.zcard(windows.find((key) => key !== windows[0]) ?? windows[0])).toBeGreaterThan(0);
   });
 
+  it('answers 500 internal_error (never a silent pass) while Redis is away, and recovers with it', async () => {
+    const api = await start({ mount: '/down', tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 100, interval: 'minute' } });
+    expect((await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status).toBe(200);
+    await server.halt();
+    try {
+      for (const res of [
+        await call(api.port, { path: '/down/v1', token: READ_TOKEN }),
+        await post(api.port, '/down/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] }),
+      ]) {
+        expect(res.status).toBe(500);
+        expect(res.json).toEqual({ type: 'internal_error', title: 'Internal Server Error', status: 500, detail: 'The request could not be completed.', instance: res.json.instance });
+      }
+    } finally {
+      await server.boot();
+    }
+    await waitFor(async () => (await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status === 200, { timeout: 20000, interval: 200, what: 'the API to recover with Redis' });
+  });
+
   it('admits again once the window has slid past the oldest request', async () => {
     const api = await start({ mount: '/fast', tokens: TOKENS, rateLimit: { limit: 1, interval: 1 } });
     expect((await call(api.port, { path: '/fast/v1', token: READ_TOKEN })).status).toBe(200);
