@@ -1,7 +1,7 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import Redis from 'ioredis';
 import { PeriodicService } from '../../src';
-import { periodicApp, queued, recordTicker } from '../support/periodic-app';
+import { periodicApp, queued } from '../support/periodic-app';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
 
@@ -25,7 +25,6 @@ describe('periodic: three processes, one entry', () => {
   it('enqueues every slot from the first to the last exactly once', async () => {
     const options = { periodic: [{ cron: `*/${PERIOD} * * * * *`, class: 'Tick', queue: 'ticks', retry: false }] };
     apps.push(...(await Promise.all([0, 1, 2].map(() => periodicApp(server.url, options)))));
-    const events = apps.map((app) => recordTicker(app));
     const pjids = new Set(apps.map((app) => app.get(PeriodicService).entries()[0].pjid));
     expect(pjids.size).toBe(1);
 
@@ -44,8 +43,6 @@ describe('periodic: three processes, one entry', () => {
       expect(typeof job.jid).toBe('string');
     }
     expect(new Set(jobs.map((job) => job.jid)).size).toBe(jobs.length);
-    // Every push was some process's won claim, reported once.
-    expect(events.reduce((sum, seen) => sum + seen.enqueued.length, 0)).toBe(jobs.length);
     expect(Number(await redis.get(`periodic:last_slot:${[...pjids][0]}`))).toBe(slots[slots.length - 1]);
   }, 60_000);
 });

@@ -31,9 +31,10 @@ describe('periodic: failures', () => {
       if (++calls === 1) throw new Error('push refused once');
       await next();
     };
-    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [failOnce] });
+    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [failOnce], periodicTicker: false });
     const seen = recordTicker(app);
     const pjid = app.get(PeriodicService).entries()[0].pjid;
+    app.get(PeriodicService).start();
 
     await waitFor(() => seen.enqueued.length === 1, { what: 'the slot pushed after the rollback' });
     expect(seen.rolledBack.map((event) => event.slot)).toEqual([thisYearSlot()]);
@@ -59,9 +60,10 @@ describe('periodic: failures', () => {
       }
       await next();
     };
-    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [breakRollback] });
+    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [breakRollback], periodicTicker: false });
     pjid = app.get(PeriodicService).entries()[0].pjid;
     const seen = recordTicker(app);
+    app.get(PeriodicService).start();
 
     await waitFor(() => seen.rollbackFailed.length >= 2, { what: 'the rollback failing, then failing again on retry' });
     expect(await redis.llen('queue:p')).toBe(0);
@@ -87,9 +89,10 @@ describe('periodic: failures', () => {
         }
         await next();
       };
-      app = await periodicApp(durable.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [haltRedis] });
+      app = await periodicApp(durable.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [haltRedis], periodicTicker: false });
       const pjid = app.get(PeriodicService).entries()[0].pjid;
       const seen = recordTicker(app);
+      app.get(PeriodicService).start();
       await waitFor(() => seen.rollbackFailed.length >= 1, { timeout: 20000, what: 'the rollback failing while Redis is down' });
       await durable.boot();
       const check = durable.client();
