@@ -27,6 +27,39 @@ const SAFETY: RedisOptions = {
   retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
 };
 
+/**
+ * A command was written to a connection that then dropped before Redis
+ * answered: Redis may or may not have applied it. The caller decides what
+ * to do (a push may be retried, accepting a possible duplicate).
+ */
+export class CommandInDoubtError extends Error {
+  constructor(command: string) {
+    super(`the connection to Redis dropped before it answered ${command}; it may or may not have been applied`);
+    this.name = 'CommandInDoubtError';
+  }
+}
+
+interface QueuedCommand {
+  command: { name: string; reject(error: Error): void };
+}
+
+/**
+ * With `autoResendUnfulfilledCommands: false`, ioredis drops the commands
+ * that were in flight when a connection closed without ever settling their
+ * promises, so an awaited push would hang forever. At the moment the
+ * connection reports `close` they are still in its command queue: reject
+ * them there, with an error that says their fate is unknown.
+ */
+function rejectUnansweredOnClose(redis: Redis): void {
+  redis.on('close', () => {
+    const queue = (redis as unknown as { commandQueue?: { length: number; shift(): QueuedCommand | undefined } }).commandQueue;
+    while (queue && queue.length > 0) {
+      const item = queue.shift();
+      item?.command.reject(new CommandInDoubtError(item.command.name.toUpperCase()));
+    }
+  });
+}
+
 export function isRedisInstance(value: unknown): value is Redis {
   return value instanceof Redis || (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value);
 }
@@ -38,13 +71,17 @@ export function isRedisInstance(value: unknown): value is Redis {
  * close the app's connection.
  */
 export function createConnection(options: RedisConnectionOptions | undefined, name: string): Redis {
+  let connection: Redis;
   if (isRedisInstance(options)) {
-    return options.duplicate({ ...SAFETY, connectionName: name });
+    connection = options.duplicate({ ...SAFETY, connectionName: name });
+  } else {
+    const { url, ...rest } = options ?? {};
+    const merged: RedisOptions = { ...rest, ...SAFETY, connectionName: name };
+    if (rest.retryStrategy) merged.retryStrategy = rest.retryStrategy;
+    connection = url ? new Redis(url, merged) : new Redis(merged);
   }
-  const { url, ...rest } = options ?? {};
-  const merged: RedisOptions = { ...rest, ...SAFETY, connectionName: name };
-  if (rest.retryStrategy) merged.retryStrategy = rest.retryStrategy;
-  return url ? new Redis(url, merged) : new Redis(merged);
+  rejectUnansweredOnClose(connection);
+  return connection;
 }
 
 /** Quits a connection, falling back to a hard disconnect when Redis is unreachable. */
