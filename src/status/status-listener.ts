@@ -121,11 +121,13 @@ function epochText(value: unknown): string | undefined {
 
 function errorFields(error: unknown, reason: string | undefined): StatusFields {
   const fields: StatusFields = {};
+  // The class is named as the retry payload's error_class is, so the row and Sidekiq's Retries page agree.
   if (error instanceof Error) {
-    fields.error_class = error.constructor?.name && error.constructor.name !== 'Object' ? error.constructor.name : error.name;
+    const name = error.constructor?.name;
+    fields.error_class = name && name !== 'Error' ? name : error.name || 'Error';
     fields.error_message = error.message;
   } else if (error !== undefined && error !== null) {
-    fields.error_class = typeof error;
+    fields.error_class = typeof error === 'object' ? (error.constructor?.name ?? 'Error') : typeof error;
     fields.error_message = String(error);
   }
   if (reason !== undefined && fields.error_message === undefined) fields.error_message = reason;
