@@ -1,7 +1,7 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
-import { Periodic, PeriodicService, Worker, WurkConfigError, WurkModule } from '../../src';
+import { Client, Periodic, PeriodicManager, PeriodicService, Worker, WurkConfigError, WurkModule } from '../../src';
 import { resolvePeriodicEntry } from '../../src/periodic/periodic-entry';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
 import { RedisServer } from '../support/redis-server';
@@ -136,6 +136,31 @@ describe('periodic: declaring entries', () => {
       expect(await redis.llen('queue:y')).toBeGreaterThan(0);
     } finally {
       await Promise.all([off.close(), control.close()]);
+    }
+  });
+
+  it('the ticker waits for the ready gate (the first orphan check) before its first tick', async () => {
+    const entry = resolvePeriodicEntry({ cron: '* * * * * *', class: 'Gated', queue: 'g' }, 'gated');
+    const client = new Client(redis, { timestamps: 'seconds' });
+    const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    const gated = new PeriodicManager(redis, (payload) => client.push(payload), [entry], { tickInterval: 0.2, logger: quiet });
+    const control = new PeriodicManager(redis, async () => null, [resolvePeriodicEntry({ cron: '* * * * * *', class: 'C' }, 'c')], { tickInterval: 0.2, logger: quiet });
+    let open!: () => void;
+    const ready = new Promise<void>((resolve) => (open = resolve));
+    let gatedTicks = 0;
+    let controlTicks = 0;
+    gated.ticker.on('tick', () => gatedTicks++);
+    control.ticker.on('tick', () => controlTicks++);
+    try {
+      gated.start(ready);
+      control.start();
+      await waitFor(() => controlTicks >= 5, { what: 'an ungated ticker to tick five times' });
+      expect(gatedTicks).toBe(0);
+      expect(await redis.llen('queue:g')).toBe(0);
+      open();
+      await waitFor(() => redis.llen('queue:g'), { what: 'the first push once ready' });
+    } finally {
+      await Promise.all([gated.stop(), control.stop()]);
     }
   });
 
