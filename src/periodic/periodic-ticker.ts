@@ -232,6 +232,9 @@ export class PeriodicTicker extends EventEmitter {
    * through, rather than logged and the slot lost. Pending rollbacks live in
    * memory only: one still pending when the process stops is lost, so that
    * slot is skipped and an until_executed entry stays locked until its TTL.
+   * (A push that timed out after Redis had applied it is the one case this
+   * turns into a second run of the slot: it cannot be told from one that
+   * never arrived.)
    */
   private async rollback(pending: PendingRollback): Promise<boolean> {
     const { entry, slot, previous, jid } = pending;
