@@ -36,3 +36,17 @@ export type { TimestampMode } from './job/time';
 export { InvalidJobError, InvalidPayloadError, WurkConfigError, WurkError } from './job/errors';
 export { Keys } from './redis/keys';
 export type { RedisConnectionOptions } from './redis/connection';
+
+// --- Processing ---------------------------------------------------------------
+export { WurkServer } from './nest/wurk-server';
+export { JobContext } from './nest/job-context';
+export { Manager } from './server/manager';
+export type { ManagerDeps } from './server/manager';
+export type { ServerOptions } from './server/server-options';
+export type { QueueSpec } from './server/queue-order';
+export type { ServerContext, ServerMiddleware, ServerMiddlewareFn, JobOutcome, JobLifecycleListener } from './server/server-middleware';
+export type { JobExecution, ProgressReporter } from './server/job-execution';
+export { UnknownWorkerError } from './server/processor';
+export type { DeathHandler, ErrorHandler } from './server/processor';
+export type { RetryHooks, RetryInResult } from './server/retry/failure-plan';
+export type { HeartbeatPort, WorkItem, RemoteSignal } from './server/heartbeat-port';

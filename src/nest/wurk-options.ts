@@ -4,6 +4,11 @@ import type { ClientMiddleware, ClientMiddlewareFn } from '../client/client';
 import { WurkConfigError } from '../job/errors';
 import type { TimestampMode } from '../job/time';
 import type { RedisConnectionOptions } from '../redis/connection';
+import type { DeathHandler, ErrorHandler } from '../server/processor';
+import type { QueueSpec } from '../server/queue-order';
+import { QueueOrder } from '../server/queue-order';
+import type { ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
+import { SERVER_DEFAULTS } from '../server/server-options';
 import { PeriodicEntryOptions, resolvePeriodicEntries } from '../periodic/periodic-entry';
 
 /** A middleware given as a function, an object, or a class that Nest instantiates with DI. */
@@ -34,6 +39,47 @@ export interface WurkModuleOptions {
   tickInterval?: number;
   /** Force the periodic ticker on or off; by default it runs exactly when this app processes jobs. */
   periodicTicker?: boolean;
+
+  // --- Processing (README "Processing jobs") --------------------------------
+  /** Run workers in this app (default true); false makes a producer-only app. */
+  processing?: boolean;
+  /** Jobs in flight at once (default 10). */
+  concurrency?: number;
+  /** Strict `['critical', 'default']` or weighted `[['critical', 3], ['default', 1]]` (default `['default']`). */
+  queues?: QueueSpec;
+  /** `reliable` (default: a job stays in a private list until acknowledged) or `basic` (Sidekiq's BRPOP). */
+  fetch?: 'reliable' | 'basic';
+  /** Seconds running jobs get to finish at shutdown before they are handed back (default 25). */
+  shutdownTimeout?: number;
+  /** Seconds a fetch blocks on empty queues before looking again (default 2). */
+  fetchTimeout?: number;
+  /** Average seconds between polls of `schedule` and `retry`, scaled by the number of processes (default 5). */
+  pollInterval?: number;
+  /** Seconds between heartbeats (default 10). */
+  heartbeatInterval?: number;
+  /** Seconds the heartbeat and work hashes outlive a missed beat (default 60). */
+  heartbeatTtl?: number;
+  /** Seconds since a process's last beat before its in-progress jobs are recovered (default 60). */
+  orphanThreshold?: number;
+  /** Seconds between orphan checks (default 60). */
+  orphanCheckInterval?: number;
+  /** A job recovered from dead processes more often than this goes to dead (default 3). */
+  maxOrphanings?: number;
+  /** Retries of a job with `retry: true` (default 25). */
+  maxRetries?: number;
+  /** Dead set size limit (default 10,000). */
+  deadMaxJobs?: number;
+  /** Seconds a dead entry is kept (default 15,552,000 = 180 days). */
+  deadTimeout?: number;
+  /** Shown in Sidekiq's Busy page. */
+  tag?: string;
+  labels?: string[];
+  /** Server middleware around `perform`, outermost first. */
+  serverMiddleware?: MiddlewareEntry<ServerMiddleware, ServerMiddlewareFn>[];
+  /** Called with every job failure (Sidekiq's error_handlers). */
+  errorHandlers?: ErrorHandler[];
+  /** Called when a job runs out of retries (Sidekiq's death_handlers). */
+  deathHandlers?: DeathHandler[];
 }
 
 /** Options after defaults and validation. */
@@ -44,6 +90,26 @@ export interface ResolvedWurkOptions extends WurkModuleOptions {
   progressInterval: number;
   periodic: PeriodicEntryOptions[];
   tickInterval: number;
+  processing: boolean;
+  concurrency: number;
+  queues: QueueSpec;
+  fetch: 'reliable' | 'basic';
+  shutdownTimeout: number;
+  fetchTimeout: number;
+  pollInterval: number;
+  heartbeatInterval: number;
+  heartbeatTtl: number;
+  orphanThreshold: number;
+  orphanCheckInterval: number;
+  maxOrphanings: number;
+  maxRetries: number;
+  deadMaxJobs: number;
+  deadTimeout: number;
+  tag: string;
+  labels: string[];
+  serverMiddleware: MiddlewareEntry<ServerMiddleware, ServerMiddlewareFn>[];
+  errorHandlers: ErrorHandler[];
+  deathHandlers: DeathHandler[];
 }
 
 type Check = (options: WurkModuleOptions) => void;
@@ -73,6 +139,15 @@ function secondsOption(option: keyof WurkModuleOptions, { integer, min }: { inte
   };
 }
 
+function countOption(option: keyof WurkModuleOptions, min: number): Check {
+  return (options) => {
+    const value = options[option];
+    if (value !== undefined && !(Number.isInteger(value) && (value as number) >= min)) {
+      throw new WurkConfigError(option, `must be an integer >= ${min} (got ${JSON.stringify(value)})`);
+    }
+  };
+}
+
 const CHECKS: Check[] = [
   secondsOption('statusTtl', { integer: true, min: 1 }),
   secondsOption('statusRetention', { integer: true, min: 0 }),
@@ -87,6 +162,35 @@ const CHECKS: Check[] = [
   },
   (options) => {
     if (options.api !== undefined) resolveApiOptions(options.api);
+  },
+  oneOf('processing', [true, false]),
+  oneOf('fetch', ['reliable', 'basic']),
+  countOption('concurrency', 1),
+  countOption('maxOrphanings', 1),
+  countOption('maxRetries', 0),
+  countOption('deadMaxJobs', 1),
+  secondsOption('shutdownTimeout', { integer: false, min: 0 }),
+  secondsOption('fetchTimeout', { integer: false, min: Number.MIN_VALUE }),
+  secondsOption('pollInterval', { integer: false, min: Number.MIN_VALUE }),
+  secondsOption('heartbeatInterval', { integer: false, min: Number.MIN_VALUE }),
+  secondsOption('heartbeatTtl', { integer: true, min: 1 }),
+  secondsOption('orphanThreshold', { integer: false, min: Number.MIN_VALUE }),
+  secondsOption('orphanCheckInterval', { integer: true, min: 1 }),
+  secondsOption('deadTimeout', { integer: true, min: 1 }),
+  arrayOf('serverMiddleware'),
+  arrayOf('errorHandlers'),
+  arrayOf('deathHandlers'),
+  arrayOf('labels'),
+  (options) => {
+    if (options.queues !== undefined) new QueueOrder(options.queues);
+    if (options.tag !== undefined && typeof options.tag !== 'string') throw new WurkConfigError('tag', 'must be a string');
+    if (options.labels?.some((label) => typeof label !== 'string')) throw new WurkConfigError('labels', 'must be an array of strings');
+    for (const option of ['errorHandlers', 'deathHandlers'] as const) {
+      if (options[option]?.some((handler) => typeof handler !== 'function')) throw new WurkConfigError(option, 'must be an array of functions');
+    }
+    if (options.heartbeatTtl !== undefined && options.heartbeatTtl <= (options.heartbeatInterval ?? SERVER_DEFAULTS.heartbeatInterval)) {
+      throw new WurkConfigError('heartbeatTtl', 'must be longer than heartbeatInterval, or the process would blink out between beats');
+    }
   },
   (options) => {
     if (options.redis !== undefined && (options.redis === null || typeof options.redis !== 'object')) {
@@ -107,5 +211,25 @@ export function resolveOptions(options: WurkModuleOptions = {}): ResolvedWurkOpt
     progressInterval: options.progressInterval ?? 5,
     periodic: options.periodic ?? [],
     tickInterval: options.tickInterval ?? 5,
+    processing: options.processing ?? true,
+    concurrency: options.concurrency ?? SERVER_DEFAULTS.concurrency,
+    queues: options.queues ?? SERVER_DEFAULTS.queues,
+    fetch: options.fetch ?? SERVER_DEFAULTS.fetch,
+    shutdownTimeout: options.shutdownTimeout ?? SERVER_DEFAULTS.shutdownTimeout,
+    fetchTimeout: options.fetchTimeout ?? SERVER_DEFAULTS.fetchTimeout,
+    pollInterval: options.pollInterval ?? SERVER_DEFAULTS.pollInterval,
+    heartbeatInterval: options.heartbeatInterval ?? SERVER_DEFAULTS.heartbeatInterval,
+    heartbeatTtl: options.heartbeatTtl ?? SERVER_DEFAULTS.heartbeatTtl,
+    orphanThreshold: options.orphanThreshold ?? SERVER_DEFAULTS.orphanThreshold,
+    orphanCheckInterval: options.orphanCheckInterval ?? SERVER_DEFAULTS.orphanCheckInterval,
+    maxOrphanings: options.maxOrphanings ?? SERVER_DEFAULTS.maxOrphanings,
+    maxRetries: options.maxRetries ?? SERVER_DEFAULTS.maxRetries,
+    deadMaxJobs: options.deadMaxJobs ?? SERVER_DEFAULTS.deadMaxJobs,
+    deadTimeout: options.deadTimeout ?? SERVER_DEFAULTS.deadTimeout,
+    tag: options.tag ?? '',
+    labels: options.labels ?? [],
+    serverMiddleware: options.serverMiddleware ?? [],
+    errorHandlers: options.errorHandlers ?? [],
+    deathHandlers: options.deathHandlers ?? [],
   };
 }

@@ -1,27 +1,59 @@
-import { Inject, Injectable, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Type } from '@nestjs/common';
+import type { JobLifecycleListener } from '../server/server-middleware';
 import { ModuleRef } from '@nestjs/core';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
 import { resolveEntry } from './resolve-entry';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
+import { PeriodicLifecycle } from './periodic.lifecycle';
+import { StatusHooks } from './status.hooks';
+import { WurkServer } from './wurk-server';
 
 /**
  * Starts and stops wurk with the application. Connections close last, in
  * `onApplicationShutdown`, so jobs still draining can push follow-up jobs.
  */
 @Injectable()
-export class WurkLifecycle implements OnModuleInit, OnApplicationShutdown {
+export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly connections: RedisConnections,
     private readonly client: ClientService,
+    private readonly server: WurkServer,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {}
 
   async onModuleInit(): Promise<void> {
     for (const entry of this.options.clientMiddleware) {
       this.client.use(await resolveEntry(this.moduleRef, entry));
+    }
+    for (const entry of this.options.serverMiddleware) {
+      this.server.use(await resolveEntry(this.moduleRef, entry));
+    }
+    // Status rows first (its onStart installs the progress reporter), then
+    // periodic running locks; addListener ignores a listener added twice.
+    for (const holder of [StatusHooks, PeriodicLifecycle] as Type<{ listener: JobLifecycleListener }>[]) {
+      const listener = this.optionalProvider(holder)?.listener;
+      if (listener) this.server.addListener(listener);
+    }
+  }
+
+  /** Processing starts once every module is initialised, so workers and hooks are all in place. */
+  async onApplicationBootstrap(): Promise<void> {
+    await this.server.manager?.start();
+  }
+
+  /** Drain first, while the connections are still open for jobs that push during the drain. */
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.server.manager?.stop();
+  }
+
+  private optionalProvider<T>(type: Type<T>): T | undefined {
+    try {
+      return this.moduleRef.get(type, { strict: false });
+    } catch {
+      return undefined;
     }
   }
 

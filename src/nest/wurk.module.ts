@@ -12,6 +12,8 @@ import { StatusHooks } from './status.hooks';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
+import { WurkServer } from './wurk-server';
+import { JobContext } from './job-context';
 import { WurkConfigurableModule, WURK_MODULE_OPTIONS } from './wurk.module-definition';
 import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
 
@@ -37,13 +39,15 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     StatusService,
     StatusHooks,
     WorkerExplorer,
+    WurkServer,
+    JobContext,
     WurkLifecycle,
     PeriodicService,
     PeriodicExplorer,
     PeriodicLifecycle,
     WurkApiMount,
   ],
-  exports: [ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [WurkServer, JobContext, ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule implements NestModule {
   constructor(private readonly apiMount: WurkApiMount) {

@@ -76,7 +76,7 @@ export class Manager {
   }
 
   addListener(listener: JobLifecycleListener): this {
-    this.listeners.push(listener);
+    if (!this.listeners.includes(listener)) this.listeners.push(listener);
     return this;
   }
 

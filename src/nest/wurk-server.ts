@@ -1,0 +1,89 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Inject, Injectable, Logger } from '@nestjs/common';
+import { WorkerRegistry } from '../job/worker-registry';
+import { RedisConnections } from '../redis/connections';
+import { Heartbeat } from '../server/heartbeat';
+import { newProcessIdentity, ProcessIdentity } from '../server/identity';
+import { Manager } from '../server/manager';
+import type { JobLifecycleListener, ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
+import { WURK_RESOLVED_OPTIONS } from './tokens';
+import type { ResolvedWurkOptions } from './wurk-options';
+
+function packageVersion(): string {
+  try {
+    return JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')).version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/**
+ * The processing plane of this app, for other modules' providers: add a
+ * server middleware (`use`) or a job lifecycle listener (`addListener`)
+ * before the app boots, and wait on `ready` (the first orphan check done;
+ * at once in a producer-only app). Processing starts on application
+ * bootstrap and drains before the connections close.
+ */
+@Injectable()
+export class WurkServer {
+  /** Undefined when `processing: false`. */
+  readonly manager: Manager | undefined;
+  readonly identity: ProcessIdentity;
+
+  constructor(connections: RedisConnections, registry: WorkerRegistry, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
+    this.identity = newProcessIdentity();
+    if (!options.processing) return;
+    const logger = new Logger('Wurk');
+    const order = options.queues.map((entry) => (typeof entry === 'string' ? [entry, 0] : entry)) as Array<[string, number]>;
+    const heartbeat = new Heartbeat({
+      redis: options.redis,
+      identity: this.identity,
+      info: {
+        tag: options.tag,
+        labels: options.labels,
+        concurrency: options.concurrency,
+        queues: [...new Set(order.map(([name]) => name))],
+        weights: [Object.fromEntries(order)],
+        version: packageVersion(),
+        startedAt: Date.now() / 1000,
+      },
+      interval: options.heartbeatInterval,
+      ttl: options.heartbeatTtl,
+      logger: new Logger('WurkHeartbeat'),
+    });
+    this.manager = new Manager({
+      connections,
+      registry,
+      heartbeat,
+      identity: this.identity,
+      options: { ...options, logger },
+    });
+  }
+
+  /** Resolves once processing is ready (see Manager.ready); at once when this app does not process. */
+  get ready(): Promise<void> {
+    return this.manager?.ready ?? Promise.resolve();
+  }
+
+  get processing(): boolean {
+    return this.manager !== undefined;
+  }
+
+  /** Appends a server middleware (runs inside the ones added before it). */
+  use(middleware: ServerMiddlewareFn | ServerMiddleware): this {
+    this.manager?.useMiddleware(middleware);
+    return this;
+  }
+
+  /** Hears every job start and settle; adding the same listener twice has no effect. */
+  addListener(listener: JobLifecycleListener): this {
+    this.manager?.addListener(listener);
+    return this;
+  }
+
+  /** Stops fetching; running jobs finish (Sidekiq's Quiet). */
+  quiet(): void {
+    this.manager?.quiet();
+  }
+}
