@@ -1,0 +1,46 @@
+/**
+ * The wurk side of the processing benchmark: a minimal Nest application
+ * context with WurkModule and one no-op worker, concurrency 10, the fetch
+ * from BENCH_FETCH (see sidekiq_worker.rb for the BENCH_MODE / BENCH_JOBS
+ * protocol and the READY / RESULT lines).
+ */
+import 'reflect-metadata';
+import { Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { Worker, WurkModule } from '../../src';
+import { BenchRecorder } from './recorder';
+
+const recorder = new BenchRecorder();
+
+@Worker()
+class NoopJob {
+  perform(pushedAt?: number): void {
+    recorder.ran(pushedAt);
+  }
+}
+
+@Module({
+  imports: [
+    WurkModule.forRoot({
+      redis: { url: process.env.REDIS_URL },
+      concurrency: 10,
+      queues: ['default'],
+      fetch: process.env.BENCH_FETCH === 'basic' ? 'basic' : 'reliable',
+    }),
+  ],
+  providers: [NoopJob],
+})
+class BenchModule {}
+
+async function main(): Promise<void> {
+  const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
+  recorder.ready();
+  process.on('SIGTERM', () => {
+    app.close().finally(() => process.exit(0));
+  });
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
