@@ -2,6 +2,8 @@ import { Module } from '@nestjs/common';
 import { WurkModule } from '../src';
 import { sampleApiOptions } from './http-api';
 import { SignupController } from './signup.controller';
+import { ReportController } from './report.controller';
+import { ReportWorker } from './workers/report.worker';
 import { DigestWorker } from './workers/digest.worker';
 import { InvoiceWorker } from './workers/invoice.worker';
 import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
@@ -14,10 +16,12 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
         redis: { url: process.env.REDIS_URL },
         queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
         api: sampleApiOptions(),
+        // ReportWorker's progress shows up at most once a second (default 5).
+        progressInterval: 1,
       }),
     }),
   ],
-  controllers: [SignupController],
-  providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker],
+  controllers: [SignupController, ReportController],
+  providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker],
 })
 export class AppModule {}

@@ -23,6 +23,7 @@ async function main(): Promise<void> {
   await app.listen(port, '127.0.0.1');
   logger.log(`listening on http://127.0.0.1:${port}`);
   logger.log(`try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`);
+  logger.log(`job status: curl -s -X POST localhost:${port}/reports -H 'content-type: application/json' -d '{"rows":20}'  (then GET /reports/<jid>)`);
   logger.log(
     process.env.WURK_API_TOKEN
       ? `HTTP API at http://127.0.0.1:${port}${API_MOUNT}/v1 (OpenAPI: /openapi.json); see README "HTTP API" for curl examples`

@@ -27,7 +27,7 @@ describe('job status through WurkModule (produce side)', () => {
   beforeAll(async () => {
     server = await RedisServer.start();
     redis = server.client();
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600 })], providers: [TrackedReport, Untracked] })
+    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600, processing: false })], providers: [TrackedReport, Untracked] })
     class AppModule {}
     app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
   });
