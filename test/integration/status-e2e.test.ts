@@ -261,3 +261,44 @@ describe('job status at shutdown', () => {
     expect(await redis.lrange('queue:default', 0, -1)).toEqual([expect.stringContaining(jid)]);
   });
 });
+
+describe('status retention through the module options', () => {
+  let server: RedisServer;
+  let redis: Redis;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    redis = server.client();
+  });
+  afterAll(() => server.stop());
+
+  it('statusRetention 0 deletes the row when the job succeeds; a failure keeps statusTtl', async () => {
+    const app = await boot(server.url, { statusRetention: 0, statusTtl: 900 });
+    try {
+      const client = app.get(ClientService);
+      const jid = (await client.performAsync(TrackedWorker, 2))!;
+      // The enqueued row is written by the push itself, so it existed before it vanished.
+      await waitFor(async () => (await redis.exists(`status:${jid}`)) === 0, { timeout: 20000, what: 'the row to be deleted at success' });
+      const failed = (await client.performAsync(NoRetryWorker))!;
+      await waitFor(async () => (await redis.hget(`status:${failed}`, 'state')) === 'failed', { timeout: 20000, what: 'failed row' });
+      const ttl = await redis.ttl(`status:${failed}`);
+      expect(ttl).toBeGreaterThan(890);
+      expect(ttl).toBeLessThanOrEqual(900);
+    } finally {
+      await app.close();
+    }
+  });
+
+  it('statusRetention N keeps a complete row N seconds', async () => {
+    const app = await boot(server.url, { statusRetention: 7200 });
+    try {
+      const jid = (await app.get(ClientService).performAsync(TrackedWorker, 3))!;
+      await waitFor(async () => (await redis.hget(`status:${jid}`, 'state')) === 'complete', { timeout: 20000, what: 'complete row' });
+      const ttl = await redis.ttl(`status:${jid}`);
+      expect(ttl).toBeGreaterThan(7190);
+      expect(ttl).toBeLessThanOrEqual(7200);
+    } finally {
+      await app.close();
+    }
+  });
+});
