@@ -1,41 +1,55 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
 import { RunningLockListener } from '../periodic/running-lock-listener';
 import { PeriodicService } from './periodic.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
+import { WurkServer } from './wurk-server';
 import type { ResolvedWurkOptions } from './wurk-options';
 
+/** Added to `orphanThreshold` for a performing job's running lock: Cogworker's two extra minutes (60 + 60 s). */
+const ACTIVE_LOCK_MARGIN = 120;
+
 /**
- * Starts the ticker once the app is up and stops it before connections
- * close (`beforeApplicationShutdown` runs ahead of every
+ * Starts the ticker once the app is up and the first orphan check has run
+ * (`WurkServer.ready`: a recovered until_executed job must have re-taken its
+ * running lock before a tick could think the entry idle), and stops it
+ * before connections close (`beforeApplicationShutdown` runs ahead of every
  * `onApplicationShutdown`), so no claim or push races the shutdown.
  */
 @Injectable()
-export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown {
-  /** Keeps until_executed locks in step with their jobs; registered with the processing plane. */
+export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+  /** Keeps until_executed locks in step with their jobs; WurkLifecycle adds it to the processing plane. */
   readonly listener: RunningLockListener;
   private readonly logger = new Logger('WurkPeriodic');
 
   constructor(
     private readonly periodic: PeriodicService,
+    private readonly server: WurkServer,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {
-    this.listener = new RunningLockListener(periodic.store, this.logger);
+    this.listener = new RunningLockListener(periodic.store, this.logger, {
+      activeTtl: options.orphanThreshold + ACTIVE_LOCK_MARGIN,
+      refreshEvery: options.heartbeatInterval,
+    });
   }
 
   /** On when forced by `periodicTicker`, else exactly when this app processes jobs. */
   get tickerEnabled(): boolean {
-    if (this.options.periodicTicker !== undefined) return this.options.periodicTicker;
-    return (this.options as { processing?: unknown }).processing !== false;
+    return this.options.periodicTicker ?? this.server.processing;
   }
 
   onApplicationBootstrap(): void {
-    if (!this.tickerEnabled || this.periodic.entries().length === 0) return;
-    this.periodic.start();
-    this.logger.log(`ticking ${this.periodic.entries().length} periodic entr${this.periodic.entries().length === 1 ? 'y' : 'ies'} every ${this.options.tickInterval}s`);
+    const count = this.periodic.entries().length;
+    if (!this.tickerEnabled || count === 0) return;
+    this.periodic.start(this.server.ready);
+    this.logger.log(`ticking ${count} periodic entr${count === 1 ? 'y' : 'ies'} every ${this.options.tickInterval}s`);
   }
 
   async beforeApplicationShutdown(): Promise<void> {
-    this.listener.stop();
     await this.periodic.stop();
+  }
+
+  /** After the drain: jobs still performing during it keep their locks refreshed. */
+  onApplicationShutdown(): void {
+    this.listener.stop();
   }
 }

@@ -164,6 +164,20 @@ describe('periodic: declaring entries', () => {
     }
   });
 
+  it('a processing: false app leaves the ticker off unless periodicTicker asks for it', async () => {
+    const producer = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'x' }], periodicTicker: undefined });
+    const asked = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'y' }], periodicTicker: true });
+    try {
+      const seenProducer = recordTicker(producer);
+      const seenAsked = recordTicker(asked);
+      await waitFor(() => seenAsked.tick.length >= 4, { what: 'the ticker asked for to tick four times' });
+      expect(seenProducer.tick).toHaveLength(0);
+      expect(await redis.llen('queue:x')).toBe(0);
+    } finally {
+      await Promise.all([producer.close(), asked.close()]);
+    }
+  });
+
   it('disable / enable take a pjid, a class string or a listed entry; an unknown one is an error', async () => {
     const app = await periodicApp(server.url, { periodic: [{ cron: '@yearly', class: 'A' }, { cron: '@yearly', class: 'B' }], periodicTicker: false });
     try {

@@ -5,9 +5,10 @@ import type Redis from 'ioredis';
 import { PeriodicService, WurkModule, WurkModuleOptions } from '../../src';
 import type { PeriodicTickerEvents } from '../../src';
 
-/** A Nest application context with the periodic ticker forced on at a fast tick. */
+/** A producer-only Nest application context with the periodic ticker forced on at a fast tick. */
 export async function periodicApp(url: string, options: WurkModuleOptions = {}, providers: unknown[] = []): Promise<INestApplicationContext> {
-  @Module({ imports: [WurkModule.forRoot({ redis: { url }, tickInterval: 0.5, periodicTicker: true, ...options })], providers: providers as never })
+  const defaults: WurkModuleOptions = { redis: { url }, tickInterval: 0.5, processing: false, periodicTicker: true };
+  @Module({ imports: [WurkModule.forRoot({ ...defaults, ...options })], providers: providers as never })
   class PeriodicAppModule {}
   const app = await NestFactory.createApplicationContext(PeriodicAppModule, { logger: false, abortOnError: false });
   app.enableShutdownHooks();

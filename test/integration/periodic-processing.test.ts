@@ -1,0 +1,69 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import Redis from 'ioredis';
+import { Periodic, PeriodicService, Worker } from '../../src';
+import { jobExecutionStorage } from '../../src/server/job-execution';
+import { periodicApp, recordTicker } from '../support/periodic-app';
+import { RedisServer } from '../support/redis-server';
+import { waitFor } from '../support/wait';
+
+interface Run {
+  slot: number;
+  jid: string;
+  start: number;
+  end?: number;
+  lockOwner?: string | null;
+}
+const runs: Run[] = [];
+let probe: Redis;
+
+/** Takes 5 s, far longer than its 2 s cron interval. */
+@Periodic('*/2 * * * * *', { unique: 'until_executed' })
+@Worker({ queue: 'slow', retry: false })
+class SlowReport {
+  async perform(): Promise<void> {
+    const execution = jobExecutionStorage.getStore()!;
+    const run: Run = { slot: execution.payload.get<number>('periodic_slot')!, jid: execution.jid, start: Date.now() };
+    runs.push(run);
+    run.lockOwner = await probe.get(`periodic:running:${execution.payload.get<string>('periodic_pjid')}`);
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    run.end = Date.now();
+  }
+}
+
+describe('periodic: until_executed with the processing plane', () => {
+  let server: RedisServer;
+  let app: INestApplicationContext | undefined;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    probe = server.client();
+  });
+  afterAll(async () => {
+    await app?.close();
+    await server.stop();
+  });
+
+  it('a run longer than the interval blocks the next slots until it finishes; runs never overlap', async () => {
+    app = await periodicApp(
+      server.url,
+      { processing: true, periodicTicker: undefined, queues: ['slow'], concurrency: 3, heartbeatInterval: 1, fetchTimeout: 0.5 },
+      [SlowReport],
+    );
+    const seen = recordTicker(app);
+    const pjid = app.get(PeriodicService).entries()[0].pjid;
+
+    await waitFor(() => runs.filter((run) => run.end !== undefined).length >= 2, { timeout: 40000, interval: 50, what: 'two finished runs' });
+    const [first, second] = runs;
+    // Each run held the lock under its own jid while performing.
+    expect(first.lockOwner).toBe(first.jid);
+    expect(second.lockOwner).toBe(second.jid);
+    // The second began only after the first ended, though slots came due every 2 s (concurrency 3 could have overlapped them).
+    expect(second.start).toBeGreaterThanOrEqual(first.end!);
+    expect(second.slot).toBeGreaterThanOrEqual(first.slot + 4);
+    expect(seen.skipped.some((event) => event.reason === 'blocked' && event.slot > first.slot && event.slot < second.slot)).toBe(true);
+    for (let index = 1; index < runs.length; index++) expect(runs[index].start).toBeGreaterThanOrEqual(runs[index - 1].end ?? Infinity);
+    // The first run's success released its lock; whatever holds it now is a later job.
+    const owner = await probe.get(`periodic:running:${pjid}`);
+    expect(owner).not.toBe(first.jid);
+  }, 60_000);
+});
