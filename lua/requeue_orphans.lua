@@ -13,10 +13,12 @@
 -- ARGV[6] = counter TTL in seconds, ARGV[7] = periodic running-lock key
 -- prefix, ARGV[8] = running-lock TTL, ARGV[9] = queue name.
 --
--- Returns {moved, parked}, or {-1, 0} when the owner is alive.
+-- Returns {moved, parked}, {-1, 0} when the owner is alive, or {-2, 0} when
+-- KEYS[1] is not a list (left alone: never a reason to fail the whole pass).
 --
 -- The liveness check sits inside the script so that a process that beats
 -- between the caller's look and the move is never robbed of its jobs.
+if redis.call("TYPE", KEYS[1]).ok ~= "list" then return {-2, 0} end
 if ARGV[1] ~= "" then
   if redis.call("EXISTS", KEYS[3]) == 1 then return {-1, 0} end
   local ok, beat = pcall(redis.call, "HGET", KEYS[4], ARGV[1])
@@ -28,8 +30,9 @@ end
 
 local moved, parked = 0, 0
 while true do
-  -- Oldest claim first (the right end), back to the right end of the queue.
-  local job = redis.call("RPOP", KEYS[1])
+  -- Newest claim first (the left end), each to the right end of the queue,
+  -- so the oldest claim ends up rightmost: the next one fetched.
+  local job = redis.call("LPOP", KEYS[1])
   if not job then break end
   local ok, decoded = pcall(cjson.decode, job)
   local fields = (ok and type(decoded) == "table") and decoded or {}

@@ -150,7 +150,8 @@ export class Manager {
 
   private async reconcile(reaper: OrphanReaper, guarded: boolean): Promise<void> {
     await this.filePending();
-    await reaper.check(guarded);
+    const { failures } = await reaper.check(guarded);
+    for (const failure of failures) this.logger.error(`orphan check skipped ${failure}`);
   }
 
   /** Stops fetching (TSTP / Sidekiq's Quiet button); running jobs finish and are settled. */

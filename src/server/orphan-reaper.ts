@@ -81,13 +81,22 @@ export class OrphanReaper {
   ) {}
 
   /** One pass; `guarded` passes run only when this process takes the fleet-wide lock. */
-  async check(guarded: boolean): Promise<{ recovered: number; buried: number }> {
+  async check(guarded: boolean): Promise<{ recovered: number; buried: number; failures: string[] }> {
     let recovered = 0;
+    const failures: string[] = [];
     if (!guarded || (await this.redis.set(Keys.reaperLock, '1', 'EX', this.options.orphanCheckInterval, 'NX')) === 'OK') {
-      for (const key of await this.privateLists()) recovered += await this.recover(key);
+      for (const key of await this.privateLists()) {
+        try {
+          recovered += await this.recover(key);
+        } catch (error) {
+          // One bad list (a wrong type, a payload the script chokes on) must
+          // not stop the pass for every other dead process.
+          failures.push(`${key}: ${error instanceof Error ? error.message : String(error)}`);
+        }
+      }
     }
     const buried = await this.buryRepeatOrphans();
-    return { recovered, buried };
+    return { recovered, buried, failures };
   }
 
   private async privateLists(): Promise<string[]> {

@@ -1,0 +1,107 @@
+import type { JobOutcome } from '../../src/server/server-middleware';
+import { parsePrivateList } from '../../src/server/orphan-reaper';
+import { RedisServer } from '../support/redis-server';
+import { buildManager, Harness } from '../support/server-harness';
+
+const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
+
+describe('orphan recovery', () => {
+  let server: RedisServer;
+  const harnesses: Harness[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterEach(async () => {
+    while (harnesses.length > 0) await harnesses.pop()!.stop();
+    await server.client().flushall();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  /** A manager that processes nothing (its queue is elsewhere), so recovered jobs stay visible on queue:default. */
+  async function checker(options: Parameters<typeof buildManager>[2] = {}) {
+    const outcomes: JobOutcome[] = [];
+    const deaths: string[] = [];
+    const h = buildManager(server.url, [], { queues: ['elsewhere'], orphanThreshold: 5, deathHandlers: [(j) => void deaths.push(j.jid)], ...options });
+    h.manager.addListener({ onSettled: (_c, outcome) => void outcomes.push(outcome) });
+    harnesses.push(h);
+    await h.manager.start();
+    await h.manager.ready;
+    return { h, outcomes, deaths };
+  }
+
+  it('parses private list names from the right, both shapes', () => {
+    expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({ queue: 'a|b', hostname: 'host-1', pid: 42, nonce: '0123456789ab' });
+    expect(parsePrivateList('queue:default|host|42|0')).toEqual({ queue: 'default', hostname: 'host', pid: 42 });
+    expect(parsePrivateList('queue:default')).toBeUndefined();
+  });
+
+  it('requeues the list of a dead process before ready resolves, oldest claim first', async () => {
+    const redis = server.client();
+    const list = 'queue:default|other-host|4242|0123456789ab|0';
+    await redis.lpush(list, job('old'), job('new'));
+    await redis.hset('wurk:last_beat', 'other-host:4242:0123456789ab', String(Date.now() / 1000 - 600));
+    await checker();
+    expect(await redis.exists(list)).toBe(0);
+    expect(await redis.lrange("queue:default", 0, -1)).toEqual([job("new"), job("old")]);
+    expect(await redis.get('super_fetch:recovered:old')).toBe('1');
+    expect(await redis.smembers('queues')).toContain('default');
+  });
+
+  it('leaves alone a process whose heartbeat hash exists, or whose last beat is recent, or a live local pid', async () => {
+    const redis = server.client();
+    const beating = 'queue:default|other-host|1|aaaaaaaaaaaa|0';
+    const recent = 'queue:default|other-host|2|bbbbbbbbbbbb|0';
+    const { hostname } = buildManager(server.url, []).identity;
+    const localAlive = `queue:default|${hostname}|${server.pid}|cccccccccccc|0`;
+    await redis.lpush(beating, job('a'));
+    await redis.lpush(recent, job('b'));
+    await redis.lpush(localAlive, job('c'));
+    await redis.hset('other-host:1:aaaaaaaaaaaa', 'info', '{}');
+    await redis.hset('wurk:last_beat', 'other-host:2:bbbbbbbbbbbb', String(Date.now() / 1000 - 1));
+    await checker();
+    expect(await redis.llen(beating)).toBe(1);
+    expect(await redis.llen(recent)).toBe(1);
+    expect(await redis.llen(localAlive)).toBe(1);
+    expect(await redis.llen('queue:default')).toBe(0);
+  });
+
+  it('files a job recovered more than maxOrphanings times in dead, with the reason', async () => {
+    const redis = server.client();
+    const list = 'queue:default|other-host|77|dddddddddddd|0';
+    await redis.lpush(list, job('poison'), job('fine'));
+    await redis.set('super_fetch:recovered:poison', '3');
+    const { outcomes, deaths } = await checker();
+    const dead = await redis.zrange('dead', 0, -1);
+    expect(dead).toHaveLength(1);
+    expect(JSON.parse(dead[0])).toMatchObject({ jid: 'poison', args: ['poison'], error_class: 'Wurk::ProcessDied' });
+    expect(JSON.parse(dead[0]).error_message).toMatch(/recovered more than 3 times/);
+    expect(await redis.lrange('queue:default', 0, -1)).toEqual([job('fine')]);
+    expect(await redis.llen('wurk:repeat_orphans')).toBe(0);
+    expect(deaths).toEqual(['poison']);
+    expect(outcomes).toEqual([expect.objectContaining({ kind: 'dead' })]);
+  });
+
+  it("re-takes a recovered periodic job's running lock", async () => {
+    const redis = server.client();
+    const list = 'queue:default|other-host|78|eeeeeeeeeeee|0';
+    await redis.lpush(list, job('p1', { periodic_until_executed: true, periodic_pjid: 'nightly' }), job('p2', { periodic_until_executed: true, periodic_pjid: 'hourly' }));
+    await redis.set('periodic:running:hourly', 'p2', 'EX', 5);
+    await checker();
+    expect(await redis.get('periodic:running:nightly')).toBe('p1');
+    expect(await redis.ttl('periodic:running:nightly')).toBeGreaterThan(86000);
+    expect(await redis.ttl('periodic:running:hourly')).toBeGreaterThan(86000);
+  });
+
+  it('skips a list of the wrong type and keeps serving', async () => {
+    const redis = server.client();
+    await redis.set('queue:default|other-host|79|ffffffffffff|0', 'not a list');
+    await redis.lpush('queue:default|other-host|80|ffffffffffff|0', job('ok'));
+    const { h } = await checker();
+    expect(h.manager.isQuiet).toBe(false);
+    expect(await redis.lrange('queue:default', 0, -1)).toEqual([job('ok')]);
+    expect(await redis.get('queue:default|other-host|79|ffffffffffff|0')).toBe('not a list');
+  });
+});
