@@ -169,9 +169,9 @@ function watch(child: ChildProcess, name: string): Worker {
   };
 }
 
-/** Peak resident set (VmHWM) of a live process, in MB. */
-function peakRssMb(pid: number): number {
-  const match = /VmHWM:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** Resident set of a live process in MB: `VmHWM` is the peak, `VmRSS` the current. */
+function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
+  const match = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
@@ -185,7 +185,7 @@ async function throughputRound(side: Side, server: RedisServer): Promise<Round> 
   const worker = watch(side.start(server.url, { BENCH_MODE: 'throughput', BENCH_JOBS: String(JOBS) }), side.name);
   try {
     const result = (await worker.result) as { first_us: number; last_us: number };
-    const peak = peakRssMb(worker.child.pid!);
+    const peak = rssMb(worker.child.pid!);
     const commands = commandDelta(before, await commandStats(probe));
     const total = Object.values(commands).reduce((sum, calls) => sum + calls, 0);
     return { jobsPerSecond: JOBS / ((result.last_us - result.first_us) / 1e6), commandsPerJob: total / JOBS, commands, peakRssMb: peak };
@@ -195,7 +195,7 @@ async function throughputRound(side: Side, server: RedisServer): Promise<Round> 
   }
 }
 
-async function latencyRun(side: Side, server: RedisServer): Promise<number[]> {
+async function latencyRun(side: Side, server: RedisServer): Promise<{ latencies: number[]; idleRssMb: number }> {
   const probe = server.client();
   await probe.flushall();
   probe.disconnect();
@@ -204,13 +204,14 @@ async function latencyRun(side: Side, server: RedisServer): Promise<number[]> {
   const pusher = await side.pusher(server.url);
   try {
     await Promise.race([worker.ready, worker.result]);
+    const idleRssMb = rssMb(worker.child.pid!, 'VmRSS');
     for (let i = 0; i < total; i++) {
       await pusher.push(monotonicMicros());
       // Far apart enough that each job meets an idle worker: this is pickup latency, not queueing.
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
     const { latencies_us: latencies } = (await worker.result) as { latencies_us: number[] };
-    return latencies.slice(LATENCY_WARMUP);
+    return { latencies: latencies.slice(LATENCY_WARMUP), idleRssMb };
   } finally {
     await pusher.close();
     await worker.stop();
@@ -270,6 +271,8 @@ export interface ProcessingResult {
   jobsPerSecond: number;
   commandsPerJob: number;
   peakRssMb: number;
+  /** RSS of the idle worker right after boot: the floor under the peak. */
+  idleRssMb: number;
   p50Us: number;
   p99Us: number;
 }
@@ -278,7 +281,7 @@ export async function runProcessingBench(sides: Side[] = [wurkSide('reliable'), 
   buildWorkers(sides);
   const servers = await Promise.all(sides.map(() => RedisServer.start()));
   const rounds: Round[][] = sides.map(() => []);
-  const latencies: number[][] = [];
+  const latencies: { latencies: number[]; idleRssMb: number }[] = [];
   try {
     for (let round = 0; round < ROUNDS; round++) {
       // Rotate who goes first, so a warm CPU or page cache favours no side.
@@ -297,17 +300,18 @@ export async function runProcessingBench(sides: Side[] = [wurkSide('reliable'), 
     jobsPerSecond: median(rounds[index].map((r) => r.jobsPerSecond)),
     commandsPerJob: median(rounds[index].map((r) => r.commandsPerJob)),
     peakRssMb: Math.max(...rounds[index].map((r) => r.peakRssMb)),
-    p50Us: percentile(latencies[index], 50),
-    p99Us: percentile(latencies[index], 99),
+    idleRssMb: latencies[index].idleRssMb,
+    p50Us: percentile(latencies[index].latencies, 50),
+    p99Us: percentile(latencies[index].latencies, 99),
   }));
 
   console.log(`\nprocessing: ${JOBS} no-op jobs, concurrency ${CONCURRENCY}, median of ${ROUNDS} rounds (order rotating)`);
-  console.log(`  ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'cmds/job'.padStart(8)}  ${'peak RSS'.padStart(9)}  ${'pickup p50'.padStart(10)}  ${'p99'.padStart(8)}   rounds (jobs/s)`);
+  console.log(`  ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'cmds/job'.padStart(8)}  ${'peak RSS'.padStart(9)}  ${'idle RSS'.padStart(9)}  ${'pickup p50'.padStart(10)}  ${'p99'.padStart(8)}   rounds (jobs/s)`);
   sides.forEach((side, index) => {
     const r = results[index];
     const spread = rounds[index].map((x) => Math.round(x.jobsPerSecond)).join(', ');
     console.log(
-      `  ${side.name.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(9)}  ${`${(r.p50Us / 1000).toFixed(2)} ms`.padStart(10)}  ${`${(r.p99Us / 1000).toFixed(2)} ms`.padStart(8)}   [${spread}]`,
+      `  ${side.name.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(9)}  ${`${r.idleRssMb.toFixed(0)} MB`.padStart(9)}  ${`${(r.p50Us / 1000).toFixed(2)} ms`.padStart(10)}  ${`${(r.p99Us / 1000).toFixed(2)} ms`.padStart(8)}   [${spread}]`,
     );
   });
   console.log('  commands per job by name (last round):');
