@@ -40,7 +40,7 @@ export class StatusListener implements JobLifecycleListener {
 
   async onStart(context: StatusContext): Promise<void> {
     const { job } = context;
-    if (!isTracked(job)) return;
+    if (!isTracked(job) || job.jid === '') return;
     const jid = job.jid;
     const progress = new StatusProgress(
       this.options.progressInterval * 1000,
@@ -69,7 +69,7 @@ export class StatusListener implements JobLifecycleListener {
 
   async onSettled(context: StatusContext, outcome: JobOutcome): Promise<void> {
     const { job } = context;
-    if (!isTracked(job)) return;
+    if (!isTracked(job) || job.jid === '') return;
     const jid = job.jid;
     const progress = this.progress.get(jid);
     this.progress.delete(jid);
