@@ -150,6 +150,12 @@ export class Manager {
 
   private async reconcile(reaper: OrphanReaper, guarded: boolean): Promise<void> {
     await this.filePending();
+    if (this.fetcher.reconcile) {
+      const known = new Set([...this.running.keys()].map((job) => job.raw));
+      for (const filing of this.pending) known.add(filing.job.raw);
+      const strays = await this.fetcher.reconcile(known);
+      if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
+    }
     const { failures } = await reaper.check(guarded);
     for (const failure of failures) this.logger.error(`orphan check skipped ${failure}`);
   }

@@ -29,6 +29,8 @@ export interface Fetcher {
   release(): Promise<void>;
   /** Makes a blocked `claim` return soon (shutdown). */
   interrupt(): void;
+  /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
+  reconcile?(known: Set<string>): Promise<number>;
   /** Notes that a claimed job ended without an acknowledgment or a filing of ours (handed back). */
   forget(job: ClaimedJob): void;
 }

@@ -42,6 +42,10 @@ export class ReliableFetch implements Fetcher {
    * their strays go back to the queue at shutdown.
    */
   private readonly tainted = new Set<string>();
+  /** Bumped whenever a list is tainted, so a reconcile pass knows nothing new went unseen meanwhile. */
+  private taintEpoch = 0;
+  /** `<private list>\n<payload>` of strays seen by the previous reconcile pass. */
+  private strayCandidates = new Set<string>();
   private blockingOn: string | undefined;
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
@@ -81,7 +85,7 @@ export class ReliableFetch implements Fetcher {
       this.count(privateKey, 1);
       return [{ raw, queue, privateKey }];
     } catch (error) {
-      this.tainted.add(privateKey);
+      this.taint(privateKey);
       throw error;
     } finally {
       this.blockingOn = undefined;
@@ -153,6 +157,35 @@ export class ReliableFetch implements Fetcher {
     this.fetchConnection.disconnect();
   }
 
+  /**
+   * Hands back jobs sitting in a tainted private list that this process
+   * does not know (a claim whose reply was lost): only those seen in two
+   * consecutive passes, since a claim in flight during the first look is
+   * known by the second. `known` = payloads running or awaiting a filing.
+   */
+  async reconcile(known: Set<string>): Promise<number> {
+    const epoch = this.taintEpoch;
+    const seen = new Set<string>();
+    let handedBack = 0;
+    for (const queue of this.order.names) {
+      const privateKey = this.privateKey(queue);
+      if (!this.tainted.has(privateKey)) continue;
+      const held = new Set(this.held.get(privateKey) ?? []);
+      const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(raw) && !held.has(raw));
+      const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
+      for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
+      if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
+      if (strays.length === 0 && epoch === this.taintEpoch) this.tainted.delete(privateKey);
+    }
+    this.strayCandidates = seen;
+    return handedBack;
+  }
+
+  private taint(privateKey: string): void {
+    this.tainted.add(privateKey);
+    this.taintEpoch++;
+  }
+
   private count(privateKey: string, delta: number): void {
     this.outstanding.set(privateKey, Math.max(0, (this.outstanding.get(privateKey) ?? 0) + delta));
   }
@@ -190,7 +223,7 @@ export class ReliableFetch implements Fetcher {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost.
       this.restore(held, jids);
-      if (max > 0) for (const queue of queues) this.tainted.add(this.privateKey(queue));
+      if (max > 0) for (const queue of queues) this.taint(this.privateKey(queue));
       throw error;
     }
     const jobs: ClaimedJob[] = [];

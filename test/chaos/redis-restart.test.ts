@@ -1,0 +1,57 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { RedisServer } from '../support/redis-server';
+import { waitFor } from '../support/wait';
+import { readRuns, spawnWorker, WorkerProcess } from './fixtures/spawn-worker';
+
+describe('chaos: Redis stopped for 5 s mid-run', () => {
+  let server: RedisServer;
+  let dir: string;
+  let worker: WorkerProcess | undefined;
+
+  beforeAll(async () => {
+    server = await RedisServer.start({ durable: true });
+    dir = mkdtempSync(join(tmpdir(), 'wurk-chaos-'));
+  });
+  afterAll(async () => {
+    await worker?.kill();
+    await server.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('resumes by itself: nothing lost, nothing that was acknowledged runs twice', async () => {
+    const log = join(dir, 'runs.log');
+    const total = 4000;
+    const jids: string[] = [];
+    const payloads: string[] = [];
+    for (let i = 0; i < total; i++) {
+      const jid = `r${String(i).padStart(6, '0')}`;
+      jids.push(jid);
+      payloads.push(JSON.stringify({ retry: true, queue: 'default', class: 'ChaosJob', args: ['work'], jid, created_at: 1795933789.5, enqueued_at: 1795933789.5 }));
+    }
+    const seed = server.client();
+    for (let i = 0; i < total; i += 1000) await seed.lpush('queue:default', ...payloads.slice(i, i + 1000));
+    seed.disconnect();
+
+    worker = spawnWorker({ REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_JOB_MS: '3', CHAOS_HEARTBEAT_TTL: '30', CHAOS_ORPHAN_THRESHOLD: '60' });
+    await worker.ready;
+    await waitFor(() => readRuns(log).done.size >= 500, { timeout: 60000, what: 'processing under way' });
+    await server.halt();
+    const doneAtHalt = readRuns(log).done.size;
+    // The outage itself: five seconds with no Redis at all.
+    await new Promise((resolve) => setTimeout(resolve, 5000));
+    await server.boot();
+    await waitFor(() => readRuns(log).done.size === total, { timeout: 120000, interval: 200, what: 'every job after the restart' });
+
+    const { done, started } = readRuns(log);
+    expect(doneAtHalt).toBeLessThan(total);
+    for (const jid of jids) expect(done.has(jid)).toBe(true);
+    const twice = [...started].filter(([, pids]) => pids.length > 1).map(([jid]) => jid);
+    expect(twice).toEqual([]);
+    const redis = server.client();
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { timeout: 20000, what: 'all acks flushed' });
+    expect(await redis.llen('queue:default')).toBe(0);
+    expect(worker.child.exitCode).toBeNull();
+  });
+});
