@@ -80,6 +80,7 @@ export class StatusListener implements JobLifecycleListener {
         return;
       }
       const fields: StatusFields = { ...buffered, state: outcome.kind, attempt: context.attempt };
+      // `retrying` ends the attempt, not the job: a finished_at here would sit on the next attempt's running row.
       if (outcome.kind !== 'retrying') fields.finished_at = floatText(nowMs() / 1000);
       if (outcome.kind === 'complete') Object.assign(fields, this.resultFields(job, outcome.result));
       else if (outcome.kind !== 'interrupted') Object.assign(fields, errorFields(outcome.error, 'reason' in outcome ? outcome.reason : undefined));
