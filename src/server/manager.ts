@@ -134,22 +134,28 @@ export class Manager {
     void this.firstOrphanCheck(reaper);
   }
 
+  /**
+   * `ready` resolves after this first attempt even when it failed (Redis
+   * away at boot): what waits on it cannot do anything useful without Redis
+   * either, and must not wait forever on a key of the wrong type.
+   */
   private async firstOrphanCheck(reaper: OrphanReaper): Promise<void> {
-    for (let attempt = 0; !this.stopping; attempt++) {
-      try {
-        await this.reconcile(reaper, false);
-        break;
-      } catch (error) {
-        if (attempt === 0) this.logger.error(`first orphan check failed (retrying): ${errorMessageOf(error)}`);
-        await new Promise((resolve) => setTimeout(resolve, Math.min(1000 * 2 ** attempt, 10000)).unref());
-      }
+    try {
+      await this.reconcile(reaper, false);
+    } catch (error) {
+      this.logger.error(`first orphan check failed (the periodic check will retry): ${errorMessageOf(error)}`);
     }
     this.resolveReady();
     if (!this.stopping) this.reaper.start(this.deps.options.orphanCheckInterval * 1000);
   }
 
   private async reconcile(reaper: OrphanReaper, guarded: boolean): Promise<void> {
-    await this.filePending();
+    try {
+      await this.filePending();
+    } catch (error) {
+      // Still remembered; a filing that cannot land must not hold up orphan recovery.
+      this.logger.error(`${this.pending.length} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
+    }
     if (this.fetcher.reconcile) {
       const known = new Set([...this.running.keys()].map((job) => job.raw));
       for (const filing of this.pending) known.add(filing.job.raw);

@@ -95,7 +95,12 @@ export class OrphanReaper {
         }
       }
     }
-    const buried = await this.buryRepeatOrphans();
+    let buried = 0;
+    try {
+      buried = await this.buryRepeatOrphans();
+    } catch (error) {
+      failures.push(`${Keys.repeatOrphans}: ${error instanceof Error ? error.message : String(error)}`);
+    }
     return { recovered, buried, failures };
   }
 
