@@ -63,7 +63,7 @@ class PackedWorker {
   }
 }
 
-@Module({ imports: [WurkModule.forRoot({ redis: { url: process.env.REDIS_URL }, processing: false } as never)], providers: [PackedWorker] })
+@Module({ imports: [WurkModule.forRoot({ redis: { url: process.env.REDIS_URL }, processing: false })], providers: [PackedWorker] })
 class AppModule {}
 
 async function main(): Promise<void> {

@@ -75,7 +75,7 @@ describe('WurkModule', () => {
     @Module({ providers: [Config], exports: [Config] })
     class ConfigModule {}
     @Module({
-      imports: [WurkModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis' }) })],
+      imports: [WurkModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis', processing: false }) })],
     })
     class AsyncApp {}
     const app = await NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false });
