@@ -107,6 +107,43 @@ describe('periodic: failures', () => {
     }
   }, 60_000);
 
+  it('Redis going away is no entry\'s fault: no back-off, every entry fires soon after it is back', async () => {
+    const durable = await RedisServer.start({ durable: true });
+    try {
+      app = await periodicApp(durable.url, {
+        periodic: [
+          { cron: YEARLY, class: 'First', queue: 'p' },
+          { cron: YEARLY, class: 'Second', queue: 'p' },
+        ],
+        periodicTicker: false,
+      });
+      const service = app.get(PeriodicService);
+      const seen = recordTicker(app);
+      await durable.halt();
+      service.start();
+      await waitFor(() => seen.entryFailed.filter((event) => event.entry.className === 'Second').length >= 2, {
+        timeout: 45000,
+        what: 'both entries failing on the lost connection twice',
+      });
+      // A back-off would have doubled: 0.5, 1 …
+      expect(seen.entryFailed.every((event) => event.retryIn === 0.5)).toBe(true);
+      await durable.boot();
+      const check = durable.client();
+      await waitFor(async () => (await check.llen('queue:p')) === 2, { timeout: 20000, what: 'both entries firing once Redis is back' });
+    } finally {
+      await app?.close();
+      app = undefined;
+      await durable.stop();
+    }
+  }, 90_000);
+
+  it('a schedule that cannot be published does not stop the ticker', async () => {
+    await redis.set('periodic:schedule', 'not a hash');
+    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }] });
+    await waitFor(() => redis.llen('queue:p'), { what: 'the entry firing' });
+    expect(await redis.get('periodic:schedule')).toBe('not a hash');
+  });
+
   it('a key of the wrong type under one entry backs that entry off and does not stop the others', async () => {
     app = await periodicApp(server.url, {
       periodic: [
