@@ -8,7 +8,6 @@ export const API_MOUNT = '/api';
 
 type Handler = (req: IncomingMessage, res: ServerResponse, next: (error?: unknown) => void) => void;
 // @types/express is not a dependency of this repo; json() is all the sample needs from it.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { json } = require('express') as { json(): Handler };
 
 /**

@@ -186,6 +186,9 @@ describe('HTTP API: fuzzing with malformed requests', () => {
       `GET /api/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9\r\n\r\n`,
       `GET http://x/api/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\n\r\n`,
       `BREW /api/v1 HTTP/1.1\r\nHost: x\r\n\r\n`,
+      `GET /api/v1 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nIdempotency-Key: ${'k'.repeat(20000)}\r\n\r\n`,
+      `GET /api/v1/jobs/${'j'.repeat(20000)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\n\r\n`,
+      `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Length: 99999999999\r\n\r\n{}`,
       `POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nIdempotency-Key: a\r\nIdempotency-Key: b\r\nContent-Length: 2\r\n\r\n{}`,
     ];
     for (const text of garbage) {

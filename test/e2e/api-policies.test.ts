@@ -7,7 +7,6 @@ import { waitFor } from '../support/wait';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
 
 // express ships no types here (@types/express is not installed); only json() is used.
-// eslint-disable-next-line @typescript-eslint/no-require-imports
 const { json } = require('express') as { json(options: { limit: string }): (req: unknown, res: unknown, next: () => void) => void };
 
 describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
