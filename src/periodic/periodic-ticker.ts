@@ -171,7 +171,7 @@ export class PeriodicTicker extends EventEmitter {
         await this.enqueue(entry, slot, jid, claim.previous);
         break;
       case 'blocked':
-        if (!this.stillBlocked(entry, slot, now)) return;
+        if (!this.blockedTooLong(entry, slot, now)) return;
         this.emit('skipped', { entry, slot, reason: 'blocked' });
         this.options.logger.warn(`periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`);
         break;
@@ -186,7 +186,7 @@ export class PeriodicTicker extends EventEmitter {
   }
 
   /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
-  private stillBlocked(entry: PeriodicEntry, slot: number, now: number): boolean {
+  private blockedTooLong(entry: PeriodicEntry, slot: number, now: number): boolean {
     const blocked = this.blocked.get(entry.pjid);
     if (!blocked || blocked.slot !== slot) {
       this.blocked.set(entry.pjid, { slot, since: now });
