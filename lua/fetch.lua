@@ -6,7 +6,8 @@
 -- KEYS[2n+1..] = super_fetch:recovered:<jid> of every acknowledged job.
 -- ARGV[1] = n (queue pairs), ARGV[2] = most jobs to claim (0 = acks only),
 -- then per pair i: a mode ("D" = nothing else of ours is in that private
--- list, drop it whole; "L" = LREM each), a count c, and c payloads to ack.
+-- list, drop it whole; "L" = LTRIM them off its tail when they are its c
+-- oldest entries, else LREM each), a count c, and c payloads to ack.
 --
 -- Returns a flat array {pair index, payload, ...}, oldest first, then
 -- {"!", key, error} for every key that holds the wrong type (skipped, so one
@@ -15,6 +16,23 @@
 -- Claiming is LRANGE + LTRIM + LPUSH per queue, not one LMOVE per job: three
 -- commands for a whole batch. The jobs sit in the private list from the same
 -- atomic step, so a crash right after loses nothing.
+-- Whether the `count` oldest jobs of a private list (its right end) are
+-- exactly the acknowledged ones, in any order: then one LTRIM removes them
+-- all. Jobs are claimed in batches and mostly finish in claim order, so
+-- this is the common case when other jobs of ours are still running.
+local function tail_matches(private, pos, count)
+  local tail = redis.pcall("LRANGE", private, -count, -1)
+  if type(tail) ~= "table" or tail.err or #tail ~= count then return false end
+  local wanted = {}
+  for j = pos, pos + count - 1 do wanted[ARGV[j]] = (wanted[ARGV[j]] or 0) + 1 end
+  for _, item in ipairs(tail) do
+    local left = wanted[item]
+    if not left or left == 0 then return false end
+    wanted[item] = left - 1
+  end
+  return true
+end
+
 local n = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local out = {}
@@ -27,6 +45,8 @@ for i = 1, n do
     local private = KEYS[2 * i]
     if mode == "D" then
       redis.pcall("DEL", private)
+    elseif tail_matches(private, pos, count) then
+      redis.call("LTRIM", private, 0, -count - 1)
     else
       for j = pos, pos + count - 1 do
         local removed = redis.pcall("LREM", private, -1, ARGV[j])

@@ -319,7 +319,7 @@ export class Manager {
       wake?.();
       // An idle (blocked) or quiet fetcher would hold these acks until its
       // next call: send them now.
-      if (!wake && this.fetcher) void this.fetcher.flush().catch((error) => this.logger.error(`acknowledge failed (will retry): ${errorMessageOf(error)}`));
+      if (!wake && this.fetcher) void this.fetcher.flush(true).catch((error) => this.logger.error(`acknowledge failed (will retry): ${errorMessageOf(error)}`));
     });
   }
 

@@ -16,8 +16,11 @@ export interface Fetcher {
   claim(max: number): Promise<ClaimedJob[]>;
   /** Records that a job ran; may be held and sent with the next fetch. */
   acknowledge(job: ClaimedJob, jid: string): void;
-  /** Sends held acknowledgments now (quiet, shutdown, an idle fetch loop). */
-  flush(): Promise<void>;
+  /**
+   * Sends held acknowledgments now (quiet, shutdown, an idle fetch loop);
+   * with `onlyWhenIdle`, not while a claim that will carry them is on its way.
+   */
+  flush(onlyWhenIdle?: boolean): Promise<void>;
   /**
    * Files a job that ran and failed in `retry` or `dead` and acknowledges it
    * in one step. Resolves false when it was no longer ours to file.

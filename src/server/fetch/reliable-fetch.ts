@@ -47,6 +47,7 @@ export class ReliableFetch implements Fetcher {
   /** `<private list>\n<payload>` of strays seen by the previous reconcile pass. */
   private strayCandidates = new Set<string>();
   private blockingOn: string | undefined;
+  private claiming = false;
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
   private readonly badKeysLogged = new Map<string, number>();
@@ -64,6 +65,15 @@ export class ReliableFetch implements Fetcher {
   }
 
   async claim(max: number): Promise<ClaimedJob[]> {
+    this.claiming = true;
+    try {
+      return await this.claimOrBlock(max);
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async claimOrBlock(max: number): Promise<ClaimedJob[]> {
     const queues = this.order.next();
     const { jobs, badKeys } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
     if (jobs.length > 0 || this.interrupted) return jobs;
@@ -101,8 +111,11 @@ export class ReliableFetch implements Fetcher {
     if (jid) this.heldJids.push(jid);
   }
 
-  async flush(): Promise<void> {
+  async flush(onlyWhenIdle = false): Promise<void> {
     if (this.held.size === 0) return;
+    // A claim on its way carries the acks anyway (the next one will); only
+    // a fetch blocked on empty queues, or none at all, needs a call of its own.
+    if (onlyWhenIdle && this.claiming && this.blockingOn === undefined) return;
     await this.exclusive(() => this.runFetch(this.command, this.order.names, 0));
   }
 
