@@ -6,6 +6,7 @@ import { ReportController } from './report.controller';
 import { ReportWorker } from './workers/report.worker';
 import { DigestWorker } from './workers/digest.worker';
 import { InvoiceWorker } from './workers/invoice.worker';
+import { ThumbnailWorker } from './workers/thumbnail.worker';
 import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
 
 /** The sample app: every wurk feature through the public API. */
@@ -22,6 +23,6 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
     }),
   ],
   controllers: [SignupController, ReportController],
-  providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker],
+  providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker, ThumbnailWorker],
 })
 export class AppModule {}
