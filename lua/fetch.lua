@@ -5,7 +5,8 @@
 --   (queue:<name>|<host>|<pid>|<nonce>|0), for i = 1..ARGV[1], in fetch order;
 -- KEYS[2n+1..] = super_fetch:recovered:<jid> of every acknowledged job.
 -- ARGV[1] = n (queue pairs), ARGV[2] = most jobs to claim (0 = acks only),
--- then per pair i: a mode ("D" = nothing else of ours is in that private
+-- ARGV[3] = m: claim only from the first m pairs (the others, paused queues,
+-- are listed for their acks), then per pair i: a mode ("D" = nothing else of ours is in that private
 -- list, drop it whole; "L" = LTRIM them off its tail when they are its c
 -- oldest entries, else LREM each), a count c, and c payloads to ack.
 --
@@ -36,7 +37,8 @@ end
 local n = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local out = {}
-local pos = 3
+local claimable = tonumber(ARGV[3])
+local pos = 4
 for i = 1, n do
   local mode = ARGV[pos]
   local count = tonumber(ARGV[pos + 1])
@@ -64,7 +66,7 @@ if #KEYS > 2 * n then
 end
 
 local want = limit
-for i = 1, n do
+for i = 1, claimable do
   if want <= 0 then break end
   local public, private = KEYS[2 * i - 1], KEYS[2 * i]
   local items = redis.pcall("LRANGE", public, -want, -1)

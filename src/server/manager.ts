@@ -99,7 +99,7 @@ export class Manager {
     const fetchConnection = connections.dedicated('fetch');
     this.fetcher =
       options.fetch === 'basic'
-        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead })
+        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger })
         : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger });
     this.processor = new Processor({
       registry: this.deps.registry,

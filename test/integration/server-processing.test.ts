@@ -182,6 +182,23 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     expect(quietLogger.errors.some((line) => line.includes('listener bug'))).toBe(true);
   });
 
+  it.each(['reliable', 'basic'] as const)('does not fetch from a paused queue (%s fetch), and resumes when it is unpaused', async (fetch) => {
+    const redis = server.client();
+    const seen: string[] = [];
+    await redis.sadd('paused', 'held');
+    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: (x: string) => void seen.push(x) } }], { fetch, queues: ['held', 'open'], fetchTimeout: 0.2 });
+    await h.manager.start();
+    await h.client.push({ class: 'EchoJob', args: ['held-1'], queue: 'held' });
+    await h.client.push({ class: 'EchoJob', args: ['open-1'], queue: 'open' });
+    await waitFor(() => seen.includes('open-1'));
+    await h.client.push({ class: 'EchoJob', args: ['open-2'], queue: 'open' });
+    await waitFor(() => seen.includes('open-2'));
+    expect(seen).not.toContain('held-1');
+    expect(await redis.llen('queue:held')).toBe(1);
+    await redis.srem('paused', 'held');
+    await waitFor(() => seen.includes('held-1'), { what: 'the unpaused queue to be served' });
+  });
+
   it('runs jobs with basic fetch (BRPOP)', async () => {
     const redis = server.client();
     const seen: unknown[] = [];

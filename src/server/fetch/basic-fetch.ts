@@ -3,7 +3,9 @@ import { Keys } from '../../redis/keys';
 import { runScript } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
+import type { ServerLogger } from '../server-logger';
 import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
+import { PausedQueues } from './paused-queues';
 
 /**
  * Sidekiq's BasicFetch: `BRPOP queue:a queue:b … <timeout>`, one job per
@@ -11,15 +13,23 @@ import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
  * mid-job loses that job (use the reliable fetch where that matters).
  */
 export class BasicFetch implements Fetcher {
+  private readonly paused: PausedQueues;
+
   constructor(
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
-    private readonly options: { fetchTimeout: number; dead: DeadTrim },
-  ) {}
+    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger },
+  ) {
+    this.paused = new PausedQueues(command, options.logger);
+  }
 
   async claim(): Promise<ClaimedJob[]> {
-    const keys = this.order.next().map((queue) => Keys.queue(queue));
+    const keys = (await this.paused.filter(this.order.next())).map((queue) => Keys.queue(queue));
+    if (keys.length === 0) {
+      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+      return [];
+    }
     const reply = await this.fetchConnection.brpop(keys, this.options.fetchTimeout);
     if (!reply) return [];
     return [{ raw: reply[1], queue: reply[0].slice(Keys.queuePrefix.length) }];

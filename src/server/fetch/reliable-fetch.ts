@@ -6,6 +6,7 @@ import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
+import { PausedQueues } from './paused-queues';
 
 export interface ReliableFetchOptions {
   /** Seconds a fetch blocks on an empty queue (BLMOVE timeout). */
@@ -52,13 +53,17 @@ export class ReliableFetch implements Fetcher {
   private interrupted = false;
   private readonly badKeysLogged = new Map<string, number>();
 
+  private readonly paused: PausedQueues;
+
   constructor(
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
     private readonly identity: ProcessIdentity,
     private readonly options: ReliableFetchOptions,
-  ) {}
+  ) {
+    this.paused = new PausedQueues(command, options.logger);
+  }
 
   privateKey(queue: string): string {
     return Keys.privateQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
@@ -74,7 +79,13 @@ export class ReliableFetch implements Fetcher {
   }
 
   private async claimOrBlock(max: number): Promise<ClaimedJob[]> {
-    const queues = this.order.next();
+    const queues = await this.paused.filter(this.order.next());
+    if (queues.length === 0) {
+      // Every queue paused: nothing to claim, only acks to send.
+      await this.flush();
+      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+      return [];
+    }
     const { jobs, badKeys } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
     if (jobs.length > 0 || this.interrupted) return jobs;
     const queue = queues.find((name) => !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
@@ -215,9 +226,11 @@ export class ReliableFetch implements Fetcher {
     const jids = this.heldJids;
     this.held = new Map();
     this.heldJids = [];
+    // Queues not fetched from this time (paused) still get their acks.
+    const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && held.has(this.privateKey(name)))];
     const keys: string[] = [];
-    const args: (string | number)[] = [queues.length, max];
-    for (const queue of queues) {
+    const args: (string | number)[] = [listed.length, max, queues.length];
+    for (const queue of listed) {
       const privateKey = this.privateKey(queue);
       keys.push(Keys.queue(queue), privateKey);
       const acks = held.get(privateKey);
