@@ -1,4 +1,3 @@
-import type { OpenAPIObject } from '@nestjs/swagger';
 import type { OperationObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { PROBLEM_TYPES, ProblemType } from './problem';
 
@@ -180,7 +179,17 @@ function paths(base: string): Record<string, PathItemObject> {
  * served by a handler ahead of Nest's router, so Swagger's controller scan
  * cannot see it; this describes it instead. `mount` is the `api.mount` option.
  */
-export function addWurkApiToDocument(document: OpenAPIObject, mount = '/api'): OpenAPIObject {
+/**
+ * The parts of an OpenAPI 3 document that `addWurkApiToDocument` touches.
+ * Structural on purpose: `SwaggerModule.createDocument()`'s result fits, and
+ * the published types need no `@nestjs/swagger` (an optional peer).
+ */
+export interface OpenApiDocumentLike {
+  paths?: object;
+  components?: { schemas?: object; securitySchemes?: object };
+}
+
+export function addWurkApiToDocument<D extends OpenApiDocumentLike>(document: D, mount = '/api'): D {
   const base = mount.replace(/\/+$/, '');
   const components = document.components ?? {};
   return {
