@@ -11,14 +11,27 @@ import { startPrivateRedis } from './private-redis';
  */
 async function main(): Promise<void> {
   const logger = new Logger('Sample');
+  let stopRedis = (): void => undefined;
   if (!process.env.REDIS_URL) {
-    process.env.REDIS_URL = await startPrivateRedis();
+    const redis = await startPrivateRedis();
+    process.env.REDIS_URL = redis.url;
+    stopRedis = redis.stop;
     logger.log(`started a private redis-server at ${process.env.REDIS_URL}`);
   }
   // The wurk HTTP API reads its own bodies; setUpHttpApi gives the app's routes their JSON parser.
   const app = await NestFactory.create(AppModule, { bodyParser: false });
   setUpHttpApi(app);
-  app.enableShutdownHooks();
+  // Our own signal handling rather than enableShutdownHooks: the drain-first
+  // close must finish before the private redis-server goes away with us.
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      logger.log(`${signal}: draining running jobs, then stopping`);
+      void app.close().finally(() => {
+        stopRedis();
+        process.exit(0);
+      });
+    });
+  }
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, '127.0.0.1');
   logger.log(`listening on http://127.0.0.1:${port}`);

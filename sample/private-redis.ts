@@ -7,9 +7,9 @@ import { join } from 'node:path';
 /**
  * Starts a throwaway redis-server on a free loopback port, so the sample runs
  * on a machine with no Redis configured. Returns its URL; the server exits
- * with the sample.
+ * with the sample (`exit`), or when the caller stops it after a signal.
  */
-export async function startPrivateRedis(): Promise<string> {
+export async function startPrivateRedis(): Promise<{ url: string; stop: () => void }> {
   const port = await new Promise<number>((resolve, reject) => {
     const probe = createServer().once('error', reject);
     probe.listen(0, '127.0.0.1', () => {
@@ -31,5 +31,5 @@ export async function startPrivateRedis(): Promise<string> {
       if (chunk.toString().includes('Ready to accept connections')) resolve();
     });
   });
-  return `redis://127.0.0.1:${port}`;
+  return { url: `redis://127.0.0.1:${port}`, stop: () => server.kill() };
 }
