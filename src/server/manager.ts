@@ -171,7 +171,8 @@ export class Manager {
     if (this.quieted) return;
     this.quieted = true;
     this.deps.heartbeat.setQuiet(true);
-    this.fetcher?.interrupt();
+    // A fetch blocked on empty queues returns within fetchTimeout; a job it
+    // takes meanwhile is handed straight back (see runFetchLoop).
     this.wakeFetchLoop();
     this.logger.log('quiet: no longer fetching new jobs');
   }
@@ -193,6 +194,8 @@ export class Manager {
   private async drainAndStop(): Promise<void> {
     const { options, heartbeat } = this.deps;
     this.quiet();
+    // Cut a blocked fetch short: whatever it may still move is swept back by release().
+    this.fetcher.interrupt();
     await this.fetchLoop;
     await this.poller.stop();
     await this.reaper.stop();

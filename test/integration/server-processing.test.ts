@@ -199,6 +199,28 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await waitFor(() => seen.includes('held-1'), { what: 'the unpaused queue to be served' });
   });
 
+  it('quiets on TSTP (stops fetching, running jobs finish) and drains and stops on TERM', async () => {
+    const redis = server.client();
+    const seen: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: async (x: string) => { seen.push(x); if (x === 'slow') await gate; } } }]);
+    await h.manager.start();
+    await h.client.push({ class: 'EchoJob', args: ['slow'] });
+    await waitFor(() => seen.includes('slow'));
+    h.heartbeat.signal('TSTP');
+    expect(h.heartbeat.quiet).toBe(true);
+    await h.client.push({ class: 'EchoJob', args: ['after-quiet'] });
+    release();
+    // A fetch still blocked at the TSTP may take the new job; it hands it straight back.
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0 && (await redis.llen('queue:default')) === 1, {
+      what: 'the running job acknowledged and the new one left queued',
+    });
+    h.heartbeat.signal('TERM');
+    await waitFor(() => h.heartbeat.stopped, { what: 'the heartbeat to stop' });
+    expect(seen).toEqual(['slow']);
+  });
+
   it('runs jobs with basic fetch (BRPOP)', async () => {
     const redis = server.client();
     const seen: unknown[] = [];
