@@ -62,4 +62,19 @@ describe('interop: Sidekiq API sees a wurk process while it processes', () => {
     expect(view.failed).toBe(1);
     release();
   });
+
+  it("Sidekiq's Quiet stops fetching and Stop drains the processors, leaving the app running", async () => {
+    const redis = server.client();
+    await runRuby(`Sidekiq::ProcessSet.new.each(&:quiet!); puts '1'`, server.url);
+    await waitFor(async () => (await runRuby<boolean[]>(`puts JSON.generate(Sidekiq::ProcessSet.new.map(&:stopping?))`, server.url))[0] === true, {
+      timeout: 20000,
+      interval: 300,
+      what: 'the process to show as quiet',
+    });
+    await runRuby(`Sidekiq::Client.push('class' => 'HoldJob', 'args' => ['ok']); puts '1'`, server.url);
+    await runRuby(`Sidekiq::ProcessSet.new.each(&:stop!); puts '1'`, server.url);
+    await waitFor(async () => (await redis.scard('processes')) === 0, { timeout: 20000, what: 'the process to leave the set' });
+    expect(await redis.llen('queue:default')).toBe(1);
+    expect(app!.get(WurkServer).manager!.isQuiet).toBe(true);
+  });
 });
