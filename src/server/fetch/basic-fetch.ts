@@ -60,6 +60,4 @@ export class BasicFetch implements Fetcher {
 
   /** A BRPOP cut short could lose the job it popped, so it is left to time out. */
   interrupt(): void {}
-
-  forget(): void {}
 }

@@ -34,8 +34,6 @@ export interface Fetcher {
   interrupt(): void;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
   reconcile?(known: Set<string>): Promise<number>;
-  /** Notes that a claimed job ended without an acknowledgment or a filing of ours (handed back). */
-  forget(job: ClaimedJob): void;
 }
 
 /** Dead-set trimming, as Sidekiq's DeadSet#kill: at most `maxJobs`, none older than `timeout` seconds. */

@@ -155,10 +155,6 @@ export class ReliableFetch implements Fetcher {
     }
   }
 
-  forget(job: ClaimedJob): void {
-    this.count(job.privateKey as string, -1);
-  }
-
   /** Sends the held acks with the hand-back, so a job that ran is never handed back with the rest. */
   async release(): Promise<void> {
     await this.exclusive(async () => {

@@ -51,9 +51,11 @@ export function stampFailure(payload: JobPayload, error: unknown, now: number, t
   payload.set('error_class', errorClassOf(error));
   const stamp = timestampText(now, timestamps);
   let count: number;
-  if (payload.has('retry_count')) {
+  // Sidekiq tests `msg["retry_count"]` for truthiness: a null count is a first failure too.
+  const previous = payload.get<unknown>('retry_count');
+  if (previous !== undefined && previous !== null) {
     payload.setRaw('retried_at', stamp);
-    count = (Number(payload.get('retry_count')) || 0) + 1;
+    count = (Number(previous) || 0) + 1;
   } else {
     payload.setRaw('failed_at', stamp);
     count = 0;
