@@ -36,13 +36,15 @@ export interface Snapshot {
   failed: number;
 }
 
-export type ToThread = { type: 'snapshot'; snapshot: Snapshot } | { type: 'stop' };
+export type ToThread = { type: 'snapshot'; snapshot: Snapshot } | { type: 'pong'; id: number } | { type: 'stop' };
 
 export type LogLevel = 'log' | 'warn' | 'error';
 
 export type FromThread =
   | { type: 'beat'; ok: boolean }
   | { type: 'signal'; signal: RemoteSignal }
+  /** Asks whether the main thread's event loop still turns (answered with a pong). */
+  | { type: 'ping'; id: number }
   | { type: 'log'; level: LogLevel; message: string }
   | { type: 'stopped' };
 

@@ -5,6 +5,7 @@
  * recover its in-progress jobs. The main thread feeds it snapshots; this
  * thread never waits on the main thread for anything.
  */
+import { writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type Redis from 'ioredis';
 import { closeConnection, createConnection } from '../redis/connection';
@@ -22,8 +23,6 @@ const state = {
   remoteQuiet: false,
   processed: 0,
   failed: 0,
-  /** When the main thread last posted: a diagnostic dump shows how long it has been silent. */
-  lastSnapshotAt: Date.now(),
   stopping: false,
 };
 
@@ -41,14 +40,20 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** How long a diagnostic dump waits for the main thread before calling its event loop blocked. */
+const PONG_TIMEOUT_MS = 1000;
+const pongs = new Map<number, () => void>();
+let nextPing = 0;
+
 port.on('message', (message: ToThread) => {
-  if (message.type === 'snapshot') {
+  if (message.type === 'pong') {
+    pongs.get(message.id)?.();
+  } else if (message.type === 'snapshot') {
     const { snapshot } = message;
     state.work = snapshot.work;
     state.quiet = snapshot.quiet;
     state.processed += snapshot.processed;
     state.failed += snapshot.failed;
-    state.lastSnapshotAt = Date.now();
   } else {
     state.stopping = true;
     wake?.();
@@ -82,9 +87,25 @@ async function flushStats(writer: HeartbeatWriter): Promise<void> {
   }
 }
 
-function dumpWork(signal: RemoteSignal): string {
+/** Resolves with the main thread's answer time in ms, or undefined when it did not answer in time. */
+function pingMainThread(): Promise<number | undefined> {
+  const id = nextPing++;
+  const sent = Date.now();
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => finish(undefined), PONG_TIMEOUT_MS);
+    function finish(answer: number | undefined): void {
+      clearTimeout(timer);
+      pongs.delete(id);
+      resolve(answer);
+    }
+    pongs.set(id, () => finish(Date.now() - sent));
+    send({ type: 'ping', id });
+  });
+}
+
+function describeWork(): string[] {
   const now = Date.now();
-  const lines = state.work.map((item) => {
+  return state.work.map((item) => {
     let label = item.payload.slice(0, 120);
     try {
       const job = JSON.parse(item.payload) as { class?: unknown; jid?: unknown };
@@ -94,13 +115,24 @@ function dumpWork(signal: RemoteSignal): string {
     }
     return `  tid=${item.tid} queue=${item.queue} ${label} running ${Math.max(0, Math.round(now / 1000 - item.runAt))}s`;
   });
-  const silent = ((now - state.lastSnapshotAt) / 1000).toFixed(1);
-  return [`${signal} received: ${state.work.length} job(s) in flight; main thread last reported ${silent}s ago`, ...lines].join('\n');
+}
+
+/**
+ * TTIN / INFO: the in-flight jobs and whether the main thread still answers,
+ * which tells a blocked event loop from a slow job. A blocked main thread
+ * cannot run the logger either, so the dump then goes straight to stderr.
+ */
+async function dumpWork(signal: RemoteSignal): Promise<void> {
+  const answeredIn = await pingMainThread();
+  const loop = answeredIn === undefined ? `main thread did not answer within ${PONG_TIMEOUT_MS} ms: its event loop is blocked` : `main thread answered in ${answeredIn} ms`;
+  const dump = [`${signal} received: ${state.work.length} job(s) in flight; ${loop}`, ...describeWork()].join('\n');
+  if (answeredIn === undefined) writeSync(2, `[wurk heartbeat] ${dump}\n`);
+  log('log', dump);
 }
 
 function handleSignal(signal: RemoteSignal): void {
   if (signal === 'TSTP' || signal === 'TERM') state.remoteQuiet = true;
-  if (signal === 'TTIN' || signal === 'INFO') log('log', dumpWork(signal));
+  if (signal === 'TTIN' || signal === 'INFO') void dumpWork(signal);
   send({ type: 'signal', signal });
 }
 

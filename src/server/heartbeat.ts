@@ -159,6 +159,9 @@ export class Heartbeat implements HeartbeatPort {
       case 'signal':
         this.deliver(message.signal);
         break;
+      case 'ping':
+        this.post({ type: 'pong', id: message.id });
+        break;
       case 'log':
         this.write(message.level, message.message);
         break;

@@ -34,6 +34,7 @@ describe('Heartbeat while perform blocks the event loop', () => {
   let server: RedisServer;
   let sampler: ChildProcess | undefined;
   let heartbeat: Heartbeat | undefined;
+  let blocked: Heartbeat | undefined;
 
   beforeAll(async () => {
     server = await RedisServer.start();
@@ -42,6 +43,7 @@ describe('Heartbeat while perform blocks the event loop', () => {
   afterAll(async () => {
     sampler?.kill('SIGKILL');
     await heartbeat?.stop();
+    await blocked?.stop();
     await server.stop();
   });
 
@@ -75,5 +77,31 @@ describe('Heartbeat while perform blocks the event loop', () => {
     // At 0.2 s a beat, 3 s of blocking holds ~15 beats; demand a third of that on a loaded 2-core machine.
     expect(beatsDuringBlock.length).toBeGreaterThanOrEqual(5);
     expect(Number(await server.client().hget(Keys.lastBeat, identity.identity))).toBeGreaterThan(blockStart);
+  });
+
+  it('answers TTIN during the block with a dump that names the blocked event loop', async () => {
+    const redis = server.client();
+    const identity = newProcessIdentity();
+    const lines: string[] = [];
+    const log = (message: string) => lines.push(message);
+    blocked = new Heartbeat({
+      redis: { url: server.url },
+      identity,
+      info: { tag: '', labels: [], concurrency: 1, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      interval: 0.2,
+      ttl: 60,
+      logger: { log, warn: log, error: log },
+    });
+    await blocked.start();
+    blocked.setWork([{ tid: 'b1', queue: 'default', payload: '{"class":"Spin","jid":"cccccccccccccccccccccccc","args":[]}', runAt: Date.now() / 1000 }]);
+    await waitFor(async () => (await redis.hget(identity.identity, 'busy')) === '1', { what: 'busy 1' });
+
+    await redis.lpush(Keys.signals(identity.identity), 'TTIN');
+    const end = Date.now() + 3000;
+    while (Date.now() < end) {
+      // Busy loop: the thread pops TTIN and pings this thread, which cannot answer.
+    }
+    await waitFor(() => lines.some((line) => line.includes('its event loop is blocked')), { what: 'the blocked-loop dump' });
+    expect(lines.find((line) => line.includes('TTIN received'))).toContain('Spin jid=cccccccccccccccccccccccc');
   });
 });

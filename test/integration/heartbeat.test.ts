@@ -147,7 +147,7 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
 
     await redis.lpush(Keys.signals(identity.identity), 'TTIN');
     await waitFor(() => received.includes('TTIN'), { what: 'TTIN handled' });
-    expect(logger.has('log', 'TTIN received: 1 job(s) in flight')).toBe(true);
+    await waitFor(() => logger.has('log', 'TTIN received: 1 job(s) in flight; main thread answered in'), { what: 'the TTIN dump' });
     expect(logger.has('log', 'Slow jid=aaaaaaaaaaaaaaaaaaaaaaaa')).toBe(true);
     expect(await redis.hget(identity.identity, 'quiet')).toBe('false');
 
