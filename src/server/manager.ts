@@ -9,7 +9,7 @@ import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
 import { Poller } from './poller';
-import { PendingFiling, Processor } from './processor';
+import { attemptOf, PendingFiling, Processor } from './processor';
 import { QueueOrder } from './queue-order';
 import { RecurringTask } from './recurring-task';
 import { errorMessageOf } from './retry/error-fields';
@@ -23,6 +23,15 @@ export interface ManagerDeps {
   heartbeat: HeartbeatPort;
   identity: ProcessIdentity;
   options: ServerOptions;
+}
+
+/**
+ * The work-hash field of a processor slot, shaped like Sidekiq's tid (a
+ * thread's object id XOR the pid, base 36): short, distinct per slot, and
+ * stable while the slot is reused, as a thread's is.
+ */
+function threadId(pid: number, slot: number): string {
+  return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
 }
 
 /** Longest pause of the fetch loop after a failed fetch (Redis away). */
@@ -66,7 +75,7 @@ export class Manager {
     this.order = new QueueOrder(deps.options.queues);
     this.dead = { maxJobs: deps.options.deadMaxJobs, timeout: deps.options.deadTimeout };
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
-    for (let slot = deps.options.concurrency - 1; slot >= 0; slot--) this.freeTids.push(((deps.identity.pid * 31 + slot) ^ 0x5a5a).toString(36) + slot.toString(36));
+    for (let slot = deps.options.concurrency - 1; slot >= 0; slot--) this.freeTids.push(threadId(deps.identity.pid, slot));
   }
 
   /** A server middleware, run around `perform` after the ones added before it. */
@@ -221,12 +230,13 @@ export class Manager {
     for (const job of jobs) {
       try {
         const payload = JobPayload.parse(job.raw);
+        const attempt = attemptOf(payload);
         const context: ServerContext = {
           job: payload,
           queue: job.queue,
           worker: this.deps.registry.get(payload.className),
-          attempt: typeof payload.get('retry_count') === 'number' ? (payload.get('retry_count') as number) + 2 : 1,
-          execution: { jid: payload.jid, queue: job.queue, attempt: 1, payload, signal: this.deadline.signal },
+          attempt,
+          execution: { jid: payload.jid, queue: job.queue, attempt, payload, signal: this.deadline.signal },
         };
         await this.processor.notify(context, { kind: 'interrupted' });
       } catch (error) {

@@ -70,8 +70,7 @@ export class Processor {
     }
     const { deps } = this;
     const worker = deps.registry.get(payload.className);
-    const retryCount = payload.get<unknown>('retry_count');
-    const attempt = typeof retryCount === 'number' ? retryCount + 2 : 1;
+    const attempt = attemptOf(payload);
     const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
     const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution };
     if (deps.listeners.length > 0) await this.notify(context, undefined);
@@ -196,6 +195,12 @@ export class Processor {
       }
     }
   }
+}
+
+/** 1 for a job's first run, then `retry_count + 2` (`retry_count` is 0 after the first failure). */
+export function attemptOf(payload: JobPayload): number {
+  const retryCount = payload.get<unknown>('retry_count');
+  return typeof retryCount === 'number' ? retryCount + 2 : 1;
 }
 
 /** The chain's terminal step: an unknown class fails here, inside the chain, like an error from perform. */
