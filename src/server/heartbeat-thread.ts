@@ -40,6 +40,9 @@ function describe(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** Each heartbeat command gives up after this; stop() allows two of them (the last flush and leaving). */
+const COMMAND_TIMEOUT_MS = 5000;
+
 /** How long a diagnostic dump waits for the main thread before calling its event loop blocked. */
 const PONG_TIMEOUT_MS = 1000;
 const pongs = new Map<number, () => void>();
@@ -146,11 +149,8 @@ async function beatOnce(writer: HeartbeatWriter): Promise<void> {
 }
 
 async function run(): Promise<void> {
-  // A stalled Redis must not hang the loop forever: each command gives up after a beat or two.
-  const redis: Redis = createConnection(
-    { ...(data.redis ?? {}), commandTimeout: Math.max(2000, data.interval * 2000) },
-    'heartbeat',
-  );
+  // A stalled Redis must not hang the loop, nor the app's shutdown behind the last flush.
+  const redis: Redis = createConnection({ ...(data.redis ?? {}), commandTimeout: COMMAND_TIMEOUT_MS }, 'heartbeat');
   // Connection errors surface through the failed commands below; without a listener ioredis would print each retry.
   redis.on('error', () => undefined);
   const writer = new HeartbeatWriter(redis, data.info, data.ttl);

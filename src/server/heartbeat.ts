@@ -35,6 +35,8 @@ export interface HeartbeatOptions {
 
 /** How long the hot path may batch before the thread hears of it. */
 const SNAPSHOT_DELAY_MS = 100;
+/** Two heartbeat command timeouts (the thread's COMMAND_TIMEOUT_MS) and a margin. */
+const STOP_LIMIT_MS = 11000;
 /** A thread that died unexpectedly is restarted after this, doubling up to one interval. */
 const RESTART_DELAY_MS = 200;
 
@@ -116,8 +118,8 @@ export class Heartbeat implements HeartbeatPort {
     });
     this.postSnapshot();
     this.post({ type: 'stop' });
-    // The thread gives up on Redis after its command timeout; this bounds a wedged thread too.
-    const limit = Math.max(5000, this.options.interval * 4000);
+    // The last flush and the leaving MULTI each give up after 5 s without Redis; this also bounds a wedged thread.
+    const limit = STOP_LIMIT_MS;
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       timer = setTimeout(() => {

@@ -205,6 +205,22 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     appConnection.disconnect();
   });
 
+  it('stops within its bound while Redis is away, logging the flush it could not make', async () => {
+    const logger = new CapturingLogger();
+    const hb = heartbeat(newProcessIdentity(), logger);
+    await hb.start();
+    await server.halt();
+    try {
+      hb.countProcessed(2);
+      const started = Date.now();
+      await hb.stop();
+      expect(Date.now() - started).toBeLessThan(12000);
+      expect(logger.has('error', 'could not flush 2 processed / 0 failed at stop')).toBe(true);
+    } finally {
+      await server.boot();
+    }
+  });
+
   it('survives Redis going away: logs, keeps counting, and resumes beating when Redis is back', async () => {
     const identity = newProcessIdentity();
     const logger = new CapturingLogger();
