@@ -205,6 +205,19 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     appConnection.disconnect();
   });
 
+  it('restarts a heartbeat thread that died, and keeps beating', async () => {
+    const identity = newProcessIdentity();
+    const logger = new CapturingLogger();
+    const hb = heartbeat(identity, logger);
+    await hb.start();
+    // Simulates a crash of the thread (an uncaught error or an OOM kill of its isolate).
+    await (hb as unknown as { thread: { terminate(): Promise<number> } }).thread.terminate();
+    await waitFor(() => logger.has('error', 'heartbeat thread exited with code 1; restarting'), { what: 'the restart logged' });
+    await nextBeat(identity.identity);
+    hb.countProcessed(3);
+    await waitFor(async () => (await redis.get(Keys.statProcessed)) === '3', { what: 'counters flushed by the new thread' });
+  });
+
   it('stops within its bound while Redis is away, logging the flush it could not make', async () => {
     const logger = new CapturingLogger();
     const hb = heartbeat(newProcessIdentity(), logger);
