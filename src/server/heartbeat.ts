@@ -238,12 +238,17 @@ export class Heartbeat implements HeartbeatPort {
  * source (ts-jest, ts-node) there is only the `.ts`, which a bare worker
  * cannot load, so the thread registers ts-node first.
  */
-function startThread(data: HeartbeatThreadData): Worker {
+export function heartbeatThreadEntry(): { file: string; compiled: boolean } {
   const compiled = join(__dirname, 'heartbeat-thread.js');
-  if (existsSync(compiled)) return new Worker(compiled, { workerData: data });
-  const source = join(__dirname, 'heartbeat-thread.ts');
+  if (existsSync(compiled)) return { file: compiled, compiled: true };
+  return { file: join(__dirname, 'heartbeat-thread.ts'), compiled: false };
+}
+
+function startThread(data: HeartbeatThreadData): Worker {
+  const entry = heartbeatThreadEntry();
+  if (entry.compiled) return new Worker(entry.file, { workerData: data });
   const bootstrap =
     `require('ts-node').register({ transpileOnly: true, projectSearchDir: ${JSON.stringify(__dirname)} });\n` +
-    `require(${JSON.stringify(source)});`;
+    `require(${JSON.stringify(entry.file)});`;
   return new Worker(bootstrap, { eval: true, workerData: data });
 }

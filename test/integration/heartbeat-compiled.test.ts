@@ -1,0 +1,73 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { heartbeatThreadEntry } from '../../src/server/heartbeat';
+import type * as HeartbeatModule from '../../src/server/heartbeat';
+import { newProcessIdentity } from '../../src/server/identity';
+import { Keys } from '../../src/redis/keys';
+import { RedisServer } from '../support/redis-server';
+
+const ROOT = join(__dirname, '..', '..');
+
+/**
+ * The published package runs from dist/, where no ts-node exists: the
+ * heartbeat must find its compiled thread entry beside itself. This compiles
+ * the heartbeat as `npm run build` does (inside node_modules, so the build
+ * resolves ioredis like an installed package) and runs it.
+ */
+describe('Heartbeat compiled to JavaScript', () => {
+  let server: RedisServer;
+  let out: string;
+  let compiled: typeof HeartbeatModule;
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+    const cache = join(ROOT, 'node_modules', '.cache');
+    mkdirSync(cache, { recursive: true });
+    out = mkdtempSync(join(cache, 'wurk-heartbeat-'));
+    const config = join(out, 'tsconfig.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        extends: join(ROOT, 'tsconfig.build.json'),
+        compilerOptions: { rootDir: join(ROOT, 'src'), outDir: join(out, 'dist'), declaration: false, sourceMap: false },
+        files: [join(ROOT, 'src', 'server', 'heartbeat.ts'), join(ROOT, 'src', 'server', 'heartbeat-thread.ts')],
+        include: [],
+      }),
+    );
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', config], { stdio: 'pipe' });
+    compiled = require(join(out, 'dist', 'server', 'heartbeat.js')) as typeof HeartbeatModule;
+  });
+
+  afterAll(async () => {
+    await server.stop();
+    rmSync(out, { recursive: true, force: true });
+  });
+
+  it('loads the .ts entry through ts-node from source, and the .js entry with no ts-node from the build', () => {
+    expect(heartbeatThreadEntry()).toEqual({ file: join(ROOT, 'src', 'server', 'heartbeat-thread.ts'), compiled: false });
+    const entry = compiled.heartbeatThreadEntry();
+    expect(entry).toEqual({ file: join(out, 'dist', 'server', 'heartbeat-thread.js'), compiled: true });
+    expect(existsSync(entry.file)).toBe(true);
+  });
+
+  it('beats and leaves from the compiled thread', async () => {
+    const identity = newProcessIdentity();
+    const heartbeat = new compiled.Heartbeat({
+      redis: { url: server.url },
+      identity,
+      info: { tag: '', labels: [], concurrency: 2, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      interval: 0.2,
+      ttl: 60,
+    });
+    const redis = server.client();
+    try {
+      await heartbeat.start();
+      expect(await redis.sismember(Keys.processes, identity.identity)).toBe(1);
+      expect(await redis.hget(identity.identity, 'concurrency')).toBe('2');
+    } finally {
+      await heartbeat.stop();
+    }
+    expect(await redis.sismember(Keys.processes, identity.identity)).toBe(0);
+  });
+});
