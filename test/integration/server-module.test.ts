@@ -145,6 +145,20 @@ describe('processing through WurkModule', () => {
     await waitFor(() => runs.long === 2, { what: 'the handed-back job to run again' });
   });
 
+  it('with basic fetch, hands a job still running at the deadline back to the head of its queue', async () => {
+    const redis = server.client();
+    const a = await app({ shutdownTimeout: 0.2, fetch: 'basic', concurrency: 1 });
+    await a.get(ClientService).performAsync(SlowJob, 'basic-long', 1000);
+    await waitFor(() => runs['basic-long'] === 1);
+    await a.get(ClientService).performAsync(GreetJob, 'queued behind');
+    apps.splice(apps.indexOf(a), 1);
+    await a.close();
+    expect(aborted).toEqual(['basic-long']);
+    const queued = (await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]);
+    // RPUSH: the handed-back job is at the right end, fetched next.
+    expect(queued).toEqual(['queued behind', 'basic-long']);
+  });
+
   it('validates the processing options, naming the option', () => {
     expect(() => resolveOptions({ concurrency: 0 })).toThrow(WurkConfigError);
     expect(() => resolveOptions({ concurrency: 0 })).toThrow(/concurrency/);

@@ -84,6 +84,17 @@ describe('retries and dead, as Sidekiq', () => {
     expect(outcomes[0].kind).toBe('dead');
   });
 
+  it('keeps at most deadMaxJobs dead entries, dropping the oldest', async () => {
+    const redis = server.client();
+    const now = Date.now() / 1000;
+    await redis.zadd('dead', String(now - 30), 'old-1', String(now - 20), 'old-2', String(now - 10), 'old-3');
+    await run({ retry: 0, args: ['full'] }, { deadMaxJobs: 3 });
+    const dead = await redis.zrange('dead', 0, -1);
+    expect(dead).toHaveLength(3);
+    expect(dead.slice(0, 2)).toEqual(['old-2', 'old-3']);
+    expect(JSON.parse(dead[2]).jid).toBe('cccccccccccccccccccccccc');
+  });
+
   it('drops retry: false (no retry, no dead) but counts the failure', async () => {
     const h = await run({ retry: false, args: ['gone'] });
     const redis = server.client();
