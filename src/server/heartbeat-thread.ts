@@ -2,12 +2,13 @@
  * The heartbeat's worker-thread entry. It owns its own Redis connection and
  * event loop, so a `perform` that blocks the main thread for minutes does
  * not stop the beat: other processes keep seeing this one alive and do not
- * recover its in-progress jobs. The main thread feeds it snapshots; this
- * thread never waits on the main thread for anything.
+ * recover its in-progress jobs. The main thread feeds it snapshots; the
+ * beat never waits on the main thread.
  */
 import { writeSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import type Redis from 'ioredis';
+import { ReplyError } from 'ioredis';
 import { closeConnection, createConnection } from '../redis/connection';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { FromThread, HeartbeatThreadData, LogLevel, ToThread } from './heartbeat-messages';
@@ -140,12 +141,23 @@ function handleSignal(signal: RemoteSignal): void {
 }
 
 async function beatOnce(writer: HeartbeatWriter): Promise<void> {
-  await flushStats(writer);
-  await writer.writeWork(state.work);
+  // Each write stands alone: a stats or work key of the wrong type must not
+  // stop the registry beat, or the others would take this process for dead
+  // and recover the jobs it is running.
+  // Without Redis, though, the first failure ends the beat at once.
+  const failures: unknown[] = [];
+  const keyFailure = (error: unknown) => {
+    if (!(error instanceof ReplyError)) throw error;
+    failures.push(error);
+  };
+  await flushStats(writer).catch(keyFailure);
+  await writer.writeWork(state.work).catch(keyFailure);
   const rtt = await writer.measureRtt();
   const result = await writer.beat(state.work.length, state.quiet || state.remoteQuiet, rtt);
   if (result.signal) handleSignal(result.signal);
   if (result.unknownSignal) log('warn', `ignored unknown remote signal ${JSON.stringify(result.unknownSignal)}`);
+  if (result.failure) failures.push(result.failure);
+  if (failures.length > 0) throw failures[0];
 }
 
 async function run(): Promise<void> {

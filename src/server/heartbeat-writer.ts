@@ -17,6 +17,12 @@ export interface BeatResult {
   signal: RemoteSignal | undefined;
   /** A signal name Sidekiq does not define; reported, never acted on. */
   unknownSignal: string | undefined;
+  /**
+   * The first command of the MULTI that failed (a key of the wrong type):
+   * the others still ran, and a popped signal must still be handled, so
+   * this is reported rather than thrown.
+   */
+  failure: Error | undefined;
 }
 
 /**
@@ -97,7 +103,7 @@ export class HeartbeatWriter {
   async beat(busy: number, quiet: boolean, rttUs: number): Promise<BeatResult> {
     const identity = this.info.identity;
     const beatAt = floatText(nowMs() / 1000);
-    const replies = await execChecked(
+    const replies = await execAll(
       this.redis
         .multi()
         .sadd(Keys.processes, identity)
@@ -115,12 +121,14 @@ export class HeartbeatWriter {
         .rpop(Keys.signals(identity))
         .hset(Keys.lastBeat, identity, beatAt),
     );
-    const popped = replies[4][1] as string | null;
+    const [popError, reply] = replies[4];
+    const popped = popError ? null : (reply as string | null);
     const known = popped !== null && (SIGNALS as readonly string[]).includes(popped);
     return {
       fresh: replies[1][1] === 0,
       signal: known ? (popped as RemoteSignal) : undefined,
       unknownSignal: popped !== null && !known ? popped : undefined,
+      failure: replies.find(([error]) => error)?.[0] ?? undefined,
     };
   }
 
@@ -137,10 +145,16 @@ export class HeartbeatWriter {
   }
 }
 
-/** Runs a MULTI and surfaces a discarded transaction or any failed command as an error. */
-async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
+/** Runs a MULTI; a discarded transaction is an error, a failed command is in its reply. */
+async function execAll(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
   const replies = await multi.exec();
   if (!replies) throw new Error('MULTI was discarded');
+  return replies;
+}
+
+/** Runs a MULTI and surfaces a discarded transaction or any failed command as an error. */
+async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
+  const replies = await execAll(multi);
   for (const [error] of replies) if (error) throw error;
   return replies;
 }

@@ -205,6 +205,27 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     appConnection.disconnect();
   });
 
+  it('keeps beating and handling signals when its stats, work and registry keys hold the wrong type', async () => {
+    const identity = newProcessIdentity();
+    const logger = new CapturingLogger();
+    const hb = heartbeat(identity, logger);
+    const received: RemoteSignal[] = [];
+    hb.onSignal((signal) => received.push(signal));
+    await hb.start();
+    await redis.hset(Keys.statProcessed, 'wrong', 'type');
+    await redis.set(Keys.work(identity.identity), 'wrong type');
+    await redis.set(Keys.processes, 'wrong type');
+    hb.countProcessed(2);
+    hb.setWork([{ tid: 'w1', queue: 'default', payload: '{"class":"A","jid":"dddddddddddddddddddddddd"}', runAt: Date.now() / 1000 }]);
+    await waitFor(() => logger.has('error', 'WRONGTYPE'), { what: 'the wrong type logged' });
+    await nextBeat(identity.identity);
+    expect(await redis.hget(identity.identity, 'busy')).toBe('1');
+    await redis.lpush(Keys.signals(identity.identity), 'TSTP');
+    await waitFor(() => received.includes('TSTP'), { what: 'TSTP still delivered' });
+    // Logged once for the outage, not once a beat.
+    expect(logger.lines.filter((line) => line.message.includes('heartbeat failed'))).toHaveLength(1);
+  });
+
   it('restarts a heartbeat thread that died, and keeps beating', async () => {
     const identity = newProcessIdentity();
     const logger = new CapturingLogger();
