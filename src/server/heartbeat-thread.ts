@@ -77,7 +77,7 @@ function pause(seconds: number): Promise<void> {
   });
 }
 
-/** Hands back counters a failed flush did not write, so the next beat adds them. */
+/** Hands back counters a flush could not write, so the next beat adds them. */
 async function flushStats(writer: HeartbeatWriter): Promise<void> {
   const { processed, failed } = state;
   state.processed = 0;
@@ -85,8 +85,12 @@ async function flushStats(writer: HeartbeatWriter): Promise<void> {
   try {
     await writer.flushStats(processed, failed);
   } catch (error) {
-    state.processed += processed;
-    state.failed += failed;
+    // A reply error means the MULTI ran and only that key refused (wrong
+    // type): the totals were added, and adding them again would count twice.
+    if (!(error instanceof ReplyError)) {
+      state.processed += processed;
+      state.failed += failed;
+    }
     throw error;
   }
 }

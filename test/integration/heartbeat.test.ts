@@ -226,6 +226,20 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     expect(logger.lines.filter((line) => line.message.includes('heartbeat failed'))).toHaveLength(1);
   });
 
+  it('counts once when only a per-day stat key holds the wrong type: the totals are not added again each beat', async () => {
+    const identity = newProcessIdentity();
+    const logger = new CapturingLogger();
+    const hb = heartbeat(identity, logger);
+    await hb.start();
+    await redis.hset(Keys.statProcessedOn(utcDay(Date.now())), 'wrong', 'type');
+    hb.countProcessed(5);
+    await waitFor(async () => (await redis.get(Keys.statProcessed)) === '5', { what: 'the total added' });
+    await nextBeat(identity.identity);
+    await nextBeat(identity.identity);
+    expect(await redis.get(Keys.statProcessed)).toBe('5');
+    expect(logger.has('error', 'WRONGTYPE')).toBe(true);
+  });
+
   it('restarts a heartbeat thread that died, and keeps beating', async () => {
     const identity = newProcessIdentity();
     const logger = new CapturingLogger();
