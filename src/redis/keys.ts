@@ -49,6 +49,8 @@ export const Keys = {
   reaperFullLock: 'super_fetch:reaper:full',
   /** LIST of payloads recovered more than `maxOrphanings` times, parked by the requeue script until filed in `dead`. */
   repeatOrphans: 'wurk:repeat_orphans',
+  /** LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process. */
+  unsettled: 'wurk:unsettled',
 
   // --- Job status (contract §2) --------------------------------------------
   status: (jid: string): string => `status:${jid}`,

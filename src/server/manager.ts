@@ -218,7 +218,8 @@ export class Manager {
       await this.notifyHandedBack(unfinished);
     }
     await this.bestEffort('file pending', () => this.filePending());
-    await this.bestEffort('release', () => this.fetcher.release());
+    const unfiled = this.pending.map((filing) => ({ job: filing.job, record: JSON.stringify({ set: filing.set, score: filing.score, payload: filing.payload }) }));
+    await this.bestEffort('release', () => this.fetcher.release(unfiled));
     this.updateWork(true);
     await this.bestEffort('heartbeat stop', () => heartbeat.stop());
     this.resolveReady();

@@ -101,6 +101,11 @@ export class OrphanReaper {
     } catch (error) {
       failures.push(`${Keys.repeatOrphans}: ${error instanceof Error ? error.message : String(error)}`);
     }
+    try {
+      await this.fileUnsettled(failures);
+    } catch (error) {
+      failures.push(`${Keys.unsettled}: ${error instanceof Error ? error.message : String(error)}`);
+    }
     return { recovered, buried, failures };
   }
 
@@ -149,6 +154,37 @@ export class OrphanReaper {
       ],
     );
     return Math.max(0, moved);
+  }
+
+  /**
+   * Files the failures stopping processes could not file (release.lua),
+   * each taken off wurk:unsettled in the same step. A record that does not
+   * parse stays where it is, logged: it is never dropped.
+   */
+  private async fileUnsettled(failures: string[]): Promise<void> {
+    for (const record of await this.redis.lrange(Keys.unsettled, 0, BURY_BATCH - 1)) {
+      let parsed: { set?: unknown; score?: unknown; payload?: unknown };
+      let jid = '';
+      try {
+        parsed = JSON.parse(record);
+        if ((parsed.set !== 'retry' && parsed.set !== 'dead') || typeof parsed.score !== 'string' || typeof parsed.payload !== 'string') throw new Error('not a {set, score, payload} record');
+        jid = JobPayload.parse(parsed.payload).jid;
+      } catch (error) {
+        failures.push(`${Keys.unsettled} entry ${record.slice(0, 80)}: ${error instanceof Error ? error.message : String(error)}`);
+        continue;
+      }
+      const [cutoff, maxJobs] = parsed.set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
+      try {
+        await runScript(
+          this.redis,
+          'settle',
+          [parsed.set === 'dead' ? Keys.dead : Keys.retry, Keys.unsettled, Keys.recovered(jid)],
+          [parsed.score, parsed.payload, record, 'L', cutoff, maxJobs],
+        );
+      } catch (error) {
+        failures.push(`${Keys.unsettled} entry for ${jid}: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
   }
 
   /** Files the parked poison jobs in dead, each taken off the parking list in the same step. */

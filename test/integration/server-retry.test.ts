@@ -176,6 +176,28 @@ describe('retries and dead, as Sidekiq', () => {
     expect(await redis.llen(privateKey)).toBe(0);
   });
 
+  it('parks a failure still unfiled at shutdown in wurk:unsettled, never back on its queue; a live process files it', async () => {
+    const redis = server.client();
+    await redis.set('retry', 'not a sorted set');
+    const h = await run({ retry: true, args: ['parked'] });
+    expect(outcomes[0].kind).toBe('interrupted');
+    await harnesses.pop()!.stop();
+    expect(await redis.llen('queue:default')).toBe(0);
+    expect(await redis.keys('queue:default|*')).toEqual([]);
+    const [record] = await redis.lrange('wurk:unsettled', 0, -1);
+    expect(JSON.parse(record)).toMatchObject({ set: 'retry' });
+    expect(JSON.parse(JSON.parse(record).payload)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1 });
+    await redis.del('retry');
+    const next = buildManager(server.url, []);
+    harnesses.push(next);
+    await next.manager.start();
+    await next.manager.ready;
+    expect(await redis.llen('wurk:unsettled')).toBe(0);
+    const [entry] = await redis.zrange('retry', 0, -1);
+    expect(JSON.parse(entry)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1, error_message: 'parked' });
+    expect(h.heartbeat.stopped).toBe(true);
+  });
+
   it('computes the backoff as count**4 + 15 + rand(10) * (count + 1)', () => {
     expect(retryDelaySeconds(0, undefined, () => 0)).toBe(15);
     expect(retryDelaySeconds(2, undefined, () => 0.99)).toBe(31 + 9 * 3);

@@ -4,7 +4,7 @@ import { runScript } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
-import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, UnfiledFailure } from './fetcher';
 import { PausedQueues } from './paused-queues';
 
 /**
@@ -56,7 +56,10 @@ export class BasicFetch implements Fetcher {
     if (failure) throw failure[0];
   }
 
-  async release(): Promise<void> {}
+  /** A failure not filed by now is in no list at all: park it where any live process files it. */
+  async release(unfiled: UnfiledFailure[] = []): Promise<void> {
+    if (unfiled.length > 0) await this.command.rpush(Keys.unsettled, ...unfiled.map((failure) => failure.record));
+  }
 
   /** A BRPOP cut short could lose the job it popped, so it is left to time out. */
   interrupt(): void {}

@@ -28,8 +28,11 @@ export interface Fetcher {
   file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean>;
   /** Puts jobs that never started back at the head of their queues. */
   giveBack(jobs: ClaimedJob[]): Promise<void>;
-  /** Shutdown: acknowledges what is held and hands back everything else claimed. */
-  release(): Promise<void>;
+  /**
+   * Shutdown: acknowledges what is held, parks the failures that could not
+   * be filed (reliable fetch), and hands back everything else claimed.
+   */
+  release(unfiled?: UnfiledFailure[]): Promise<void>;
   /** Makes a blocked `claim` return soon (shutdown). */
   interrupt(): void;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
@@ -40,4 +43,10 @@ export interface Fetcher {
 export interface DeadTrim {
   maxJobs: number;
   timeout: number;
+}
+
+/** A failure still not filed at shutdown: the job, and the JSON record `{set, score, payload}` to file later. */
+export interface UnfiledFailure {
+  job: ClaimedJob;
+  record: string;
 }

@@ -5,7 +5,7 @@ import type { ProcessIdentity } from '../identity';
 import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
-import type { ClaimedJob, DeadTrim, Fetcher } from './fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, UnfiledFailure } from './fetcher';
 import { PausedQueues } from './paused-queues';
 
 export interface ReliableFetchOptions {
@@ -155,15 +155,26 @@ export class ReliableFetch implements Fetcher {
     }
   }
 
-  /** Sends the held acks with the hand-back, so a job that ran is never handed back with the rest. */
-  async release(): Promise<void> {
+  /**
+   * Sends the held acks with the hand-back, so a job that ran is never
+   * handed back with the rest; failures that could not be filed are parked
+   * in wurk:unsettled for any live process to file.
+   */
+  async release(unfiled: UnfiledFailure[] = []): Promise<void> {
     await this.exclusive(async () => {
       const held = this.held;
       this.held = new Map();
       this.heldJids = [];
       for (const queue of this.order.names) {
         const privateKey = this.privateKey(queue);
-        await runScript(this.command, 'release', [privateKey, Keys.queue(queue), Keys.queues], [queue, ...(held.get(privateKey) ?? [])]);
+        const drops = held.get(privateKey) ?? [];
+        const parked = unfiled.filter((failure) => failure.job.privateKey === privateKey);
+        await runScript(
+          this.command,
+          'release',
+          [privateKey, Keys.queue(queue), Keys.queues, Keys.unsettled],
+          [queue, drops.length, parked.length, ...drops, ...parked.flatMap((failure) => [failure.job.raw, failure.record])],
+        );
         held.delete(privateKey);
         this.outstanding.delete(privateKey);
       }
