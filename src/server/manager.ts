@@ -136,6 +136,8 @@ export class Manager {
 
     heartbeat.onSignal((signal) => this.onSignal(signal));
     await heartbeat.start();
+    // Stopped while the first beat was on its way (an app closed during boot).
+    if (this.stopping) return;
     this.fetchLoop = this.runFetchLoop();
     this.poller.start(0);
     // The boot pass is unguarded: whatever this process's previous life left
