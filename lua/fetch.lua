@@ -5,10 +5,11 @@
 --   (queue:<name>|<host>|<pid>|<nonce>|0), for i = 1..ARGV[1], in fetch order;
 -- KEYS[2n+1..] = super_fetch:recovered:<jid> of every acknowledged job.
 -- ARGV[1] = n (queue pairs), ARGV[2] = most jobs to claim (0 = acks only),
--- ARGV[3] = m: claim only from the first m pairs (the others, paused queues,
--- are listed for their acks), then per pair i: a mode ("D" = nothing else of ours is in that private
--- list, drop it whole; "L" = LTRIM them off its tail when they are its c
--- oldest entries, else LREM each), a count c, and c payloads to ack.
+-- ARGV[3] = m: claim only from the first m pairs (the others, paused
+-- queues, are listed for their acks only), then per pair i: a mode ("D" =
+-- nothing else of ours is in that private list, drop it whole; "L" = LTRIM
+-- them off its tail when they are its c oldest entries, else LREM each), a
+-- count c, and c payloads to ack.
 --
 -- Returns a flat array {pair index, payload, ...}, oldest first, then
 -- {"!", key, error} for every key that holds the wrong type (skipped, so one
@@ -17,6 +18,7 @@
 -- Claiming is LRANGE + LTRIM + LPUSH per queue, not one LMOVE per job: three
 -- commands for a whole batch. The jobs sit in the private list from the same
 -- atomic step, so a crash right after loses nothing.
+
 -- Whether the `count` oldest jobs of a private list (its right end) are
 -- exactly the acknowledged ones, in any order: then one LTRIM removes them
 -- all. Jobs are claimed in batches and mostly finish in claim order, so
