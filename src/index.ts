@@ -50,3 +50,11 @@ export { UnknownWorkerError } from './server/processor';
 export type { DeathHandler, ErrorHandler } from './server/processor';
 export type { RetryHooks, RetryInResult } from './server/retry/failure-plan';
 export type { HeartbeatPort, WorkItem, RemoteSignal } from './server/heartbeat-port';
+// Embedding the process plane without Nest (a standalone worker, a script):
+export { SERVER_DEFAULTS } from './server/server-options';
+export { newProcessIdentity } from './server/identity';
+export type { ProcessIdentity } from './server/identity';
+export { RedisConnections } from './redis/connections';
+export { WorkerRegistry } from './job/worker-registry';
+export type { RegisteredWorker } from './job/worker-registry';
+export { jobExecutionStorage } from './server/job-execution';
