@@ -17,7 +17,7 @@ npm run build >/dev/null
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
 echo "pack-check: packed $tarball"
 contents="$(tar tzf "$work/$tarball")"
-for required in dist/index.js dist/index.d.ts $(ls lua/*.lua 2>/dev/null); do
+for required in dist/index.js dist/index.d.ts dist/server/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
 
@@ -56,29 +56,46 @@ import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
 import { ClientService, StatusService, Worker, WurkModule } from 'nestjs-wurk';
 
-@Worker({ queue: 'packed' })
+let performed: (value: string) => void;
+const ran = new Promise<string>((resolve) => (performed = resolve));
+
+@Worker({ queue: 'packed', track: true })
 class PackedWorker {
-  perform(message: string, count: number): void {
-    console.log(message, count);
+  perform(message: string, count: number): string {
+    performed(`${message} ${count}`);
+    return 'done';
   }
 }
 
-@Module({ imports: [WurkModule.forRoot({ redis: { url: process.env.REDIS_URL }, processing: false })], providers: [PackedWorker] })
+@Module({
+  imports: [WurkModule.forRoot({ redis: { url: process.env.REDIS_URL }, queues: ['packed'], heartbeatInterval: 0.2 })],
+  providers: [PackedWorker],
+})
 class AppModule {}
 
 async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(AppModule, { logger: false });
-  const jid = await app.get(ClientService).performAsync(PackedWorker, 'hello', 1);
-  const status = await app.get(StatusService).get(jid as string);
-  await app.close();
+  await app.init();
+  const jid = (await app.get(ClientService).performAsync(PackedWorker, 'hello', 1)) as string;
+  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the job did not run within 20 s')), 20000));
+  if ((await Promise.race([ran, timeout])) !== 'hello 1') throw new Error('perform got the wrong arguments');
   const redis = new Redis(process.env.REDIS_URL as string);
-  const queued = await redis.lrange('queue:packed', 0, -1);
-  redis.disconnect();
-  const job = JSON.parse(queued[0] ?? '{}');
-  if (job.jid !== jid || job.class !== 'PackedWorker' || status !== null) {
-    throw new Error(`unexpected queue content: ${queued.join('\n')}`);
+  const deadline = Date.now() + 20000;
+  let state: string | null = null;
+  let beating = 0;
+  while (Date.now() < deadline) {
+    state = (await app.get(StatusService).get(jid))?.state ?? null;
+    beating = await redis.scard('processes');
+    if (state === 'complete' && beating === 1) break;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
-  console.log(`pack-check: pushed ${jid} through the installed package`);
+  await app.close();
+  const left = await redis.scard('processes');
+  redis.disconnect();
+  if (state !== 'complete' || beating !== 1 || left !== 0) {
+    throw new Error(`status ${state}, ${beating} process(es) beating while up, ${left} left after close`);
+  }
+  console.log(`pack-check: ${jid} pushed, run and tracked through the installed package (heartbeat thread from dist)`);
 }
 
 main().catch((error) => {
