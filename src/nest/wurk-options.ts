@@ -53,6 +53,13 @@ export interface WurkModuleOptions {
   shutdownTimeout?: number;
   /** Seconds a fetch blocks on empty queues before looking again (default 2). */
   fetchTimeout?: number;
+  /**
+   * Jobs reliable fetch may claim beyond the free slots (default 10), so the
+   * next claim's round trip overlaps running jobs. They wait in this
+   * process's private list, not in `queue:<name>`, so `Queue#size` does not
+   * count them; 0 claims only for free slots.
+   */
+  prefetch?: number;
   /** Average seconds between polls of `schedule` and `retry`, scaled by the number of processes (default 5). */
   pollInterval?: number;
   /** Seconds between heartbeats (default 10). */
@@ -96,6 +103,7 @@ export interface ResolvedWurkOptions extends WurkModuleOptions {
   fetch: 'reliable' | 'basic';
   shutdownTimeout: number;
   fetchTimeout: number;
+  prefetch: number;
   pollInterval: number;
   heartbeatInterval: number;
   heartbeatTtl: number;
@@ -166,6 +174,7 @@ const CHECKS: Check[] = [
   oneOf('processing', [true, false]),
   oneOf('fetch', ['reliable', 'basic']),
   countOption('concurrency', 1),
+  countOption('prefetch', 0),
   countOption('maxOrphanings', 1),
   countOption('maxRetries', 0),
   countOption('deadMaxJobs', 1),
@@ -217,6 +226,7 @@ export function resolveOptions(options: WurkModuleOptions = {}): ResolvedWurkOpt
     fetch: options.fetch ?? SERVER_DEFAULTS.fetch,
     shutdownTimeout: options.shutdownTimeout ?? SERVER_DEFAULTS.shutdownTimeout,
     fetchTimeout: options.fetchTimeout ?? SERVER_DEFAULTS.fetchTimeout,
+    prefetch: options.prefetch ?? SERVER_DEFAULTS.prefetch,
     pollInterval: options.pollInterval ?? SERVER_DEFAULTS.pollInterval,
     heartbeatInterval: options.heartbeatInterval ?? SERVER_DEFAULTS.heartbeatInterval,
     heartbeatTtl: options.heartbeatTtl ?? SERVER_DEFAULTS.heartbeatTtl,

@@ -39,7 +39,7 @@ const MAX_FETCH_BACKOFF_MS = 5000;
 
 /**
  * The process plane of one process: `concurrency` jobs in flight, fed by one
- * fetch loop that claims as many jobs as there are idle slots; the poller,
+ * fetch loop that claims for the idle slots (plus `prefetch`); the poller,
  * the orphan reaper and the heartbeat beside it. `stop()` drains first:
  * fetching stops at once, running jobs get `shutdownTimeout`, then their
  * AbortSignal fires and the unfinished ones are handed back.
@@ -56,6 +56,8 @@ export class Manager {
   private readonly deadline = new AbortController();
   private readonly pending: PendingFiling[] = [];
   private readonly running = new Map<ClaimedJob, Promise<void>>();
+  /** Claimed ahead of a free slot (reliable fetch's `prefetch`): in the private list, not yet started. */
+  private readonly prefetched: ClaimedJob[] = [];
   private readonly work = new Map<ClaimedJob, WorkItem>();
   private readonly freeTids: string[] = [];
   private fetcher!: Fetcher;
@@ -168,7 +170,7 @@ export class Manager {
       this.logger.error(`${this.pending.length} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
     }
     if (this.fetcher.reconcile) {
-      const known = new Set([...this.running.keys()].map((job) => job.raw));
+      const known = new Set([...this.running.keys(), ...this.prefetched].map((job) => job.raw));
       for (const filing of this.pending) known.add(filing.job.raw);
       const strays = await this.fetcher.reconcile(known);
       if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
@@ -276,18 +278,27 @@ export class Manager {
     else if (signal === 'TTIN' || signal === 'INFO') this.logger.log(`${signal}: ${this.running.size} job(s) running, quiet=${this.quieted}`);
   }
 
+  /**
+   * Claims for every free slot, plus up to `prefetch` more with reliable
+   * fetch, so the next claim's round trip overlaps the jobs running now
+   * instead of following them. Prefetched jobs sit in this process's private
+   * list like running ones (a crash loses nothing) and are handed back
+   * unstarted at quiet or stop.
+   */
   private async runFetchLoop(): Promise<void> {
-    const concurrency = this.deps.options.concurrency;
+    const { concurrency } = this.deps.options;
+    const ahead = this.deps.options.fetch === 'reliable' ? this.deps.options.prefetch : 0;
     let backoff = 0;
     while (!this.quieted) {
-      const idle = concurrency - this.running.size;
-      if (idle <= 0) {
+      this.startPrefetched();
+      const wanted = concurrency + ahead - this.running.size - this.prefetched.length;
+      if (wanted <= 0) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
       let jobs: ClaimedJob[];
       try {
-        jobs = await this.fetcher.claim(idle);
+        jobs = await this.fetcher.claim(wanted);
         backoff = 0;
       } catch (error) {
         if (this.quieted) break;
@@ -296,15 +307,26 @@ export class Manager {
         await new Promise((resolve) => setTimeout(resolve, backoff).unref());
         continue;
       }
-      if (this.quieted && jobs.length > 0) {
-        // Claimed while quieting: never started, so they go straight back.
-        await this.bestEffort('give back', () => this.fetcher.giveBack(jobs));
-        break;
-      }
-      for (const job of jobs) this.dispatch(job);
-      if (jobs.length > 0) this.updateWork(false);
+      this.prefetched.push(...jobs);
+      if (this.quieted) break;
+      this.startPrefetched();
     }
     this.wake = undefined;
+    if (this.prefetched.length > 0) {
+      // Claimed but never started: they go straight back, to run elsewhere or later.
+      const unstarted = this.prefetched.splice(0);
+      await this.bestEffort('give back', () => this.fetcher.giveBack(unstarted));
+    }
+  }
+
+  /** Moves claimed jobs into free slots, oldest claim first. */
+  private startPrefetched(): void {
+    let started = false;
+    while (this.prefetched.length > 0 && this.running.size < this.deps.options.concurrency && !this.quieted) {
+      this.dispatch(this.prefetched.shift() as ClaimedJob);
+      started = true;
+    }
+    if (started) this.updateWork(false);
   }
 
   private dispatch(job: ClaimedJob): void {
@@ -317,6 +339,8 @@ export class Manager {
         this.running.delete(job);
         this.work.delete(job);
         this.freeTids.push(tid);
+        // A slot is free: start a prefetched job now, even while the fetch loop waits on Redis.
+        this.startPrefetched();
         this.updateWork(false);
         this.wakeFetchLoop();
       });

@@ -12,6 +12,8 @@ export interface ServerOptions {
   shutdownTimeout: number;
   /** Seconds a fetch blocks on empty queues before looking again. */
   fetchTimeout: number;
+  /** Jobs reliable fetch may claim beyond the free slots, to overlap the next claim with running jobs. */
+  prefetch: number;
   pollInterval: number;
   orphanThreshold: number;
   orphanCheckInterval: number;
@@ -31,6 +33,7 @@ export const SERVER_DEFAULTS = {
   fetch: 'reliable' as const,
   shutdownTimeout: 25,
   fetchTimeout: 2,
+  prefetch: 10,
   pollInterval: 5,
   heartbeatInterval: 10,
   heartbeatTtl: 60,

@@ -1,0 +1,83 @@
+import { RedisServer } from '../support/redis-server';
+import { buildManager, Harness } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+/** Reliable fetch's prefetch: jobs claimed ahead of a free slot are never lost and never run twice. */
+describe('prefetch (reliable fetch)', () => {
+  let server: RedisServer;
+  const harnesses: Harness[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterEach(async () => {
+    while (harnesses.length > 0) await harnesses.pop()!.stop();
+    await server.client().flushall();
+  });
+  afterAll(() => server.stop());
+
+  function gatedWorker() {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const ran: number[] = [];
+    return { ran, release: () => release(), instance: { perform: async (n: number) => (ran.push(n), gate) } };
+  }
+
+  function privateKey(h: Harness): string {
+    return `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
+  }
+
+  it('claims up to concurrency + prefetch and starts only concurrency', async () => {
+    const redis = server.client();
+    const worker = gatedWorker();
+    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3 });
+    harnesses.push(h);
+    await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
+    await h.manager.start();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 5, { what: '5 claimed jobs' });
+    expect(worker.ran).toHaveLength(2);
+    expect(await redis.llen('queue:default')).toBe(5);
+    worker.release();
+    await waitFor(() => worker.ran.length === 10, { what: 'every job to run' });
+    expect([...worker.ran].sort((a, b) => a - b)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+  });
+
+  it('hands prefetched jobs back unstarted at stop, in their order, while running ones finish', async () => {
+    const redis = server.client();
+    const worker = gatedWorker();
+    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10 });
+    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3], [4]] });
+    await h.manager.start();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 4, { what: 'the claim' });
+    const stopped = h.stop();
+    await waitFor(async () => (await redis.llen('queue:default')) === 4, { what: 'the hand-back' });
+    worker.release();
+    await stopped;
+    expect(worker.ran).toEqual([0]);
+    expect(await redis.exists(privateKey(h))).toBe(0);
+    // The next job to fetch (the list's right end) is the oldest handed back.
+    const left = (await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]);
+    expect(left).toEqual([4, 3, 2, 1]);
+  });
+
+  it('never takes a prefetched job for a stray: reconcile passes leave it to run once', async () => {
+    const worker = gatedWorker();
+    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1 });
+    harnesses.push(h);
+    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
+    await h.manager.start();
+    const redis = server.client();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 3, { what: 'the claim' });
+    // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
+    // what it saw twice that this process does not know. Taint it, and let three passes run.
+    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: Set<string>): Promise<number> } }).fetcher;
+    fetcher.tainted.add(privateKey(h));
+    const passes = jest.spyOn(fetcher, 'reconcile');
+    await waitFor(async () => passes.mock.calls.length >= 3 && (await passes.mock.results[2].value) >= 0, { timeout: 15000, what: 'three reconcile passes' });
+    expect(await redis.llen('queue:default')).toBe(0);
+    worker.release();
+    await waitFor(() => worker.ran.length === 3, { what: 'the jobs to run' });
+    await waitFor(async () => (await redis.exists(privateKey(h))) === 0, { what: 'the acks' });
+    expect(worker.ran).toEqual([0, 1, 2]);
+  });
+});
