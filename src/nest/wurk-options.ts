@@ -89,36 +89,16 @@ export interface WurkModuleOptions {
   deathHandlers?: DeathHandler[];
 }
 
+/** The options `resolveOptions` always fills in. */
+type DefaultedOption =
+  | 'timestamps' | 'clientMiddleware' | 'statusTtl' | 'progressInterval' | 'periodic' | 'tickInterval'
+  | 'processing' | 'concurrency' | 'queues' | 'fetch' | 'shutdownTimeout' | 'fetchTimeout' | 'prefetch'
+  | 'pollInterval' | 'heartbeatInterval' | 'heartbeatTtl' | 'orphanThreshold' | 'orphanCheckInterval'
+  | 'maxOrphanings' | 'maxRetries' | 'deadMaxJobs' | 'deadTimeout' | 'tag' | 'labels'
+  | 'serverMiddleware' | 'errorHandlers' | 'deathHandlers';
+
 /** Options after defaults and validation. */
-export interface ResolvedWurkOptions extends WurkModuleOptions {
-  timestamps: TimestampMode;
-  clientMiddleware: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
-  statusTtl: number;
-  progressInterval: number;
-  periodic: PeriodicEntryOptions[];
-  tickInterval: number;
-  processing: boolean;
-  concurrency: number;
-  queues: QueueSpec;
-  fetch: 'reliable' | 'basic';
-  shutdownTimeout: number;
-  fetchTimeout: number;
-  prefetch: number;
-  pollInterval: number;
-  heartbeatInterval: number;
-  heartbeatTtl: number;
-  orphanThreshold: number;
-  orphanCheckInterval: number;
-  maxOrphanings: number;
-  maxRetries: number;
-  deadMaxJobs: number;
-  deadTimeout: number;
-  tag: string;
-  labels: string[];
-  serverMiddleware: MiddlewareEntry<ServerMiddleware, ServerMiddlewareFn>[];
-  errorHandlers: ErrorHandler[];
-  deathHandlers: DeathHandler[];
-}
+export type ResolvedWurkOptions = Omit<WurkModuleOptions, DefaultedOption> & Required<Pick<WurkModuleOptions, DefaultedOption>>;
 
 type Check = (options: WurkModuleOptions) => void;
 
