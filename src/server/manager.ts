@@ -391,12 +391,13 @@ export class Manager {
       }
     }
     if (this.listeners.length === 0 || !this.processor) return;
+    const attempt = attemptOf(orphan.payload);
     const context: ServerContext = {
       job: orphan.payload,
       queue: orphan.queue,
       worker: this.deps.registry.get(orphan.payload.className),
-      attempt: 1,
-      execution: { jid: orphan.payload.jid, queue: orphan.queue, attempt: 1, payload: orphan.payload, signal: this.deadline.signal },
+      attempt,
+      execution: { jid: orphan.payload.jid, queue: orphan.queue, attempt, payload: orphan.payload, signal: this.deadline.signal },
     };
     await this.processor.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
   }
