@@ -3,6 +3,7 @@ import { RedisConnections } from '../redis/connections';
 import { enqueuedRowHook } from '../status/enqueued-row';
 import { StatusListener } from '../status/status-listener';
 import { StatusWriter } from '../status/status-writer';
+import { isTracked } from '../status/tracked';
 import { ClientService } from './client.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -30,6 +31,7 @@ export class StatusHooks implements OnModuleInit {
   }
 
   onModuleInit(): void {
-    this.client.addPipelineHook(enqueuedRowHook(this.options.statusTtl));
+    // isTracked lets a bulk push ask once per batch (its jobs share their options).
+    this.client.addPipelineHook(enqueuedRowHook(this.options.statusTtl), isTracked);
   }
 }

@@ -76,7 +76,7 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
     let client: Client;
     beforeAll(() => {
       client = new Client(redis, { timestamps: 'millis' });
-      client.addPipelineHook(enqueuedRowHook(900));
+      client.addPipelineHook(enqueuedRowHook(900), isTracked);
     });
 
     it('adds HSET + EXPIRE to a tracked immediate push, in the same round trip, no script', async () => {
@@ -112,6 +112,13 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
     it('writes one enqueued row per tracked job of a bulk push', async () => {
       const jids = await client.pushBulk({ class: 'Bulk', args: [[1], [2], [3]], track: true });
       for (const jid of jids) expect(await redis.hget(`status:${jid}`, 'state')).toBe('enqueued');
+    });
+
+    it('leaves an untracked bulk push at SADD + LPUSH for the whole batch', async () => {
+      const before = await commandStats(redis);
+      await client.pushBulk({ class: 'Bulk', args: [[1], [2], [3]] });
+      expect(commandDelta(before, await commandStats(redis))).toEqual({ sadd: 1, lpush: 1 });
+      expect(await redis.keys('status:*')).toEqual([]);
     });
   });
 });
