@@ -21,15 +21,15 @@ export interface ReliableFetchOptions {
  * and stays there until acknowledged, so a process that dies mid-job loses
  * nothing: any live process requeues the list (OrphanReaper).
  *
- * Commands per job: `fetch.lua` claims up to the idle processors' worth of
- * jobs per call (LRANGE + LTRIM + LPUSH for the batch) and carries the acks
+ * Commands per job: `fetch.lua` claims up to the count the manager asks for
+ * (idle processors plus `prefetch`) per call (LRANGE + LTRIM + LPUSH for the batch) and carries the acks
  * held since the previous call (one LREM each, or a single DEL of the
  * private list when nothing else of ours is in it, plus one multi-key DEL of
  * the recovery counters). Under load that is well under one command per job;
  * an idle process blocks in BLMOVE and wakes the moment a job arrives.
  *
  * What this hides from `Queue#size`: jobs claimed but not yet started sit in
- * the private list, never more than the number of idle processors.
+ * the private list: the idle processors' share plus the manager's `prefetch`.
  */
 export class ReliableFetch implements Fetcher {
   /** Acknowledged jobs not yet sent, by private list. */
