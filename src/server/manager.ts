@@ -111,7 +111,9 @@ export class Manager {
     this.fetcher =
       options.fetch === 'basic'
         ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger })
-        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger });
+        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger }, (name) =>
+            connections.dedicated(name),
+          );
     this.processor = new Processor({
       registry: this.deps.registry,
       middleware: this.middleware,

@@ -47,7 +47,12 @@ export class ReliableFetch implements Fetcher {
   private taintEpoch = 0;
   /** `<private list>\n<payload>` of strays seen by the previous reconcile pass. */
   private strayCandidates = new Set<string>();
-  private blockingOn: string | undefined;
+  /** Private lists a blocked BLMOVE may move a job into: never DELeted whole meanwhile. */
+  private readonly blockingOn = new Set<string>();
+  /** One blocking connection per queue beyond the first, opened on first need. */
+  private readonly waiters = new Map<string, Redis>();
+  /** CLIENT ID of each waiter connection, forgotten whenever it reconnects. */
+  private readonly waiterIds = new Map<Redis, number>();
   private claiming = false;
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
@@ -61,6 +66,8 @@ export class ReliableFetch implements Fetcher {
     private readonly order: QueueOrder,
     private readonly identity: ProcessIdentity,
     private readonly options: ReliableFetchOptions,
+    /** Opens a dedicated connection; idle fetches block on every queue at once, one connection each. */
+    private readonly openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
     this.paused = new PausedQueues(command, options.logger);
   }
@@ -88,20 +95,68 @@ export class ReliableFetch implements Fetcher {
     }
     const { jobs, badKeys } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
     if (jobs.length > 0 || this.interrupted) return jobs;
-    const queue = queues.find((name) => !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
-    if (queue === undefined) {
+    const ready = queues.filter((name) => !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
+    if (ready.length === 0) {
       await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
       return [];
     }
-    return this.block(queue);
+    return this.blockOnAll(ready);
   }
 
-  /** Nothing waiting anywhere: wait on the first queue, so a new job starts at once instead of at the next poll. */
-  private async block(queue: string): Promise<ClaimedJob[]> {
+  /**
+   * Nothing waiting anywhere: wait on every queue at once, as Sidekiq's BRPOP
+   * does, so a new job on any of them starts at once. BLMOVE takes one
+   * source, so each queue beyond the first blocks on its own connection;
+   * the first to move a job unblocks the others (CLIENT UNBLOCK), and a job
+   * another one moved in that instant is claimed too, never lost.
+   */
+  private async blockOnAll(queues: string[]): Promise<ClaimedJob[]> {
+    if (queues.length === 1) return this.block(this.fetchConnection, queues[0]);
+    const connections = queues.map((queue, index) => (index === 0 ? this.fetchConnection : this.waiter(queue)));
+    const ids = await Promise.all(connections.map((connection) => this.clientId(connection)));
+    let woken = false;
+    const outcomes = await Promise.allSettled(
+      queues.map(async (queue, index) => {
+        const jobs = await this.block(connections[index], queue);
+        if (jobs.length > 0 && !woken) {
+          woken = true;
+          const others = ids.filter((_, other) => other !== index);
+          await Promise.all(others.map((id) => this.command.client('UNBLOCK', id).catch(() => 0)));
+        }
+        return jobs;
+      }),
+    );
+    const jobs = outcomes.flatMap((outcome) => (outcome.status === 'fulfilled' ? outcome.value : []));
+    const failure = outcomes.find((outcome): outcome is PromiseRejectedResult => outcome.status === 'rejected');
+    // A failed wait tainted its list (a job may have moved with the reply lost); report it only when nothing came.
+    if (failure && jobs.length === 0) throw failure.reason;
+    return jobs;
+  }
+
+  private waiter(queue: string): Redis {
+    let connection = this.waiters.get(queue);
+    if (!connection) {
+      const opened = this.openConnection(`fetch:${queue}`);
+      opened.on('ready', () => this.waiterIds.delete(opened));
+      this.waiters.set(queue, (connection = opened));
+    }
+    return connection;
+  }
+
+  private async clientId(connection: Redis): Promise<number> {
+    let id = this.waiterIds.get(connection);
+    if (id === undefined) {
+      id = Number(await connection.client('ID'));
+      this.waiterIds.set(connection, id);
+    }
+    return id;
+  }
+
+  private async block(connection: Redis, queue: string): Promise<ClaimedJob[]> {
     const privateKey = this.privateKey(queue);
-    this.blockingOn = privateKey;
+    this.blockingOn.add(privateKey);
     try {
-      const raw = await this.fetchConnection.blmove(Keys.queue(queue), privateKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
+      const raw = await connection.blmove(Keys.queue(queue), privateKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
       if (raw === null) return [];
       this.count(privateKey, 1);
       return [{ raw, queue, privateKey }];
@@ -109,7 +164,7 @@ export class ReliableFetch implements Fetcher {
       this.taint(privateKey);
       throw error;
     } finally {
-      this.blockingOn = undefined;
+      this.blockingOn.delete(privateKey);
     }
   }
 
@@ -126,7 +181,7 @@ export class ReliableFetch implements Fetcher {
     if (this.held.size === 0) return;
     // A claim on its way carries the acks anyway (the next one will); only
     // a fetch blocked on empty queues, or none at all, needs a call of its own.
-    if (onlyWhenIdle && this.claiming && this.blockingOn === undefined) return;
+    if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0) return;
     await this.exclusive(() => this.runFetch(this.command, this.order.names, 0));
   }
 
@@ -186,6 +241,7 @@ export class ReliableFetch implements Fetcher {
     // A BLMOVE cut short may have moved a job whose reply is lost; release()
     // sweeps the whole private list back, so it is not lost either.
     this.fetchConnection.disconnect();
+    for (const connection of this.waiters.values()) connection.disconnect();
   }
 
   /**
@@ -242,7 +298,7 @@ export class ReliableFetch implements Fetcher {
       keys.push(Keys.queue(queue), privateKey);
       const acks = held.get(privateKey);
       if (acks && acks.length > 0) {
-        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && this.blockingOn !== privateKey && !this.tainted.has(privateKey);
+        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && !this.blockingOn.has(privateKey) && !this.tainted.has(privateKey);
         args.push(whole ? 'D' : 'L', acks.length, ...acks);
       } else {
         args.push('L', 0);

@@ -1,0 +1,66 @@
+import { RedisServer } from '../support/redis-server';
+import { buildManager, Harness } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+/**
+ * An idle process waits on every queue at once, as Sidekiq's BRPOP does: a
+ * job on any queue starts at once, not at the next fetch timeout.
+ */
+describe('idle reliable fetch on several queues', () => {
+  let server: RedisServer;
+  const harnesses: Harness[] = [];
+
+  beforeAll(async () => {
+    server = await RedisServer.start();
+  });
+  afterEach(async () => {
+    while (harnesses.length > 0) await harnesses.pop()!.stop();
+    await server.client().flushall();
+  });
+  afterAll(() => server.stop());
+
+  function start(queues: string[]): { h: Harness; started: Map<string, number> } {
+    const started = new Map<string, number>();
+    const h = buildManager(server.url, [{ name: 'StampJob', instance: { perform: (tag: string) => void started.set(tag, Date.now()) } }], { queues, fetchTimeout: 10 });
+    harnesses.push(h);
+    return { h, started };
+  }
+
+  /** Waits until the process is blocked in BLMOVE on each of its queues. */
+  async function blockedOn(count: number): Promise<void> {
+    const admin = server.client();
+    await waitFor(async () => (String(await admin.call('CLIENT', 'LIST')).match(/cmd=blmove/g) ?? []).length === count, { what: `${count} blocked BLMOVEs` });
+  }
+
+  it.each([['critical'], ['default'], ['low']])('starts a job pushed to %s within a fraction of the 10 s fetch timeout', async (queue) => {
+    const { h, started } = start(['critical', 'default', 'low']);
+    await h.manager.start();
+    await blockedOn(3);
+    const pushedAt = Date.now();
+    await h.client.push({ class: 'StampJob', args: [queue], queue });
+    await waitFor(() => started.has(queue), { timeout: 5000, what: `the ${queue} job` });
+    expect((started.get(queue) as number) - pushedAt).toBeLessThan(1000);
+  });
+
+  it('claims jobs that land on two queues in the same instant, losing none', async () => {
+    const { h, started } = start(['a', 'b']);
+    await h.manager.start();
+    await blockedOn(2);
+    const pipeline = server.client().pipeline();
+    for (const queue of ['a', 'b']) pipeline.lpush(`queue:${queue}`, JSON.stringify({ class: 'StampJob', args: [queue], queue, jid: `${queue}`.repeat(24), retry: true }));
+    await pipeline.exec();
+    await waitFor(() => started.size === 2, { timeout: 5000, what: 'both jobs' });
+    const redis = server.client();
+    expect(await redis.llen('queue:a')).toBe(0);
+    expect(await redis.llen('queue:b')).toBe(0);
+  });
+
+  it('stops promptly while blocked on every queue', async () => {
+    const { h } = start(['a', 'b', 'c']);
+    await h.manager.start();
+    await blockedOn(3);
+    const before = Date.now();
+    await harnesses.pop()!.stop();
+    expect(Date.now() - before).toBeLessThan(5000);
+  });
+});
