@@ -111,7 +111,7 @@ export class Client {
    * middleware halted that job.
    */
   async pushBulk(item: BulkJobHash | JobPayload): Promise<(string | null)[]> {
-    const bulk = toPayload(item as unknown as JobHash);
+    const bulk = toPayload(item);
     const argsList = bulkArgs(bulk);
     const times = bulkTimes(bulk, argsList.length);
     if (argsList.length > 1 && bulk.has('jid')) {
@@ -284,7 +284,7 @@ async function execPipeline(pipeline: ChainableCommander): Promise<void> {
   if (failure) throw failure[0];
 }
 
-function toPayload(item: JobHash | JobPayload): JobPayload {
+function toPayload(item: JobHash | BulkJobHash | JobPayload): JobPayload {
   return item instanceof JobPayload ? item.clone() : payloadFromHash(item as Record<string, unknown>);
 }
 
