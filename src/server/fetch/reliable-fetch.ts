@@ -121,6 +121,7 @@ export class ReliableFetch implements Fetcher {
         if (jobs.length > 0 && !woken) {
           woken = true;
           const others = ids.filter((_, other) => other !== index);
+          // An unblock that fails (a waiter reconnecting) only lets that wait run to its timeout.
           await Promise.all(others.map((id) => this.command.client('UNBLOCK', id).catch(() => 0)));
         }
         return jobs;
