@@ -19,7 +19,7 @@ export function sampleApiOptions(): WurkApiOptions {
   return {
     mount: API_MOUNT,
     tokens: token ? [{ token, scopes: ['admin'] }] : [],
-    enqueueClasses: ['HardWorker', 'WelcomeMailWorker', 'InvoiceWorker', 'Billing::InvoiceJob'],
+    enqueueClasses: ['HardWorker', 'WelcomeMailWorker', 'Billing::InvoiceJob', 'ReportWorker'],
     rateLimit: { limit: 600, interval: 'minute' },
   };
 }
