@@ -1,5 +1,5 @@
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { usePrivateRedis } from '../support/redis-server';
+import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 /**
@@ -7,22 +7,12 @@ import { waitFor } from '../support/wait';
  * job on any queue starts at once, not at the next fetch timeout.
  */
 describe('idle reliable fetch on several queues', () => {
-  let server: RedisServer;
-  const harnesses: Harness[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
-  });
-  afterAll(() => server.stop());
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
 
   function start(queues: string[]): { h: Harness; started: Map<string, number> } {
     const started = new Map<string, number>();
-    const h = buildManager(server.url, [{ name: 'StampJob', instance: { perform: (tag: string) => void started.set(tag, Date.now()) } }], { queues, fetchTimeout: 10 });
-    harnesses.push(h);
+    const h = harness([{ name: 'StampJob', instance: { perform: (tag: string) => void started.set(tag, Date.now()) } }], { queues, fetchTimeout: 10 });
     return { h, started };
   }
 
@@ -60,7 +50,7 @@ describe('idle reliable fetch on several queues', () => {
     await h.manager.start();
     await blockedOn(3);
     const before = Date.now();
-    await harnesses.pop()!.stop();
+    await h.stop();
     expect(Date.now() - before).toBeLessThan(5000);
   });
 });

@@ -1,32 +1,21 @@
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { parsePrivateList } from '../../src/server/orphan-reaper';
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { newProcessIdentity } from '../../src/server/identity';
+import { usePrivateRedis } from '../support/redis-server';
+import { buildManager, useHarnesses } from '../support/server-harness';
 
 const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
 
 describe('orphan recovery', () => {
-  let server: RedisServer;
-  const harnesses: Harness[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
 
   /** A manager that processes nothing (its queue is elsewhere), so recovered jobs stay visible on queue:default. */
   async function checker(options: Parameters<typeof buildManager>[2] = {}) {
     const outcomes: JobOutcome[] = [];
     const deaths: string[] = [];
-    const h = buildManager(server.url, [], { queues: ['elsewhere'], orphanThreshold: 5, deathHandlers: [(j) => void deaths.push(j.jid)], ...options });
+    const h = harness([], { queues: ['elsewhere'], orphanThreshold: 5, deathHandlers: [(j) => void deaths.push(j.jid)], ...options });
     h.manager.addListener({ onSettled: (_c, outcome) => void outcomes.push(outcome) });
-    harnesses.push(h);
     await h.manager.start();
     await h.manager.ready;
     return { h, outcomes, deaths };
@@ -54,7 +43,7 @@ describe('orphan recovery', () => {
     const redis = server.client();
     const beating = 'queue:default|other-host|1|aaaaaaaaaaaa|0';
     const recent = 'queue:default|other-host|2|bbbbbbbbbbbb|0';
-    const { hostname } = buildManager(server.url, []).identity;
+    const { hostname } = newProcessIdentity();
     const localAlive = `queue:default|${hostname}|${server.pid}|cccccccccccc|0`;
     await redis.lpush(beating, job('a'));
     await redis.lpush(recent, job('b'));

@@ -1,28 +1,20 @@
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { usePrivateRedis } from '../support/redis-server';
+import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 import { Poller } from '../../src/server/poller';
 import { RedisConnections } from '../../src/redis/connections';
 
 describe('scheduled / retry poller', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
   let connections: RedisConnections;
   let poller: Poller;
-  const harnesses: Harness[] = [];
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
+  beforeAll(() => {
     connections = new RedisConnections({ url: server.url });
     poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
   });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await connections.close();
-    await server.stop();
-  });
+  afterAll(() => connections.close());
 
   it('moves due jobs onto their queue, re-stamping enqueued_at by splicing: args bytes never change', async () => {
     const redis = server.client();
@@ -81,8 +73,7 @@ describe('scheduled / retry poller', () => {
 
   it('runs a scheduled job on a running manager once it is due', async () => {
     const seen: unknown[] = [];
-    const h = buildManager(server.url, [{ name: 'LaterJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { pollInterval: 0.1 });
-    harnesses.push(h);
+    const h = harness([{ name: 'LaterJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { pollInterval: 0.1 });
     await h.manager.start();
     await h.client.push({ class: 'LaterJob', args: ['soon'], at: Date.now() / 1000 + 0.3 });
     expect(await server.client().zcard('schedule')).toBe(1);

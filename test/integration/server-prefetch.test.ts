@@ -1,20 +1,11 @@
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { usePrivateRedis } from '../support/redis-server';
+import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 /** Reliable fetch's prefetch: jobs claimed ahead of a free slot are never lost and never run twice. */
 describe('prefetch (reliable fetch)', () => {
-  let server: RedisServer;
-  const harnesses: Harness[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
-  });
-  afterAll(() => server.stop());
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
 
   function gatedWorker() {
     let release!: () => void;
@@ -30,8 +21,7 @@ describe('prefetch (reliable fetch)', () => {
   it('claims up to concurrency + prefetch and starts only concurrency', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3 });
-    harnesses.push(h);
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3 });
     await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
     await h.manager.start();
     await waitFor(async () => (await redis.llen(privateKey(h))) === 5, { what: '5 claimed jobs' });
@@ -45,7 +35,7 @@ describe('prefetch (reliable fetch)', () => {
   it('hands prefetched jobs back unstarted at stop, in their order, while running ones finish', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10 });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3], [4]] });
     await h.manager.start();
     await waitFor(async () => (await redis.llen(privateKey(h))) === 4, { what: 'the claim' });
@@ -62,8 +52,7 @@ describe('prefetch (reliable fetch)', () => {
 
   it('never takes a prefetched job for a stray: reconcile passes leave it to run once', async () => {
     const worker = gatedWorker();
-    const h = buildManager(server.url, [{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1 });
-    harnesses.push(h);
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1 });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
     await h.manager.start();
     const redis = server.client();

@@ -2,30 +2,13 @@ import { JobPayload } from '../../src/job/payload';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { commandDelta, commandStats } from '../support/command-counter';
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness, quietLogger } from '../support/server-harness';
+import { usePrivateRedis } from '../support/redis-server';
+import { quietLogger, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 describe('processing: manager, processors, reliable and basic fetch', () => {
-  let server: RedisServer;
-  const harnesses: Harness[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await server.stop();
-  });
-
-  function harness(...args: Parameters<typeof buildManager>): Harness {
-    const h = buildManager(...args);
-    harnesses.push(h);
-    return h;
-  }
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
 
   it('runs pushed jobs with their args, the job execution reachable from perform', async () => {
     const seen: Array<{ args: unknown[]; jid: string; queue: string; attempt: number }> = [];
@@ -35,7 +18,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
         seen.push({ args, jid: execution.jid, queue: execution.queue, attempt: execution.attempt });
       },
     };
-    const h = harness(server.url, [{ name: 'EchoJob', instance: worker }]);
+    const h = harness([{ name: 'EchoJob', instance: worker }]);
     await h.manager.start();
     const jid = await h.client.push({ class: 'EchoJob', args: [1, 'two', { three: 3 }] });
     await waitFor(() => seen.length === 1, { what: 'the job to run' });
@@ -47,7 +30,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const redis = server.client();
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const h = harness(server.url, [{ name: 'GateJob', instance: { perform: () => gate } }]);
+    const h = harness([{ name: 'GateJob', instance: { perform: () => gate } }]);
     await h.manager.start();
     await h.client.push({ class: 'GateJob', args: [] });
     const privateKey = `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
@@ -71,7 +54,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
         running--;
       },
     };
-    const h = harness(server.url, [{ name: 'TagJob', instance: worker }], { queues: ['critical', 'low'], concurrency: 3 });
+    const h = harness([{ name: 'TagJob', instance: worker }], { queues: ['critical', 'low'], concurrency: 3 });
     await h.client.pushBulk({ class: 'TagJob', queue: 'low', args: [['low'], ['low']] });
     await h.client.pushBulk({ class: 'TagJob', queue: 'critical', args: [['critical'], ['critical']] });
     await h.manager.start();
@@ -87,7 +70,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('uses at most 2 Redis commands per job (INFO commandstats, Lua calls included) under load', async () => {
     const redis = server.client();
     let done = 0;
-    const h = harness(server.url, [{ name: 'NoopJob', instance: { perform: () => void done++ } }], { concurrency: 10 });
+    const h = harness([{ name: 'NoopJob', instance: { perform: () => void done++ } }], { concurrency: 10 });
     const total = 3000;
     const payloads = Array.from({ length: total }, (_, i) =>
       JSON.stringify({ class: 'NoopJob', args: [i], queue: 'default', jid: `jid${i}`, retry: false, created_at: 1.5, enqueued_at: 1.5 }),
@@ -107,7 +90,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('fails an unknown class through the middleware chain and retries it even without a retry key', async () => {
     const redis = server.client();
     const seen: string[] = [];
-    const h = harness(server.url, []);
+    const h = harness([]);
     h.manager.useMiddleware(async (context, next) => {
       seen.push(`before ${context.job.className} worker=${context.worker === undefined ? 'none' : 'some'}`);
       try {
@@ -131,7 +114,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
 
   it('files a payload that is not a JSON object in dead, wrapped so the Dead page renders it', async () => {
     const redis = server.client();
-    const h = harness(server.url, []);
+    const h = harness([]);
     await redis.lpush('queue:default', 'not json at all', '[1,2]');
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('dead')) === 2, { what: 'two dead entries' });
@@ -147,7 +130,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('calls listeners around the chain and after the fate is written; listener errors are swallowed', async () => {
     const redis = server.client();
     const events: string[] = [];
-    const h = harness(server.url, [
+    const h = harness([
       { name: 'OkJob', instance: { perform: () => 42 } },
       { name: 'BadJob', instance: { perform: () => Promise.reject(new TypeError('boom')) } },
     ]);
@@ -186,7 +169,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const redis = server.client();
     const seen: string[] = [];
     await redis.sadd('paused', 'held');
-    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: (x: string) => void seen.push(x) } }], { fetch, queues: ['held', 'open'], fetchTimeout: 0.2 });
+    const h = harness([{ name: 'EchoJob', instance: { perform: (x: string) => void seen.push(x) } }], { fetch, queues: ['held', 'open'], fetchTimeout: 0.2 });
     await h.manager.start();
     await h.client.push({ class: 'EchoJob', args: ['held-1'], queue: 'held' });
     await h.client.push({ class: 'EchoJob', args: ['open-1'], queue: 'open' });
@@ -204,7 +187,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const seen: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: async (x: string) => { seen.push(x); if (x === 'slow') await gate; } } }]);
+    const h = harness([{ name: 'EchoJob', instance: { perform: async (x: string) => { seen.push(x); if (x === 'slow') await gate; } } }]);
     await h.manager.start();
     await h.client.push({ class: 'EchoJob', args: ['slow'] });
     await waitFor(() => seen.includes('slow'));
@@ -224,7 +207,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('runs jobs with basic fetch (BRPOP)', async () => {
     const redis = server.client();
     const seen: unknown[] = [];
-    const h = harness(server.url, [{ name: 'EchoJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { fetch: 'basic' });
+    const h = harness([{ name: 'EchoJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { fetch: 'basic' });
     await h.manager.start();
     await h.client.pushBulk({ class: 'EchoJob', args: [[1], [2], [3]] });
     await waitFor(() => seen.length === 3);
@@ -235,7 +218,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('keeps args bytes when re-filing a job it did not create', async () => {
     const redis = server.client();
     const raw = '{"retry":1,"queue":"default","args":[1.0,12345678901234567890,"a/b","\\u00e9"],"class":"FailJob","jid":"bbbbbbbbbbbbbbbbbbbbbbbb","created_at":1795933789.761835,"enqueued_at":1795933789.7619727}';
-    const h = harness(server.url, [{ name: 'FailJob', instance: { perform: () => { throw new Error('x'); } } }]);
+    const h = harness([{ name: 'FailJob', instance: { perform: () => { throw new Error('x'); } } }]);
     await redis.lpush('queue:default', raw);
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('retry')) === 1);

@@ -2,31 +2,23 @@ import { inflateSync } from 'node:zlib';
 import { JobPayload } from '../../src/job/payload';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { retryDelaySeconds } from '../../src/server/retry/backoff';
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { usePrivateRedis } from '../support/redis-server';
+import { buildManager, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 class CustomError extends Error {}
 
 describe('retries and dead, as Sidekiq', () => {
-  let server: RedisServer;
-  const harnesses: Harness[] = [];
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
   const outcomes: JobOutcome[] = [];
   const deaths: string[] = [];
   const errors: string[] = [];
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
-  afterEach(async () => {
-    while (harnesses.length > 0) await harnesses.pop()!.stop();
-    await server.client().flushall();
+  afterEach(() => {
     outcomes.length = 0;
     deaths.length = 0;
     errors.length = 0;
-  });
-  afterAll(async () => {
-    await server.stop();
   });
 
   const failing = {
@@ -36,12 +28,11 @@ describe('retries and dead, as Sidekiq', () => {
   };
 
   async function run(raw: Record<string, unknown>, extra: Partial<Parameters<typeof buildManager>[2]> = {}, instance: object = failing) {
-    const h = buildManager(server.url, [{ name: 'FailJob', instance: instance as never }], {
+    const h = harness([{ name: 'FailJob', instance: instance as never }], {
       deathHandlers: [(job, error) => void deaths.push(`${job.jid} ${(error as Error).message}`)],
       errorHandlers: [(error) => void errors.push((error as Error).message)],
       ...extra,
     });
-    harnesses.push(h);
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
     await server.client().lpush('queue:default', JSON.stringify({ class: 'FailJob', queue: 'default', jid: 'cccccccccccccccccccccccc', created_at: 1795933789.5, enqueued_at: 1795933789.5, ...raw }));
     await h.manager.start();
@@ -113,9 +104,9 @@ describe('retries and dead, as Sidekiq', () => {
   });
 
   it('ignores the count when retry_for is set (Sidekiq 8.1) and goes dead once the window has passed', async () => {
-    await run({ retry: 1, retry_count: 5, retry_for: 3600, failed_at: Date.now() / 1000 - 60, args: ['window'] });
+    const first = await run({ retry: 1, retry_count: 5, retry_for: 3600, failed_at: Date.now() / 1000 - 60, args: ['window'] });
     expect(await server.client().zcard('retry')).toBe(1);
-    await harnesses.pop()!.stop();
+    await first.stop();
     await server.client().del('retry');
     outcomes.length = 0;
     await run({ retry: 25, retry_count: 0, retry_for: 60, failed_at: Date.now() / 1000 - 3600, args: ['late'] });
@@ -125,17 +116,17 @@ describe('retries and dead, as Sidekiq', () => {
   it('honours retryIn (seconds, kill, discard) and retriesExhausted', async () => {
     const redis = server.client();
     const worker = { ...failing, retryIn: (count: number) => (count === 0 ? 100 : count === 1 ? 'kill' : 'discard') };
-    await run({ retry: 3, args: ['custom'] }, {}, worker);
+    const custom = await run({ retry: 3, args: ['custom'] }, {}, worker);
     const [, score] = await redis.zrange('retry', 0, -1, 'WITHSCORES');
     const delay = Number(score) - Date.now() / 1000;
     expect(delay).toBeGreaterThan(95);
     expect(delay).toBeLessThanOrEqual(100 + 9 + 1);
-    await harnesses.pop()!.stop();
+    await custom.stop();
     await redis.flushall();
     outcomes.length = 0;
-    await run({ retry: 3, retry_count: 0, args: ['kill'] }, {}, worker);
+    const killed = await run({ retry: 3, retry_count: 0, args: ['kill'] }, {}, worker);
     expect(await redis.zcard('dead')).toBe(1);
-    await harnesses.pop()!.stop();
+    await killed.stop();
     await redis.flushall();
     outcomes.length = 0;
     const exhaustedSeen: string[] = [];
@@ -181,15 +172,14 @@ describe('retries and dead, as Sidekiq', () => {
     await redis.set('retry', 'not a sorted set');
     const h = await run({ retry: true, args: ['parked'] });
     expect(outcomes[0].kind).toBe('interrupted');
-    await harnesses.pop()!.stop();
+    await h.stop();
     expect(await redis.llen('queue:default')).toBe(0);
     expect(await redis.keys('queue:default|*')).toEqual([]);
     const [record] = await redis.lrange('wurk:unsettled', 0, -1);
     expect(JSON.parse(record)).toMatchObject({ set: 'retry' });
     expect(JSON.parse(JSON.parse(record).payload)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1 });
     await redis.del('retry');
-    const next = buildManager(server.url, []);
-    harnesses.push(next);
+    const next = harness([]);
     await next.manager.start();
     await next.manager.ready;
     expect(await redis.llen('wurk:unsettled')).toBe(0);

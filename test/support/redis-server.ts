@@ -60,17 +60,28 @@ export interface RedisServerOptions {
 export class RedisServer {
   private process?: ChildProcess;
   private readonly clients: Redis[] = [];
+  private admin?: Redis;
+  /** Chosen at the first boot and kept across restarts, so clients reconnect to the same server. */
+  private chosenPort?: number;
+  readonly dir = mkdtempSync(join(tmpdir(), 'wurk-redis-'));
 
-  private constructor(
-    readonly port: number,
-    readonly dir: string,
-    private readonly options: RedisServerOptions,
-  ) {}
+  constructor(private readonly options: RedisServerOptions = {}) {}
 
   static async start(options: RedisServerOptions = {}): Promise<RedisServer> {
-    const server = new RedisServer(await freePort(), mkdtempSync(join(tmpdir(), 'wurk-redis-')), options);
+    const server = new RedisServer(options);
     await server.boot();
     return server;
+  }
+
+  get port(): number {
+    if (this.chosenPort === undefined) throw new Error('the redis-server has not been booted yet');
+    return this.chosenPort;
+  }
+
+  /** One shared client for assertions, made on first use. */
+  get redis(): Redis {
+    this.admin ??= this.client();
+    return this.admin;
   }
 
   get url(): string {
@@ -89,6 +100,7 @@ export class RedisServer {
   }
 
   async boot(): Promise<void> {
+    this.chosenPort ??= await freePort();
     const args = ['--port', String(this.port), '--bind', '127.0.0.1', '--dir', this.dir, '--save', ''];
     args.push('--appendonly', this.options.durable ? 'yes' : 'no');
     if (this.options.durable) args.push('--appendfsync', 'always');
@@ -122,4 +134,16 @@ export class RedisServer {
     await this.halt();
     rmSync(this.dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * A private redis-server for the enclosing describe block: booted before its
+ * tests, stopped after them, and emptied before each test when asked.
+ */
+export function usePrivateRedis(options: RedisServerOptions & { flushBeforeEach?: boolean } = {}): RedisServer {
+  const server = new RedisServer(options);
+  beforeAll(() => server.boot());
+  afterAll(() => server.stop());
+  if (options.flushBeforeEach) beforeEach(() => server.redis.flushall());
+  return server;
 }

@@ -7,6 +7,7 @@ import { Manager } from '../../src/server/manager';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { SERVER_DEFAULTS, ServerOptions } from '../../src/server/server-options';
 import { FakeHeartbeat } from './fake-heartbeat';
+import type { RedisServer } from './redis-server';
 
 export const quietLogger: ServerLogger & { errors: string[] } = {
   errors: [],
@@ -68,5 +69,23 @@ export function buildManager(
       await manager.stop();
       await connections.close();
     },
+  };
+}
+
+/**
+ * Managers built for one test and stopped after it, with the server emptied
+ * between tests: `const harness = useHarnesses(server)`, then
+ * `harness(workers, options)` inside a test.
+ */
+export function useHarnesses(server: RedisServer): (...args: Parameters<typeof buildManager> extends [string, ...infer Rest] ? Rest : never) => Harness {
+  const built: Harness[] = [];
+  afterEach(async () => {
+    while (built.length > 0) await (built.pop() as Harness).stop();
+    await server.redis.flushall();
+  });
+  return (...args) => {
+    const harness = buildManager(server.url, ...args);
+    built.push(harness);
+    return harness;
   };
 }
