@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { RedisServer } from '../support/redis-server';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { usePrivateRedis } from '../support/private-redis';
 
 const ROUTES = [
   { method: 'GET', path: '/api/v1/jobs/abc123', scope: 'read' },
@@ -27,18 +28,14 @@ function expectProblem(res: { status: number; headers: Record<string, unknown>; 
 }
 
 describe('HTTP API: mounting, authentication, scopes and the order of checks', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let api: ApiApp;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' });
   });
   afterAll(async () => {
     await api.close();
-    await server.stop();
   });
 
   describe.each(ROUTES)('$method $path', ({ method, path, scope }) => {
@@ -163,8 +160,8 @@ describe('HTTP API: mounting, authentication, scopes and the order of checks', (
 
   it('never writes the token or its plain digest to Redis', async () => {
     await post(api.port, '/api/v1/jobs', ADMIN_TOKEN, { class: 'HardWorker', args: [] }, { 'idempotency-key': 'k-1' });
-    const keys = await redis.keys('*');
-    const values = await Promise.all(keys.map(async (key) => ((await redis.type(key)) === 'string' ? redis.get(key) : '')));
+    const keys = await server.redis.keys('*');
+    const values = await Promise.all(keys.map(async (key) => ((await server.redis.type(key)) === 'string' ? server.redis.get(key) : '')));
     expect(keys.join(' ') + values.join(' ')).not.toContain(ADMIN_TOKEN);
   });
 });
@@ -179,7 +176,6 @@ describe('HTTP API: no token configured', () => {
   });
   afterAll(async () => {
     await api.close();
-    await server.stop();
   });
 
   it('answers every request under the mount 404 not_found, whatever the credential', async () => {

@@ -1,7 +1,6 @@
 import { connect } from 'node:net';
-import Redis from 'ioredis';
-import { RedisServer } from '../support/redis-server';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** A seeded PRNG (mulberry32), so a failing case can be replayed. */
 function prng(seed: number): () => number {
@@ -113,15 +112,12 @@ function rawExchange(port: number, text: string): Promise<string> {
 }
 
 describe('HTTP API: fuzzing with malformed requests', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let api: ApiApp;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 });
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
@@ -130,7 +126,6 @@ describe('HTTP API: fuzzing with malformed requests', () => {
     process.off('unhandledRejection', onUnhandled);
     process.off('uncaughtException', onUnhandled);
     await api.close();
-    await server.stop();
   });
 
   it(`answers ${REQUESTS} malformed requests without a 5xx and keeps serving`, async () => {
@@ -168,8 +163,8 @@ describe('HTTP API: fuzzing with malformed requests', () => {
     const ok = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: ['after the storm'] });
     expect(ok.status).toBe(201);
     // Every stored job is a well-formed Sidekiq payload Ruby can parse.
-    for (const queue of await redis.smembers('queues')) {
-      for (const text of await redis.lrange(`queue:${queue}`, 0, -1)) {
+    for (const queue of await server.redis.smembers('queues')) {
+      for (const text of await server.redis.lrange(`queue:${queue}`, 0, -1)) {
         const job = JSON.parse(text);
         expect(typeof job.class).toBe('string');
         expect(Array.isArray(job.args)).toBe(true);

@@ -2,16 +2,15 @@ import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
 import { excludeWurkApi, WurkModule } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { usePrivateRedis } from '../support/private-redis';
 
 // express ships no types here (@types/express is not installed); only json() is used.
 const { json } = require('express') as { json(options: { limit: string }): (req: unknown, res: unknown, next: () => void) => void };
 
 describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   const apps: ApiApp[] = [];
 
   async function start(api: Parameters<typeof startApiApp>[1]): Promise<ApiApp> {
@@ -20,15 +19,9 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
     return app;
   }
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterAll(async () => {
     for (const app of apps) await app.close();
-    await server.stop();
   });
-  beforeEach(() => redis.flushdb());
 
   it("refuses to start while Nest's default body parser would read API bodies first", async () => {
     @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS } })] })
@@ -75,7 +68,7 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
       expect(res.status).toBe(403);
       expect(res.json).toMatchObject({ type: 'class_not_allowed', job_class: 'OtherJob' });
     }
-    expect(await redis.llen('queue:default')).toBe(1);
+    expect(await server.redis.llen('queue:default')).toBe(1);
   });
 
   it('read-only mode refuses every write before routing, after authentication', async () => {
@@ -90,7 +83,7 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
     const discovery = await call(api.port, { path: '/api/v1', token: READ_TOKEN });
     expect(discovery.json.read_only).toBe(true);
     expect((await call(api.port, { method: 'OPTIONS', path: '/api/v1', token: READ_TOKEN })).status).toBe(405);
-    expect(await redis.dbsize()).toBe(0);
+    expect(await server.redis.dbsize()).toBe(0);
   });
 
   it('rate-limits per token in a shared sliding window, charging unrouted requests too', async () => {
@@ -115,9 +108,9 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
     // Another token has its own window; an unauthenticated request is not charged to anyone.
     expect((await call(api.port, { path: '/rl/v1', token: ENQUEUE_TOKEN })).status).toBe(200);
     expect((await call(api.port, { path: '/rl/v1' })).status).toBe(401);
-    const windows = await redis.keys('lmtr-w:api-token:*');
+    const windows = await server.redis.keys('lmtr-w:api-token:*');
     expect(windows).toHaveLength(2);
-    expect(await redis.zcard(windows.find((key) => key !== windows[0]) ?? windows[0])).toBeGreaterThan(0);
+    expect(await server.redis.zcard(windows.find((key) => key !== windows[0]) ?? windows[0])).toBeGreaterThan(0);
   });
 
   it('answers 500 internal_error (never a silent pass) while Redis is away, and recovers with it', async () => {

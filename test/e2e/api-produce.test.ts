@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { ClientContext, ClientService, JobPayload } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { RUBY_DIR, SidekiqProcess, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS } from './api-app';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** Halts the push of `DroppedJob`, as a unique/collapse middleware would. */
 function dropMiddleware({ job }: ClientContext, next: () => Promise<void>): Promise<void> | void {
@@ -17,22 +16,17 @@ function withoutStamps(text: string): string {
 }
 
 describe('HTTP API: the produce routes', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;
   let sidekiq: SidekiqProcess | undefined;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, { clientMiddleware: [dropMiddleware] });
   });
   afterAll(async () => {
     await sidekiq?.stop();
     await api.close();
-    await server.stop();
   });
-  beforeEach(() => redis.flushdb());
 
   it('pushes the body as ClientService.push would: the same payload, and both run on stock Sidekiq 6.4', async () => {
     const hash = { class: 'RecordJob', args: [1, 'two', { three: [3, null, true] }, 'ünïcödé ✓'], queue: 'default', retry: 3, tags: ['http'], backtrace: true };
@@ -41,31 +35,31 @@ describe('HTTP API: the produce routes', () => {
     expect(created.headers['content-type']).toBe('application/json');
     expect(Object.keys(created.json)).toEqual(['jid']);
     expect(created.json.jid).toMatch(/^[0-9a-f]{24}$/);
-    const viaHttp = (await redis.rpop('queue:default')) as string;
+    const viaHttp = (await server.redis.rpop('queue:default')) as string;
 
     const localJid = await api.app.get(ClientService).push(hash);
-    const viaClient = (await redis.rpop('queue:default')) as string;
+    const viaClient = (await server.redis.rpop('queue:default')) as string;
     expect(withoutStamps(viaHttp)).toBe(withoutStamps(viaClient));
     expect(JSON.parse(viaHttp).jid).toBe(created.json.jid);
-    expect(await redis.smembers('queues')).toEqual(['default']);
+    expect(await server.redis.smembers('queues')).toEqual(['default']);
 
-    await redis.lpush('queue:default', viaHttp, viaClient);
+    await server.redis.lpush('queue:default', viaHttp, viaClient);
     sidekiq = startSidekiq({ url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb'), concurrency: 2 });
     const running = sidekiq;
-    await waitFor(async () => (await redis.llen('interop:ran')) === 2, { timeout: 45000, what: `Sidekiq to run both jobs:\n${running.output()}` });
+    await waitFor(async () => (await server.redis.llen('interop:ran')) === 2, { timeout: 45000, what: `Sidekiq to run both jobs:\n${running.output()}` });
     await sidekiq.stop();
     sidekiq = undefined;
-    const ran = (await redis.lrange('interop:ran', 0, -1)).map((line) => JSON.parse(line));
+    const ran = (await server.redis.lrange('interop:ran', 0, -1)).map((line) => JSON.parse(line));
     expect(ran.map((job) => job.jid).sort()).toEqual([created.json.jid, localJid].sort());
     for (const job of ran) expect(job.args).toEqual(hash.args);
-    expect(await redis.zcard('retry')).toBe(0);
+    expect(await server.redis.zcard('retry')).toBe(0);
   });
 
   it('keeps the bytes of args as sent: a Ruby float 1.0 and a big integer survive', async () => {
     const body = '{"class":"RecordJob","args":[1.0,12345678901234567890,"x"],"queue":"low"}';
     const created = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, body);
     expect(created.status).toBe(201);
-    const stored = (await redis.lindex('queue:low', 0)) as string;
+    const stored = (await server.redis.lindex('queue:low', 0)) as string;
     expect(stored).toContain('"args":[1.0,12345678901234567890,"x"]');
     expect(stored.startsWith('{"retry":true,"queue":"low","class":"RecordJob"')).toBe(true);
   });
@@ -74,7 +68,7 @@ describe('HTTP API: the produce routes', () => {
     const at = Math.floor(Date.now() / 1000) + 3600;
     const created = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [], at });
     expect(created.status).toBe(201);
-    const [member, score] = await redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const [member, score] = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
     expect(JSON.parse(member).jid).toBe(created.json.jid);
     expect(JSON.parse(member)).not.toHaveProperty('at');
     expect(Number(score)).toBe(at);
@@ -84,14 +78,14 @@ describe('HTTP API: the produce routes', () => {
     const res = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'DroppedJob', args: [] });
     expect(res.status).toBe(200);
     expect(res.text).toBe('{"jid":null}');
-    expect(await redis.llen('queue:default')).toBe(0);
+    expect(await server.redis.llen('queue:default')).toBe(0);
   });
 
   it('pushes bulk as push_bulk: jids index-aligned, nulls for halted jobs, 200 when none was pushed', async () => {
     const bulk = await post(api.port, '/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1], [2], [3]], queue: 'bulk' });
     expect(bulk.status).toBe(201);
     expect(bulk.json.jids).toHaveLength(3);
-    const stored = (await redis.lrange('queue:bulk', 0, -1)).map((text) => JSON.parse(text)).reverse();
+    const stored = (await server.redis.lrange('queue:bulk', 0, -1)).map((text) => JSON.parse(text)).reverse();
     expect(stored.map((job) => job.jid)).toEqual(bulk.json.jids);
     expect(stored.map((job) => job.args)).toEqual([[1], [2], [3]]);
 
@@ -107,7 +101,7 @@ describe('HTTP API: the produce routes', () => {
     const now = Math.floor(Date.now() / 1000);
     const res = await post(api.port, '/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1], [2]], at: [now + 100, now + 200] });
     expect(res.status).toBe(201);
-    expect(await redis.zcard('schedule')).toBe(2);
+    expect(await server.redis.zcard('schedule')).toBe(2);
   });
 
   describe('validation, in the order of contract §1.7', () => {
@@ -189,7 +183,7 @@ describe('HTTP API: the produce routes', () => {
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [1, 2] }, /^args\[0\] /);
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1]], at: 1, spread_interval: 10 }, /^spread_interval /);
       await expect400('/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [[1], [2]], jid: 'abc' }, /^jid /);
-      expect(await redis.dbsize()).toBe(0);
+      expect(await server.redis.dbsize()).toBe(0);
     });
 
     it('refuses documents nested deeper than Ruby parses', async () => {
@@ -255,18 +249,18 @@ describe('HTTP API: the produce routes', () => {
       const res = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${created.json.jid}`, token: ADMIN_TOKEN });
       expect(res.status).toBe(200);
       expect(res.text).toBe(JSON.stringify({ jid: created.json.jid, set: 'schedule' }));
-      const left = (await redis.zrange('schedule', 0, -1)).map((member) => JSON.parse(member).jid);
+      const left = (await server.redis.zrange('schedule', 0, -1)).map((member) => JSON.parse(member).jid);
       expect(left).toEqual([other.json.jid]);
     });
 
     it('removes a retrying job from retry', async () => {
       const jid = 'a1b2c3d4e5f6a1b2c3d4e5f6';
       const payload = JSON.stringify({ retry: true, queue: 'default', class: 'RecordJob', args: [], jid, created_at: 1.7e9, retry_count: 0, error_message: 'boom', error_class: 'RuntimeError', failed_at: 1.7e9 });
-      await redis.zadd('retry', String(Date.now() / 1000 + 30), payload);
+      await server.redis.zadd('retry', String(Date.now() / 1000 + 30), payload);
       const res = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${jid}`, token: ADMIN_TOKEN });
       expect(res.status).toBe(200);
       expect(res.json).toEqual({ jid, set: 'retry' });
-      expect(await redis.zcard('retry')).toBe(0);
+      expect(await server.redis.zcard('retry')).toBe(0);
     });
 
     it('answers 404 for a queued job and leaves it queued', async () => {
@@ -274,7 +268,7 @@ describe('HTTP API: the produce routes', () => {
       const res = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${created.json.jid}`, token: ADMIN_TOKEN });
       expect(res.status).toBe(404);
       expect(res.json).toMatchObject({ type: 'job_not_found', detail: `No scheduled or retrying job has jid ${created.json.jid}.`, jid: created.json.jid });
-      expect(await redis.llen('queue:default')).toBe(1);
+      expect(await server.redis.llen('queue:default')).toBe(1);
     });
 
     it('does not remove a job whose jid merely contains the one asked for', async () => {
@@ -282,7 +276,7 @@ describe('HTTP API: the produce routes', () => {
       expect(created.status).toBe(201);
       const res = await call(api.port, { method: 'DELETE', path: '/api/v1/jobs/abc', token: ADMIN_TOKEN });
       expect(res.status).toBe(404);
-      expect(await redis.zcard('schedule')).toBe(1);
+      expect(await server.redis.zcard('schedule')).toBe(1);
     });
   });
 });

@@ -1,24 +1,20 @@
 import type { INestApplication } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import Redis from 'ioredis';
 import { AppModule } from '../../sample/app.module';
 import { API_MOUNT, setUpHttpApi } from '../../sample/http-api';
 import { PROBLEM_TYPES } from '../../src/api/problem';
-import { RedisServer } from '../support/redis-server';
 import { call, post } from './api-app';
+import { usePrivateRedis } from '../support/private-redis';
 
 const TOKEN = 'sample-admin-token-0000000000';
 
 describe('the sample app serves the HTTP API and its OpenAPI description', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let app: INestApplication;
   let port: number;
   const saved = { ...process.env };
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     process.env.REDIS_URL = server.url;
     process.env.WURK_API_TOKEN = TOKEN;
     app = await NestFactory.create(AppModule, { bodyParser: false, logger: false, abortOnError: false });
@@ -29,7 +25,6 @@ describe('the sample app serves the HTTP API and its OpenAPI description', () =>
   afterAll(async () => {
     await app?.close();
     process.env = saved;
-    await server.stop();
   });
 
   it('describes every route, body, response and the bearer scheme in /openapi.json', async () => {
@@ -50,7 +45,7 @@ describe('the sample app serves the HTTP API and its OpenAPI description', () =>
   it('enqueues with the token from the environment, and keeps the app routes parsing JSON', async () => {
     const created = await post(port, `${API_MOUNT}/v1/jobs`, TOKEN, { class: 'HardWorker', args: ['over http'], queue: 'ruby' });
     expect(created.status).toBe(201);
-    expect(JSON.parse((await redis.lindex('queue:ruby', 0)) as string).jid).toBe(created.json.jid);
+    expect(JSON.parse((await server.redis.lindex('queue:ruby', 0)) as string).jid).toBe(created.json.jid);
     const refused = await post(port, `${API_MOUNT}/v1/jobs`, TOKEN, { class: 'NotListed', args: [] });
     expect(refused.json.type).toBe('class_not_allowed');
     const signup = await post(port, '/signup', undefined, { email: 'ann@example.com', name: 'Ann' });

@@ -1,10 +1,9 @@
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
 import { ClientContext, ClientService, Worker, WurkConfigError, WurkModule } from '../../src';
 import { WorkerRegistry } from '../../src/job/worker-registry';
-import { RedisServer } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 
 @Injectable()
 class Greeter {
@@ -43,15 +42,8 @@ async function boot(url: string, providers: unknown[], options: Record<string, u
 }
 
 describe('WurkModule', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   it('registers @Worker providers by name, with DI, and pushes through ClientService', async () => {
     const app = await boot(server.url, [Greeter, MailWorker, RubyCompatibleWorker, StampMiddleware], { clientMiddleware: [StampMiddleware] });
@@ -60,7 +52,7 @@ describe('WurkModule', () => {
       expect(registry.all().map((w) => w.name).sort()).toEqual(['HardWorker', 'MailWorker']);
       expect((registry.get('MailWorker')?.instance as MailWorker).perform('x')).toBe('hello x');
       const jid = await app.get(ClientService).performAsync(MailWorker, 'ann@example.com');
-      const job = JSON.parse((await redis.rpop('queue:mail')) as string);
+      const job = JSON.parse((await server.redis.rpop('queue:mail')) as string);
       expect(job).toMatchObject({ jid, class: 'MailWorker', queue: 'mail', retry: 5, args: ['ann@example.com'], greeting: 'hello mw' });
     } finally {
       await app.close();
@@ -81,7 +73,7 @@ describe('WurkModule', () => {
     const app = await NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false });
     try {
       await app.get(ClientService).push({ class: 'Ruby', args: [] });
-      expect((await redis.rpop('queue:default')) as string).toMatch(/"enqueued_at":\d{13}}$/);
+      expect((await server.redis.rpop('queue:default')) as string).toMatch(/"enqueued_at":\d{13}}$/);
     } finally {
       await app.close();
     }

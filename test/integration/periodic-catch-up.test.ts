@@ -1,9 +1,8 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
 import { PeriodicService } from '../../src';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** 1st of the current month, 00:00 UTC: a slot that stays current for the whole test and is long past. */
 function thisMonthSlot(): number {
@@ -17,27 +16,20 @@ function tenMonthsAgoSlot(): number {
 }
 
 describe('periodic: catch_up', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let app: INestApplicationContext | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   /** Boots with the ticker held back, so last_slot can be set as the downtime left it. */
   async function bootAfterDowntime(catchUp: boolean | undefined, lastSlot: number | undefined) {
     app = await periodicApp(server.url, { periodic: [{ cron: '@monthly', class: 'Monthly', queue: 'm', catchUp }], periodicTicker: false });
     const service = app.get(PeriodicService);
     const pjid = service.entries()[0].pjid;
-    if (lastSlot !== undefined) await redis.set(`periodic:last_slot:${pjid}`, String(lastSlot));
+    if (lastSlot !== undefined) await server.redis.set(`periodic:last_slot:${pjid}`, String(lastSlot));
     const seen = recordTicker(app);
     service.start();
     return { seen, pjid };
@@ -48,14 +40,14 @@ describe('periodic: catch_up', () => {
     await waitFor(() => seen.enqueued.length === 1, { what: 'the caught-up slot' });
     const ticks = seen.tick.length;
     await waitFor(() => seen.tick.length >= ticks + 4, { what: 'four more ticks' });
-    expect((await queued(redis, 'm')).map((job) => job.periodic_slot)).toEqual([thisMonthSlot()]);
-    expect(Number(await redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
+    expect((await queued(server.redis, 'm')).map((job) => job.periodic_slot)).toEqual([thisMonthSlot()]);
+    expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
   });
 
   it('on: a new entry fires its most recent slot at first start', async () => {
     const { seen } = await bootAfterDowntime(true, undefined);
     await waitFor(() => seen.enqueued.length === 1, { what: 'the first slot' });
-    expect((await queued(redis, 'm')).map((job) => job.periodic_slot)).toEqual([thisMonthSlot()]);
+    expect((await queued(server.redis, 'm')).map((job) => job.periodic_slot)).toEqual([thisMonthSlot()]);
   });
 
   it('off: after downtime a late slot is passed over, last_slot moves on, nothing fires', async () => {
@@ -64,17 +56,17 @@ describe('periodic: catch_up', () => {
     expect(seen.skipped[0]).toMatchObject({ slot: thisMonthSlot(), reason: 'late' });
     const ticks = seen.tick.length;
     await waitFor(() => seen.tick.length >= ticks + 4, { what: 'four more ticks' });
-    expect(await redis.llen('queue:m')).toBe(0);
+    expect(await server.redis.llen('queue:m')).toBe(0);
     expect(seen.enqueued).toHaveLength(0);
-    expect(Number(await redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
+    expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
   });
 
   it('off: a new entry primes its first slot instead of firing it', async () => {
     const { seen, pjid } = await bootAfterDowntime(false, undefined);
     await waitFor(() => seen.skipped.length === 1, { what: 'the first slot primed' });
     expect(seen.skipped[0].slot).toBe(thisMonthSlot());
-    expect(await redis.llen('queue:m')).toBe(0);
-    expect(Number(await redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
+    expect(await server.redis.llen('queue:m')).toBe(0);
+    expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
   });
 
   it('off: slots that come due while the ticker runs still fire, each once', async () => {
@@ -85,7 +77,7 @@ describe('periodic: catch_up', () => {
     await waitFor(() => seen.enqueued.length >= 3, { timeout: 20000, what: 'three timely slots' });
     const primed = seen.skipped.filter((event) => event.reason === 'primed').map((event) => event.slot);
     expect(primed).toHaveLength(1);
-    const slots = (await queued(redis, 'o')).map((job) => job.periodic_slot as number);
+    const slots = (await queued(server.redis, 'o')).map((job) => job.periodic_slot as number);
     expect(slots[0]).toBeGreaterThan(primed[0]);
     // Each slot after the primed one either fired once or, on a stalled machine, was passed over as late: never both, never twice.
     const late = seen.skipped.filter((event) => event.reason === 'late').map((event) => event.slot);

@@ -1,25 +1,18 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
 import { PeriodicService } from '../../src';
 import { periodicApp, queued } from '../support/periodic-app';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 const RUN_MS = 20_000;
 const PERIOD = 2;
 
 describe('periodic: three processes, one entry', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   const apps: INestApplicationContext[] = [];
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterAll(async () => {
     await Promise.all(apps.map((app) => app.close()));
-    await server.stop();
   });
 
   it('enqueues every slot from the first to the last exactly once', async () => {
@@ -32,7 +25,7 @@ describe('periodic: three processes, one entry', () => {
     await waitFor(() => Date.now() - started >= RUN_MS, { timeout: RUN_MS + 5000, interval: 200, what: 'the run to last' });
     await Promise.all(apps.splice(0).map((app) => app.close()));
 
-    const jobs = await queued(redis, 'ticks');
+    const jobs = await queued(server.redis, 'ticks');
     const slots = jobs.map((job) => job.periodic_slot as number).sort((a, b) => a - b);
     // At least every slot of the run but the first and last, which the start and stop may straddle.
     expect(slots.length).toBeGreaterThanOrEqual(RUN_MS / 1000 / PERIOD - 1);
@@ -43,6 +36,6 @@ describe('periodic: three processes, one entry', () => {
       expect(typeof job.jid).toBe('string');
     }
     expect(new Set(jobs.map((job) => job.jid)).size).toBe(jobs.length);
-    expect(Number(await redis.get(`periodic:last_slot:${[...pjids][0]}`))).toBe(slots[slots.length - 1]);
+    expect(Number(await server.redis.get(`periodic:last_slot:${[...pjids][0]}`))).toBe(slots[slots.length - 1]);
   }, 60_000);
 });

@@ -4,26 +4,20 @@ import { ClientContext, PeriodicService } from '../../src';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** A yearly entry's slot (1 January) stays the current one for the whole test: no new slot interferes. */
 const YEARLY = '@yearly';
 const thisYearSlot = () => Date.UTC(new Date().getUTCFullYear(), 0, 1) / 1000;
 
 describe('periodic: failures', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let app: INestApplicationContext | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterEach(async () => {
     await app?.close();
     app = undefined;
   });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   it('rolls back a slot whose push failed, and pushes it on the next tick', async () => {
     let calls = 0;
@@ -40,11 +34,11 @@ describe('periodic: failures', () => {
     expect(seen.rolledBack.map((event) => event.slot)).toEqual([thisYearSlot()]);
     expect(seen.entryFailed).toHaveLength(1);
     expect(seen.entryFailed[0].retryIn).toBe(0.5);
-    const jobs = await queued(redis, 'p');
+    const jobs = await queued(server.redis, 'p');
     expect(jobs.map((job) => job.periodic_slot)).toEqual([thisYearSlot()]);
     expect(jobs[0].jid).toBe(seen.enqueued[0].jid);
     // The second claim won against the restored last_slot; a rollback that left it would have lost it.
-    expect(Number(await redis.get(`periodic:last_slot:${pjid}`))).toBe(thisYearSlot());
+    expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(thisYearSlot());
     expect(calls).toBe(2);
   });
 
@@ -54,8 +48,8 @@ describe('periodic: failures', () => {
     // The push fails after last_slot was made unreadable, so the rollback script fails too.
     const breakRollback = async (_ctx: ClientContext, next: () => Promise<void>) => {
       if (++calls === 1) {
-        await redis.del(`periodic:last_slot:${pjid}`);
-        await redis.hset(`periodic:last_slot:${pjid}`, 'not', 'a string');
+        await server.redis.del(`periodic:last_slot:${pjid}`);
+        await server.redis.hset(`periodic:last_slot:${pjid}`, 'not', 'a string');
         throw new Error('push refused');
       }
       await next();
@@ -66,15 +60,15 @@ describe('periodic: failures', () => {
     app.get(PeriodicService).start();
 
     await waitFor(() => seen.rollbackFailed.length >= 2, { what: 'the rollback failing, then failing again on retry' });
-    expect(await redis.llen('queue:p')).toBe(0);
+    expect(await server.redis.llen('queue:p')).toBe(0);
     // Redis-side repair: last_slot readable again, still holding the claimed slot.
-    await redis.del(`periodic:last_slot:${pjid}`);
-    await redis.set(`periodic:last_slot:${pjid}`, String(thisYearSlot()));
+    await server.redis.del(`periodic:last_slot:${pjid}`);
+    await server.redis.set(`periodic:last_slot:${pjid}`, String(thisYearSlot()));
 
     await waitFor(() => seen.enqueued.length === 1, { timeout: 15000, what: 'the slot pushed once the rollback went through' });
     expect(seen.rolledBack.map((event) => event.slot)).toEqual([thisYearSlot()]);
     expect(seen.rollbackFailed.every((event) => event.slot === thisYearSlot())).toBe(true);
-    expect((await queued(redis, 'p')).map((job) => job.periodic_slot)).toEqual([thisYearSlot()]);
+    expect((await queued(server.redis, 'p')).map((job) => job.periodic_slot)).toEqual([thisYearSlot()]);
   });
 
   it('retries a rollback that failed because Redis was away, once it is back', async () => {
@@ -138,10 +132,10 @@ describe('periodic: failures', () => {
   }, 90_000);
 
   it('a schedule that cannot be published does not stop the ticker', async () => {
-    await redis.set('periodic:schedule', 'not a hash');
+    await server.redis.set('periodic:schedule', 'not a hash');
     app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }] });
-    await waitFor(() => redis.llen('queue:p'), { what: 'the entry firing' });
-    expect(await redis.get('periodic:schedule')).toBe('not a hash');
+    await waitFor(() => server.redis.llen('queue:p'), { what: 'the entry firing' });
+    expect(await server.redis.get('periodic:schedule')).toBe('not a hash');
   });
 
   it('a key of the wrong type under one entry backs that entry off and does not stop the others', async () => {
@@ -154,7 +148,7 @@ describe('periodic: failures', () => {
     });
     const service = app.get(PeriodicService);
     const [broken, healthy] = service.entries();
-    await redis.hset(`periodic:last_slot:${broken.pjid}`, 'wrong', 'type');
+    await server.redis.hset(`periodic:last_slot:${broken.pjid}`, 'wrong', 'type');
     const seen = recordTicker(app);
     service.start();
 
@@ -164,9 +158,9 @@ describe('periodic: failures', () => {
     expect(seen.entryFailed.slice(0, 3).map((event) => event.retryIn)).toEqual([0.5, 1, 2]);
     expect(seen.enqueued.map((event) => event.entry.pjid)).toEqual([healthy.pjid]);
 
-    await redis.del(`periodic:last_slot:${broken.pjid}`);
+    await server.redis.del(`periodic:last_slot:${broken.pjid}`);
     await waitFor(() => seen.enqueued.length === 2, { timeout: 15000, what: 'the repaired entry firing' });
-    expect((await queued(redis, 'p')).map((job) => job.class).sort()).toEqual(['Broken', 'Healthy']);
+    expect((await queued(server.redis, 'p')).map((job) => job.class).sort()).toEqual(['Broken', 'Healthy']);
   });
 
   it('a disabled entry never fires; the others do; enable() lets it fire again', async () => {
@@ -189,17 +183,17 @@ describe('periodic: failures', () => {
       ['On', false],
     ]);
     expect(seen.disabled.length).toBeGreaterThanOrEqual(3);
-    expect((await queued(redis, 'p')).every((job) => job.class === 'On')).toBe(true);
-    expect(await redis.get(`periodic:last_slot:${listed[0].pjid}`)).toBeNull();
+    expect((await queued(server.redis, 'p')).every((job) => job.class === 'On')).toBe(true);
+    expect(await server.redis.get(`periodic:last_slot:${listed[0].pjid}`)).toBeNull();
 
     await service.enable(listed[0]);
-    await waitFor(async () => (await queued(redis, 'p')).some((job) => job.class === 'Off'), { timeout: 15000, what: 'the re-enabled entry firing' });
+    await waitFor(async () => (await queued(server.redis, 'p')).some((job) => job.class === 'Off'), { timeout: 15000, what: 'the re-enabled entry firing' });
     expect((await service.list())[0].disabled).toBe(false);
   });
 
   it('a disabled set of the wrong type counts as none disabled', async () => {
-    await redis.set('periodic:disabled', 'not a set');
+    await server.redis.set('periodic:disabled', 'not a set');
     app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }] });
-    await waitFor(() => redis.llen('queue:p'), { what: 'the entry firing despite the unreadable disabled set' });
+    await waitFor(() => server.redis.llen('queue:p'), { what: 'the entry firing despite the unreadable disabled set' });
   });
 });

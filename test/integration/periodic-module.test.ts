@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import Redis from 'ioredis';
 import { Client, Periodic, PeriodicManager, PeriodicService, Worker, WurkConfigError, WurkModule } from '../../src';
 import { resolvePeriodicEntry } from '../../src/periodic/periodic-entry';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 @Periodic('@yearly', { args: ['nightly'] })
 @Periodic('0 9 * * *', { tz: 'Europe/Paris', unique: 'until_executed' })
@@ -21,15 +20,8 @@ class BrokenWorker {
 }
 
 describe('periodic: declaring entries', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   async function bootError(options: Record<string, unknown>, providers: unknown[] = []): Promise<unknown> {
     @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...options })], providers: providers as never })
@@ -107,16 +99,16 @@ describe('periodic: declaring entries', () => {
         { source: '@Periodic(ReportWorker)[0]', cron: '@yearly', tz: 'UTC', name: 'ReportWorker', args: ['nightly'], queue: 'reports', retry: 3, unique: undefined },
         { source: '@Periodic(ReportWorker)[1]', cron: '0 9 * * *', tz: 'Europe/Paris', name: 'ReportWorker', args: [], queue: 'reports', retry: 3, unique: 'until_executed' },
       ]);
-      await waitFor(async () => (await redis.llen('queue:reports')) === 2, { what: 'both entries firing' });
-      const jobs = await queued(redis, 'reports');
+      await waitFor(async () => (await server.redis.llen('queue:reports')) === 2, { what: 'both entries firing' });
+      const jobs = await queued(server.redis, 'reports');
       const yearly = jobs.find((job) => (job.args as unknown[])[0] === 'nightly')!;
       expect(yearly).toMatchObject({ class: 'ReportWorker', queue: 'reports', retry: 3, tags: ['cron'], periodic_pjid: listed[0].pjid });
       expect(yearly.periodic_until_executed).toBeUndefined();
       const daily = jobs.find((job) => job.periodic_pjid === listed[1].pjid)!;
       expect(daily.periodic_until_executed).toBe(true);
-      expect(await redis.get(`periodic:running:${listed[1].pjid}`)).toBe(daily.jid);
+      expect(await server.redis.get(`periodic:running:${listed[1].pjid}`)).toBe(daily.jid);
       // Published for dashboards.
-      const schedule = await redis.hgetall('periodic:schedule');
+      const schedule = await server.redis.hgetall('periodic:schedule');
       expect(Object.keys(schedule).sort()).toEqual([listed[0].pjid, listed[1].pjid].sort());
       expect(JSON.parse(schedule[listed[1].pjid])).toMatchObject({ cron: '0 9 * * *', tz: 'Europe/Paris', class: 'ReportWorker', unique: 'until_executed' });
     } finally {
@@ -132,8 +124,8 @@ describe('periodic: declaring entries', () => {
       const seenControl = recordTicker(control);
       await waitFor(() => seenControl.tick.length >= 4, { what: 'a running ticker to tick four times' });
       expect(seenOff.tick).toHaveLength(0);
-      expect(await redis.llen('queue:x')).toBe(0);
-      expect(await redis.llen('queue:y')).toBeGreaterThan(0);
+      expect(await server.redis.llen('queue:x')).toBe(0);
+      expect(await server.redis.llen('queue:y')).toBeGreaterThan(0);
     } finally {
       await Promise.all([off.close(), control.close()]);
     }
@@ -141,10 +133,10 @@ describe('periodic: declaring entries', () => {
 
   it('the ticker waits for the ready gate (the first orphan check) before its first tick', async () => {
     const entry = resolvePeriodicEntry({ cron: '* * * * * *', class: 'Gated', queue: 'g' }, 'gated');
-    const client = new Client(redis, { timestamps: 'seconds' });
+    const client = new Client(server.redis, { timestamps: 'seconds' });
     const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    const gated = new PeriodicManager(redis, (payload) => client.push(payload), [entry], { tickInterval: 0.2, logger: quiet });
-    const control = new PeriodicManager(redis, async () => null, [resolvePeriodicEntry({ cron: '* * * * * *', class: 'C' }, 'c')], { tickInterval: 0.2, logger: quiet });
+    const gated = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], { tickInterval: 0.2, logger: quiet });
+    const control = new PeriodicManager(server.redis, async () => null, [resolvePeriodicEntry({ cron: '* * * * * *', class: 'C' }, 'c')], { tickInterval: 0.2, logger: quiet });
     let open!: () => void;
     const ready = new Promise<void>((resolve) => (open = resolve));
     let gatedTicks = 0;
@@ -156,9 +148,9 @@ describe('periodic: declaring entries', () => {
       control.start();
       await waitFor(() => controlTicks >= 5, { what: 'an ungated ticker to tick five times' });
       expect(gatedTicks).toBe(0);
-      expect(await redis.llen('queue:g')).toBe(0);
+      expect(await server.redis.llen('queue:g')).toBe(0);
       open();
-      await waitFor(() => redis.llen('queue:g'), { what: 'the first push once ready' });
+      await waitFor(() => server.redis.llen('queue:g'), { what: 'the first push once ready' });
     } finally {
       await Promise.all([gated.stop(), control.stop()]);
     }
@@ -172,7 +164,7 @@ describe('periodic: declaring entries', () => {
       const seenAsked = recordTicker(asked);
       await waitFor(() => seenAsked.tick.length >= 4, { what: 'the ticker asked for to tick four times' });
       expect(seenProducer.tick).toHaveLength(0);
-      expect(await redis.llen('queue:x')).toBe(0);
+      expect(await server.redis.llen('queue:x')).toBe(0);
     } finally {
       await Promise.all([producer.close(), asked.close()]);
     }
@@ -185,9 +177,9 @@ describe('periodic: declaring entries', () => {
       const [a, b] = await service.list();
       await service.disable('A');
       await service.disable(b.pjid);
-      expect(await redis.smembers('periodic:disabled')).toEqual(expect.arrayContaining([a.pjid, b.pjid]));
+      expect(await server.redis.smembers('periodic:disabled')).toEqual(expect.arrayContaining([a.pjid, b.pjid]));
       await service.enable(a);
-      expect(await redis.smembers('periodic:disabled')).toEqual([b.pjid]);
+      expect(await server.redis.smembers('periodic:disabled')).toEqual([b.pjid]);
       await expect(service.disable('Nope')).rejects.toThrow(/no periodic entry Nope/);
     } finally {
       await app.close();

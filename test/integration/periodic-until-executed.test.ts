@@ -1,11 +1,10 @@
-import Redis from 'ioredis';
 import { Client, JobPayload, PeriodicManager, resolvePeriodicEntry, RunningLockListener } from '../../src';
 import type { PeriodicTickerEvents } from '../../src';
 import type { PeriodicLogger } from '../../src/periodic/periodic-logger';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { queued } from '../support/periodic-app';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 const quiet: PeriodicLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 
@@ -17,27 +16,20 @@ function contextOf(raw: string): ServerContext {
 }
 
 describe('periodic: until_executed', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let manager: PeriodicManager | undefined;
   let listener: RunningLockListener | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterEach(async () => {
     listener?.stop();
     await manager?.stop();
     manager = undefined;
   });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   function start(cron: string) {
     const entry = resolvePeriodicEntry({ cron, class: 'Slow', queue: 'slow', unique: 'until_executed' }, 'test');
-    const client = new Client(redis, { timestamps: 'seconds' });
-    manager = new PeriodicManager(redis, (payload) => client.push(payload), [entry], { tickInterval: 0.5, logger: quiet });
+    const client = new Client(server.redis, { timestamps: 'seconds' });
+    manager = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], { tickInterval: 0.5, logger: quiet });
     listener = new RunningLockListener(manager.store, quiet, { activeTtl: 30, refreshEvery: 0.2 });
     const events: Array<{ at: number; event: keyof PeriodicTickerEvents; slot?: number; reason?: string }> = [];
     manager.ticker.on('enqueued', ({ slot }) => events.push({ at: Date.now(), event: 'enqueued', slot }));
@@ -52,23 +44,23 @@ describe('periodic: until_executed', () => {
   it('a run longer than the interval blocks the next slots until it finishes', async () => {
     const { entry, events } = start('*/2 * * * * *');
     const lockKey = `periodic:running:${entry.pjid}`;
-    const raw = await waitFor(() => redis.rpop('queue:slow'), { what: 'the first job' });
+    const raw = await waitFor(() => server.redis.rpop('queue:slow'), { what: 'the first job' });
     const context = contextOf(raw);
     expect(context.job.get('periodic_until_executed')).toBe(true);
-    expect(await redis.get(lockKey)).toBe(context.job.jid);
-    expect(await redis.ttl(lockKey)).toBeGreaterThan(86_000);
+    expect(await server.redis.get(lockKey)).toBe(context.job.jid);
+    expect(await server.redis.ttl(lockKey)).toBeGreaterThan(86_000);
 
     await listener!.onStart(context);
     const startedAt = Date.now();
-    expect(await redis.ttl(lockKey)).toBeLessThanOrEqual(30);
+    expect(await server.redis.ttl(lockKey)).toBeLessThanOrEqual(30);
     // "Performing" for 5 s: slots at +2 s and +4 s come due meanwhile.
     await waitFor(() => Date.now() - startedAt >= 5000, { timeout: 10000, interval: 100, what: 'the long run' });
-    expect(await redis.get(lockKey)).toBe(context.job.jid);
-    expect(await redis.ttl(lockKey)).toBeGreaterThan(25); // refreshed while performing
-    expect(await redis.llen('queue:slow')).toBe(0);
+    expect(await server.redis.get(lockKey)).toBe(context.job.jid);
+    expect(await server.redis.ttl(lockKey)).toBeGreaterThan(25); // refreshed while performing
+    expect(await server.redis.llen('queue:slow')).toBe(0);
     const finishedAt = Date.now();
     await listener!.onSettled(context, { kind: 'complete', result: undefined });
-    expect(await redis.exists(lockKey)).toBe(0);
+    expect(await server.redis.exists(lockKey)).toBe(0);
 
     const firstSlot = context.job.get<number>('periodic_slot')!;
     await waitFor(() => events.some((event) => event.event === 'enqueued' && event.slot! > firstSlot), { timeout: 10000, what: 'the next slot after the run' });
@@ -78,9 +70,9 @@ describe('periodic: until_executed', () => {
     const later = events.filter((event) => event.event === 'enqueued' && event.slot! > firstSlot);
     expect(later.length).toBeGreaterThanOrEqual(1);
     expect(later.every((event) => event.at >= finishedAt)).toBe(true);
-    const [next] = await queued(redis, 'slow');
+    const [next] = await queued(server.redis, 'slow');
     expect(next.periodic_slot as number).toBeGreaterThanOrEqual(firstSlot + 4);
-    expect(await redis.get(lockKey)).toBe(next.jid);
+    expect(await server.redis.get(lockKey)).toBe(next.jid);
   });
 
   describe('the running lock follows its job', () => {
@@ -90,7 +82,7 @@ describe('periodic: until_executed', () => {
       contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid, periodic_pjid: pjid, periodic_slot: 1, periodic_until_executed: true }));
 
     beforeEach(() => {
-      manager = new PeriodicManager(redis, async () => null, [], { tickInterval: 0.5, logger: quiet });
+      manager = new PeriodicManager(server.redis, async () => null, [], { tickInterval: 0.5, logger: quiet });
       listener = new RunningLockListener(manager.store, quiet, { activeTtl: 60, refreshEvery: 10 });
     });
 
@@ -99,40 +91,40 @@ describe('periodic: until_executed', () => {
       ['dead', { kind: 'dead', error: new Error('x') }],
       ['failed', { kind: 'failed', error: new Error('x') }],
     ])('is released when the job ends %s', async (_name, outcome) => {
-      await redis.set(lockKey, 'jid-1', 'EX', 86400);
+      await server.redis.set(lockKey, 'jid-1', 'EX', 86400);
       await listener!.onStart(job('jid-1'));
-      expect(await redis.ttl(lockKey)).toBeLessThanOrEqual(60);
+      expect(await server.redis.ttl(lockKey)).toBeLessThanOrEqual(60);
       await listener!.onSettled(job('jid-1'), outcome);
-      expect(await redis.exists(lockKey)).toBe(0);
+      expect(await server.redis.exists(lockKey)).toBe(0);
     });
 
     it('is stretched over a retry: the delay plus a day', async () => {
-      await redis.set(lockKey, 'jid-1', 'EX', 60);
+      await server.redis.set(lockKey, 'jid-1', 'EX', 60);
       await listener!.onSettled(job('jid-1'), { kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() + 1000_000 });
-      const ttl = await redis.ttl(lockKey);
+      const ttl = await server.redis.ttl(lockKey);
       expect(ttl).toBeGreaterThan(86400 + 999);
       expect(ttl).toBeLessThanOrEqual(86400 + 1000);
     });
 
     it('goes back to the queued TTL when the job is handed back', async () => {
-      await redis.set(lockKey, 'jid-1', 'EX', 60);
+      await server.redis.set(lockKey, 'jid-1', 'EX', 60);
       await listener!.onSettled(job('jid-1'), { kind: 'interrupted' });
-      expect(await redis.ttl(lockKey)).toBeGreaterThan(86000);
+      expect(await server.redis.ttl(lockKey)).toBeGreaterThan(86000);
     });
 
     it('is never touched when another jid owns it', async () => {
-      await redis.set(lockKey, 'jid-2', 'EX', 500);
+      await server.redis.set(lockKey, 'jid-2', 'EX', 500);
       await listener!.onStart(job('jid-1'));
       await listener!.onSettled(job('jid-1'), { kind: 'complete', result: 1 });
-      expect(await redis.get(lockKey)).toBe('jid-2');
-      expect(await redis.ttl(lockKey)).toBeGreaterThan(490);
+      expect(await server.redis.get(lockKey)).toBe('jid-2');
+      expect(await server.redis.ttl(lockKey)).toBeGreaterThan(490);
     });
 
     it('ignores jobs that are not until_executed periodic jobs', async () => {
-      await redis.set(lockKey, 'jid-1', 'EX', 500);
+      await server.redis.set(lockKey, 'jid-1', 'EX', 500);
       const plain = contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid: 'jid-1', periodic_pjid: pjid }));
       await listener!.onSettled(plain, { kind: 'complete', result: 1 });
-      expect(await redis.get(lockKey)).toBe('jid-1');
+      expect(await server.redis.get(lockKey)).toBe('jid-1');
     });
   });
 });

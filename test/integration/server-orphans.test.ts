@@ -1,7 +1,7 @@
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { parsePrivateList } from '../../src/server/orphan-reaper';
 import { newProcessIdentity } from '../../src/server/identity';
-import { usePrivateRedis } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 import { buildManager, useHarnesses } from '../support/server-harness';
 
 const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });

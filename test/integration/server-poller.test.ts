@@ -1,4 +1,4 @@
-import { usePrivateRedis } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 import { Poller } from '../../src/server/poller';

@@ -2,7 +2,7 @@ import { JobPayload } from '../../src/job/payload';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { commandDelta, commandStats } from '../support/command-counter';
-import { usePrivateRedis } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 import { quietLogger, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 

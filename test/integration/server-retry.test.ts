@@ -2,7 +2,7 @@ import { inflateSync } from 'node:zlib';
 import { JobPayload } from '../../src/job/payload';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { retryDelaySeconds } from '../../src/server/retry/backoff';
-import { usePrivateRedis } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 import { buildManager, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 

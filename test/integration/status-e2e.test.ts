@@ -1,12 +1,11 @@
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import Redis from 'ioredis';
 import { ClientService, JobContext, StatusRecord, StatusService, Worker, WurkModule, WurkModuleOptions } from '../../src';
 import { scriptSha } from '../../src/redis/scripts';
 import { runRuby } from '../support/sidekiq';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** A latch a job waits on, so a test can observe a transient state before letting the job go on. */
 class Gates {
@@ -106,8 +105,7 @@ async function boot(url: string, options: Partial<WurkModuleOptions> = {}): Prom
 }
 
 describe('job status end to end on a real processor', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let app: INestApplicationContext;
   let client: ClientService;
   let status: StatusService;
@@ -119,21 +117,18 @@ describe('job status end to end on a real processor', () => {
 
   /** Makes every pending retry due now, so the poller re-enqueues it at its next pass. */
   const retryNow = async () => {
-    const members = await redis.zrange('retry', 0, -1);
-    for (const member of members) await redis.zadd('retry', 'XX', 0, member);
+    const members = await server.redis.zrange('retry', 0, -1);
+    for (const member of members) await server.redis.zadd('retry', 'XX', 0, member);
     return members.length;
   };
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     app = await boot(server.url);
     client = app.get(ClientService);
     status = app.get(StatusService);
   });
   afterAll(async () => {
     await app?.close();
-    await server.stop();
   });
 
   it('success: complete with the result, the last progress folded in, the TTL stamped', async () => {
@@ -153,7 +148,7 @@ describe('job status end to end on a real processor', () => {
     });
     expect(complete.enqueued_at!).toBeLessThanOrEqual(complete.started_at!);
     expect(complete.started_at!).toBeLessThanOrEqual(complete.finished_at!);
-    expect(await redis.ttl(`status:${jid}`)).toBeGreaterThan(1790);
+    expect(await server.redis.ttl(`status:${jid}`)).toBeGreaterThan(1790);
   });
 
   it('failure → retrying → running (attempt 2) → complete', async () => {
@@ -175,11 +170,11 @@ describe('job status end to end on a real processor', () => {
     const dead = await waitFor(() => stateOf(jid, 'dead'), { timeout: 20000, what: 'dead row' });
     expect(dead).toMatchObject({ attempt: 2, error_class: 'Error' });
     expect(dead.finished_at).not.toBeNull();
-    const raw = (await redis.hgetBuffer(`status:${jid}`, 'error_message'))!;
+    const raw = (await server.redis.hgetBuffer(`status:${jid}`, 'error_message'))!;
     expect(raw.length).toBeLessThanOrEqual(1024);
     expect(raw.length).toBeGreaterThan(1020);
     expect(Buffer.from(raw.toString('utf8'), 'utf8').equals(raw)).toBe(true);
-    expect(await redis.zcard('dead')).toBe(1);
+    expect(await server.redis.zcard('dead')).toBe(1);
   });
 
   it('retry: false → failed', async () => {
@@ -198,7 +193,7 @@ describe('job status end to end on a real processor', () => {
   it('a 100 KB result is cut to 8192 bytes of valid UTF-8 and marked truncated', async () => {
     const jid = (await client.performAsync(BigResultWorker))!;
     const complete = await waitFor(() => stateOf(jid, 'complete'), { timeout: 20000, what: 'complete row' });
-    const raw = (await redis.hgetBuffer(`status:${jid}`, 'result'))!;
+    const raw = (await server.redis.hgetBuffer(`status:${jid}`, 'result'))!;
     expect(raw.length).toBe(8191);
     expect(Buffer.from(raw.toString('utf8'), 'utf8').equals(raw)).toBe(true);
     expect(complete.result_truncated).toBe(true);
@@ -206,7 +201,7 @@ describe('job status end to end on a real processor', () => {
   });
 
   it('an untracked job pushed and run leaves no status key and no status command', async () => {
-    const monitor = await redis.monitor();
+    const monitor = await server.redis.monitor();
     const commands: string[][] = [];
     monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
     try {
@@ -219,7 +214,7 @@ describe('job status end to end on a real processor', () => {
       expect(touching).toEqual([]);
       // The tracked job that ran after it did use the status script, so the monitor was seeing it.
       expect(commands.some((args) => args[1] === statusSha && args.some((arg) => arg === `status:${tracked}`))).toBe(true);
-      expect(await redis.exists(`status:${jid}`)).toBe(0);
+      expect(await server.redis.exists(`status:${jid}`)).toBe(0);
     } finally {
       monitor.disconnect();
     }
@@ -239,14 +234,8 @@ describe('job status end to end on a real processor', () => {
 });
 
 describe('job status at shutdown', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
-  afterAll(() => server.stop());
 
   it('a job handed back at the shutdown deadline is interrupted, with its progress', async () => {
     const app = await boot(server.url, { shutdownTimeout: 0.3 });
@@ -254,23 +243,17 @@ describe('job status at shutdown', () => {
     const jid = (await app.get(ClientService).performAsync(HangingWorker))!;
     await waitFor(async () => (await status.get(jid))?.progress === 7, { timeout: 20000, what: 'running with progress' });
     await app.close();
-    const row = await redis.hgetall(`status:${jid}`);
+    const row = await server.redis.hgetall(`status:${jid}`);
     expect(row).toMatchObject({ state: 'interrupted', progress: '7', total: '10', message: 'stuck', attempt: '1' });
     expect(Number(row.finished_at)).toBeGreaterThan(Number(row.started_at));
     // Handed back, not lost: it will run again.
-    expect(await redis.lrange('queue:default', 0, -1)).toEqual([expect.stringContaining(jid)]);
+    expect(await server.redis.lrange('queue:default', 0, -1)).toEqual([expect.stringContaining(jid)]);
   });
 });
 
 describe('status retention through the module options', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
-  afterAll(() => server.stop());
 
   it('statusRetention 0 deletes the row when the job succeeds; a failure keeps statusTtl', async () => {
     const app = await boot(server.url, { statusRetention: 0, statusTtl: 900 });
@@ -278,10 +261,10 @@ describe('status retention through the module options', () => {
       const client = app.get(ClientService);
       const jid = (await client.performAsync(TrackedWorker, 2))!;
       // The enqueued row is written by the push itself, so it existed before it vanished.
-      await waitFor(async () => (await redis.exists(`status:${jid}`)) === 0, { timeout: 20000, what: 'the row to be deleted at success' });
+      await waitFor(async () => (await server.redis.exists(`status:${jid}`)) === 0, { timeout: 20000, what: 'the row to be deleted at success' });
       const failed = (await client.performAsync(NoRetryWorker))!;
-      await waitFor(async () => (await redis.hget(`status:${failed}`, 'state')) === 'failed', { timeout: 20000, what: 'failed row' });
-      const ttl = await redis.ttl(`status:${failed}`);
+      await waitFor(async () => (await server.redis.hget(`status:${failed}`, 'state')) === 'failed', { timeout: 20000, what: 'failed row' });
+      const ttl = await server.redis.ttl(`status:${failed}`);
       expect(ttl).toBeGreaterThan(890);
       expect(ttl).toBeLessThanOrEqual(900);
     } finally {
@@ -293,8 +276,8 @@ describe('status retention through the module options', () => {
     const app = await boot(server.url, { statusRetention: 7200 });
     try {
       const jid = (await app.get(ClientService).performAsync(TrackedWorker, 3))!;
-      await waitFor(async () => (await redis.hget(`status:${jid}`, 'state')) === 'complete', { timeout: 20000, what: 'complete row' });
-      const ttl = await redis.ttl(`status:${jid}`);
+      await waitFor(async () => (await server.redis.hget(`status:${jid}`, 'state')) === 'complete', { timeout: 20000, what: 'complete row' });
+      const ttl = await server.redis.ttl(`status:${jid}`);
       expect(ttl).toBeGreaterThan(7190);
       expect(ttl).toBeLessThanOrEqual(7200);
     } finally {

@@ -8,8 +8,8 @@ import { StatusProgress } from '../../src/status/status-progress';
 import { StatusStore } from '../../src/status/status-store';
 import { StatusWriter } from '../../src/status/status-writer';
 import { commandDelta, commandStats } from '../support/command-counter';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /**
  * The listener driven directly with hand-built contexts and outcomes, as
@@ -17,24 +17,20 @@ import { waitFor } from '../support/wait';
  * status-e2e.test.ts.
  */
 describe('StatusListener', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let store: StatusStore;
   const reported: Array<[unknown, string, string]> = [];
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-    store = new StatusStore(redis);
+    store = new StatusStore(server.redis);
   });
-  afterAll(() => server.stop());
   beforeEach(async () => {
     reported.length = 0;
-    await redis.flushdb();
+    await server.redis.flushdb();
   });
 
   function listener(options: Partial<StatusOptions> = {}): StatusListener {
-    return new StatusListener(new StatusWriter(redis), { ttl: 1800, progressInterval: 5, ...options }, (error, jid, what) => reported.push([error, jid, what]));
+    return new StatusListener(new StatusWriter(server.redis), { ttl: 1800, progressInterval: 5, ...options }, (error, jid, what) => reported.push([error, jid, what]));
   }
 
   function context(fields: Record<string, unknown>, attempt = 1): ServerContext & { execution: JobExecution } {
@@ -61,7 +57,7 @@ describe('StatusListener', () => {
     const complete = await store.get('abc123');
     expect(complete).toMatchObject({ state: 'complete', result: { ok: true, n: [1, 2] }, result_truncated: false, attempt: 1 });
     expect(complete!.finished_at).toBeGreaterThanOrEqual(complete!.started_at!);
-    expect(await redis.hget('status:abc123', 'started_at')).toMatch(/^\d{10}\.\d+$/);
+    expect(await server.redis.hget('status:abc123', 'started_at')).toMatch(/^\d{10}\.\d+$/);
   });
 
   it('takes created_at when enqueued_at is absent, and the fetch queue when the payload has none', async () => {
@@ -73,13 +69,13 @@ describe('StatusListener', () => {
 
   it('runs untracked jobs without a single command and installs no reporter', async () => {
     const l = listener();
-    const before = await commandStats(redis);
+    const before = await commandStats(server.redis);
     for (const track of [undefined, false, null]) {
       const ctx = context(track === undefined ? {} : { track });
       await run(l, ctx, { kind: 'complete', result: 1 });
       expect(ctx.execution.reporter).toBeUndefined();
     }
-    expect(commandDelta(before, await commandStats(redis))).toEqual({});
+    expect(commandDelta(before, await commandStats(server.redis))).toEqual({});
   });
 
   it('writes retrying with the error, then running attempt 2, then complete', async () => {
@@ -122,7 +118,7 @@ describe('StatusListener', () => {
     // '€' is 3 bytes and '"' opens the JSON string: 1 + 3k never lands on 8192, so the cut splits a character.
     const result = '€'.repeat(100 * 1024 / 3);
     await run(listener(), context({ track: true }), { kind: 'complete', result });
-    const raw = await redis.hgetBuffer('status:abc123', 'result');
+    const raw = await server.redis.hgetBuffer('status:abc123', 'result');
     expect(raw!.length).toBeLessThanOrEqual(8192);
     expect(raw!.length).toBeGreaterThan(8192 - 4);
     expect(Buffer.from(raw!.toString('utf8'), 'utf8').equals(raw!)).toBe(true);
@@ -134,7 +130,7 @@ describe('StatusListener', () => {
   it('cuts a 10 KB error message to 1024 bytes of valid UTF-8', async () => {
     const message = 'é'.repeat(5 * 1024) + 'x';
     await run(listener(), context({ track: true }), { kind: 'failed', error: new Error('a' + message) });
-    const raw = await redis.hgetBuffer('status:abc123', 'error_message');
+    const raw = await server.redis.hgetBuffer('status:abc123', 'error_message');
     // 'a' + 2-byte chars: byte 1024 falls inside a character, which is dropped whole.
     expect(raw!.length).toBe(1023);
     expect(raw!.toString('utf8')).toBe('a' + 'é'.repeat(511));
@@ -143,9 +139,9 @@ describe('StatusListener', () => {
   it('withholds the result of an encrypted job, and records nothing for a null result', async () => {
     await run(listener(), context({ track: true, encrypt: true }), { kind: 'complete', result: { secret: 1 } });
     expect(await store.get('abc123')).toMatchObject({ result: null, result_withheld: true });
-    await redis.flushdb();
+    await server.redis.flushdb();
     await run(listener(), context({ track: true }), { kind: 'complete', result: null });
-    expect(await redis.hexists('status:abc123', 'result')).toBe(0);
+    expect(await server.redis.hexists('status:abc123', 'result')).toBe(0);
   });
 
   it('drops and reports an unserialisable result without failing the write', async () => {
@@ -160,20 +156,20 @@ describe('StatusListener', () => {
     const l = listener({ ttl: 300 });
     const ctx = context({ track: true });
     await l.onStart(ctx);
-    await redis.expire('status:abc123', 20);
-    const before = await redis.ttl('status:abc123');
+    await server.redis.expire('status:abc123', 20);
+    const before = await server.redis.ttl('status:abc123');
     await l.onSettled(ctx, { kind: 'failed', error: new Error('x') });
     expect(before).toBeLessThanOrEqual(20);
-    expect(await redis.ttl('status:abc123')).toBeGreaterThan(290);
+    expect(await server.redis.ttl('status:abc123')).toBeGreaterThan(290);
   });
 
   it('retention 0 deletes the row at success; N keeps it N seconds; failures keep the TTL', async () => {
     await run(listener({ retention: 0 }), context({ track: true }), { kind: 'complete', result: 1 });
-    expect(await redis.exists('status:abc123')).toBe(0);
+    expect(await server.redis.exists('status:abc123')).toBe(0);
     await run(listener({ retention: 0 }), context({ track: true }), { kind: 'failed', error: new Error('x') });
-    expect(await redis.ttl('status:abc123')).toBeGreaterThan(1790);
+    expect(await server.redis.ttl('status:abc123')).toBeGreaterThan(1790);
     await run(listener({ retention: 7200 }), context({ track: true }), { kind: 'complete', result: 1 });
-    const ttl = await redis.ttl('status:abc123');
+    const ttl = await server.redis.ttl('status:abc123');
     expect(ttl).toBeGreaterThan(7190);
     expect(ttl).toBeLessThanOrEqual(7200);
   });
@@ -191,7 +187,7 @@ describe('StatusListener', () => {
       const l = listener({ progressInterval: 0.5 });
       const ctx = context({ track: true });
       await l.onStart(ctx);
-      const before = await commandStats(redis);
+      const before = await commandStats(server.redis);
       const reporter = ctx.execution.reporter!;
       reporter.report(1, 100, 'starting');
       await waitFor(async () => (await store.get('abc123'))?.progress === 1, { what: 'first progress write' });
@@ -199,7 +195,7 @@ describe('StatusListener', () => {
       // The window closes on its own and writes the newest values, total and message sticky.
       await waitFor(async () => (await store.get('abc123'))?.progress === 50, { what: 'trailing progress write' });
       expect(await store.get('abc123')).toMatchObject({ state: 'running', progress: 50, total: 100, message: 'starting' });
-      expect(commandDelta(before, await commandStats(redis))).toMatchObject({ evalsha: 2 });
+      expect(commandDelta(before, await commandStats(server.redis))).toMatchObject({ evalsha: 2 });
       await l.onSettled(ctx, { kind: 'complete', result: null });
     });
 
@@ -216,11 +212,11 @@ describe('StatusListener', () => {
       const l = listener({ progressInterval: 60 });
       const ctx = context({ track: true });
       await l.onStart(ctx);
-      await redis.del('status:abc123');
-      const before = await commandStats(redis);
+      await server.redis.del('status:abc123');
+      const before = await commandStats(server.redis);
       ctx.execution.reporter!.report(3, 9);
-      await waitFor(async () => commandDelta(before, await commandStats(redis)).evalsha === 1, { what: 'the progress write' });
-      expect(await redis.exists('status:abc123')).toBe(0);
+      await waitFor(async () => commandDelta(before, await commandStats(server.redis)).evalsha === 1, { what: 'the progress write' });
+      expect(await server.redis.exists('status:abc123')).toBe(0);
     });
 
     it('flush() bypasses the window and is false with nothing buffered', async () => {

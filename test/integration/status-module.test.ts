@@ -1,11 +1,10 @@
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import Redis from 'ioredis';
 import { ClientService, StatusService, Worker, WurkConfigError, WurkModule } from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { commandDelta, commandStats } from '../support/command-counter';
-import { RedisServer } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 
 @Worker({ track: true, queue: 'reports' })
 class TrackedReport {
@@ -20,22 +19,17 @@ class Untracked {
 }
 
 describe('job status through WurkModule (produce side)', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let app: INestApplicationContext;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600, processing: false })], providers: [TrackedReport, Untracked] })
     class AppModule {}
     app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
   });
   afterAll(async () => {
     await app?.close();
-    await server.stop();
   });
-  beforeEach(() => redis.flushdb());
 
   it('a tracked worker push writes the enqueued row StatusService reads, with statusTtl', async () => {
     const client = app.get(ClientService);
@@ -43,7 +37,7 @@ describe('job status through WurkModule (produce side)', () => {
     const record = await app.get(StatusService).get(jid);
     expect(record).toMatchObject({ jid, state: 'enqueued', class: 'TrackedReport', queue: 'reports', started_at: null, progress: null, attempt: null });
     expect(record!.enqueued_at).toBeGreaterThan(Date.now() / 1000 - 60);
-    const ttl = await redis.ttl(`status:${jid}`);
+    const ttl = await server.redis.ttl(`status:${jid}`);
     expect(ttl).toBeGreaterThan(590);
     expect(ttl).toBeLessThanOrEqual(600);
     expect(await app.get(StatusService).delete(jid)).toBe(true);
@@ -52,16 +46,16 @@ describe('job status through WurkModule (produce side)', () => {
   });
 
   it('an untracked push is SADD + LPUSH and nothing else', async () => {
-    const before = await commandStats(redis);
+    const before = await commandStats(server.redis);
     await app.get(ClientService).performAsync(Untracked);
-    expect(commandDelta(before, await commandStats(redis))).toEqual({ sadd: 1, lpush: 1 });
-    expect(await redis.keys('status:*')).toEqual([]);
+    expect(commandDelta(before, await commandStats(server.redis))).toEqual({ sadd: 1, lpush: 1 });
+    expect(await server.redis.keys('status:*')).toEqual([]);
   });
 
   it('a scheduled tracked push writes no row', async () => {
     await app.get(ClientService).performIn(600, TrackedReport, 1);
-    expect(await redis.zcard('schedule')).toBe(1);
-    expect(await redis.keys('status:*')).toEqual([]);
+    expect(await server.redis.zcard('schedule')).toBe(1);
+    expect(await server.redis.keys('status:*')).toEqual([]);
   });
 
   it('validates the status options, naming the option', () => {

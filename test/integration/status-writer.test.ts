@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import { Client } from '../../src/client/client';
 import { JobPayload } from '../../src/job/payload';
 import { enqueuedRowHook } from '../../src/status/enqueued-row';
@@ -6,59 +5,54 @@ import { InvalidStatusStateError, StatusWriter } from '../../src/status/status-w
 import { StatusStore } from '../../src/status/status-store';
 import { isTracked } from '../../src/status/tracked';
 import { commandDelta, commandStats } from '../support/command-counter';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 describe('status rows: the writer, the gate and the enqueued row', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let writer: StatusWriter;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-    writer = new StatusWriter(redis);
+    writer = new StatusWriter(server.redis);
   });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   it('writes the given fields, drops null ones and stamps the TTL', async () => {
     const written = await writer.write('j1', { state: 'running', class: 'W', message: undefined, attempt: 2 }, { ttl: 120, create: true });
     expect(written).toBe(true);
-    expect(await redis.hgetall('status:j1')).toEqual({ state: 'running', class: 'W', attempt: '2' });
-    expect(await redis.ttl('status:j1')).toBeGreaterThan(110);
+    expect(await server.redis.hgetall('status:j1')).toEqual({ state: 'running', class: 'W', attempt: '2' });
+    expect(await server.redis.ttl('status:j1')).toBeGreaterThan(110);
   });
 
   it('re-stamps the TTL on every write', async () => {
     await writer.write('j2', { state: 'running' }, { ttl: 1800, create: true });
-    await redis.expire('status:j2', 50);
-    const before = await redis.ttl('status:j2');
+    await server.redis.expire('status:j2', 50);
+    const before = await server.redis.ttl('status:j2');
     await writer.write('j2', { progress: 3 }, { ttl: 1800, create: false });
-    const after = await redis.ttl('status:j2');
+    const after = await server.redis.ttl('status:j2');
     expect(before).toBeLessThanOrEqual(50);
     expect(after).toBeGreaterThan(1790);
   });
 
   it('with the create gate "0" never conjures a row that expired or was deleted', async () => {
     expect(await writer.write('gone', { progress: 1, total: 10 }, { ttl: 60, create: false })).toBe(false);
-    expect(await redis.exists('status:gone')).toBe(0);
+    expect(await server.redis.exists('status:gone')).toBe(0);
     await writer.write('short', { state: 'running' }, { ttl: 1, create: true });
-    await redis.pexpire('status:short', 1);
-    await waitFor(async () => (await redis.exists('status:short')) === 0, { what: 'the row to expire' });
+    await server.redis.pexpire('status:short', 1);
+    await waitFor(async () => (await server.redis.exists('status:short')) === 0, { what: 'the row to expire' });
     expect(await writer.write('short', { progress: 5 }, { ttl: 60, create: false })).toBe(false);
-    expect(await redis.exists('status:short')).toBe(0);
+    expect(await server.redis.exists('status:short')).toBe(0);
   });
 
   it('refuses a state outside the state machine', async () => {
     await expect(writer.write('j3', { state: 'scheduled' as never }, { ttl: 60, create: true })).rejects.toThrow(InvalidStatusStateError);
-    expect(await redis.exists('status:j3')).toBe(0);
+    expect(await server.redis.exists('status:j3')).toBe(0);
   });
 
   it('reloads the script after SCRIPT FLUSH', async () => {
     await writer.write('j4', { state: 'running' }, { ttl: 60, create: true });
-    await redis.script('FLUSH');
+    await server.redis.script('FLUSH');
     expect(await writer.write('j4', { state: 'complete' }, { ttl: 60, create: true })).toBe(true);
-    expect(await redis.hget('status:j4', 'state')).toBe('complete');
+    expect(await server.redis.hget('status:j4', 'state')).toBe('complete');
   });
 
   it('tracks with Ruby truthiness: anything but false, null or absent', () => {
@@ -75,50 +69,50 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   describe('the enqueued row in the push pipeline', () => {
     let client: Client;
     beforeAll(() => {
-      client = new Client(redis, { timestamps: 'millis' });
+      client = new Client(server.redis, { timestamps: 'millis' });
       client.addPipelineHook(enqueuedRowHook(900), isTracked);
     });
 
     it('adds HSET + EXPIRE to a tracked immediate push, in the same round trip, no script', async () => {
-      const before = await commandStats(redis);
+      const before = await commandStats(server.redis);
       const jid = (await client.push({ class: 'Tracked', args: [1], queue: 'low', track: true }))!;
-      const delta = commandDelta(before, await commandStats(redis));
+      const delta = commandDelta(before, await commandStats(server.redis));
       expect(delta).toEqual({ sadd: 1, lpush: 1, hset: 1, expire: 1 });
-      const row = await redis.hgetall(`status:${jid}`);
-      const job = JSON.parse((await redis.lindex('queue:low', 0))!);
+      const row = await server.redis.hgetall(`status:${jid}`);
+      const job = JSON.parse((await server.redis.lindex('queue:low', 0))!);
       expect(row).toEqual({ state: 'enqueued', class: 'Tracked', queue: 'low', enqueued_at: expect.stringMatching(/^\d{10}\.\d+$/) });
       // Row times are float seconds even when the payload speaks Sidekiq 8's milliseconds.
       // The payload floors to whole milliseconds; the row keeps the same instant in seconds.
       expect(Math.abs(Number(row.enqueued_at) - job.enqueued_at / 1000)).toBeLessThan(0.001);
-      expect(await redis.ttl(`status:${jid}`)).toBeGreaterThan(890);
-      expect((await new StatusStore(redis).get(jid))?.state).toBe('enqueued');
+      expect(await server.redis.ttl(`status:${jid}`)).toBeGreaterThan(890);
+      expect((await new StatusStore(server.redis).get(jid))?.state).toBe('enqueued');
     });
 
     it('leaves an untracked push at exactly SADD + LPUSH and writes no row', async () => {
-      const before = await commandStats(redis);
+      const before = await commandStats(server.redis);
       await client.push({ class: 'Plain', args: [1] });
       await client.push({ class: 'Off', args: [1], track: false });
-      expect(commandDelta(before, await commandStats(redis))).toEqual({ sadd: 2, lpush: 2 });
-      expect(await redis.keys('status:*')).toEqual([]);
+      expect(commandDelta(before, await commandStats(server.redis))).toEqual({ sadd: 2, lpush: 2 });
+      expect(await server.redis.keys('status:*')).toEqual([]);
     });
 
     it('writes nothing for a scheduled push: its first row is the running one', async () => {
-      const before = await commandStats(redis);
+      const before = await commandStats(server.redis);
       await client.push({ class: 'Later', args: [], track: true, at: Date.now() / 1000 + 600 });
-      expect(commandDelta(before, await commandStats(redis))).toEqual({ zadd: 1 });
-      expect(await redis.keys('status:*')).toEqual([]);
+      expect(commandDelta(before, await commandStats(server.redis))).toEqual({ zadd: 1 });
+      expect(await server.redis.keys('status:*')).toEqual([]);
     });
 
     it('writes one enqueued row per tracked job of a bulk push', async () => {
       const jids = await client.pushBulk({ class: 'Bulk', args: [[1], [2], [3]], track: true });
-      for (const jid of jids) expect(await redis.hget(`status:${jid}`, 'state')).toBe('enqueued');
+      for (const jid of jids) expect(await server.redis.hget(`status:${jid}`, 'state')).toBe('enqueued');
     });
 
     it('leaves an untracked bulk push at SADD + LPUSH for the whole batch', async () => {
-      const before = await commandStats(redis);
+      const before = await commandStats(server.redis);
       await client.pushBulk({ class: 'Bulk', args: [[1], [2], [3]] });
-      expect(commandDelta(before, await commandStats(redis))).toEqual({ sadd: 1, lpush: 1 });
-      expect(await redis.keys('status:*')).toEqual([]);
+      expect(commandDelta(before, await commandStats(server.redis))).toEqual({ sadd: 1, lpush: 1 });
+      expect(await server.redis.keys('status:*')).toEqual([]);
     });
   });
 });

@@ -1,7 +1,6 @@
-import Redis from 'ioredis';
 import { Client } from '../../src/client/client';
-import { RedisServer } from '../support/redis-server';
 import { runRuby } from '../support/sidekiq';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** Masks what differs by nature (jid, clock readings) so the rest can be compared byte for byte. */
 function mask(raw: string): string {
@@ -21,17 +20,12 @@ const HASH = {
 };
 
 describe("wurk's payloads are Sidekiq's bytes", () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis({ flushBeforeEach: true });
   let client: Client;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     client = new Client(server.client(), { timestamps: 'seconds' });
   });
-  afterAll(() => server.stop());
-  beforeEach(() => redis.flushdb());
 
   async function rubyPush(hash: Record<string, unknown>): Promise<void> {
     await runRuby(`Sidekiq::Client.push(JSON.parse(${JSON.stringify(JSON.stringify(hash))})); puts '{}'`, server.url);
@@ -40,17 +34,17 @@ describe("wurk's payloads are Sidekiq's bytes", () => {
   it('an immediate push equals Sidekiq::Client.push of the same hash (jid and times aside)', async () => {
     await rubyPush(HASH);
     await client.push(HASH);
-    const [ours, theirs] = await redis.lrange('queue:billing', 0, 1);
+    const [ours, theirs] = await server.redis.lrange('queue:billing', 0, 1);
     expect(mask(ours)).toBe(mask(theirs));
     expect(JSON.parse(ours).jid).toMatch(/^[0-9a-f]{24}$/);
-    expect(await redis.smembers('queues')).toEqual(['billing']);
+    expect(await server.redis.smembers('queues')).toEqual(['billing']);
   });
 
   it('a scheduled push equals Sidekiq\'s: same member bytes, float-seconds score, no at/enqueued_at', async () => {
     const at = Math.floor(Date.now() / 1000) + 3600.25;
     await rubyPush({ ...HASH, at });
     await client.push({ ...HASH, at });
-    const members = await redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const members = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
     expect(members).toHaveLength(4);
     expect(mask(members[0])).toBe(mask(members[2]));
     expect(members[1]).toBe(members[3]);
@@ -60,7 +54,7 @@ describe("wurk's payloads are Sidekiq's bytes", () => {
   it('a default-options push equals Sidekiq\'s key order and types', async () => {
     await rubyPush({ class: 'HardWorker', args: [1] });
     await client.push({ class: 'HardWorker', args: [1] });
-    const [ours, theirs] = await redis.lrange('queue:default', 0, 1);
+    const [ours, theirs] = await server.redis.lrange('queue:default', 0, 1);
     expect(mask(ours)).toBe(mask(theirs));
     expect(mask(ours)).toBe('{"retry":true,"queue":"default","class":"HardWorker","args":[1],"jid":"<jid>","created_at":<float>,"enqueued_at":<float>}');
   });

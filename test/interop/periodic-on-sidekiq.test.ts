@@ -1,32 +1,25 @@
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Client, PeriodicManager, resolvePeriodicEntry } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { RUBY_DIR, SidekiqProcess, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** Periodic pushes are plain Sidekiq jobs: the periodic_* members are extras Sidekiq carries along and ignores. */
 describe('interop: periodic jobs pushed by wurk run on Sidekiq 6.4', () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let sidekiq: SidekiqProcess | undefined;
   let manager: PeriodicManager | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
   afterAll(async () => {
     await manager?.stop();
     await sidekiq?.stop();
-    await server.stop();
   });
 
   it('every slot pushed runs once on Sidekiq, as the Ruby RecordJob', async () => {
     const entry = resolvePeriodicEntry({ cron: '* * * * * *', class: 'RecordJob', args: ['tick', 1.5], queue: 'cron' }, 'interop');
-    const client = new Client(redis, { timestamps: 'seconds' });
+    const client = new Client(server.redis, { timestamps: 'seconds' });
     const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    manager = new PeriodicManager(redis, (payload) => client.push(payload), [entry], { tickInterval: 0.25, logger: quiet });
+    manager = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], { tickInterval: 0.25, logger: quiet });
     const pushed: string[] = [];
     manager.ticker.on('enqueued', ({ jid }) => pushed.push(jid));
     sidekiq = startSidekiq({ url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb'), queues: ['cron'], concurrency: 2 });
@@ -35,8 +28,8 @@ describe('interop: periodic jobs pushed by wurk run on Sidekiq 6.4', () => {
     await waitFor(() => pushed.length >= 4, { timeout: 20000, what: 'four slots pushed' });
     await manager.stop();
     const done = sidekiq;
-    await waitFor(async () => (await redis.llen('interop:ran')) >= pushed.length, { timeout: 45000, what: `Sidekiq to run the periodic jobs:\n${done.output()}` });
-    const ran = (await redis.lrange('interop:ran', 0, -1)).map((text) => JSON.parse(text) as { jid: string; args: unknown[]; class: string });
+    await waitFor(async () => (await server.redis.llen('interop:ran')) >= pushed.length, { timeout: 45000, what: `Sidekiq to run the periodic jobs:\n${done.output()}` });
+    const ran = (await server.redis.lrange('interop:ran', 0, -1)).map((text) => JSON.parse(text) as { jid: string; args: unknown[]; class: string });
     expect(ran.map((job) => job.jid).sort()).toEqual([...pushed].sort());
     for (const job of ran) expect(job).toMatchObject({ class: 'RecordJob', args: ['tick', 1.5] });
   }, 90_000);

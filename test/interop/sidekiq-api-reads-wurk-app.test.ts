@@ -2,11 +2,10 @@ import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import type Redis from 'ioredis';
 import { Worker, WurkModule, WurkServer } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 let release: () => void = () => undefined;
 
@@ -30,25 +29,19 @@ const VIEW = `
 
 /** Sidekiq Web's Quiet and Stop buttons call exactly these API methods. */
 describe("Sidekiq's Quiet and Stop reach a running wurk app", () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let app: INestApplicationContext | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
 
   afterAll(async () => {
     release();
     await app?.close();
-    await server.stop();
   });
 
   async function beats(identity: string, count: number): Promise<void> {
     for (let i = 0; i < count; i++) {
-      const before = await redis.hget(identity, 'beat');
-      await waitFor(async () => (await redis.hget(identity, 'beat')) !== before, { timeout: 15000, what: 'a beat' });
+      const before = await server.redis.hget(identity, 'beat');
+      await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, { timeout: 15000, what: 'a beat' });
     }
   }
 
@@ -79,17 +72,17 @@ describe("Sidekiq's Quiet and Stop reach a running wurk app", () => {
     await runRuby(`Sidekiq::Client.push('class' => 'GateJob', 'args' => ['later']); puts '{}'`, server.url);
     await beats(identity, 3);
     // Quiet: the new job stays queued for whoever is not quiet.
-    expect(await redis.llen('queue:default')).toBe(1);
+    expect(await server.redis.llen('queue:default')).toBe(1);
 
     release();
     await waitFor(async () => (await runRuby<View>(VIEW, server.url)).processed === 1, { timeout: 30000, interval: 200, what: 'the held job counted' });
 
     await runRuby('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"', server.url);
-    await waitFor(async () => (await redis.sismember('processes', identity)) === 0, { timeout: 30000, what: 'the process to leave the registry' });
+    await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, { timeout: 30000, what: 'the process to leave the registry' });
     const after = await runRuby<View>(VIEW, server.url);
     expect(after.processes).toEqual([]);
     expect(after.work).toEqual([]);
-    expect(await redis.llen('queue:default')).toBe(1);
+    expect(await server.redis.llen('queue:default')).toBe(1);
     // TERM stops the processors only: the Nest app still resolves its providers.
     expect(app.get(WurkServer)).toBe(wurk);
   });

@@ -1,11 +1,10 @@
-import type Redis from 'ioredis';
 import { Heartbeat } from '../../src/server/heartbeat';
 import type { RemoteSignal } from '../../src/server/heartbeat-port';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
-import { RedisServer } from '../support/redis-server';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 interface RubyProcess {
   identity: string;
@@ -60,16 +59,13 @@ const PAYLOAD_A = '{"retry":true,"queue":"critical","args":[12,1.0,"ü"],"class"
 const PAYLOAD_B = '{"retry":true,"queue":"default","args":[],"class":"Reports::Nightly","jid":"0f0f0f0f0f0f0f0f0f0f0f0f","created_at":1795933820.1,"enqueued_at":1795933820.2}';
 
 describe("Sidekiq 6.4's API and Web UI read wurk's heartbeat", () => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
   let heartbeat: Heartbeat;
   const identity = newProcessIdentity();
   const received: RemoteSignal[] = [];
   const runAt = Math.floor(Date.now() / 1000) - 5;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
     heartbeat = new Heartbeat({
       redis: { url: server.url },
       identity,
@@ -85,7 +81,7 @@ describe("Sidekiq 6.4's API and Web UI read wurk's heartbeat", () => {
     ]);
     heartbeat.countProcessed(9);
     heartbeat.countFailed(7);
-    await waitFor(async () => (await redis.hget(identity.identity, 'busy')) === '2' && (await redis.get(Keys.statProcessed)) === '9', {
+    await waitFor(async () => (await server.redis.hget(identity.identity, 'busy')) === '2' && (await server.redis.get(Keys.statProcessed)) === '9', {
       timeout: 15000,
       what: 'work and counters written',
     });
@@ -93,7 +89,6 @@ describe("Sidekiq 6.4's API and Web UI read wurk's heartbeat", () => {
 
   afterAll(async () => {
     await heartbeat.stop();
-    await server.stop();
   });
 
   it('ProcessSet, Workers and Stats see the process, its in-flight jobs and its counters', async () => {
@@ -138,7 +133,7 @@ describe("Sidekiq 6.4's API and Web UI read wurk's heartbeat", () => {
   it('quiet! and stop! from Sidekiq::ProcessSet reach the handlers, and quiet becomes "true"', async () => {
     await runRuby('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"', server.url);
     await waitFor(() => received.includes('TSTP'), { timeout: 15000, what: 'TSTP delivered' });
-    await waitFor(async () => (await redis.hget(identity.identity, 'quiet')) === 'true', { timeout: 15000, what: 'quiet true' });
+    await waitFor(async () => (await server.redis.hget(identity.identity, 'quiet')) === 'true', { timeout: 15000, what: 'quiet true' });
     const quiet = await runRuby<{ stopping: boolean }>('puts JSON.generate({ stopping: Sidekiq::ProcessSet.new.first.stopping? })', server.url);
     expect(quiet.stopping).toBe(true);
 

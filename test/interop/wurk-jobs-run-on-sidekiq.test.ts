@@ -6,6 +6,7 @@ import { defineWorker } from '../../src/job/worker-definition';
 import { RedisServer } from '../support/redis-server';
 import { RUBY_DIR, runRuby, SidekiqProcess, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** The TS side of the Ruby RecordJob (test/interop/ruby/recorder.rb). */
 class RecordJob {
@@ -46,11 +47,11 @@ async function runOnSidekiq(server: RedisServer, redis: Redis, expected: Map<str
   try {
     sidekiq = startSidekiq({ url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb') });
     const done = sidekiq;
-    await waitFor(async () => (await redis.llen('interop:ran')) >= expected.size, { timeout: 45000, what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}` });
+    await waitFor(async () => (await server.redis.llen('interop:ran')) >= expected.size, { timeout: 45000, what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}` });
   } finally {
     await sidekiq?.stop();
   }
-  const ran = (await redis.lrange('interop:ran', 0, -1)).map((line) => JSON.parse(line) as Ran);
+  const ran = (await server.redis.lrange('interop:ran', 0, -1)).map((line) => JSON.parse(line) as Ran);
   expect(ran).toHaveLength(expected.size);
   const counts = new Map<string, number>();
   for (const job of ran) {
@@ -60,19 +61,13 @@ async function runOnSidekiq(server: RedisServer, redis: Redis, expected: Map<str
   }
   expect([...counts.keys()].sort()).toEqual([...expected.keys()].sort());
   expect([...counts.values()].every((count) => count === 1)).toBe(true);
-  expect(await redis.zcard('retry')).toBe(0);
-  expect(await redis.zcard('dead')).toBe(0);
+  expect(await server.redis.zcard('retry')).toBe(0);
+  expect(await server.redis.zcard('dead')).toBe(0);
 }
 
 describe.each<TimestampMode>(['seconds', 'millis'])('jobs pushed by wurk (%s timestamps) run on stock Sidekiq 6.4', (mode) => {
-  let server: RedisServer;
-  let redis: Redis;
+  const server = usePrivateRedis();
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    redis = server.client();
-  });
-  afterAll(() => server.stop());
 
   it('runs every job exactly once with equal args', async () => {
     const client = new Client(server.client(), { timestamps: mode });
@@ -92,6 +87,6 @@ describe.each<TimestampMode>(['seconds', 'millis'])('jobs pushed by wurk (%s tim
       expect(Math.abs((seen.at as number) - scheduledAt)).toBeLessThan(0.001);
     }
 
-    await runOnSidekiq(server, redis, expected);
+    await runOnSidekiq(server, server.redis, expected);
   });
 });

@@ -136,14 +136,3 @@ export class RedisServer {
   }
 }
 
-/**
- * A private redis-server for the enclosing describe block: booted before its
- * tests, stopped after them, and emptied before each test when asked.
- */
-export function usePrivateRedis(options: RedisServerOptions & { flushBeforeEach?: boolean } = {}): RedisServer {
-  const server = new RedisServer(options);
-  beforeAll(() => server.boot());
-  afterAll(() => server.stop());
-  if (options.flushBeforeEach) beforeEach(() => server.redis.flushall());
-  return server;
-}
