@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { RedisConnectionOptions } from '../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
-import { FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread, transferableRedisOptions } from './heartbeat-messages';
+import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, ToThread, transferableRedisOptions } from './heartbeat-messages';
 import type { ProcessIdentity } from './identity';
 
 export interface HeartbeatLogger {
@@ -16,16 +16,8 @@ export interface HeartbeatOptions {
   /** The user's redis option; an ioredis instance contributes its `.options`. */
   redis: RedisConnectionOptions | undefined;
   identity: ProcessIdentity;
-  info: {
-    tag: string;
-    labels: string[];
-    concurrency: number;
-    queues: string[];
-    weights: Record<string, number>[];
-    version: string;
-    /** Epoch seconds. */
-    startedAt: number;
-  };
+  /** What `info` shows beyond the identity's own parts. */
+  info: Omit<HeartbeatInfo, 'hostname' | 'pid' | 'identity'>;
   /** Seconds between beats (Sidekiq 7+: 10). */
   interval: number;
   /** Seconds the identity hash and the work hashes live without a beat (Sidekiq: 60). */

@@ -1,9 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
-import { readRuns, spawnWorker, WorkerProcess } from './fixtures/spawn-worker';
+import { readRuns, useChaosWorkers } from './fixtures/spawn-worker';
+import { usePrivateRedis } from '../support/private-redis';
 
 /** N jobs pushed the way Sidekiq's client would, in slices. */
 async function pushJobs(server: RedisServer, count: number, kind = 'work'): Promise<string[]> {
@@ -23,29 +21,17 @@ async function pushJobs(server: RedisServer, count: number, kind = 'work'): Prom
 }
 
 describe('chaos: a worker SIGKILLed mid-stream', () => {
-  let server: RedisServer;
-  let dir: string;
-  const workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    dir = mkdtempSync(join(tmpdir(), 'wurk-chaos-'));
-  });
-  afterAll(async () => {
-    for (const worker of workers) await worker.kill();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const server = usePrivateRedis();
+  const chaos = useChaosWorkers();
 
   it('loses nothing: another process recovers its work; duplicates only among jobs claimed but unacknowledged at the kill', async () => {
     const redis = server.client();
-    const log = join(dir, 'runs.log');
+    const log = chaos.logFile('runs.log');
     const total = 3000;
     const jids = await pushJobs(server, total);
     const env = { REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_JOB_MS: '1' };
 
-    const victim = spawnWorker(env);
-    workers.push(victim);
+    const victim = chaos.spawn(env);
     await victim.ready;
     await waitFor(() => readRuns(log).done.size >= 600, { timeout: 60000, what: 'the victim to get going' });
     await victim.kill('SIGKILL');
@@ -55,8 +41,7 @@ describe('chaos: a worker SIGKILLed mid-stream', () => {
     const unacknowledged = new Set((await redis.lrange(lists[0], 0, -1)).map((raw) => JSON.parse(raw).jid as string));
     expect(unacknowledged.size).toBeGreaterThan(0);
 
-    const rescuer = spawnWorker(env);
-    workers.push(rescuer);
+    const rescuer = chaos.spawn(env);
     await rescuer.ready;
     await waitFor(() => readRuns(log).done.size === total, { timeout: 90000, interval: 200, what: 'every job to finish' });
 

@@ -1,41 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
-import { readRuns, spawnWorker, WorkerProcess } from './fixtures/spawn-worker';
+import { readRuns, useChaosWorkers } from './fixtures/spawn-worker';
+import { usePrivateRedis } from '../support/private-redis';
 
 function chaosJob(jid: string, kind: string): string {
   return JSON.stringify({ retry: true, queue: 'default', class: 'ChaosJob', args: [kind], jid, created_at: 1795933789.5, enqueued_at: 1795933789.5 });
 }
 
 describe('chaos: poison jobs and blocked event loops', () => {
-  let server: RedisServer;
-  let dir: string;
-  const workers: WorkerProcess[] = [];
-
-  beforeAll(async () => {
-    server = await RedisServer.start();
-    dir = mkdtempSync(join(tmpdir(), 'wurk-chaos-'));
-  });
-  afterEach(async () => {
-    while (workers.length > 0) await workers.pop()!.kill();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const server = usePrivateRedis();
+  const chaos = useChaosWorkers();
+  afterEach(() => server.redis.flushall());
 
   it('a job that SIGKILLs its own process ends in dead after maxOrphanings recoveries', async () => {
     const redis = server.client();
-    const log = join(dir, 'poison.log');
+    const log = chaos.logFile('poison.log');
     await redis.lpush('queue:default', chaosJob('poison000000000000000000', 'die'));
     const env = { REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' };
     // Each process takes the job and dies with it; the next one recovers it.
     for (let round = 0; round < 8 && (await redis.zcard('dead')) === 0; round++) {
-      const worker = spawnWorker(env);
-      workers.push(worker);
+      const worker = chaos.spawn(env);
       await worker.ready;
       await Promise.race([worker.exited, waitFor(async () => (await redis.zcard('dead')) === 1, { timeout: 30000 }).catch(() => undefined)]);
     }
@@ -48,13 +31,11 @@ describe('chaos: poison jobs and blocked event loops', () => {
 
   it('a perform that blocks the event loop for several times orphanThreshold keeps its job', async () => {
     const redis = server.client();
-    const log = join(dir, 'spin.log');
+    const log = chaos.logFile('spin.log');
     // Different DYNO names: the other process cannot fall back on "same host, live pid".
-    const busy = spawnWorker({ REDIS_URL: server.url, CHAOS_LOG: log, DYNO: 'host-busy', CHAOS_SPIN_MS: '6000', CHAOS_ORPHAN_THRESHOLD: '1', CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' });
-    workers.push(busy);
+    const busy = chaos.spawn({ REDIS_URL: server.url, CHAOS_LOG: log, DYNO: 'host-busy', CHAOS_SPIN_MS: '6000', CHAOS_ORPHAN_THRESHOLD: '1', CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' });
     await busy.ready;
-    const watcher = spawnWorker({ REDIS_URL: server.url, CHAOS_LOG: log, DYNO: 'host-watcher', CHAOS_QUEUES: 'elsewhere', CHAOS_ORPHAN_THRESHOLD: '1', CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' });
-    workers.push(watcher);
+    const watcher = chaos.spawn({ REDIS_URL: server.url, CHAOS_LOG: log, DYNO: 'host-watcher', CHAOS_QUEUES: 'elsewhere', CHAOS_ORPHAN_THRESHOLD: '1', CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' });
     await watcher.ready;
     await redis.lpush('queue:default', chaosJob('spin0000000000000000000a', 'spin'));
     await waitFor(() => readRuns(log).done.has('spin0000000000000000000a'), { timeout: 30000, what: 'the spinning job to finish' });

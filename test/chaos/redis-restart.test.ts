@@ -1,27 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
-import { readRuns, spawnWorker, WorkerProcess } from './fixtures/spawn-worker';
+import { readRuns, useChaosWorkers } from './fixtures/spawn-worker';
+import { usePrivateRedis } from '../support/private-redis';
 
 describe('chaos: Redis stopped for 5 s mid-run', () => {
-  let server: RedisServer;
-  let dir: string;
-  let worker: WorkerProcess | undefined;
-
-  beforeAll(async () => {
-    server = await RedisServer.start({ durable: true });
-    dir = mkdtempSync(join(tmpdir(), 'wurk-chaos-'));
-  });
-  afterAll(async () => {
-    await worker?.kill();
-    await server.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const server = usePrivateRedis({ durable: true });
+  const chaos = useChaosWorkers();
 
   it('resumes by itself: nothing lost, nothing that was acknowledged runs twice', async () => {
-    const log = join(dir, 'runs.log');
+    const log = chaos.logFile('runs.log');
     const total = 4000;
     const jids: string[] = [];
     const payloads: string[] = [];
@@ -34,7 +20,7 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
     for (let i = 0; i < total; i += 1000) await seed.lpush('queue:default', ...payloads.slice(i, i + 1000));
     seed.disconnect();
 
-    worker = spawnWorker({ REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_JOB_MS: '3', CHAOS_HEARTBEAT_TTL: '30', CHAOS_ORPHAN_THRESHOLD: '60' });
+    const worker = chaos.spawn({ REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_JOB_MS: '3', CHAOS_HEARTBEAT_TTL: '30', CHAOS_ORPHAN_THRESHOLD: '60' });
     await worker.ready;
     await waitFor(() => readRuns(log).done.size >= 500, { timeout: 60000, what: 'processing under way' });
     await server.halt();

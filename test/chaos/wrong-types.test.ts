@@ -3,8 +3,8 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule, WurkServer } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 const runs: string[] = [];
 
@@ -17,15 +17,11 @@ class TypedJob {
 }
 
 describe('chaos: every key wurk uses, filled with the wrong type', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let app: INestApplicationContext | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
   afterAll(async () => {
     await app?.close();
-    await server.stop();
   });
 
   it('keeps serving the queues that work, and never re-runs a job it cannot file', async () => {

@@ -1,5 +1,4 @@
 import Redis from 'ioredis';
-import { RedisServer } from '../support/redis-server';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
@@ -167,11 +166,10 @@ describe('HTTP API: mounting, authentication, scopes and the order of checks', (
 });
 
 describe('HTTP API: no token configured', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let api: ApiApp;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
     api = await startApiApp(server.url, { mount: '/jobs-api' });
   });
   afterAll(async () => {

@@ -4,17 +4,16 @@ import { closeConnection, CommandInDoubtError, createConnection } from '../../sr
 import { RedisConnections } from '../../src/redis/connections';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 describe('Redis connections', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let admin: Redis;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
     admin = server.client();
     await admin.call('ACL', 'SETUSER', 'jobs', 'on', '>s3cret-password', '~*', '&*', '+@all');
   });
-  afterAll(() => server.stop());
   beforeEach(() => admin.flushall());
 
   it('honours a url with an ACL user and a db number', async () => {

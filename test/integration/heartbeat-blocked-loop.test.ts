@@ -3,8 +3,8 @@ import { createInterface } from 'node:readline';
 import { Heartbeat } from '../../src/server/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 /**
  * A child process samples the `beat` field while this test's main thread
@@ -31,20 +31,16 @@ async function sample() {
 `;
 
 describe('Heartbeat while perform blocks the event loop', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let sampler: ChildProcess | undefined;
   let heartbeat: Heartbeat | undefined;
   let blocked: Heartbeat | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
 
   afterAll(async () => {
     sampler?.kill('SIGKILL');
     await heartbeat?.stop();
     await blocked?.stop();
-    await server.stop();
   });
 
   it('keeps writing beats from its own thread while the main thread is blocked for 3 s', async () => {

@@ -5,7 +5,7 @@ import { heartbeatThreadEntry } from '../../src/server/heartbeat';
 import type * as HeartbeatModule from '../../src/server/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
-import { RedisServer } from '../support/redis-server';
+import { usePrivateRedis } from '../support/private-redis';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -16,12 +16,11 @@ const ROOT = join(__dirname, '..', '..');
  * resolves ioredis like an installed package) and runs it.
  */
 describe('Heartbeat compiled to JavaScript', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let out: string;
   let compiled: typeof HeartbeatModule;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
     const cache = join(ROOT, 'node_modules', '.cache');
     mkdirSync(cache, { recursive: true });
     out = mkdtempSync(join(cache, 'wurk-heartbeat-'));
@@ -40,7 +39,6 @@ describe('Heartbeat compiled to JavaScript', () => {
   });
 
   afterAll(async () => {
-    await server.stop();
     rmSync(out, { recursive: true, force: true });
   });
 

@@ -3,8 +3,8 @@ import Redis from 'ioredis';
 import { Periodic, PeriodicService, Worker } from '../../src';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import { periodicApp, recordTicker } from '../support/periodic-app';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 interface Run {
   slot: number;
@@ -31,16 +31,14 @@ class SlowReport {
 }
 
 describe('periodic: until_executed with the processing plane', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let app: INestApplicationContext | undefined;
 
   beforeAll(async () => {
-    server = await RedisServer.start();
     probe = server.client();
   });
   afterAll(async () => {
     await app?.close();
-    await server.stop();
   });
 
   it('a run longer than the interval blocks the next slots until it finishes; runs never overlap', async () => {

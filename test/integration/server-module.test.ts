@@ -4,8 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { ClientService, JobContext, ServerContext, ServerMiddleware, Worker, WurkConfigError, WurkModule, WurkModuleOptions, WurkServer } from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
-import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 @Injectable()
 class Greeter {
@@ -66,12 +66,9 @@ async function boot(url: string, options: WurkModuleOptions = {}): Promise<INest
 }
 
 describe('processing through WurkModule', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   const apps: INestApplicationContext[] = [];
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
   beforeEach(() => {
     log.length = 0;
     aborted.length = 0;
@@ -80,10 +77,7 @@ describe('processing through WurkModule', () => {
   });
   afterEach(async () => {
     while (apps.length > 0) await apps.pop()!.close();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await server.stop();
+    await server.redis.flushall();
   });
 
   async function app(options: WurkModuleOptions = {}): Promise<INestApplicationContext> {

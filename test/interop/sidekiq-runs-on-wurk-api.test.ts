@@ -3,9 +3,9 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule, WurkServer } from '../../src';
-import { RedisServer } from '../support/redis-server';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { usePrivateRedis } from '../support/private-redis';
 
 let release: () => void = () => undefined;
 
@@ -18,16 +18,12 @@ class HoldJob {
 }
 
 describe('interop: Sidekiq API sees a wurk process while it processes', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let app: INestApplicationContext | undefined;
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
   afterAll(async () => {
     release();
     await app?.close();
-    await server.stop();
   });
 
   it('ProcessSet shows its concurrency, queues and busy count, Workers its in-flight job, Stats its counts', async () => {

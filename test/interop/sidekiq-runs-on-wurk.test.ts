@@ -1,26 +1,20 @@
 import { JobPayload } from '../../src/job/payload';
-import { RedisServer } from '../support/redis-server';
-import { buildManager, Harness } from '../support/server-harness';
+import { Harness, buildManager } from '../support/server-harness';
 import { runRuby, RUBY_DIR, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { join } from 'node:path';
+import { usePrivateRedis } from '../support/private-redis';
 
 describe('interop: jobs pushed by Ruby run on wurk', () => {
-  let server: RedisServer;
+  const server = usePrivateRedis();
   let h: Harness | undefined;
   const ran = new Map<string, string>();
 
-  beforeAll(async () => {
-    server = await RedisServer.start();
-  });
   afterEach(async () => {
     await h?.stop();
     h = undefined;
     ran.clear();
-    await server.client().flushall();
-  });
-  afterAll(async () => {
-    await server.stop();
+    await server.redis.flushall();
   });
 
   function startWurk(workers: Record<string, (...args: unknown[]) => unknown>) {
