@@ -1,10 +1,11 @@
 import { Injectable, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import { WurkConfigError } from '../job/errors';
-import { WorkerClass, workerName, workerOptionsOf } from '../job/worker-definition';
+import { workerName, workerOptionsOf } from '../job/worker-definition';
 import { resolvePeriodicEntry } from '../periodic/periodic-entry';
 import { periodicDeclarationsOf } from './periodic.decorator';
 import { PeriodicService } from './periodic.service';
+import { providerClasses } from './provider-classes';
 
 /**
  * Finds `@Periodic` workers and adds their entries. At module init, so an
@@ -18,13 +19,9 @@ export class PeriodicExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const seen = new Set<unknown>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const target = wrapper.metatype as WorkerClass | undefined;
-      if (!target || typeof target !== 'function' || seen.has(target)) continue;
+    for (const { target } of providerClasses(this.discovery)) {
       const declarations = periodicDeclarationsOf(target);
       if (declarations.length === 0) continue;
-      seen.add(target);
       if (!workerOptionsOf(target)) throw new WurkConfigError(`@Periodic(${target.name})`, 'must decorate a @Worker class');
       declarations.forEach(({ cron, options }, index) => {
         const source = declarations.length > 1 ? `@Periodic(${workerName(target)})[${index}]` : `@Periodic(${workerName(target)})`;

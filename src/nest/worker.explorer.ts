@@ -4,6 +4,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { WurkConfigError } from '../job/errors';
 import { validateWorkerOptions, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
+import { providerClasses } from './provider-classes';
 
 /**
  * Finds every provider decorated with `@Worker` and registers it by its
@@ -20,14 +21,8 @@ export class WorkerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    const seen = new Set<unknown>();
-    for (const wrapper of this.discovery.getProviders()) {
-      const target = wrapper.metatype as WorkerClass | undefined;
-      if (!target || typeof target !== 'function' || seen.has(target)) continue;
-      const options = workerOptionsOf(target);
-      if (!options) continue;
-      seen.add(target);
-      this.register(wrapper, target);
+    for (const { wrapper, target } of providerClasses(this.discovery)) {
+      if (workerOptionsOf(target)) this.register(wrapper, target);
     }
     this.logger.log(`registered ${this.registry.all().length} worker(s): ${this.registry.all().map((w) => w.name).join(', ') || 'none'}`);
   }
