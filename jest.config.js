@@ -1,10 +1,23 @@
-/** Every suite runs against real parts: a private redis-server per test file (test/support/redis-server.ts). */
+/**
+ * Every suite runs against real parts: a private redis-server per test file (test/support/redis-server.ts).
+ *
+ * Nest 12 ships as ES modules only. Node 20 loads them from CommonJS through
+ * require(esm), but Jest's module runtime does not (before Node 24.9), so the
+ * ESM packages of node_modules are compiled to CommonJS for the tests alone.
+ * The installed package itself is proven on real Node by .ci/pack-check.sh.
+ */
+const esmPackages = ['@nestjs'];
+
 module.exports = {
   preset: 'ts-jest',
   testEnvironment: 'node',
   roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
+    '^.+\\.m?js$': '<rootDir>/test/support/esm-to-cjs.js',
+  },
+  transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   testTimeout: 60000,
 };

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# Proves the published tarball works: `npm pack`, install it into a scratch
-# Nest app, compile that app with tsc, and push a job into a private
-# redis-server through the installed package.
+# Proves the published tarball works on both ends of the supported range:
+# `npm pack`, install it into freshly made apps (Nest 12 + ioredis 6 as
+# CommonJS and as an ES module app, which is what `nest new` makes on 12;
+# Nest 11 + ioredis 5 as CommonJS) with plain `npm install` (no
+# --legacy-peer-deps, no overrides), compile each with tsc, and push, run
+# and track a job through the installed package on a private redis-server.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
@@ -21,18 +24,32 @@ for required in dist/index.js dist/index.d.ts dist/server/heartbeat-thread.js $(
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
 
-app="$work/app"
-mkdir -p "$app/src"
+port="$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
+redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null &
+redis_pid=$!
+for _ in $(seq 1 100); do
+  node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))" && break
+  sleep 0.1
+done
+
 dep() { node -p "require('$root/package.json').devDependencies['$1']"; }
-cat > "$app/package.json" <<JSON
+
+# make_app NAME NEST IOREDIS MODULE: a fresh app in $work/NAME, MODULE is cjs or esm.
+make_app() {
+  local name="$1" nest="$2" ioredis="$3" module="$4" app="$work/$1"
+  mkdir -p "$app/src"
+  local type='"commonjs"' tsmodule='"module": "commonjs"'
+  if [ "$module" = esm ]; then type='"module"'; tsmodule='"module": "nodenext", "moduleResolution": "nodenext"'; fi
+  cat > "$app/package.json" <<JSON
 {
-  "name": "wurk-pack-check",
+  "name": "wurk-pack-check-$name",
   "private": true,
+  "type": $type,
   "dependencies": {
     "nestjs-wurk": "file:../$tarball",
-    "@nestjs/common": "$(dep @nestjs/common)",
-    "@nestjs/core": "$(dep @nestjs/core)",
-    "ioredis": "$(dep ioredis)",
+    "@nestjs/common": "$nest",
+    "@nestjs/core": "$nest",
+    "ioredis": "$ioredis",
     "reflect-metadata": "$(dep reflect-metadata)",
     "rxjs": "$(dep rxjs)",
     "typescript": "$(dep typescript)",
@@ -40,20 +57,20 @@ cat > "$app/package.json" <<JSON
   }
 }
 JSON
-cat > "$app/tsconfig.json" <<'JSON'
+  cat > "$app/tsconfig.json" <<JSON
 {
   "compilerOptions": {
-    "target": "ES2022", "module": "commonjs", "strict": true, "outDir": "dist",
+    "target": "ES2022", $tsmodule, "strict": true, "outDir": "dist",
     "experimentalDecorators": true, "emitDecoratorMetadata": true, "esModuleInterop": true, "skipLibCheck": false
   },
   "include": ["src"]
 }
 JSON
-cat > "$app/src/main.ts" <<'TS'
+  cat > "$app/src/main.ts" <<'TS'
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import Redis from 'ioredis';
+import { Redis } from 'ioredis';
 import { ClientService, StatusService, Worker, WurkModule } from 'nestjs-wurk';
 
 let performed: (value: string) => void;
@@ -95,7 +112,7 @@ async function main(): Promise<void> {
   if (state !== 'complete' || beating !== 1 || left !== 0) {
     throw new Error(`status ${state}, ${beating} process(es) beating while up, ${left} left after close`);
   }
-  console.log(`pack-check: ${jid} pushed, run and tracked through the installed package (heartbeat thread from dist)`);
+  console.log(`pack-check: ${process.env.PACK_CHECK_APP}: ${jid} pushed, run and tracked through the installed package (heartbeat thread from dist)`);
 }
 
 main().catch((error) => {
@@ -103,16 +120,10 @@ main().catch((error) => {
   process.exit(1);
 });
 TS
+  (cd "$app" && npm install --no-audit --no-fund --prefer-offline >/dev/null && npx tsc -p tsconfig.json)
+  (cd "$app" && PACK_CHECK_APP="$name (Nest $nest, ioredis $ioredis, $module)" REDIS_URL="redis://127.0.0.1:$port" node dist/main.js)
+}
 
-cd "$app"
-npm install --no-audit --no-fund --prefer-offline >/dev/null
-npx tsc -p tsconfig.json
-
-port="$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
-redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null &
-redis_pid=$!
-for _ in $(seq 1 100); do
-  node -e "require('net').connect($port,'127.0.0.1').on('connect',()=>process.exit(0)).on('error',()=>process.exit(1))" && break
-  sleep 0.1
-done
-REDIS_URL="redis://127.0.0.1:$port" node dist/main.js
+make_app nest12-cjs "$(dep @nestjs/core)" "$(dep ioredis)" cjs
+make_app nest12-esm "$(dep @nestjs/core)" "$(dep ioredis)" esm
+make_app nest11-cjs 11.1.6 5.9.2 cjs

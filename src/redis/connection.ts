@@ -18,14 +18,19 @@ export type RedisConnectionOptions =
  * the caller to see an error and decide. Commands that were never written
  * (the offline queue) are safe to send once and still are.
  */
-const SAFETY: RedisOptions = {
+const SAFETY = {
   autoResendUnfulfilledCommands: false,
+  // ioredis 6 speaks RESP3 by default, where a Lua `true`/`false` reply comes
+  // back as a boolean instead of 1/nil. Every script and reply parser here is
+  // written against RESP2, which ioredis 5 always speaks: pin it so both
+  // majors behave the same (ioredis 5 ignores the option).
+  protocol: 2,
   // No socket until the first command: an app that fails to boot leaves nothing open.
   lazyConnect: true,
   // A command waits through at most a few reconnects, then fails so loops can back off and log.
   maxRetriesPerRequest: 3,
-  retryStrategy: (attempt) => Math.min(50 * 2 ** attempt, 2000),
-};
+  retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2000),
+} as RedisOptions;
 
 /**
  * A command was written to a connection that then dropped before Redis

@@ -22,7 +22,7 @@ describe('chaos: poison jobs and blocked event loops', () => {
       await worker.ready;
       await Promise.race([worker.exited, waitFor(async () => (await redis.zcard('dead')) === 1, { timeout: 30000 }).catch(() => undefined)]);
     }
-    const [entry] = await redis.zrange('dead', 0, -1);
+    const [entry] = await redis.zrange('dead', 0, '-1');
     expect(JSON.parse(entry)).toMatchObject({ jid: 'poison000000000000000000', error_class: 'Wurk::ProcessDied', args: ['die'] });
     // The first run, then one per recovery up to maxOrphanings (3).
     expect(readRuns(log).started.get('poison000000000000000000')).toHaveLength(4);

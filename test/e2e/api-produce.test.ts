@@ -68,7 +68,7 @@ describe('HTTP API: the produce routes', () => {
     const at = Math.floor(Date.now() / 1000) + 3600;
     const created = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [], at });
     expect(created.status).toBe(201);
-    const [member, score] = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const [member, score] = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
     expect(JSON.parse(member).jid).toBe(created.json.jid);
     expect(JSON.parse(member)).not.toHaveProperty('at');
     expect(Number(score)).toBe(at);
@@ -249,7 +249,7 @@ describe('HTTP API: the produce routes', () => {
       const res = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${created.json.jid}`, token: ADMIN_TOKEN });
       expect(res.status).toBe(200);
       expect(res.text).toBe(JSON.stringify({ jid: created.json.jid, set: 'schedule' }));
-      const left = (await server.redis.zrange('schedule', 0, -1)).map((member) => JSON.parse(member).jid);
+      const left = (await server.redis.zrange('schedule', 0, '-1')).map((member) => JSON.parse(member).jid);
       expect(left).toEqual([other.json.jid]);
     });
 

@@ -51,7 +51,7 @@ describe('Client against a real redis-server', () => {
     const at = Date.now() / 1000 + 60;
     const jid = await client.performIn(60, HardWorker, 'later', 1);
     expect(commandDelta(before, await commandStats(server.redis))).toEqual({ zadd: 1 });
-    const [member, score] = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const [member, score] = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
     const job = JSON.parse(member);
     expect(job.jid).toBe(jid);
     expect(job).not.toHaveProperty('at');
@@ -71,7 +71,7 @@ describe('Client against a real redis-server', () => {
     const when = Date.now() / 1000 + 3600;
     await client.performAt(when, HardWorker, 'x', 1);
     await client.performAt(new Date(when * 1000), HardWorker, 'y', 2);
-    const scores = (await server.redis.zrange('schedule', 0, -1, 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const scores = (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
     for (const score of scores) expect(Math.abs(score - when)).toBeLessThan(0.01);
   });
 
@@ -114,7 +114,7 @@ describe('Client against a real redis-server', () => {
   it('pushBulk schedules with one time or one time per job', async () => {
     const now = Date.now() / 1000;
     await client.pushBulk({ class: 'BulkJob', args: [[1], [2]], at: [now + 100, now + 200] });
-    const scored = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const scored = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
     expect(Number(scored[1])).toBeCloseTo(now + 100, 2);
     expect(Number(scored[3])).toBeCloseTo(now + 200, 2);
     await expect(client.pushBulk({ class: 'BulkJob', args: [[1]], at: [1, 2] })).rejects.toThrow(InvalidJobError);

@@ -63,7 +63,7 @@ describe('orphan recovery', () => {
     await redis.lpush(list, job('poison'), job('fine'));
     await redis.set('super_fetch:recovered:poison', '3');
     const { outcomes, deaths } = await checker();
-    const dead = await redis.zrange('dead', 0, -1);
+    const dead = await redis.zrange('dead', 0, '-1');
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0])).toMatchObject({ jid: 'poison', args: ['poison'], error_class: 'Wurk::ProcessDied' });
     expect(JSON.parse(dead[0]).error_message).toMatch(/recovered more than 3 times/);

@@ -103,7 +103,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await redis.lpush('queue:default', '{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"}');
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'the retry entry' });
-    const [entry] = await redis.zrange('retry', 0, -1);
+    const [entry] = await redis.zrange('retry', 0, '-1');
     expect(entry.startsWith('{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"')).toBe(true);
     const job = JSON.parse(entry);
     expect(job.error_class).toBe('UnknownWorkerError');
@@ -118,7 +118,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await redis.lpush('queue:default', 'not json at all', '[1,2]');
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('dead')) === 2, { what: 'two dead entries' });
-    const entries = (await redis.zrange('dead', 0, -1)).map((text) => JSON.parse(text));
+    const entries = (await redis.zrange('dead', 0, '-1')).map((text) => JSON.parse(text));
     expect(entries.map((e) => e.args[0]).sort()).toEqual(['[1,2]', 'not json at all']);
     for (const entry of entries) {
       expect(entry).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'default', error_class: 'InvalidPayloadError' });
@@ -222,7 +222,7 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await redis.lpush('queue:default', raw);
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('retry')) === 1);
-    const [entry] = await redis.zrange('retry', 0, -1);
+    const [entry] = await redis.zrange('retry', 0, '-1');
     expect(JobPayload.parse(entry).getRaw('args')).toBe('[1.0,12345678901234567890,"a/b","\\u00e9"]');
     expect(entry.startsWith(raw.slice(0, -1))).toBe(true);
   });

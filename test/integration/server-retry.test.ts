@@ -43,7 +43,7 @@ describe('retries and dead, as Sidekiq', () => {
   it('files the first failure in retry: retry_count 0, failed_at, error fields, backoff 15 s + jitter', async () => {
     const before = Date.now() / 1000;
     await run({ retry: true, args: ['boom'] });
-    const [entry, score] = await server.client().zrange('retry', 0, -1, 'WITHSCORES');
+    const [entry, score] = await server.client().zrange('retry', 0, '-1', 'WITHSCORES');
     const job = JSON.parse(entry);
     expect(job).toMatchObject({ retry_count: 0, error_class: 'CustomError', error_message: 'boom', queue: 'default' });
     expect(job.failed_at).toBeGreaterThanOrEqual(before);
@@ -58,7 +58,7 @@ describe('retries and dead, as Sidekiq', () => {
 
   it('bumps retry_count, keeps failed_at, stamps retried_at and uses retry_queue', async () => {
     await run({ retry: 5, retry_count: 2, failed_at: 1795933000.25, args: ['again'], retry_queue: 'slow' });
-    const [entry] = await server.client().zrange('retry', 0, -1);
+    const [entry] = await server.client().zrange('retry', 0, '-1');
     const job = JSON.parse(entry);
     expect(job).toMatchObject({ retry_count: 3, failed_at: 1795933000.25, queue: 'slow' });
     expect(typeof job.retried_at).toBe('number');
@@ -68,7 +68,7 @@ describe('retries and dead, as Sidekiq', () => {
     const redis = server.client();
     await redis.zadd('dead', '1', 'ancient-entry');
     await run({ retry: 0, args: ['zero'] }, { deadTimeout: 3600 });
-    const dead = await redis.zrange('dead', 0, -1);
+    const dead = await redis.zrange('dead', 0, '-1');
     expect(dead).toHaveLength(1);
     expect(JSON.parse(dead[0])).toMatchObject({ retry_count: 0, error_message: 'zero' });
     expect(deaths).toEqual(['cccccccccccccccccccccccc zero']);
@@ -80,7 +80,7 @@ describe('retries and dead, as Sidekiq', () => {
     const now = Date.now() / 1000;
     await redis.zadd('dead', String(now - 30), 'old-1', String(now - 20), 'old-2', String(now - 10), 'old-3');
     await run({ retry: 0, args: ['full'] }, { deadMaxJobs: 3 });
-    const dead = await redis.zrange('dead', 0, -1);
+    const dead = await redis.zrange('dead', 0, '-1');
     expect(dead).toHaveLength(3);
     expect(dead.slice(0, 2)).toEqual(['old-2', 'old-3']);
     expect(JSON.parse(dead[2]).jid).toBe('cccccccccccccccccccccccc');
@@ -117,7 +117,7 @@ describe('retries and dead, as Sidekiq', () => {
     const redis = server.client();
     const worker = { ...failing, retryIn: (count: number) => (count === 0 ? 100 : count === 1 ? 'kill' : 'discard') };
     const custom = await run({ retry: 3, args: ['custom'] }, {}, worker);
-    const [, score] = await redis.zrange('retry', 0, -1, 'WITHSCORES');
+    const [, score] = await redis.zrange('retry', 0, '-1', 'WITHSCORES');
     const delay = Number(score) - Date.now() / 1000;
     expect(delay).toBeGreaterThan(95);
     expect(delay).toBeLessThanOrEqual(100 + 9 + 1);
@@ -137,7 +137,7 @@ describe('retries and dead, as Sidekiq', () => {
 
   it('stores error_backtrace as zlib + strict base64 of a JSON array, limited to `backtrace` lines', async () => {
     await run({ retry: true, backtrace: 2, args: ['trace'] });
-    const [entry] = await server.client().zrange('retry', 0, -1);
+    const [entry] = await server.client().zrange('retry', 0, '-1');
     const encoded = JSON.parse(entry).error_backtrace as string;
     expect(encoded).toMatch(/^eJ[A-Za-z0-9+/=]+$/);
     const lines = JSON.parse(inflateSync(Buffer.from(encoded, 'base64')).toString('utf8'));
@@ -147,7 +147,7 @@ describe('retries and dead, as Sidekiq', () => {
 
   it('truncates error_message to 10,000 characters', async () => {
     await run({ retry: true, args: ['m'.repeat(12000)] });
-    const [entry] = await server.client().zrange('retry', 0, -1);
+    const [entry] = await server.client().zrange('retry', 0, '-1');
     expect(JSON.parse(entry).error_message).toHaveLength(10000);
   });
 
@@ -160,7 +160,7 @@ describe('retries and dead, as Sidekiq', () => {
     expect(await redis.llen(privateKey)).toBe(1);
     await redis.del('retry');
     await waitFor(async () => (await redis.zcard('retry')) === 1, { timeout: 15000, what: 'the remembered filing' });
-    const [entry, score] = await redis.zrange('retry', 0, -1, 'WITHSCORES');
+    const [entry, score] = await redis.zrange('retry', 0, '-1', 'WITHSCORES');
     const job = JSON.parse(entry);
     expect(job).toMatchObject({ interrupted_count: 1, retry_count: 0, error_message: 'stuck' });
     expect(Number(score) - Date.now() / 1000).toBeGreaterThan(20);
@@ -183,7 +183,7 @@ describe('retries and dead, as Sidekiq', () => {
     await next.manager.start();
     await next.manager.ready;
     expect(await redis.llen('wurk:unsettled')).toBe(0);
-    const [entry] = await redis.zrange('retry', 0, -1);
+    const [entry] = await redis.zrange('retry', 0, '-1');
     expect(JSON.parse(entry)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1, error_message: 'parked' });
     expect(h.heartbeat.stopped).toBe(true);
   });

@@ -117,7 +117,7 @@ describe('job status end to end on a real processor', () => {
 
   /** Makes every pending retry due now, so the poller re-enqueues it at its next pass. */
   const retryNow = async () => {
-    const members = await server.redis.zrange('retry', 0, -1);
+    const members = await server.redis.zrange('retry', 0, '-1');
     for (const member of members) await server.redis.zadd('retry', 'XX', 0, member);
     return members.length;
   };

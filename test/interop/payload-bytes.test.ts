@@ -44,7 +44,7 @@ describe("wurk's payloads are Sidekiq's bytes", () => {
     const at = Math.floor(Date.now() / 1000) + 3600.25;
     await rubyPush({ ...HASH, at });
     await client.push({ ...HASH, at });
-    const members = await server.redis.zrange('schedule', 0, -1, 'WITHSCORES');
+    const members = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
     expect(members).toHaveLength(4);
     expect(mask(members[0])).toBe(mask(members[2]));
     expect(members[1]).toBe(members[3]);

@@ -69,7 +69,7 @@ describe('interop: jobs pushed by Ruby run on wurk', () => {
     await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'wurk to file the failure' });
     await h!.stop();
     h = undefined;
-    const [afterWurk] = await redis.zrange('retry', 0, -1);
+    const [afterWurk] = await redis.zrange('retry', 0, '-1');
     expect(JobPayload.parse(afterWurk).getRaw('args')).toBe(rawArgs);
 
     const seen = await runRuby<{ size: number; jid: string; retry_count: number; error_class: string }>(
@@ -87,7 +87,7 @@ describe('interop: jobs pushed by Ruby run on wurk', () => {
     } finally {
       await sidekiq.stop();
     }
-    const [afterRuby] = await redis.zrange('retry', 0, -1);
+    const [afterRuby] = await redis.zrange('retry', 0, '-1');
     const rubyJob = JobPayload.parse(afterRuby);
     expect(rubyJob.getRaw('args')).toBe(rawArgs);
     expect(rubyJob.get('retry_count')).toBe(1);
@@ -102,7 +102,7 @@ describe('interop: jobs pushed by Ruby run on wurk', () => {
       },
     });
     await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'wurk to file the second failure' });
-    const [final] = await redis.zrange('retry', 0, -1);
+    const [final] = await redis.zrange('retry', 0, '-1');
     const finalJob = JobPayload.parse(final);
     expect(finalJob.getRaw('args')).toBe(rawArgs);
     expect(finalJob.get('retry_count')).toBe(2);
