@@ -11,7 +11,8 @@ const esmPackages = ['@nestjs'];
 module.exports = {
   preset: 'ts-jest',
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
+  // src is a root too, so Jest's dependency graph (--findRelatedTests, mutation runs) reaches the code under test.
+  roots: ['<rootDir>/src', '<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   transform: {
