@@ -28,6 +28,8 @@ export { excludeWurkApi } from './api/exclude-wurk-api';
 export { addWurkApiToDocument, WURK_BEARER_SCHEME } from './api/openapi';
 
 export { Client, ScopedClient } from './client/client';
+export { uniqueDigest } from './unique/unique-digest';
+export type { UniqueUntil } from './unique/unique-options';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';
 export { JobPayload } from './job/payload';
 export type { BulkJobHash, JobHash, WorkerOptions } from './job/job-hash';

@@ -53,16 +53,35 @@ const MIN_SPREAD_INTERVAL = 5;
 export class Client {
   readonly middleware = new MiddlewareChain<ClientContext>();
   private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
+  /** Middleware registered with `appliesTo`: consulted per job, so a job none applies to keeps the fast path. */
+  private readonly conditionalMiddleware: Array<(job: JobPayload) => boolean> = [];
+  private unconditionalMiddleware = 0;
 
   constructor(
     private readonly redis: Redis,
     private readonly config: ClientConfig,
   ) {}
 
-  /** Registers a client middleware (a function or an object with `call`). */
-  use(middleware: ClientMiddlewareFn | ClientMiddleware): this {
-    this.middleware.use(typeof middleware === 'function' ? middleware : (ctx, next) => middleware.call(ctx, next));
+  /**
+   * Registers a client middleware (a function or an object with `call`).
+   * `appliesTo`, when given, limits it to the jobs it says yes to; a push
+   * that no middleware applies to skips the chain (and a bulk push keeps
+   * its spliced fast path), as wurk's own unique-job middleware needs.
+   */
+  use(middleware: ClientMiddlewareFn | ClientMiddleware, appliesTo?: (job: JobPayload) => boolean): this {
+    const run: ClientMiddlewareFn = typeof middleware === 'function' ? middleware : (ctx, next) => middleware.call(ctx, next);
+    if (appliesTo) {
+      this.conditionalMiddleware.push(appliesTo);
+      this.middleware.use((ctx, next) => (appliesTo(ctx.job) ? run(ctx, next) : next()));
+    } else {
+      this.unconditionalMiddleware++;
+      this.middleware.use(run);
+    }
     return this;
+  }
+
+  private middlewareApplies(job: JobPayload): boolean {
+    return this.unconditionalMiddleware > 0 || this.conditionalMiddleware.some((appliesTo) => appliesTo(job));
   }
 
   /**
@@ -122,7 +141,7 @@ export class Client {
     const base = normalize(template, DEFAULT_JOB_OPTIONS, this.config.timestamps);
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
-    const fast = this.middleware.size === 0 && !this.hooksApply(base);
+    const fast = !this.middlewareApplies(base) && !this.hooksApply(base);
     for (let start = 0; start < argsList.length; start += batchSize) {
       const end = Math.min(start + batchSize, argsList.length);
       if (fast) {
@@ -197,7 +216,7 @@ export class Client {
   }
 
   private runMiddleware(job: JobPayload, workerClass?: WorkerClass): Promise<boolean> {
-    if (this.middleware.size === 0) return Promise.resolve(true);
+    if (!this.middlewareApplies(job)) return Promise.resolve(true);
     return this.middleware.run({ job, workerClass }, async () => undefined);
   }
 

@@ -49,5 +49,14 @@ export interface WorkerOptions {
   tags?: string[];
   retry_for?: number;
   retry_queue?: string;
+  /**
+   * Unique jobs (Sidekiq Enterprise's `unique_for`): while a job of this
+   * class, queue and args is pending, an identical push writes nothing and
+   * returns null. The lock lives this many seconds (plus a scheduled push's
+   * delay) unless released earlier. Written to the payload as `unique_for`.
+   */
+  uniqueFor?: number;
+  /** When the lock is released: after `perform` succeeds (default, held across retries) or just before it starts. Payload `unique_until`. */
+  uniqueUntil?: 'success' | 'start';
   [option: string]: unknown;
 }

@@ -30,6 +30,9 @@ export function workerName(target: WorkerClass): string {
 /** Keys of `WorkerOptions` that configure wurk and never reach a payload. */
 const NON_PAYLOAD_OPTIONS = new Set(['name']);
 
+/** Options spelt the TypeScript way that reach the payload under Sidekiq Enterprise's member name. */
+const PAYLOAD_NAMES: Record<string, string> = { uniqueFor: 'unique_for', uniqueUntil: 'unique_until' };
+
 /**
  * The payload defaults a worker class contributes, in Sidekiq's order:
  * `retry`, `queue`, then every other option as declared (Sidekiq copies
@@ -38,7 +41,7 @@ const NON_PAYLOAD_OPTIONS = new Set(['name']);
 export function payloadDefaults(options: WorkerOptions, globalDefaults: ReadonlyArray<readonly [string, unknown]>): Array<[string, unknown]> {
   const entries = new Map<string, unknown>(globalDefaults.map(([key, value]) => [key, value]));
   for (const [key, value] of Object.entries(options)) {
-    if (!NON_PAYLOAD_OPTIONS.has(key) && value !== undefined) entries.set(key, value);
+    if (!NON_PAYLOAD_OPTIONS.has(key) && value !== undefined) entries.set(PAYLOAD_NAMES[key] ?? key, value);
   }
   return [...entries];
 }
@@ -67,5 +70,14 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   }
   if (options.track !== undefined && typeof options.track !== 'boolean') {
     throw new WurkConfigError(where('track'), 'must be a boolean');
+  }
+  if (options.uniqueFor !== undefined && !(typeof options.uniqueFor === 'number' && Number.isFinite(options.uniqueFor) && options.uniqueFor > 0)) {
+    throw new WurkConfigError(where('uniqueFor'), 'must be a positive number of seconds');
+  }
+  if (options.uniqueUntil !== undefined && options.uniqueUntil !== 'success' && options.uniqueUntil !== 'start') {
+    throw new WurkConfigError(where('uniqueUntil'), "must be 'success' or 'start'");
+  }
+  if (options.uniqueFor !== undefined && options.encrypt !== undefined && options.encrypt !== false) {
+    throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
   }
 }

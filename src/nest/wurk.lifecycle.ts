@@ -8,6 +8,7 @@ import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
 import { PeriodicLifecycle } from './periodic.lifecycle';
 import { StatusHooks } from './status.hooks';
+import { UniqueHooks } from './unique.hooks';
 import { WurkServer } from './wurk-server';
 
 /**
@@ -28,12 +29,14 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, Befo
     for (const entry of this.options.clientMiddleware) {
       this.client.use(await resolveEntry(this.moduleRef, entry));
     }
+    // Innermost: the unique digest is taken of the job as the app's middleware left it.
+    this.optionalProvider(UniqueHooks)?.installClientMiddleware();
     for (const entry of this.options.serverMiddleware) {
       this.server.use(await resolveEntry(this.moduleRef, entry));
     }
     // Status rows first (its onStart installs the progress reporter), then
-    // periodic running locks; addListener ignores a listener added twice.
-    for (const holder of [StatusHooks, PeriodicLifecycle] as Type<{ listener: JobLifecycleListener }>[]) {
+    // periodic running locks and unique locks; addListener ignores a listener added twice.
+    for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks] as Type<{ listener: JobLifecycleListener }>[]) {
       const listener = this.optionalProvider(holder)?.listener;
       if (listener) this.server.addListener(listener);
     }

@@ -9,6 +9,7 @@ import { PeriodicLifecycle } from './periodic.lifecycle';
 import { PeriodicService } from './periodic.service';
 import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
+import { UniqueHooks } from './unique.hooks';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
@@ -38,6 +39,7 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     ClientService,
     StatusService,
     StatusHooks,
+    UniqueHooks,
     WorkerExplorer,
     WurkServer,
     JobContext,

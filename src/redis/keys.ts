@@ -62,6 +62,10 @@ export const Keys = {
   periodicDisabled: 'periodic:disabled',
   periodicSchedule: 'periodic:schedule',
 
+  // --- Unique jobs (contract §5, Wurk's layout) ----------------------------
+  /** `digest` = hex SHA-256 of Ruby's `JSON.generate([class, queue, args])`; value = the holder's jid. */
+  unique: (digest: string): string => `unique:${digest}`,
+
   // --- HTTP produce plane (contract §1.8, §1.9) ----------------------------
   /** `digest` = hex SHA-256 of "<principal>\n<route>\n<key>": the client's string never reaches Redis. */
   idempotency: (digest: string): string => `idempotency:${digest}`,
