@@ -3,7 +3,8 @@
 --
 -- KEYS[2i-1] = queue:<name> (public), KEYS[2i] = its private list
 --   (queue:<name>|<host>|<pid>|<nonce>|0), for i = 1..ARGV[1], in fetch order;
--- KEYS[2n+1..] = super_fetch:recovered:<jid> of every acknowledged job.
+-- KEYS[2n+1] = paused (Sidekiq Pro's SET of paused queue names),
+-- KEYS[2n+2..] = super_fetch:recovered:<jid> of every acknowledged job.
 -- ARGV[1] = n (queue pairs), ARGV[2] = most jobs to claim (0 = acks only),
 -- ARGV[3] = m: claim only from the first m pairs (the others, paused
 -- queues, are listed for their acks only), then per pair i: a mode ("D" =
@@ -14,6 +15,10 @@
 -- Returns a flat array {pair index, payload, ...}, oldest first, then
 -- {"!", key, error} for every key that holds the wrong type (skipped, so one
 -- bad key never stops the other queues).
+--
+-- A queue in `paused` is not claimed from even when listed as claimable:
+-- the caller's view of the set may be seconds old, and a pause must stop
+-- every claim that runs after it.
 --
 -- Claiming is LRANGE + LTRIM + LPUSH per queue, not one LMOVE per job: three
 -- commands for a whole batch. The jobs sit in the private list from the same
@@ -63,15 +68,21 @@ for i = 1, n do
     pos = pos + count
   end
 end
-if #KEYS > 2 * n then
-  redis.call("DEL", unpack(KEYS, 2 * n + 1))
+if #KEYS > 2 * n + 1 then
+  redis.call("DEL", unpack(KEYS, 2 * n + 2))
+end
+
+-- A `paused` key of the wrong type pauses nothing, as the caller's own read does.
+local function is_paused(public)
+  local member = redis.pcall("SISMEMBER", KEYS[2 * n + 1], string.sub(public, 7))
+  return member == 1
 end
 
 local want = limit
 for i = 1, claimable do
   if want <= 0 then break end
   local public, private = KEYS[2 * i - 1], KEYS[2 * i]
-  local items = redis.pcall("LRANGE", public, -want, -1)
+  local items = is_paused(public) and {} or redis.pcall("LRANGE", public, -want, -1)
   if items.err then
     out[#out + 1] = "!"; out[#out + 1] = public; out[#out + 1] = items.err
   elseif #items > 0 then

@@ -16,6 +16,26 @@ export type { WurkModuleOptions } from './nest/wurk-options';
 export { Periodic } from './nest/periodic.decorator';
 export type { PeriodicOptions } from './nest/periodic.decorator';
 export { PeriodicService } from './nest/periodic.service';
+
+// --- Admin API ------------------------------------------------------------------
+export { AdminService } from './nest/admin.service';
+export { WurkAdmin } from './admin/wurk-admin';
+export type { WurkAdminOptions } from './admin/wurk-admin';
+export { Stats, MAX_HISTORY_DAYS } from './admin/stats';
+export type { FastStats, SlowStats, StatsHistoryDay } from './admin/stats';
+export { Queue } from './admin/queue';
+export type { QueueSummary, QueuedJob, PauseListener } from './admin/queue';
+export { QueueList } from './admin/queue-list';
+export { JobSet } from './admin/job-set';
+export type { EntryRef, ScanPage, JobSetOptions } from './admin/job-set';
+export { ScheduledSet } from './admin/scheduled-set';
+export { RetrySet } from './admin/retry-set';
+export { DeadSet } from './admin/dead-set';
+export type { JobRecord, SortedEntry } from './admin/job-record';
+export { readJobRecord } from './admin/job-record';
+export type { Page, PageRequest } from './admin/page';
+export { DEFAULT_PAGE_COUNT, MAX_PAGE_COUNT, resolvePage } from './admin/page';
+export { MalformedEntryError } from './admin/errors';
 export { PeriodicManager } from './periodic/periodic-manager';
 export type { PeriodicEntryInfo, PeriodicManagerOptions } from './periodic/periodic-manager';
 export type { PeriodicEntry, PeriodicEntryOptions } from './periodic/periodic-entry';

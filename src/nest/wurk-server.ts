@@ -82,6 +82,11 @@ export class WurkServer {
     return this;
   }
 
+  /** This app paused or resumed `queue` (see Manager.notePaused). */
+  notePaused(queue: string, paused: boolean): void {
+    this.manager?.notePaused(queue, paused);
+  }
+
   /** Stops fetching; running jobs finish (Sidekiq's Quiet). */
   quiet(): void {
     this.manager?.quiet();

@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { WurkApiMount } from '../api/wurk-api.mount';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
+import { AdminService } from './admin.service';
 import { ClientService } from './client.service';
 import { PeriodicExplorer } from './periodic.explorer';
 import { PeriodicLifecycle } from './periodic.lifecycle';
@@ -48,8 +49,9 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     PeriodicExplorer,
     PeriodicLifecycle,
     WurkApiMount,
+    AdminService,
   ],
-  exports: [WurkServer, JobContext, ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule implements NestModule {
   constructor(private readonly apiMount: WurkApiMount) {

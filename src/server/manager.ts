@@ -4,6 +4,7 @@ import type { WorkerRegistry } from '../job/worker-registry';
 import type { RedisConnections } from '../redis/connections';
 import { BasicFetch } from './fetch/basic-fetch';
 import type { ClaimedJob, DeadTrim, Fetcher } from './fetch/fetcher';
+import { PausedQueues } from './fetch/paused-queues';
 import { ReliableFetch } from './fetch/reliable-fetch';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
@@ -60,6 +61,8 @@ export class Manager {
   private readonly prefetched: ClaimedJob[] = [];
   private readonly work = new Map<ClaimedJob, WorkItem>();
   private readonly freeTids: string[] = [];
+  /** Created with the fetcher, which reads the `paused` set into it. */
+  private paused: PausedQueues | undefined;
   private fetcher!: Fetcher;
   private processor!: Processor;
   private poller!: RecurringTask;
@@ -108,10 +111,11 @@ export class Manager {
     this.started = true;
     const { connections, options, identity, heartbeat } = this.deps;
     const fetchConnection = connections.dedicated('fetch');
+    this.paused = new PausedQueues(connections.command, this.logger);
     this.fetcher =
       options.fetch === 'basic'
-        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger })
-        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger }, (name) =>
+        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused })
+        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused }, (name) =>
             connections.dedicated(name),
           );
     this.processor = new Processor({
@@ -179,6 +183,16 @@ export class Manager {
     }
     const { failures } = await reaper.check(guarded);
     for (const failure of failures) this.logger.error(`orphan check skipped ${failure}`);
+  }
+
+  /**
+   * This process paused or resumed `queue` (the admin API, after writing
+   * the `paused` set): claimed jobs of a paused queue are handed back
+   * instead of started, and a resume wakes a fetch blocked on the others.
+   */
+  notePaused(queue: string, paused: boolean): void {
+    this.paused?.note(queue, paused);
+    if (!paused) this.fetcher?.wake?.();
   }
 
   /** Stops fetching (TSTP / Sidekiq's Quiet button); running jobs finish and are settled. */
@@ -321,14 +335,30 @@ export class Manager {
     }
   }
 
-  /** Moves claimed jobs into free slots, oldest claim first. */
+  /** Moves claimed jobs into free slots, oldest claim first; a job of a queue paused meanwhile goes back instead. */
   private startPrefetched(): void {
     let started = false;
+    let paused: ClaimedJob[] | undefined;
     while (this.prefetched.length > 0 && this.running.size < this.deps.options.concurrency && !this.quieted) {
-      this.dispatch(this.prefetched.shift() as ClaimedJob);
-      started = true;
+      const job = this.prefetched.shift() as ClaimedJob;
+      if (this.paused?.has(job.queue)) (paused ??= []).push(job);
+      else {
+        this.dispatch(job);
+        started = true;
+      }
     }
     if (started) this.updateWork(false);
+    if (paused) void this.giveBackPaused(paused);
+  }
+
+  private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      await this.fetcher.giveBack(jobs);
+    } catch (error) {
+      // Still ours (basic fetch holds them nowhere else): kept, and offered back again at the next start.
+      this.prefetched.push(...jobs);
+      this.logger.error(`giving back ${jobs.length} job(s) of a paused queue failed (will retry): ${errorMessageOf(error)}`);
+    }
   }
 
   private dispatch(job: ClaimedJob): void {

@@ -19,9 +19,9 @@ export class BasicFetch implements Fetcher {
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
-    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger },
+    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues },
   ) {
-    this.paused = new PausedQueues(command, options.logger);
+    this.paused = options.paused ?? new PausedQueues(command, options.logger);
   }
 
   async claim(): Promise<ClaimedJob[]> {

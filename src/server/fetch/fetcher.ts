@@ -35,6 +35,8 @@ export interface Fetcher {
   release(unfiled?: UnfiledFailure[]): Promise<void>;
   /** Makes a blocked `claim` return soon (shutdown). */
   interrupt(): void;
+  /** Makes a claim blocked on empty queues return now, losing nothing (a queue was resumed: claim again with it). */
+  wake?(): void;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
   reconcile?(known: Set<string>): Promise<number>;
 }

@@ -10,12 +10,17 @@ const REFRESH_MS = 2000;
  * fetch honours: a paused queue is not fetched from. Read at most every 2 s,
  * in the background, so the fetch path never waits on it; a set that cannot
  * be read (Redis away, the key holding the wrong type) pauses nothing.
+ * A pause made in this process (`note`) counts at once, and a read that
+ * started before it cannot undo it.
  */
 export class PausedQueues {
   private paused = new Set<string>();
   private readAt = 0;
   private reading = false;
   private loggedFailure = false;
+  /** Bumped by every `note`, so a read begun earlier re-applies the notes made since. */
+  private noteEpoch = 0;
+  private readonly notes = new Map<string, { paused: boolean; epoch: number }>();
 
   constructor(
     private readonly redis: Redis,
@@ -32,13 +37,36 @@ export class PausedQueues {
     return this.paused.size === 0 ? queues : queues.filter((queue) => !this.paused.has(queue));
   }
 
+  /** Whether the queue is paused as far as this process knows now (no Redis call). */
+  has(queue: string): boolean {
+    return this.paused.size > 0 && this.paused.has(queue);
+  }
+
+  /** This process just paused or resumed `queue` in Redis. */
+  note(queue: string, paused: boolean): void {
+    this.noteEpoch++;
+    this.notes.set(queue, { paused, epoch: this.noteEpoch });
+    this.apply(queue, paused);
+  }
+
+  private apply(queue: string, paused: boolean): void {
+    const next = new Set(this.paused);
+    if (paused) next.add(queue);
+    else next.delete(queue);
+    this.paused = next;
+  }
+
   private async refresh(): Promise<void> {
     if (this.reading || Date.now() - this.readAt < REFRESH_MS) return;
     this.reading = true;
+    const startedAt = this.noteEpoch;
     await this.redis
       .smembers(Keys.paused)
       .then((members) => {
         this.paused = new Set(members);
+        for (const [queue, note] of this.notes) if (note.epoch > startedAt) this.apply(queue, note.paused);
+        // Notes older than this read are in what it returned.
+        for (const [queue, note] of this.notes) if (note.epoch <= startedAt) this.notes.delete(queue);
         this.loggedFailure = false;
       })
       .catch((error) => {

@@ -13,6 +13,8 @@ export interface ReliableFetchOptions {
   fetchTimeout: number;
   dead: DeadTrim;
   logger: ServerLogger;
+  /** Shared with the manager, which also checks it before starting a claimed job. */
+  paused?: PausedQueues;
 }
 
 /**
@@ -51,8 +53,10 @@ export class ReliableFetch implements Fetcher {
   private readonly blockingOn = new Set<string>();
   /** One blocking connection per queue beyond the first, opened on first need. */
   private readonly waiters = new Map<string, Redis>();
-  /** CLIENT ID of each waiter connection, forgotten whenever it reconnects. */
+  /** CLIENT ID of each blocking connection (waiters and the fetch connection), forgotten whenever it reconnects. */
   private readonly waiterIds = new Map<Redis, number>();
+  /** Connections blocked in BLMOVE right now. */
+  private readonly blocked = new Set<Redis>();
   private claiming = false;
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
@@ -69,7 +73,8 @@ export class ReliableFetch implements Fetcher {
     /** Opens a dedicated connection; idle fetches block on every queue at once, one connection each. */
     private readonly openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
-    this.paused = new PausedQueues(command, options.logger);
+    this.paused = options.paused ?? new PausedQueues(command, options.logger);
+    fetchConnection.on('ready', () => this.waiterIds.delete(fetchConnection));
   }
 
   privateKey(queue: string): string {
@@ -155,7 +160,10 @@ export class ReliableFetch implements Fetcher {
 
   private async block(connection: Redis, queue: string): Promise<ClaimedJob[]> {
     const privateKey = this.privateKey(queue);
+    // Known before blocking, so `wake` can unblock it (asked later, the ID would queue behind the BLMOVE).
+    await this.clientId(connection);
     this.blockingOn.add(privateKey);
+    this.blocked.add(connection);
     try {
       const raw = await connection.blmove(Keys.queue(queue), privateKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
       if (raw === null) return [];
@@ -166,6 +174,15 @@ export class ReliableFetch implements Fetcher {
       throw error;
     } finally {
       this.blockingOn.delete(privateKey);
+      this.blocked.delete(connection);
+    }
+  }
+
+  /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
+  wake(): void {
+    for (const connection of this.blocked) {
+      const id = this.waiterIds.get(connection);
+      if (id !== undefined) void this.command.client('UNBLOCK', id).catch(() => 0);
     }
   }
 
@@ -305,6 +322,7 @@ export class ReliableFetch implements Fetcher {
         args.push('L', 0);
       }
     }
+    keys.push(Keys.paused);
     for (const jid of jids) keys.push(Keys.recovered(jid));
     let reply: Array<string | number>;
     try {

@@ -1,0 +1,87 @@
+import { JobPayload } from '../job/payload';
+import { toEpochSeconds } from '../job/time';
+
+/**
+ * One stored job, read leniently (Sidekiq's JobRecord#parse): a payload that
+ * is not a JSON object is still listed, with `parseError` saying why, so a
+ * malformed entry can be seen, killed or deleted instead of breaking the page.
+ * `raw` is the stored text, the only thing a move or a delete ever writes back.
+ */
+export interface JobRecord {
+  /** The payload exactly as stored. */
+  readonly raw: string;
+  /** Undefined when the payload is malformed. */
+  readonly payload?: JobPayload;
+  readonly parseError?: string;
+  readonly jid?: string;
+  /** The class Sidekiq runs (`class`). */
+  readonly className?: string;
+  /** What the Web UI shows: `display_class`, else the ActiveJob `wrapped` class, else `class`. */
+  readonly displayClass?: string;
+  readonly queue?: string;
+  readonly args?: unknown[];
+  /** `enqueued_at` (either timestamp dialect) as epoch seconds. */
+  readonly enqueuedAt?: number;
+  readonly createdAt?: number;
+  readonly retryCount?: number;
+  readonly errorClass?: string;
+  readonly errorMessage?: string;
+}
+
+/** A member of `schedule`, `retry` or `dead`: the record plus its score, which with the jid identifies it. */
+export interface SortedEntry extends JobRecord {
+  /** The score as Redis prints it (float epoch seconds), exact enough to address the entry again. */
+  readonly score: string;
+  /** Run time (schedule, retry) or time of death (dead), epoch seconds. */
+  readonly at: number;
+}
+
+function stringField(payload: JobPayload, key: string): string | undefined {
+  const value = payload.get(key);
+  return typeof value === 'string' ? value : undefined;
+}
+
+function numberField(payload: JobPayload, key: string): number | undefined {
+  const value = payload.get(key);
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+/** Never throws: a malformed payload yields a record with only `raw` and `parseError`. */
+export function readJobRecord(raw: string): JobRecord {
+  let payload: JobPayload;
+  try {
+    payload = JobPayload.parse(raw);
+  } catch (error) {
+    return { raw, parseError: (error as Error).message };
+  }
+  try {
+    const className = stringField(payload, 'class');
+    const args = payload.get('args');
+    return {
+      raw,
+      payload,
+      jid: stringField(payload, 'jid'),
+      className,
+      displayClass: stringField(payload, 'display_class') ?? stringField(payload, 'wrapped') ?? className,
+      queue: stringField(payload, 'queue'),
+      args: Array.isArray(args) ? args : undefined,
+      enqueuedAt: toEpochSeconds(payload.get('enqueued_at')),
+      createdAt: toEpochSeconds(payload.get('created_at')),
+      retryCount: numberField(payload, 'retry_count'),
+      errorClass: stringField(payload, 'error_class'),
+      errorMessage: stringField(payload, 'error_message'),
+    };
+  } catch (error) {
+    // A member whose text does not decode (JSON.parse accepted the whole, a member read failed).
+    return { raw, parseError: (error as Error).message };
+  }
+}
+
+export function readSortedEntry(raw: string, score: string): SortedEntry {
+  return { ...readJobRecord(raw), score, at: Number(score) };
+}
+
+/** The jid an entry is matched by; a malformed entry has none and matches the empty jid. */
+export function jidOf(record: JobRecord): string {
+  return record.jid ?? '';
+}

@@ -1,0 +1,118 @@
+import type Redis from 'ioredis';
+import { Keys } from '../redis/keys';
+import { JobRecord, jidOf, readJobRecord } from './job-record';
+import { latencyOf } from './latency';
+import { Page, PageRequest, pipelineValues, resolvePage } from './page';
+
+/** A queue as the queue list shows it (contract §1.10 `{name,size,latency,paused}`). */
+export interface QueueSummary {
+  name: string;
+  size: number;
+  /** Seconds the oldest job has waited. */
+  latency: number;
+  paused: boolean;
+}
+
+/** A job waiting in a queue, with its index from the newest end (LRANGE order). */
+export interface QueuedJob extends JobRecord {
+  readonly position: number;
+}
+
+/** Told when this process pauses or resumes a queue, so its own fetchers know before `pause()` returns. */
+export type PauseListener = (queue: string, paused: boolean) => void;
+
+/** Lists are read this many entries a round trip when searched. */
+const SCAN_CHUNK = 100;
+
+/**
+ * One `queue:<name>` list (Sidekiq's Queue). Jobs are LPUSHed and fetched
+ * from the right, so index 0 is the newest and a page lists newest first.
+ */
+export class Queue {
+  constructor(
+    private readonly redis: Redis,
+    readonly name: string,
+    private readonly onPauseChange?: PauseListener,
+  ) {}
+
+  private get key(): string {
+    return Keys.queue(this.name);
+  }
+
+  async summary(): Promise<QueueSummary> {
+    const [size, oldest, paused] = pipelineValues(await this.redis.pipeline().llen(this.key).lindex(this.key, -1).sismember(Keys.paused, this.name).exec());
+    return { name: this.name, size: Number(size), latency: latencyOf(oldest as string | null), paused: paused === 1 };
+  }
+
+  async size(): Promise<number> {
+    return this.redis.llen(this.key);
+  }
+
+  async latency(): Promise<number> {
+    return latencyOf(await this.redis.lindex(this.key, -1));
+  }
+
+  /** One MULTI of LLEN and LRANGE, so the total and the page agree. */
+  async page(request?: PageRequest): Promise<Page<QueuedJob>> {
+    const { page, count, start, stop } = resolvePage(request);
+    const [total, raws] = pipelineValues(await this.redis.multi().llen(this.key).lrange(this.key, start, stop).exec());
+    const items = (raws as string[]).map((raw, index) => ({ ...readJobRecord(raw), position: start + index }));
+    return { page, count, total: Number(total), items };
+  }
+
+  /**
+   * The job with this jid, read a chunk at a time from the oldest end (the
+   * end jobs leave from, so a fetch meanwhile shifts nothing still unread).
+   * Linear in the queue's length, bounded in memory.
+   */
+  async find(jid: string): Promise<QueuedJob | null> {
+    const size = await this.redis.llen(this.key);
+    for (let stop = size - 1; stop >= 0; stop -= SCAN_CHUNK) {
+      const start = Math.max(0, stop - SCAN_CHUNK + 1);
+      const raws = await this.redis.lrange(this.key, start, stop);
+      // A cheap substring test first: parsing every payload of a long queue is the cost to avoid.
+      for (let index = raws.length - 1; index >= 0; index--) {
+        if (!raws[index].includes(jid)) continue;
+        const record = readJobRecord(raws[index]);
+        if (jidOf(record) === jid) return { ...record, position: start + index };
+      }
+    }
+    return null;
+  }
+
+  /** Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete); false when it is gone. */
+  async delete(job: JobRecord | string): Promise<boolean> {
+    const raw = typeof job === 'string' ? job : job.raw;
+    return (await this.redis.lrem(this.key, 1, raw)) > 0;
+  }
+
+  async deleteByJid(jid: string): Promise<boolean> {
+    const job = await this.find(jid);
+    return job ? this.delete(job) : false;
+  }
+
+  /** Drops every job and the queue's entry in `queues` (Sidekiq's Queue#clear); resolves to how many jobs. */
+  async clear(): Promise<number> {
+    const [size] = pipelineValues(await this.redis.multi().llen(this.key).unlink(this.key).srem(Keys.queues, this.name).exec());
+    return Number(size);
+  }
+
+  async isPaused(): Promise<boolean> {
+    return (await this.redis.sismember(Keys.paused, this.name)) === 1;
+  }
+
+  /**
+   * Adds the queue to Sidekiq Pro's `paused` set. From then on no fetch
+   * claims from it (fetch.lua checks the set in the claim itself), and this
+   * process's own server starts none of its jobs it already holds.
+   */
+  async pause(): Promise<void> {
+    await this.redis.sadd(Keys.paused, this.name);
+    this.onPauseChange?.(this.name, true);
+  }
+
+  async resume(): Promise<void> {
+    await this.redis.srem(Keys.paused, this.name);
+    this.onPauseChange?.(this.name, false);
+  }
+}

@@ -1,0 +1,39 @@
+import type Redis from 'ioredis';
+import type { TimestampMode } from '../job/time';
+import type { DeadTrim } from '../server/fetch/fetcher';
+import { DeadSet } from './dead-set';
+import type { PauseListener } from './queue';
+import { QueueList } from './queue-list';
+import { RetrySet } from './retry-set';
+import { ScheduledSet } from './scheduled-set';
+import { Stats } from './stats';
+
+export interface WurkAdminOptions {
+  /** Dialect of the `enqueued_at` written when an entry is pushed back onto its queue. */
+  timestamps: TimestampMode;
+  /** Trimming of `dead` when entries are killed into it (Sidekiq: 10,000 entries, 180 days). */
+  dead: DeadTrim;
+  /** Told when a queue is paused or resumed through this admin, before the call returns. */
+  onPauseChange?: PauseListener;
+}
+
+/**
+ * The admin API over Sidekiq's own structures (what Sidekiq::API reads), one
+ * object per structure. Usable without Nest: `new WurkAdmin(redis, options)`.
+ */
+export class WurkAdmin {
+  readonly stats: Stats;
+  readonly queues: QueueList;
+  readonly scheduled: ScheduledSet;
+  readonly retries: RetrySet;
+  readonly dead: DeadSet;
+
+  constructor(redis: Redis, options: WurkAdminOptions) {
+    const sets = { timestamps: options.timestamps, dead: options.dead };
+    this.stats = new Stats(redis);
+    this.queues = new QueueList(redis, options.onPauseChange);
+    this.scheduled = new ScheduledSet(redis, sets);
+    this.retries = new RetrySet(redis, sets);
+    this.dead = new DeadSet(redis, sets);
+  }
+}
