@@ -2,11 +2,13 @@ import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../server/fetch/fetcher';
 import { DeadSet } from './dead-set';
+import { ProcessSet } from './process-set';
 import type { PauseListener } from './queue';
 import { QueueList } from './queue-list';
 import { RetrySet } from './retry-set';
 import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
+import { WorkSet } from './work-set';
 
 export interface WurkAdminOptions {
   /** Dialect of the `enqueued_at` written when an entry is pushed back onto its queue. */
@@ -27,6 +29,9 @@ export class WurkAdmin {
   readonly scheduled: ScheduledSet;
   readonly retries: RetrySet;
   readonly dead: DeadSet;
+  readonly processes: ProcessSet;
+  /** Jobs in flight across the live processes (the Web UI's Busy page). */
+  readonly work: WorkSet;
 
   constructor(redis: Redis, options: WurkAdminOptions) {
     const sets = { timestamps: options.timestamps, dead: options.dead };
@@ -35,5 +40,7 @@ export class WurkAdmin {
     this.scheduled = new ScheduledSet(redis, sets);
     this.retries = new RetrySet(redis, sets);
     this.dead = new DeadSet(redis, sets);
+    this.processes = new ProcessSet(redis);
+    this.work = new WorkSet(redis);
   }
 }

@@ -8,7 +8,7 @@ import { WurkServer } from './wurk-server';
 
 /**
  * The admin API as a provider: `stats`, `queues`, `scheduled`, `retries`,
- * `dead` (and the periodic entries through `periodic`). A queue paused here
+ * `dead`, `processes`, `work` (and the periodic entries through `periodic`). A queue paused here
  * is known to this app's own server before `pause()` returns.
  */
 @Injectable()
