@@ -1,3 +1,4 @@
+import { IsResolvedElsewhere } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
 
 /** What a token may do. `admin` implies the other two (contract §1.3). */
@@ -43,6 +44,22 @@ export interface WurkApiOptions {
   readOnly?: boolean;
   /** Per-token request limit; off when unset. */
   rateLimit?: ApiRateLimitOption;
+}
+
+/**
+ * The keys `api` may have, for the start-up check of unknown keys
+ * (`api.tokenz` → did you mean tokens?); their values are checked by
+ * resolveApiOptions. Implementing the interface keeps the two in step.
+ */
+export class WurkApiOptionKeys implements Required<Record<keyof WurkApiOptions, unknown>> {
+  @IsResolvedElsewhere() mount: unknown;
+  @IsResolvedElsewhere() tokens: unknown;
+  @IsResolvedElsewhere() enqueueClasses: unknown;
+  @IsResolvedElsewhere() maxBodyBytes: unknown;
+  @IsResolvedElsewhere() maxArgsBytes: unknown;
+  @IsResolvedElsewhere() idempotencyTtl: unknown;
+  @IsResolvedElsewhere() readOnly: unknown;
+  @IsResolvedElsewhere() rateLimit: unknown;
 }
 
 export interface ResolvedApiOptions {

@@ -8,7 +8,7 @@ import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normaliz
 import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
-import { PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
+import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import { Keys } from '../redis/keys';
 
 /** What a client middleware sees: the normalized payload it may change, and the worker class when known. */
@@ -283,7 +283,7 @@ export class ScopedClient {
   private enqueue(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {
     const options = workerOptionsOf(worker);
     if (!options) throw new InvalidJobError('worker', `${worker?.name ?? String(worker)} is not a @Worker class`);
-    const defaults = payloadDefaults({ ...options, ...this.overrides }, DEFAULT_JOB_OPTIONS);
+    const defaults = payloadDefaults(mergeWorkerOptions(options, this.overrides), DEFAULT_JOB_OPTIONS);
     const item: Record<string, unknown> = { class: workerName(worker), args };
     if (at !== undefined) item.at = at;
     const payload = normalize(payloadFromHash(item), defaults, this.client.timestampMode);

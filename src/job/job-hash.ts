@@ -35,7 +35,11 @@ export interface BulkJobHash extends Omit<JobHash, 'args' | 'at' | 'jid'> {
 
 /**
  * Options of a worker class that shape its payloads: Sidekiq's
- * `sidekiq_options`. `name` is wurk's own and never reaches the payload.
+ * `sidekiq_options`. A closed type, so a misspelt key (`retires`, `trak`) is
+ * a compile error instead of a member copied into every payload. Sidekiq
+ * copies options it does not know into each payload (gems such as
+ * sidekiq-unique-jobs read them there): wurk keeps that, on purpose, in
+ * `custom`. `name` is wurk's own and never reaches the payload.
  */
 export interface WorkerOptions {
   /** The Sidekiq class string; defaults to the TS class name (so it can serve a Ruby producer's `HardWorker`). */
@@ -58,5 +62,18 @@ export interface WorkerOptions {
   uniqueFor?: number;
   /** When the lock is released: after `perform` succeeds (default, held across retries) or just before it starts. Payload `unique_until`. */
   uniqueUntil?: 'success' | 'start';
-  [option: string]: unknown;
+  /**
+   * Extra payload members, copied into every job of this class as Sidekiq
+   * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
+   * puts `"lock":"until_executed"` in the payload. A key may not shadow an
+   * option above or a member wurk writes itself (`class`, `jid`, …).
+   */
+  custom?: Record<string, unknown>;
 }
+
+/** The keys of WorkerOptions, for the start-up check of a worker declared without the type (plain JS, a cast). */
+const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
+  name: true, queue: true, retry: true, track: true, backtrace: true, dead: true, tags: true, retry_for: true, retry_queue: true,
+  uniqueFor: true, uniqueUntil: true, custom: true,
+};
+export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

@@ -1,5 +1,6 @@
+import { didYouMeanText } from './did-you-mean';
 import { WurkConfigError } from './errors';
-import { WorkerOptions } from './job-hash';
+import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
 export interface WorkerInstance {
@@ -27,28 +28,54 @@ export function workerName(target: WorkerClass): string {
   return workerOptionsOf(target)?.name ?? target.name;
 }
 
-/** Keys of `WorkerOptions` that configure wurk and never reach a payload. */
-const NON_PAYLOAD_OPTIONS = new Set(['name']);
+/** Keys of `WorkerOptions` that configure wurk and never reach a payload as themselves. */
+const NON_PAYLOAD_OPTIONS = new Set(['name', 'custom']);
+
+/** Members wurk writes itself: a `custom` member of the same name would be overwritten or would corrupt the job. */
+const RESERVED_MEMBERS = new Set([
+  'class', 'args', 'jid', 'created_at', 'enqueued_at', 'at',
+  'error_class', 'error_message', 'error_backtrace', 'failed_at', 'retried_at', 'retry_count', 'interrupted_count',
+]);
 
 /** Options spelt the TypeScript way that reach the payload under Sidekiq Enterprise's member name. */
 const PAYLOAD_NAMES: Record<string, string> = { uniqueFor: 'unique_for', uniqueUntil: 'unique_until' };
 
 /**
  * The payload defaults a worker class contributes, in Sidekiq's order:
- * `retry`, `queue`, then every other option as declared (Sidekiq copies
- * unknown `sidekiq_options` into each payload).
+ * `retry`, `queue`, then every other option as declared, `custom` members
+ * where `custom` stands (Sidekiq copies unknown `sidekiq_options` into each
+ * payload).
  */
 export function payloadDefaults(options: WorkerOptions, globalDefaults: ReadonlyArray<readonly [string, unknown]>): Array<[string, unknown]> {
   const entries = new Map<string, unknown>(globalDefaults.map(([key, value]) => [key, value]));
   for (const [key, value] of Object.entries(options)) {
+    if (key === 'custom' && value) {
+      for (const [member, memberValue] of Object.entries(value as Record<string, unknown>)) {
+        if (memberValue !== undefined) entries.set(member, memberValue);
+      }
+    }
     if (!NON_PAYLOAD_OPTIONS.has(key) && value !== undefined) entries.set(PAYLOAD_NAMES[key] ?? key, value);
   }
   return [...entries];
 }
 
+/** A worker's options with per-call overrides over them; `custom` members merge rather than replace. */
+export function mergeWorkerOptions(options: WorkerOptions, overrides: Omit<WorkerOptions, 'name'>): WorkerOptions {
+  const merged: WorkerOptions = { ...options, ...overrides };
+  if (options.custom && overrides.custom) merged.custom = { ...options.custom, ...overrides.custom };
+  return merged;
+}
+
 /** Start-up checks of a worker's options; errors name the worker and the option. */
 export function validateWorkerOptions(name: string, options: WorkerOptions): void {
   const where = (option: string) => `@Worker(${name}).${option}`;
+  for (const key of Object.keys(options)) {
+    // The type already refuses these; this catches plain JS and casts, which would copy the typo into every payload.
+    if (!WORKER_OPTION_KEYS.includes(key)) {
+      throw new WurkConfigError(where(key), `is not a worker option${didYouMeanText(key, WORKER_OPTION_KEYS, { retries: 'retry' })} (extra payload members go in custom: { ... })`);
+    }
+  }
+  validateCustomMembers(where('custom'), options.custom);
   if (options.name !== undefined && (typeof options.name !== 'string' || options.name.length === 0)) {
     throw new WurkConfigError(where('name'), 'must be a non-empty string');
   }
@@ -77,7 +104,18 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.uniqueUntil !== undefined && options.uniqueUntil !== 'success' && options.uniqueUntil !== 'start') {
     throw new WurkConfigError(where('uniqueUntil'), "must be 'success' or 'start'");
   }
-  if (options.uniqueFor !== undefined && options.encrypt !== undefined && options.encrypt !== false) {
+  if (options.uniqueFor !== undefined && options.custom?.encrypt !== undefined && options.custom.encrypt !== false) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
+  }
+}
+
+/** `custom` is a plain object whose keys neither shadow a worker option nor a member wurk writes. */
+export function validateCustomMembers(where: string, custom: unknown): void {
+  if (custom === undefined) return;
+  if (custom === null || typeof custom !== 'object' || Array.isArray(custom)) throw new WurkConfigError(where, 'must be an object of extra payload members');
+  for (const key of Object.keys(custom)) {
+    if (WORKER_OPTION_KEYS.includes(key)) throw new WurkConfigError(`${where}.${key}`, `is a worker option; set ${key} directly, not in custom`);
+    if (Object.values(PAYLOAD_NAMES).includes(key)) throw new WurkConfigError(`${where}.${key}`, `is written by a worker option; set ${Object.keys(PAYLOAD_NAMES).find((option) => PAYLOAD_NAMES[option] === key)} instead`);
+    if (RESERVED_MEMBERS.has(key)) throw new WurkConfigError(`${where}.${key}`, 'is a payload member wurk writes itself');
   }
 }

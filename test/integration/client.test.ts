@@ -9,7 +9,7 @@ import { usePrivateRedis } from '../support/private-redis';
 class HardWorker {
   perform(_name: string, _count: number): void {}
 }
-defineWorker(HardWorker, { queue: 'critical', retry: 3, backtrace: 5, custom_option: 'x' });
+defineWorker(HardWorker, { queue: 'critical', retry: 3, backtrace: 5, custom: { custom_option: 'x' } });
 
 describe('Client against a real redis-server', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
@@ -34,16 +34,23 @@ describe('Client against a real redis-server', () => {
     expect(raw).toMatch(/"created_at":\d+\.\d+,"enqueued_at":\d+\.\d+}$/);
   });
 
-  it('merges worker options and Sidekiq-unknown options into performAsync payloads', async () => {
+  it('merges worker options and custom members (Sidekiq-unknown options) into performAsync payloads', async () => {
     const jid = await client.performAsync(HardWorker, 'bob', 5);
     const job = JSON.parse((await server.redis.rpop('queue:critical')) as string);
     expect(job).toMatchObject({ retry: 3, queue: 'critical', backtrace: 5, custom_option: 'x', class: 'HardWorker', args: ['bob', 5], jid });
+    expect(job).not.toHaveProperty('custom');
   });
 
   it('applies per-call overrides with set()', async () => {
     await client.set({ queue: 'low', retry: false }).performAsync(HardWorker, 'a', 1);
     const job = JSON.parse((await server.redis.rpop('queue:low')) as string);
     expect(job).toMatchObject({ queue: 'low', retry: false, backtrace: 5 });
+  });
+
+  it('merges per-call custom members over the worker\'s own', async () => {
+    await client.set({ custom: { lock: 'until_executed' } }).performAsync(HardWorker, 'a', 1);
+    const job = JSON.parse((await server.redis.rpop('queue:critical')) as string);
+    expect(job).toMatchObject({ custom_option: 'x', lock: 'until_executed' });
   });
 
   it('schedules with one ZADD of the payload without at or enqueued_at', async () => {

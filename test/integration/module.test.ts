@@ -104,4 +104,26 @@ describe('WurkModule', () => {
   it('refuses a bad module option, naming it', async () => {
     await expect(boot(server.url, [], { timestamps: 'nanos' })).rejects.toThrow(/wurk option timestamps must be one of/);
   });
+
+  it('stops start-up on an unknown forRoot key, with the path and a did-you-mean', async () => {
+    await expect(boot(server.url, [], { connection: { host: '127.0.0.1', port: 1 } })).rejects.toThrow(
+      new WurkConfigError('connection', 'is not an option of WurkModule.forRoot; did you mean redis?'),
+    );
+  });
+
+  it('validates what a forRootAsync factory returns the same way', async () => {
+    @Module({ imports: [WurkModule.forRootAsync({ useFactory: () => ({ redis: { url: server.url }, concurrency: 'ten' }) as never })] })
+    class AsyncApp {}
+    await expect(NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false })).rejects.toThrow(
+      'wurk option concurrency must be an integer >= 1 (got "ten")',
+    );
+  });
+
+  it('refuses a misspelt worker option given past the type (a cast, plain JS)', async () => {
+    @Worker({ retires: 5 } as never)
+    class Typo {
+      perform(): void {}
+    }
+    await expect(boot(server.url, [Typo])).rejects.toThrow(/@Worker\(Typo\)\.retires is not a worker option; did you mean retry\?/);
+  });
 });

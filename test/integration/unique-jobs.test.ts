@@ -193,7 +193,7 @@ describe('unique jobs (contract §5)', () => {
     await expect(client.push({ class: 'X', args: [], unique_for: 5, encrypt: true })).rejects.toThrow(/unique_for cannot be combined with encrypt/);
     expect(await server.redis.llen('queue:default')).toBe(0);
 
-    @Worker({ uniqueFor: 60, encrypt: true })
+    @Worker({ uniqueFor: 60, custom: { encrypt: true } })
     class Encrypted {
       perform(): void {}
     }

@@ -37,3 +37,28 @@ export async function typeChecks(client: ClientService): Promise<void> {
   // @ts-expect-error push needs args
   await client.push({ class: 'RubyWorker' });
 }
+
+// Worker options are a closed type: a misspelt Sidekiq option is a compile
+// error, not a member copied into every payload. Extra members go in `custom`.
+@Worker({ queue: 'mail', retry: 5, custom: { lock: 'until_executed', owner: 'billing' } })
+export class CustomMembersWorker {
+  perform(): void {}
+}
+
+// @ts-expect-error `retires` is not a worker option (retry)
+@Worker({ retires: 5 })
+export class RetiresTypo {
+  perform(): void {}
+}
+
+// @ts-expect-error `trak` is not a worker option (track)
+@Worker({ trak: true })
+export class TrakTypo {
+  perform(): void {}
+}
+
+export function overrideChecks(client: ClientService): void {
+  client.set({ custom: { lock: 'while_executing' } });
+  // @ts-expect-error per-call overrides are closed too
+  client.set({ queu: 'low' });
+}

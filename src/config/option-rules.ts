@@ -1,0 +1,87 @@
+import { Allow, ValidateBy, ValidateNested } from 'class-validator';
+
+/**
+ * class-validator decorators for option classes, each with wurk's wording:
+ * the message completes "wurk option <path> …" and quotes the value given,
+ * so a start-up error says what is wrong without a look at the source.
+ * An option left out (undefined) always passes: defaults are filled in later.
+ */
+
+/** Renders a bad value for a message; functions and instances by their kind, never their contents. */
+export function shown(value: unknown): string {
+  if (typeof value === 'function') return `a function ${value.name || '(anonymous)'}`;
+  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) {
+    return `an instance of ${value.constructor?.name ?? 'an unknown class'}`;
+  }
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
+/**
+ * The building block: `test` decides, `reason` is the whole complaint
+ * (`must be …`). `test` also sees the other options, for a rule between two.
+ */
+export function OptionRule(name: string, reason: (value: unknown) => string, test: (value: unknown, options: Record<string, unknown>) => boolean): PropertyDecorator {
+  return ValidateBy({
+    name,
+    validator: {
+      validate: (value: unknown, args) => value === undefined || test(value, (args?.object ?? {}) as Record<string, unknown>),
+      defaultMessage: (args) => reason(args?.value),
+    },
+  });
+}
+
+/** "must be <what> (got <value>)". */
+function mustBe(name: string, what: string, test: (value: unknown, options: Record<string, unknown>) => boolean): PropertyDecorator {
+  return OptionRule(name, (value) => `must be ${what} (got ${shown(value)})`, test);
+}
+
+export const IsOneOf = (allowed: readonly unknown[]): PropertyDecorator =>
+  mustBe('isOneOf', `one of ${allowed.map((a) => JSON.stringify(a)).join(', ')}`, (value) => allowed.includes(value));
+
+export const IsFlag = (): PropertyDecorator => IsOneOf([true, false]);
+
+export const IsText = ({ nonEmpty = false } = {}): PropertyDecorator =>
+  mustBe('isText', nonEmpty ? 'a non-empty string' : 'a string', (value) => typeof value === 'string' && (!nonEmpty || value.length > 0));
+
+/** A number of seconds; `min` is exclusive when 0 is not allowed (`> 0`), inclusive otherwise. */
+export const IsSeconds = ({ integer = false, positive = true }: { integer?: boolean; positive?: boolean } = {}): PropertyDecorator =>
+  mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'}`, (value) =>
+    typeof value === 'number' && Number.isFinite(value) && (positive ? value > 0 : value >= 0) && (!integer || Number.isInteger(value)),
+  );
+
+/** A whole count at least `min`. */
+export const IsCount = (min: number): PropertyDecorator =>
+  mustBe('isCount', `an integer >= ${min}`, (value) => Number.isInteger(value) && (value as number) >= min);
+
+/** An array whose every element passes `element` (described as `of`). */
+export const IsArrayOf = (of: string, element: (value: unknown) => boolean = () => true): PropertyDecorator =>
+  mustBe('isArrayOf', `an array${of ? ` of ${of}` : ''}`, (value) => Array.isArray(value) && value.every(element));
+
+/** A plain object or class instance (not null, not an array). */
+export const IsObjectOption = (what: string): PropertyDecorator =>
+  mustBe('isObjectOption', what, (value) => value !== null && typeof value === 'object' && !Array.isArray(value));
+
+/** A known option whose inside is checked elsewhere (by its own resolver, with its own paths). */
+export const IsResolvedElsewhere = (): PropertyDecorator => Allow();
+
+/** Option classes whose nested objects are option classes too: owner → property → class. */
+export const nestedOptionClasses = new WeakMap<object, Map<string, () => new () => object>>();
+
+/**
+ * An object option with an option class of its own: its keys are checked
+ * (unknown ones refused, with their full path `api.tokenz`) and its rules run.
+ */
+export function IsNestedOptions(type: () => new () => object, what: string): PropertyDecorator {
+  return (target, property) => {
+    const owner = target.constructor;
+    let map = nestedOptionClasses.get(owner);
+    if (!map) nestedOptionClasses.set(owner, (map = new Map()));
+    map.set(String(property), type);
+    IsObjectOption(what)(target, property);
+    ValidateNested()(target, property);
+  };
+}

@@ -1,0 +1,80 @@
+import { WurkConfigError } from '../../src/job/errors';
+import { didYouMean } from '../../src/job/did-you-mean';
+import { validateWorkerOptions } from '../../src/job/worker-definition';
+import { resolveOptions, WurkModuleOptions } from '../../src/nest/wurk-options';
+
+function configError(run: () => unknown): WurkConfigError {
+  try {
+    run();
+  } catch (error) {
+    if (error instanceof WurkConfigError) return error;
+    throw error;
+  }
+  throw new Error('expected a WurkConfigError');
+}
+
+const resolving = (options: Record<string, unknown>) => () => resolveOptions(options as WurkModuleOptions);
+
+describe('module options (class-validator at start-up)', () => {
+  it('refuses a BullMQ-style connection, pointing at redis', () => {
+    const error = configError(resolving({ connection: { host: 'redis.internal', port: 6380 } }));
+    expect(error.option).toBe('connection');
+    expect(error.message).toBe('wurk option connection is not an option of WurkModule.forRoot; did you mean redis?');
+  });
+
+  it('suggests the option a typo meant', () => {
+    expect(configError(resolving({ concurency: 5 })).message).toMatch(/concurency is not an option.*did you mean concurrency\?/);
+    expect(configError(resolving({ shutdownTimeOut: 5 })).message).toMatch(/did you mean shutdownTimeout\?/);
+  });
+
+  it('names an unknown key with no likely meaning without guessing', () => {
+    expect(configError(resolving({ zzzzzzzzzzzz: 1 })).message).toBe('wurk option zzzzzzzzzzzz is not an option of WurkModule.forRoot');
+  });
+
+  it('reports an unknown key inside api by its full path', () => {
+    const error = configError(resolving({ api: { tokenz: [] } }));
+    expect(error.option).toBe('api.tokenz');
+    expect(error.message).toMatch(/did you mean tokens\?/);
+  });
+
+  it('refuses a wrong type, naming the option and the value', () => {
+    expect(configError(resolving({ concurrency: '10' })).message).toBe('wurk option concurrency must be an integer >= 1 (got "10")');
+    expect(configError(resolving({ processing: 'no' })).message).toBe('wurk option processing must be one of true, false (got "no")');
+    expect(configError(resolving({ redis: 'redis://localhost' })).option).toBe('redis');
+    expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(/errorHandlers must be an array of functions/);
+    expect(configError(resolving({ api: 'on' })).option).toBe('api');
+  });
+
+  it('keeps the inner paths of compound options', () => {
+    expect(configError(resolving({ periodic: [{ cron: 'every day', class: 'X' }] })).option).toBe('periodic[0].cron');
+    expect(configError(resolving({ queues: [['a', 0]] })).option).toBe('queues[0]');
+    expect(configError(resolving({ api: { tokens: [{ token: 'short', scopes: ['read'] }] } })).option).toBe('api.tokens[0].token');
+  });
+
+  it('fills in defaults and keeps what was given; an undefined option takes its default', () => {
+    const resolved = resolveOptions({ concurrency: 3, prefetch: undefined });
+    expect(resolved).toMatchObject({ concurrency: 3, prefetch: 10, processing: true, timestamps: 'seconds' });
+    expect(resolveOptions({}).labels).not.toBe(resolveOptions({}).labels);
+  });
+});
+
+describe('worker options at start-up (the type refuses these; plain JS and casts do not)', () => {
+  it('refuses a misspelt option with a did-you-mean and the place for custom members', () => {
+    const error = configError(() => validateWorkerOptions('Mailer', { retires: 5 } as never));
+    expect(error.option).toBe('@Worker(Mailer).retires');
+    expect(error.message).toMatch(/is not a worker option; did you mean retry\? \(extra payload members go in custom: \{ \.\.\. \}\)/);
+    expect(configError(() => validateWorkerOptions('Mailer', { trak: true } as never)).message).toMatch(/did you mean track\?/);
+  });
+
+  it('refuses custom members that shadow an option or a member wurk writes', () => {
+    expect(configError(() => validateWorkerOptions('M', { custom: { queue: 'x' } })).option).toBe('@Worker(M).custom.queue');
+    expect(configError(() => validateWorkerOptions('M', { custom: { jid: 'x' } })).option).toBe('@Worker(M).custom.jid');
+    expect(() => validateWorkerOptions('M', { custom: { lock: 'until_executed' } })).not.toThrow();
+  });
+
+  it('suggests by spelling distance and by alias', () => {
+    expect(didYouMean('trakc', ['track', 'tags'])).toBe('track');
+    expect(didYouMean('connection', ['redis'], { connection: 'redis' })).toBe('redis');
+    expect(didYouMean('xyz', ['concurrency'])).toBeUndefined();
+  });
+});
