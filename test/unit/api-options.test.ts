@@ -1,18 +1,8 @@
 import { resolveApiOptions } from '../../src/api/api-options';
-import { WurkConfigError } from '../../src/job/errors';
 import { resolveOptions } from '../../src/nest/wurk-options';
+import { configError } from '../support/config-error';
 
 const TOKEN = 'a-token-of-twenty-chars';
-
-function configError(run: () => unknown): WurkConfigError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof WurkConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a WurkConfigError');
-}
 
 describe('api options', () => {
   it('fills in the contract defaults', () => {

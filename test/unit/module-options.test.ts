@@ -1,17 +1,7 @@
-import { WurkConfigError } from '../../src/job/errors';
 import { didYouMean } from '../../src/job/did-you-mean';
 import { validateWorkerOptions } from '../../src/job/worker-definition';
 import { resolveOptions, WurkModuleOptions } from '../../src/nest/wurk-options';
-
-function configError(run: () => unknown): WurkConfigError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof WurkConfigError) return error;
-    throw error;
-  }
-  throw new Error('expected a WurkConfigError');
-}
+import { configError } from '../support/config-error';
 
 const resolving = (options: Record<string, unknown>) => () => resolveOptions(options as WurkModuleOptions);
 
