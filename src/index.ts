@@ -53,6 +53,12 @@ export { addWurkApiToDocument, WURK_BEARER_SCHEME } from './api/openapi';
 
 export { Client, ScopedClient } from './client/client';
 export { uniqueDigest } from './unique/unique-digest';
+export { LimiterService } from './nest/limiter.service';
+export { ConcurrentLimiter } from './limiter/concurrent-limiter';
+export type { ConcurrentLimiterOptions } from './limiter/concurrent-limiter';
+export { WindowLimiter } from './limiter/window-limiter';
+export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-limiter';
+export { OverLimitError } from './limiter/over-limit-error';
 export type { UniqueUntil } from './unique/unique-options';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';
 export { JobPayload } from './job/payload';

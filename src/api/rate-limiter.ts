@@ -1,14 +1,13 @@
-import { randomBytes } from 'node:crypto';
 import type Redis from 'ioredis';
-import { Keys } from '../redis/keys';
-import { runScript } from '../redis/scripts';
+import { WindowLimiter } from '../limiter/window-limiter';
 import type { ResolvedApiOptions } from './api-options';
 import { ApiProblem } from './problem';
 
 type Limit = NonNullable<ResolvedApiOptions['rateLimit']>;
 
 /**
- * Per-credential request limit shared fleet-wide (`lua/rate_limit.lua`).
+ * Per-credential request limit shared fleet-wide: a window limiter named
+ * `api-token:<principal>` (`lmtr-w:api-token:<principal>`), never waiting.
  * A Redis failure propagates and becomes a 500: a limiter that lets
  * everything through while Redis is away is no limit.
  */
@@ -20,12 +19,9 @@ export class ApiRateLimiter {
 
   /** Charges one request to the principal; throws a 429 problem when its window is full. */
   async charge(principalId: string): Promise<void> {
-    const [admitted, retryAfter] = await runScript<[number, number]>(this.redis, 'rate_limit', [Keys.rateLimit(principalId)], [
-      this.limit.limit,
-      this.limit.intervalSeconds,
-      randomBytes(6).toString('hex'),
-    ]);
-    if (admitted === 1) return;
+    const limiter = new WindowLimiter(this.redis, `api-token:${principalId}`, this.limit.limit, this.limit.intervalSeconds, { waitTimeout: 0 });
+    const { admitted, retryAfter } = await limiter.tryAcquire();
+    if (admitted) return;
     throw new ApiProblem(
       'rate_limited',
       `This token is limited to ${this.limit.limit} requests per ${this.limit.intervalName}.`,

@@ -178,6 +178,14 @@ export class WurkModuleOptions {
   /** Called when a job runs out of retries (Sidekiq's death_handlers). */
   @IsArrayOf('functions', isFunction)
   deathHandlers?: DeathHandler[];
+
+  /** Times a job over its limiter (OverLimitError) is rescheduled before it fails like any error (default 20). */
+  @IsCount(0)
+  overLimitRetries?: number;
+
+  /** Seconds until the `count`th reschedule of a job over its limiter (default: 5 s × count up to 300 s, never before the limiter's retryAfter, plus jitter). */
+  @OptionRule('isFunction', () => 'must be a function (count, error) => seconds', isFunction)
+  overLimitBackoff?: (count: number, error: unknown) => number;
 }
 
 /** The defaults `resolveOptions` fills in; an option without one stays optional in ResolvedWurkOptions. */

@@ -11,6 +11,7 @@ import { PeriodicService } from './periodic.service';
 import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
 import { UniqueHooks } from './unique.hooks';
+import { LimiterService } from './limiter.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
@@ -41,6 +42,7 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     StatusService,
     StatusHooks,
     UniqueHooks,
+    LimiterService,
     WorkerExplorer,
     WurkServer,
     JobContext,
@@ -51,7 +53,7 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     WurkApiMount,
     AdminService,
   ],
-  exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule implements NestModule {
   constructor(private readonly apiMount: WurkApiMount) {

@@ -57,7 +57,8 @@ export class RunningLockListener implements JobLifecycleListener {
       case 'failed':
         await this.set(lock, 0, 'release');
         break;
-      case 'retrying': {
+      case 'retrying':
+      case 'rescheduled': {
         const retryAt = toEpochSeconds(outcome.retryAt) ?? nowMs() / 1000;
         await this.set(lock, Math.max(0, retryAt - nowMs() / 1000) + QUEUED_LOCK_TTL, 'extend over the retry');
         break;

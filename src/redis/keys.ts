@@ -69,8 +69,11 @@ export const Keys = {
   // --- HTTP produce plane (contract §1.8, §1.9) ----------------------------
   /** `digest` = hex SHA-256 of "<principal>\n<route>\n<key>": the client's string never reaches Redis. */
   idempotency: (digest: string): string => `idempotency:${digest}`,
-  /** Sliding-window limiter state for one credential. */
-  rateLimit: (principal: string): string => `lmtr-w:api-token:${principal}`,
+  // --- Limiters (Sidekiq Enterprise's shapes) -------------------------------
+  /** ZSET of the holders of a concurrent limiter's slots, scored by when each lapses. */
+  limiterConcurrent: (name: string): string => `lmtr-c:${name}`,
+  /** ZSET of a window limiter's admissions in its current window; the HTTP API's per-token limit is `api-token:<principal>`. */
+  limiterWindow: (name: string): string => `lmtr-w:${name}`,
 } as const;
 
 /** The UTC calendar day Sidekiq uses for its per-day stat keys. */

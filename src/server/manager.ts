@@ -16,7 +16,8 @@ import { RecurringTask } from './recurring-task';
 import { errorMessageOf } from './retry/error-fields';
 import { consoleLogger, ServerLogger } from './server-logger';
 import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from './server-middleware';
-import type { ServerOptions } from './server-options';
+import { ServerOptions, SERVER_DEFAULTS } from './server-options';
+import { defaultOverLimitBackoff } from './over-limit-policy';
 
 export interface ManagerDeps {
   connections: RedisConnections;
@@ -131,6 +132,10 @@ export class Manager {
       logger: this.logger,
       signal: this.deadline.signal,
       pending: this.pending,
+      overLimit: {
+        retries: options.overLimitRetries ?? SERVER_DEFAULTS.overLimitRetries,
+        backoff: options.overLimitBackoff ?? defaultOverLimitBackoff,
+      },
     });
     const poller = new Poller(connections.command, { pollInterval: options.pollInterval, timestamps: options.timestamps, dead: this.dead });
     this.poller = new RecurringTask('scheduled poller', () => poller.poll().then(() => undefined), () => poller.nextDelayMs(), this.logger);

@@ -11,6 +11,7 @@ import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-m
 import type { ServerLogger } from './server-logger';
 import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
 import { errorClassOf, errorMessageOf } from './retry/error-fields';
+import { isOverLimit, OverLimitPolicy, overratedCount } from './over-limit-policy';
 
 /** A job's class is not registered in this process; raised by the chain's terminal step. */
 export class UnknownWorkerError extends WurkError {
@@ -48,6 +49,8 @@ export interface ProcessorDeps {
   signal: AbortSignal;
   /** Filings to retry later (see PendingFiling). */
   pending: PendingFiling[];
+  /** How a job over its limiter is rescheduled, and how often before it fails. */
+  overLimit: OverLimitPolicy;
 }
 
 /**
@@ -84,20 +87,44 @@ export class Processor {
       error = caught;
     }
     deps.heartbeat.countProcessed();
-    if (failed) deps.heartbeat.countFailed();
     // Handed back at the shutdown deadline: it runs again elsewhere, so
     // settling it here as well would be a second fate for one job.
-    if (job.handedBack) return;
+    if (job.handedBack) {
+      if (failed) deps.heartbeat.countFailed();
+      return;
+    }
 
-    let outcome: JobOutcome;
-    if (!failed) {
+    // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
+    const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
+    let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
+    if (outcome === undefined && !failed) {
       deps.fetcher.acknowledge(job, payload.jid);
       outcome = { kind: 'complete', result: context.result };
-    } else {
+    } else if (outcome === undefined) {
+      deps.heartbeat.countFailed();
       outcome = await this.settleFailure(job, payload, error, worker);
       await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
     }
     if (deps.listeners.length > 0) await this.notify(context, outcome);
+  }
+
+  /**
+   * Sidekiq Enterprise's OverLimit rule: the job goes back to `schedule`
+   * after a back-off with `overrated` counted up, filed and acknowledged in
+   * one step like a retry. Undefined when that write fails: the job then
+   * settles as an ordinary failure, whose path knows how to interrupt.
+   */
+  private async reschedule(job: ClaimedJob, payload: JobPayload, error: unknown): Promise<JobOutcome | undefined> {
+    const { deps } = this;
+    const count = overratedCount(payload) + 1;
+    const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
+    try {
+      const filed = await deps.fetcher.file(job, payload.jid, 'schedule', scoreText(retryAt), payload.clone().set('overrated', count).toString());
+      return filed ? { kind: 'rescheduled', error, retryAt } : { kind: 'interrupted', error };
+    } catch (writeError) {
+      deps.logger.error(`could not reschedule job ${payload.jid} over its limiter: ${errorMessageOf(writeError)}; filing it as a failure`);
+      return undefined;
+    }
   }
 
   private async settleFailure(job: ClaimedJob, payload: JobPayload, error: unknown, worker: RegisteredWorker | undefined): Promise<JobOutcome> {

@@ -41,7 +41,9 @@ export type JobOutcome =
   /** Failed and dropped on purpose: `retry: false`, or `dead: false` at exhaustion. */
   | { kind: 'failed'; error: unknown }
   /** Ended without an outcome: handed back at shutdown, or the interrupt path of the settle rules. */
-  | { kind: 'interrupted'; error?: unknown };
+  | { kind: 'interrupted'; error?: unknown }
+  /** Over its limiter (OverLimitError): filed in `schedule` for `retryAt` (epoch ms), not a failure. */
+  | { kind: 'rescheduled'; error: unknown; retryAt: number };
 
 /**
  * Hears each execution start and settle, after the job's fate is decided

@@ -24,6 +24,10 @@ export interface ServerOptions {
   timestamps: TimestampMode;
   errorHandlers: ErrorHandler[];
   deathHandlers: DeathHandler[];
+  /** Reschedules of a job over its limiter before it fails like any error (default 20). */
+  overLimitRetries?: number;
+  /** Seconds until the `count`th reschedule of a job over its limiter (default: linear, 5 s × count up to 300 s, never before the limiter's retryAfter). */
+  overLimitBackoff?: (count: number, error: unknown) => number;
   logger?: ServerLogger;
 }
 
@@ -41,6 +45,7 @@ export const SERVER_DEFAULTS = {
   orphanCheckInterval: 60,
   maxOrphanings: 3,
   maxRetries: 25,
+  overLimitRetries: 20,
   deadMaxJobs: 10000,
   deadTimeout: 15552000,
 };

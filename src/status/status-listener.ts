@@ -79,6 +79,11 @@ export class StatusListener implements JobLifecycleListener {
         await this.writer.remove(jid);
         return;
       }
+      if (outcome.kind === 'rescheduled') {
+        // Over its limiter: waiting in `schedule` again, not failed; the next attempt writes `running`.
+        await this.writer.write(jid, { ...buffered, state: 'enqueued', attempt: context.attempt }, { ttl: this.options.ttl, create: true });
+        return;
+      }
       const fields: StatusFields = { ...buffered, state: outcome.kind, attempt: context.attempt };
       // `retrying` ends the attempt, not the job: a finished_at here would sit on the next attempt's running row.
       if (outcome.kind !== 'retrying') fields.finished_at = floatText(nowMs() / 1000);

@@ -4,7 +4,7 @@ import { runScript } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
-import type { ClaimedJob, DeadTrim, Fetcher, UnfiledFailure } from './fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { PausedQueues } from './paused-queues';
 
 /**
@@ -39,9 +39,9 @@ export class BasicFetch implements Fetcher {
 
   async flush(): Promise<void> {}
 
-  async file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean> {
+  async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
-    const key = set === 'dead' ? Keys.dead : Keys.retry;
+    const key = Keys[set];
     await runScript(this.command, 'settle', [key, Keys.queue(job.queue), Keys.recovered(jid)], [score, payload, job.raw, '', cutoff, maxJobs]);
     return true;
   }

@@ -10,6 +10,9 @@ export interface ClaimedJob {
   handedBack?: boolean;
 }
 
+/** Where a job that ran is filed instead of being acknowledged alone: failed (retry, dead) or over its limiter (schedule). */
+export type FilingSet = 'retry' | 'dead' | 'schedule';
+
 /** A fetch strategy: how jobs are taken, acknowledged, filed and handed back. */
 export interface Fetcher {
   /** Takes up to `max` jobs; when none is waiting, blocks up to the fetch timeout for one. */
@@ -22,10 +25,11 @@ export interface Fetcher {
    */
   flush(onlyWhenIdle?: boolean): Promise<void>;
   /**
-   * Files a job that ran and failed in `retry` or `dead` and acknowledges it
-   * in one step. Resolves false when it was no longer ours to file.
+   * Files a job that ran in `retry` or `dead` (it failed) or `schedule` (it
+   * was over its limiter) and acknowledges it in one step. Resolves false
+   * when it was no longer ours to file.
    */
-  file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean>;
+  file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean>;
   /** Puts jobs that never started back at the head of their queues. */
   giveBack(jobs: ClaimedJob[]): Promise<void>;
   /**

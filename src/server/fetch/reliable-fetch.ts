@@ -5,7 +5,7 @@ import type { ProcessIdentity } from '../identity';
 import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
-import type { ClaimedJob, DeadTrim, Fetcher, UnfiledFailure } from './fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { PausedQueues } from './paused-queues';
 
 export interface ReliableFetchOptions {
@@ -203,12 +203,12 @@ export class ReliableFetch implements Fetcher {
     await this.exclusive(() => this.runFetch(this.command, this.order.names, 0));
   }
 
-  async file(job: ClaimedJob, jid: string, set: 'retry' | 'dead', score: string, payload: string): Promise<boolean> {
+  async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
     const filed = await runScript<number>(
       this.command,
       'settle',
-      [set === 'dead' ? Keys.dead : Keys.retry, job.privateKey as string, Keys.recovered(jid)],
+      [Keys[set], job.privateKey as string, Keys.recovered(jid)],
       [score, payload, job.raw, 'L', cutoff, maxJobs],
     );
     this.count(job.privateKey as string, -1);

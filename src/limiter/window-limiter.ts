@@ -1,0 +1,61 @@
+import { randomBytes } from 'node:crypto';
+import type Redis from 'ioredis';
+import { Keys } from '../redis/keys';
+import { runScript } from '../redis/scripts';
+import { pause } from './limit-wait';
+import { OverLimitError } from './over-limit-error';
+
+export type LimiterInterval = 'second' | 'minute' | 'hour' | 'day' | number;
+
+const INTERVAL_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
+
+export function intervalSeconds(interval: LimiterInterval): number {
+  return typeof interval === 'number' ? interval : INTERVAL_SECONDS[interval];
+}
+
+export interface WindowLimiterOptions {
+  /** Seconds `within` may wait for the window to admit it before throwing OverLimitError (default 5; 0 = do not wait). */
+  waitTimeout?: number;
+}
+
+/**
+ * At most `limit` admissions in any sliding window of `interval`, across
+ * every process sharing the Redis (`lua/rate_limit.lua`, the script the HTTP
+ * API's per-token limit uses too).
+ */
+export class WindowLimiter {
+  readonly intervalSeconds: number;
+  private readonly waitTimeoutMs: number;
+
+  constructor(
+    private readonly redis: Redis,
+    readonly name: string,
+    readonly limit: number,
+    interval: LimiterInterval,
+    options: WindowLimiterOptions = {},
+  ) {
+    this.intervalSeconds = intervalSeconds(interval);
+    this.waitTimeoutMs = Math.round((options.waitTimeout ?? 5) * 1000);
+  }
+
+  /** One admission, or the whole seconds until the window admits again. */
+  async tryAcquire(): Promise<{ admitted: boolean; retryAfter: number }> {
+    const [admitted, retryAfter] = await runScript<[number, number]>(this.redis, 'rate_limit', [Keys.limiterWindow(this.name)], [
+      this.limit,
+      this.intervalSeconds,
+      randomBytes(6).toString('hex'),
+    ]);
+    return { admitted: admitted === 1, retryAfter };
+  }
+
+  /** Runs `work` once admitted; throws OverLimitError when the window would not admit it within the wait timeout. */
+  async within<T>(work: () => Promise<T> | T, signal?: AbortSignal): Promise<T> {
+    const deadline = Date.now() + this.waitTimeoutMs;
+    for (;;) {
+      const { admitted, retryAfter } = await this.tryAcquire();
+      if (admitted) return work();
+      if (Date.now() + retryAfter * 1000 > deadline || signal?.aborted) throw new OverLimitError(this.name, retryAfter);
+      await pause(retryAfter * 1000, signal);
+    }
+  }
+}
