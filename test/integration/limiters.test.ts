@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { ClientService, JobOutcome, LimiterService, OverLimitError, ServerContext, Worker, WurkModule, WurkServer } from '../../src';
+import { resolveOptions } from '../../src/nest/wurk-options';
 import { runScript } from '../../src/redis/scripts';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -151,5 +152,10 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
     const single = limiters.concurrent('crashed', 1, { lockTimeout: 10, waitTimeout: 0 });
     await expect(single.within(() => 'in')).rejects.toThrow(OverLimitError);
     expect(await waitFor(() => single.within(() => 'in').catch(() => undefined), { timeout: 5000, interval: 100, what: 'the lapsed slot' })).toBe('in');
+  });
+
+  it('refuses bad over-limit options, naming them', () => {
+    expect(() => resolveOptions({ overLimitRetries: -1 })).toThrow(/overLimitRetries/);
+    expect(() => resolveOptions({ overLimitBackoff: 5 as never })).toThrow(/overLimitBackoff must be a function/);
   });
 });
