@@ -68,8 +68,8 @@ export interface BuriedOrphan {
  * Requeues the private lists of dead processes (requeue_orphans.lua), on
  * start and then every `orphanCheckInterval` by whichever process takes the
  * `super_fetch:reaper` lock first. Dead = heartbeat hash gone and last beat
- * older than `orphanThreshold` (checked inside the script); on this host a
- * live pid means alive. A job recovered more than `maxOrphanings` times is
+ * older than `orphanThreshold` (checked inside the script), by the owner's
+ * full identity (its nonce), never by a pid that may since have been reused. A job recovered more than `maxOrphanings` times is
  * parked by the script and filed in dead here, with the reason.
  */
 export class OrphanReaper {
@@ -120,22 +120,24 @@ export class OrphanReaper {
     return [...keys];
   }
 
-  private ownedByALiveLocalProcess(owner: PrivateListOwner): boolean {
-    const me = this.identity;
-    if (owner.hostname !== me.hostname) return false;
-    // Our own pid under another nonce is an earlier life of this pid (a
-    // container restarted as pid 1): that owner is gone.
-    if (owner.pid === me.pid) return owner.nonce === me.nonce;
-    return pidAlive(owner.pid);
+  /**
+   * Only the pre-nonce shape names no heartbeat to check, so only there does
+   * the pid decide: a list of this host whose pid is dead (or is ours, which
+   * names an earlier life of this pid) is recoverable.
+   */
+  private preNonceOwnerGone(owner: PrivateListOwner): boolean {
+    if (owner.hostname !== this.identity.hostname) return false;
+    return owner.pid === this.identity.pid || !pidAlive(owner.pid);
   }
 
   private async recover(key: string): Promise<number> {
     const owner = parsePrivateList(key);
     if (!owner || owner.queue === '') return 0;
     if (owner.nonce === this.identity.nonce && owner.pid === this.identity.pid && owner.hostname === this.identity.hostname) return 0;
-    if (this.ownedByALiveLocalProcess(owner)) return 0;
-    // The pre-nonce shape names no heartbeat to check: only a pid seen dead on this host is enough.
-    if (owner.nonce === undefined && owner.hostname !== this.identity.hostname) return 0;
+    // A nonce-shaped list is judged by its owner's heartbeat alone (inside
+    // the script), never by its pid: containers restart with the same pids,
+    // so a live pid on this host may well be another process.
+    if (owner.nonce === undefined && !this.preNonceOwnerGone(owner)) return 0;
     const identity = owner.nonce === undefined ? '' : `${owner.hostname}:${owner.pid}:${owner.nonce}`;
     const [moved] = await runScript<[number, number]>(
       this.redis,

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { parsePrivateList } from '../../src/server/orphan-reaper';
 import { newProcessIdentity } from '../../src/server/identity';
@@ -39,12 +40,12 @@ describe('orphan recovery', () => {
     expect(await redis.smembers('queues')).toContain('default');
   });
 
-  it('leaves alone a process whose heartbeat hash exists, or whose last beat is recent, or a live local pid', async () => {
+  it('leaves alone a process whose heartbeat hash exists, or whose last beat is recent, or a pre-nonce list of a live local pid', async () => {
     const redis = server.client();
     const beating = 'queue:default|other-host|1|aaaaaaaaaaaa|0';
     const recent = 'queue:default|other-host|2|bbbbbbbbbbbb|0';
     const { hostname } = newProcessIdentity();
-    const localAlive = `queue:default|${hostname}|${server.pid}|cccccccccccc|0`;
+    const localAlive = `queue:default|${hostname}|${server.pid}|0`;
     await redis.lpush(beating, job('a'));
     await redis.lpush(recent, job('b'));
     await redis.lpush(localAlive, job('c'));
@@ -55,6 +56,27 @@ describe('orphan recovery', () => {
     expect(await redis.llen(recent)).toBe(1);
     expect(await redis.llen(localAlive)).toBe(1);
     expect(await redis.llen('queue:default')).toBe(0);
+  });
+
+  it('recovers a list whose pid now belongs to another live process on this host once its heartbeat is gone (pid reuse)', async () => {
+    const redis = server.client();
+    // A real live process holding the pid, as a container restarted with the same pid would.
+    const squatter = spawn('sleep', ['60'], { stdio: 'ignore' });
+    try {
+      const { hostname } = newProcessIdentity();
+      const reused = `queue:default|${hostname}|${squatter.pid}|0a0a0a0a0a0a|0`;
+      const stillBeating = `queue:default|${hostname}|${squatter.pid}|0b0b0b0b0b0b|0`;
+      await redis.lpush(reused, job('earlier-life'));
+      await redis.lpush(stillBeating, job('current-life'));
+      await redis.hset('wurk:last_beat', `${hostname}:${squatter.pid}:0a0a0a0a0a0a`, String(Date.now() / 1000 - 3600));
+      await redis.hset(`${hostname}:${squatter.pid}:0b0b0b0b0b0b`, 'info', '{}');
+      await checker();
+      expect(await redis.exists(reused)).toBe(0);
+      expect(await redis.lrange('queue:default', 0, -1)).toEqual([job('earlier-life')]);
+      expect(await redis.llen(stillBeating)).toBe(1);
+    } finally {
+      squatter.kill('SIGKILL');
+    }
   });
 
   it('files a job recovered more than maxOrphanings times in dead, with the reason', async () => {
