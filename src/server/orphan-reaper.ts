@@ -69,8 +69,9 @@ export interface BuriedOrphan {
  * start and then every `orphanCheckInterval` by whichever process takes the
  * `super_fetch:reaper` lock first. Dead = heartbeat hash gone and last beat
  * older than `orphanThreshold` (checked inside the script), by the owner's
- * full identity (its nonce), never by a pid that may since have been reused. A job recovered more than `maxOrphanings` times is
- * parked by the script and filed in dead here, with the reason.
+ * full identity (its nonce), never by a pid that may since have been
+ * reused. A job recovered more than `maxOrphanings` times is parked by the
+ * script and filed in dead here, with the reason.
  */
 export class OrphanReaper {
   constructor(
