@@ -10,6 +10,11 @@
 --
 -- Returns {moved, sent to dead}.
 --
+-- A member that is not a job (not a JSON object naming its queue, or bytes
+-- that are not valid UTF-8) is filed in dead wrapped as Wurk::InvalidPayload
+-- (lua/include/invalid_payload.lua), never raw: Sidekiq's DeadSet#each
+-- parses every entry, and one bad entry would break its Dead page.
+--
 -- enqueued_at is re-stamped by splicing the payload text, never with
 -- cjson.encode, which rewrites numbers (1.0 -> 1, big integers to floats)
 -- and escapes "/": args must come out byte for byte. cjson.decode is only
@@ -77,21 +82,30 @@ local function restamp(payload, stamp)
   return string.sub(payload, 1, close - 1) .. ',"enqueued_at":' .. stamp .. "}"
 end
 
+-- #include invalid_payload
+
+-- Why `payload` is not a job, or nil when it is one (then also its queue).
+local function not_a_job(payload)
+  if not valid_utf8(payload) then return "is not valid UTF-8" end
+  local ok, job = pcall(cjson.decode, payload)
+  if not ok then return "is not valid JSON" end
+  if type(job) ~= "table" or not string.match(payload, "}%s*$") then return "is not a JSON object" end
+  if type(job.queue) ~= "string" or job.queue == "" then return "names no queue" end
+  return nil, job.queue
+end
+
 local due = redis.call("ZRANGE", KEYS[1], "-inf", ARGV[1], "BYSCORE", "LIMIT", 0, tonumber(ARGV[2]))
 local moved, buried = 0, 0
 for _, payload in ipairs(due) do
-  local ok, job = pcall(cjson.decode, payload)
-  if ok and type(job) == "table" and type(job.queue) == "string" and job.queue ~= ""
-      and string.match(payload, "}%s*$") then
-    redis.call("SADD", KEYS[3], job.queue)
-    redis.call("LPUSH", ARGV[6] .. job.queue, restamp(payload, ARGV[3]))
+  local reason, queue = not_a_job(payload)
+  if not reason then
+    redis.call("SADD", KEYS[3], queue)
+    redis.call("LPUSH", ARGV[6] .. queue, restamp(payload, ARGV[3]))
     moved = moved + 1
   else
-    -- Not a job: parked in dead (where the Web UI shows it) rather than
-    -- left at the front of the set, where it would block every later job.
-    redis.call("ZADD", KEYS[2], ARGV[1], payload)
-    redis.call("ZREMRANGEBYSCORE", KEYS[2], "-inf", "(" .. ARGV[4])
-    redis.call("ZREMRANGEBYRANK", KEYS[2], 0, -tonumber(ARGV[5]) - 1)
+    -- Parked in dead (where the Web UI shows it) rather than left at the
+    -- front of the set, where it would block every later job.
+    bury_invalid(KEYS[2], payload, "", "member of " .. KEYS[1] .. " " .. reason, ARGV[3], ARGV[1], ARGV[4], ARGV[5])
     buried = buried + 1
   end
   redis.call("ZREM", KEYS[1], payload)

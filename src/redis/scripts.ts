@@ -16,11 +16,20 @@ const cache = new Map<string, Script>();
 function load(name: string): Script {
   let script = cache.get(name);
   if (!script) {
-    const source = readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8');
+    const source = withIncludes(readFileSync(join(LUA_DIR, `${name}.lua`), 'utf8'));
     script = { source, sha: createHash('sha1').update(source).digest('hex') };
     cache.set(name, script);
   }
   return script;
+}
+
+/**
+ * Redis runs one self-contained source per script, so helpers shared by
+ * several scripts live in `lua/include/<name>.lua` and a line
+ * `-- #include <name>` is replaced by that file (once per script).
+ */
+function withIncludes(source: string): string {
+  return source.replace(/^-- #include ([a-z_]+)$/gm, (_, include: string) => readFileSync(join(LUA_DIR, 'include', `${include}.lua`), 'utf8'));
 }
 
 function isNoScript(error: unknown): boolean {

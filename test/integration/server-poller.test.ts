@@ -44,7 +44,9 @@ describe('scheduled / retry poller', () => {
     const past = String(Date.now() / 1000 - 10);
     await redis.zadd('schedule', past, 'garbage', past, '[1,2]', past, '{"class":"X","args":[],"queue":"ok","jid":"1"}');
     await poller.poll();
-    expect((await redis.zrange('dead', 0, '-1')).sort()).toEqual(['[1,2]', 'garbage']);
+    const dead = (await redis.zrange('dead', 0, '-1')).map((entry) => JSON.parse(entry));
+    expect(dead.map((entry) => entry.args[0]).sort()).toEqual(['[1,2]', 'garbage']);
+    for (const entry of dead) expect(entry).toMatchObject({ class: 'Wurk::InvalidPayload', retry: false, error_class: 'InvalidPayloadError' });
     expect(await redis.llen('queue:ok')).toBe(1);
     expect(await redis.zcard('schedule')).toBe(0);
   });

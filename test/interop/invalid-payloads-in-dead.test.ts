@@ -1,0 +1,54 @@
+import { RedisConnections } from '../../src/redis/connections';
+import { Poller } from '../../src/server/poller';
+import { runRuby } from '../support/sidekiq';
+import { usePrivateRedis } from '../support/private-redis';
+
+interface RubyDeadEntry {
+  klass: string;
+  args: unknown[];
+  error_class: string;
+  error_message: string;
+}
+
+/** Every dead entry as Sidekiq's API reads it, and the Dead page's HTTP status and whether it shows the class. */
+const READ_DEAD = `
+require 'rack/mock'
+require 'sidekiq/web'
+entries = Sidekiq::DeadSet.new.map { |e| { klass: e.klass, args: e.args, error_class: e['error_class'], error_message: e['error_message'] } }
+app = Rack::Builder.new { use Rack::Session::Cookie, secret: 'x' * 64; run Sidekiq::Web }
+page = Rack::MockRequest.new(app).get('/morgue')
+puts JSON.generate(entries: entries, page_status: page.status, page_shows_class: page.body.include?('Wurk::InvalidPayload'))
+`;
+
+describe("what wurk files in dead is readable by Sidekiq's DeadSet and Dead page", () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  let connections: RedisConnections;
+  let poller: Poller;
+
+  beforeAll(() => {
+    connections = new RedisConnections({ url: server.url });
+    poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+  });
+  afterAll(() => connections.close());
+
+  it('the poller wraps a member of schedule or retry that is not a job as Wurk::InvalidPayload', async () => {
+    const redis = server.redis;
+    const past = String(Date.now() / 1000 - 10);
+    await redis.zadd('schedule', past, 'garbage', past, '[1,2]', past, '{"class":"X","args":[]}');
+    await redis.zadd('retry', past, '{"class":"Y","args":[1],"queue":"default","jid":"a"');
+    await poller.poll();
+    expect(await redis.zcard('schedule')).toBe(0);
+    expect(await redis.zcard('retry')).toBe(0);
+
+    const read = await runRuby<{ entries: RubyDeadEntry[]; page_status: number; page_shows_class: boolean }>(READ_DEAD, server.url);
+    expect(read.page_status).toBe(200);
+    expect(read.page_shows_class).toBe(true);
+    const byArg = new Map(read.entries.map((entry) => [entry.args[0], entry]));
+    expect(new Set(byArg.keys())).toEqual(new Set(['[1,2]', '{"class":"X","args":[]}', '{"class":"Y","args":[1],"queue":"default","jid":"a"', 'garbage']));
+    for (const entry of read.entries) expect(entry).toMatchObject({ klass: 'Wurk::InvalidPayload', error_class: 'InvalidPayloadError' });
+    expect(byArg.get('garbage')?.error_message).toBe('invalid job payload: member of schedule is not valid JSON');
+    expect(byArg.get('[1,2]')?.error_message).toBe('invalid job payload: member of schedule is not a JSON object');
+    expect(byArg.get('{"class":"X","args":[]}')?.error_message).toBe('invalid job payload: member of schedule names no queue');
+    expect(byArg.get('{"class":"Y","args":[1],"queue":"default","jid":"a"')?.error_message).toBe('invalid job payload: member of retry is not valid JSON');
+  });
+});
