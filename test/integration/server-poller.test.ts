@@ -1,20 +1,11 @@
 import { usePrivateRedis } from '../support/private-redis';
-import { useHarnesses } from '../support/server-harness';
+import { useHarnesses, usePoller } from '../support/server-harness';
 import { waitFor } from '../support/wait';
-import { Poller } from '../../src/server/poller';
-import { RedisConnections } from '../../src/redis/connections';
 
 describe('scheduled / retry poller', () => {
   const server = usePrivateRedis();
   const harness = useHarnesses(server);
-  let connections: RedisConnections;
-  let poller: Poller;
-
-  beforeAll(() => {
-    connections = new RedisConnections({ url: server.url });
-    poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
-  });
-  afterAll(() => connections.close());
+  const poller = usePoller(server);
 
   it('moves due jobs onto their queue, re-stamping enqueued_at by splicing: args bytes never change', async () => {
     const redis = server.client();
@@ -24,7 +15,7 @@ describe('scheduled / retry poller', () => {
     await redis.zadd('schedule', String(past), scheduled, String(Date.now() / 1000 + 3600), '{"queue":"later","args":[],"class":"Z","jid":"f"}');
     await redis.zadd('retry', String(past), retried);
     const before = Date.now() / 1000;
-    expect(await poller.poll()).toBe(2);
+    expect(await poller().poll()).toBe(2);
     const [low] = await redis.lrange('queue:low', 0, -1);
     const [def] = await redis.lrange('queue:default', 0, -1);
     const stampLow = /,"enqueued_at":([0-9.]+)}$/.exec(low)!;
@@ -43,7 +34,7 @@ describe('scheduled / retry poller', () => {
     const redis = server.client();
     const past = String(Date.now() / 1000 - 10);
     await redis.zadd('schedule', past, 'garbage', past, '[1,2]', past, '{"class":"X","args":[],"queue":"ok","jid":"1"}');
-    await poller.poll();
+    await poller().poll();
     const dead = (await redis.zrange('dead', 0, '-1')).map((entry) => JSON.parse(entry));
     expect(dead.map((entry) => entry.args[0]).sort()).toEqual(['[1,2]', 'garbage']);
     for (const entry of dead) expect(entry).toMatchObject({ class: 'Wurk::InvalidPayload', retry: false, error_class: 'InvalidPayloadError' });
@@ -57,20 +48,20 @@ describe('scheduled / retry poller', () => {
     const members: string[] = [];
     for (let i = 0; i < 250; i++) members.push(past, JSON.stringify({ class: 'X', args: [i], queue: 'bulk', jid: `j${i}` }));
     await redis.zadd('schedule', ...members);
-    expect(await poller.poll()).toBe(250);
+    expect(await poller().poll()).toBe(250);
     expect(await redis.llen('queue:bulk')).toBe(250);
   });
 
   it('scales its interval with the number of processes, with Sidekiq jitter', async () => {
     const redis = server.client();
-    await poller.poll();
-    const one = poller.nextDelayMs(() => 0);
+    await poller().poll();
+    const one = poller().nextDelayMs(() => 0);
     expect(one).toBe(2500);
-    expect(poller.nextDelayMs(() => 0.999)).toBeLessThan(7500);
+    expect(poller().nextDelayMs(() => 0.999)).toBeLessThan(7500);
     await redis.sadd('processes', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l');
-    await poller.poll();
-    expect(poller.nextDelayMs(() => 0)).toBe(0);
-    expect(poller.nextDelayMs(() => 0.5)).toBe(5000 * 12);
+    await poller().poll();
+    expect(poller().nextDelayMs(() => 0)).toBe(0);
+    expect(poller().nextDelayMs(() => 0.5)).toBe(5000 * 12);
   });
 
   it('runs a scheduled job on a running manager once it is due', async () => {

@@ -1,7 +1,6 @@
-import { RedisConnections } from '../../src/redis/connections';
-import { Poller } from '../../src/server/poller';
 import { runRuby } from '../support/sidekiq';
 import { usePrivateRedis } from '../support/private-redis';
+import { usePoller } from '../support/server-harness';
 
 interface RubyDeadEntry {
   klass: string;
@@ -22,21 +21,14 @@ puts JSON.generate(entries: entries, page_status: page.status, page_shows_class:
 
 describe("what wurk files in dead is readable by Sidekiq's DeadSet and Dead page", () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  let connections: RedisConnections;
-  let poller: Poller;
-
-  beforeAll(() => {
-    connections = new RedisConnections({ url: server.url });
-    poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
-  });
-  afterAll(() => connections.close());
+  const poller = usePoller(server);
 
   it('the poller wraps a member of schedule or retry that is not a job as Wurk::InvalidPayload', async () => {
     const redis = server.redis;
     const past = String(Date.now() / 1000 - 10);
     await redis.zadd('schedule', past, 'garbage', past, '[1,2]', past, '{"class":"X","args":[]}');
     await redis.zadd('retry', past, '{"class":"Y","args":[1],"queue":"default","jid":"a"');
-    await poller.poll();
+    await poller().poll();
     expect(await redis.zcard('schedule')).toBe(0);
     expect(await redis.zcard('retry')).toBe(0);
 

@@ -4,6 +4,7 @@ import { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
 import { RedisConnections } from '../../src/redis/connections';
 import { newProcessIdentity, ProcessIdentity } from '../../src/server/identity';
 import { Manager } from '../../src/server/manager';
+import { Poller } from '../../src/server/poller';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { SERVER_DEFAULTS, ServerOptions } from '../../src/server/server-options';
 import { FakeHeartbeat } from './fake-heartbeat';
@@ -88,4 +89,16 @@ export function useHarnesses(server: RedisServer): (...args: Parameters<typeof b
     built.push(harness);
     return harness;
   };
+}
+
+/** A Poller over its own connections for the enclosing describe block (Sidekiq's default dead-set limits); `poller()` inside a test. */
+export function usePoller(server: RedisServer): () => Poller {
+  let connections: RedisConnections;
+  let poller: Poller;
+  beforeAll(() => {
+    connections = new RedisConnections({ url: server.url });
+    poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+  });
+  afterAll(() => connections.close());
+  return () => poller;
 }
