@@ -14,9 +14,17 @@ export type PerformArgs<W> = W extends { perform(...args: infer A): unknown } ? 
 
 const definitions = new WeakMap<object, WorkerOptions>();
 
+/** Every class `@Worker` ever decorated, so start-up can name the ones no module provides. */
+const declared = new Set<WorkerClass>();
+
 /** Records a class's worker options (what `@Worker` does). */
 export function defineWorker(target: object, options: WorkerOptions): void {
   definitions.set(target, { ...options });
+  declared.add(target as WorkerClass);
+}
+
+export function declaredWorkerClasses(): WorkerClass[] {
+  return [...declared];
 }
 
 export function workerOptionsOf(target: object): WorkerOptions | undefined {

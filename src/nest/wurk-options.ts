@@ -17,6 +17,8 @@ import {
 import { validateOptions } from '../config/validate-options';
 import type { TimestampMode } from '../job/time';
 import type { RedisConnectionOptions } from '../redis/connection';
+import { JOB_LOG_MODES } from '../server/job-log';
+import type { JobLogMode } from '../server/job-log';
 import type { DeathHandler, ErrorHandler } from '../server/processor';
 import type { QueueSpec } from '../server/queue-order';
 import { QueueOrder } from '../server/queue-order';
@@ -186,6 +188,15 @@ export class WurkModuleOptions {
   /** Seconds until the `count`th reschedule of a job over its limiter (default: 5 s × count up to 300 s, never before the limiter's retryAfter, plus jitter). */
   @OptionRule('isFunction', () => 'must be a function (count, error) => seconds', isFunction)
   overLimitBackoff?: (count: number, error: unknown) => number;
+
+  /**
+   * The per-job log through Nest's Logger (context `Wurk`): `failures`
+   * (default) is one warning per failed job saying where it went, its stack
+   * at debug; `all` adds Sidekiq's `start` and `elapsed=… done` lines;
+   * `none` logs nothing per job.
+   */
+  @IsOneOf(JOB_LOG_MODES)
+  logJobs?: JobLogMode;
 }
 
 /** The defaults `resolveOptions` fills in; an option without one stays optional in ResolvedWurkOptions. */
@@ -218,6 +229,7 @@ function defaultOptions() {
     serverMiddleware: [],
     errorHandlers: [],
     deathHandlers: [],
+    logJobs: 'failures',
   } satisfies { [K in keyof WurkModuleOptions]?: WurkModuleOptions[K] };
 }
 

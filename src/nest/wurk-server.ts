@@ -5,6 +5,7 @@ import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { Heartbeat } from '../server/heartbeat';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
+import { JobLog } from '../server/job-log';
 import { Manager } from '../server/manager';
 import type { JobLifecycleListener, ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -59,6 +60,7 @@ export class WurkServer {
       identity: this.identity,
       options: { ...options, logger },
     });
+    if (options.logJobs !== 'none') this.manager.addListener(new JobLog(options.logJobs, logger, registry));
   }
 
   /** Resolves once processing is ready (see Manager.ready); at once when this app does not process. */

@@ -3,6 +3,8 @@ export interface ServerLogger {
   log(message: string): void;
   warn(message: string): void;
   error(message: string): void;
+  /** Detail such as a failed job's stack; dropped when absent. */
+  debug?(message: string): void;
 }
 
 export const consoleLogger: ServerLogger = {

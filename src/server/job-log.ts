@@ -1,0 +1,87 @@
+import type { WorkerRegistry } from '../job/worker-registry';
+import { UnknownWorkerError } from './processor';
+import { errorClassOf, errorMessageOf } from './retry/error-fields';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
+import type { ServerLogger } from './server-logger';
+
+/** What the job log says: failures only (default), start and done lines too, or nothing. */
+export type JobLogMode = 'failures' | 'all' | 'none';
+export const JOB_LOG_MODES: readonly JobLogMode[] = ['failures', 'all', 'none'];
+
+/**
+ * The per-job log, a lifecycle listener so it hears the fate the settle step
+ * decided and wrote (never a guess made before the write). Lines are
+ * Sidekiq's `class=… jid=…` pairs; `all` adds Sidekiq's `start` and
+ * `elapsed=… done` lines. A failure is one warning saying where the job
+ * went; its stack goes to debug, so a crash loop does not bury the log in
+ * stacks.
+ */
+export class JobLog implements JobLifecycleListener {
+  private readonly startedAt = new WeakMap<ServerContext, number>();
+
+  constructor(
+    private readonly mode: Exclude<JobLogMode, 'none'>,
+    private readonly logger: ServerLogger,
+    private readonly registry: WorkerRegistry,
+  ) {}
+
+  onStart(context: ServerContext): void {
+    this.startedAt.set(context, performance.now());
+    if (this.mode === 'all') this.logger.log(`${identify(context)} start`);
+  }
+
+  onSettled(context: ServerContext, outcome: JobOutcome): void {
+    const elapsed = this.elapsed(context);
+    if (outcome.kind === 'complete') {
+      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} done`);
+      return;
+    }
+    if (outcome.error === undefined) {
+      // Handed back at shutdown: not a failure, it runs again elsewhere.
+      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} handed back at shutdown`);
+      return;
+    }
+    const { error } = outcome;
+    const line = `${identify(context)} queue=${context.queue} attempt=${context.attempt}${elapsed} fail: ${errorClassOf(error)}: ${oneLine(errorMessageOf(error))}; ${whereItWent(outcome)}`;
+    if (error instanceof UnknownWorkerError) this.logger.error(`${line}. ${this.unknownWorkerHint(error.className)}`);
+    else this.logger.warn(line);
+    if (error instanceof Error && error.stack) this.logger.debug?.(`${identify(context)} stack: ${error.stack}`);
+  }
+
+  /** The usual cause is a worker class that exists but is in no module's providers (or a producer's class name this app never declared). */
+  private unknownWorkerHint(className: string): string {
+    const names = this.registry.all().map((worker) => worker.name);
+    const known = names.length > 0 ? `The workers of this process: ${names.join(', ')}` : 'This process has no workers';
+    return `${known}. Likely fix: add the ${className} class to a module's providers (or name the worker that should run it @Worker({ name: ${JSON.stringify(className)} }))`;
+  }
+
+  private elapsed(context: ServerContext): string {
+    const started = this.startedAt.get(context);
+    return started === undefined ? '' : ` elapsed=${((performance.now() - started) / 1000).toFixed(3)}`;
+  }
+}
+
+function identify(context: ServerContext): string {
+  return `class=${context.job.className} jid=${context.job.jid}`;
+}
+
+function whereItWent(outcome: JobOutcome): string {
+  switch (outcome.kind) {
+    case 'retrying': {
+      const inSeconds = Math.max(0, Math.round((outcome.retryAt - Date.now()) / 1000));
+      return `retry #${outcome.retryCount + 1} at ${new Date(outcome.retryAt).toISOString()} (in ${inSeconds} s)`;
+    }
+    case 'dead':
+      return `moved to dead${outcome.reason ? ` (${outcome.reason})` : ''}`;
+    case 'failed':
+      return 'dropped (retry: false, dead: false or a discard from its hooks): no retry, no dead entry';
+    default:
+      return 'interrupted: its filing failed and is retried (see the error above)';
+  }
+}
+
+/** A message over several lines would break the one-line-per-failure promise; the stack keeps the original. */
+function oneLine(text: string): string {
+  const flat = text.replace(/\s*\n\s*/g, ' ⏎ ');
+  return flat.length > 500 ? `${flat.slice(0, 500)}…` : flat;
+}
