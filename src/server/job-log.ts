@@ -36,6 +36,11 @@ export class JobLog implements JobLifecycleListener {
       if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} done`);
       return;
     }
+    if (outcome.kind === 'rescheduled') {
+      // Over its limiter: back in schedule by design, not a failure.
+      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
+      return;
+    }
     if (outcome.error === undefined) {
       // Handed back at shutdown: not a failure, it runs again elsewhere.
       if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} handed back at shutdown`);
@@ -65,19 +70,23 @@ function identify(context: ServerContext): string {
   return `class=${context.job.className} jid=${context.job.jid}`;
 }
 
-function whereItWent(outcome: JobOutcome): string {
+function whereItWent(outcome: Exclude<JobOutcome, { kind: 'complete' | 'rescheduled' }>): string {
   switch (outcome.kind) {
-    case 'retrying': {
-      const inSeconds = Math.max(0, Math.round((outcome.retryAt - Date.now()) / 1000));
-      return `retry #${outcome.retryCount + 1} at ${new Date(outcome.retryAt).toISOString()} (in ${inSeconds} s)`;
-    }
+    case 'retrying':
+      return `retry #${outcome.retryCount + 1} ${atAndIn(outcome.retryAt)}`;
     case 'dead':
       return `moved to dead${outcome.reason ? ` (${outcome.reason})` : ''}`;
     case 'failed':
       return 'dropped (retry: false, dead: false or a discard from its hooks): no retry, no dead entry';
-    default:
+    case 'interrupted':
       return 'interrupted: its filing failed and is retried (see the error above)';
   }
+}
+
+/** `at <ISO> (in N s)` for an epoch in ms. */
+function atAndIn(epochMs: number): string {
+  const inSeconds = Math.max(0, Math.round((epochMs - Date.now()) / 1000));
+  return `at ${new Date(epochMs).toISOString()} (in ${inSeconds} s)`;
 }
 
 /** A message over several lines would break the one-line-per-failure promise; the stack keeps the original. */
