@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { WurkModule } from '../src';
+import { WurkApiModule, WurkModule } from '../src';
 import { sampleApiOptions } from './http-api';
 import { SignupController } from './signup.controller';
 import { ReportController } from './report.controller';
@@ -21,6 +21,8 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
         progressInterval: 1,
       }),
     }),
+    // The HTTP API's controllers, at /api/v1/... (global prefix and RouterModule apply as to any controller).
+    WurkApiModule.register({ path: 'api' }),
   ],
   controllers: [SignupController, ReportController],
   providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker, ThumbnailWorker],

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { Logger } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
-import { API_MOUNT, setUpHttpApi } from './http-api';
+import { API_MOUNT, setUpOpenApi } from './http-api';
 import { startPrivateRedis } from './private-redis';
 
 /**
@@ -18,9 +18,8 @@ async function main(): Promise<void> {
     stopRedis = redis.stop;
     logger.log(`started a private redis-server at ${process.env.REDIS_URL}`);
   }
-  // The wurk HTTP API reads its own bodies; setUpHttpApi gives the app's routes their JSON parser.
-  const app = await NestFactory.create(AppModule, { bodyParser: false });
-  setUpHttpApi(app);
+  const app = await NestFactory.create(AppModule);
+  setUpOpenApi(app);
   // Our own signal handling rather than enableShutdownHooks: the drain-first
   // close must finish before the private redis-server goes away with us.
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {

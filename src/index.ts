@@ -48,8 +48,12 @@ export { PeriodicTicker } from './periodic/periodic-ticker';
 export type { PeriodicTickerEvents } from './periodic/periodic-ticker';
 export { RunningLockListener } from './periodic/running-lock-listener';
 export type { ApiRateLimitOption, ApiScope, ApiTokenOption, WurkApiOptions } from './api/api-options';
-export { excludeWurkApi } from './api/exclude-wurk-api';
-export { addWurkApiToDocument, WURK_BEARER_SCHEME } from './api/openapi';
+export { WurkApiModule } from './nest/http/wurk-api.module';
+export type { WurkApiModuleOptions } from './nest/http/wurk-api.module';
+export { WurkApiService } from './nest/http/wurk-api.service';
+export { WurkApiGuard } from './nest/http/wurk-api.guard';
+export { WURK_BEARER_SCHEME } from './nest/http/openapi.decorators';
+export { isWurkApiRoute } from './nest/http/is-wurk-api-route';
 
 export { Client, ScopedClient } from './client/client';
 export { uniqueDigest } from './unique/unique-digest';

@@ -23,10 +23,12 @@ export interface ApiRateLimitOption {
   interval: RateLimitIntervalName | number;
 }
 
-/** `WurkModule.forRoot({ api })`: the HTTP produce plane (contract §1). */
+/**
+ * `WurkModule.forRoot({ api })`: who may use the HTTP API (contract §1) and
+ * its limits. Where it is mounted is the app's business: import
+ * `WurkApiModule.register({ path })`, and the global prefix and RouterModule apply.
+ */
 export interface WurkApiOptions {
-  /** Path the API is mounted under; `/v1` below it is fixed. Default `/api` (routes at `/api/v1/...`). */
-  mount?: string;
   /** Bearer tokens and their scopes. With none, every request under the mount answers 404 `not_found`. */
   tokens?: ApiTokenOption[];
   /**
@@ -52,6 +54,7 @@ export interface WurkApiOptions {
  * resolveApiOptions. Implementing the interface keeps the two in step.
  */
 export class WurkApiOptionKeys implements Required<Record<keyof WurkApiOptions, unknown>> {
+  // Not an option any more; admitted here so resolveApiOptions can say where it went (WurkApiModule's path).
   @IsResolvedElsewhere() mount: unknown;
   @IsResolvedElsewhere() tokens: unknown;
   @IsResolvedElsewhere() enqueueClasses: unknown;
@@ -63,8 +66,6 @@ export class WurkApiOptionKeys implements Required<Record<keyof WurkApiOptions, 
 }
 
 export interface ResolvedApiOptions {
-  /** Without a trailing slash; `''` when mounted at the root. */
-  mount: string;
   tokens: ApiTokenOption[];
   enqueueClasses: string[] | 'any' | undefined;
   maxBodyBytes: number;
@@ -88,12 +89,18 @@ function positiveInteger(value: unknown, option: string, fallback: number): numb
   return value as number;
 }
 
-function resolveMount(value: unknown): string {
-  if (value === undefined) return '/api';
-  if (typeof value !== 'string' || !value.startsWith('/') || /[\s?#%]/.test(value) || value.includes('//')) {
-    fail('mount', `must be an absolute path such as "/api" (got ${JSON.stringify(value)})`);
+/**
+ * `WurkApiModule.register({ path })`: the controllers' path below the global
+ * prefix and any RouterModule path. Literal segments only: a route
+ * parameter or wildcard here would take requests meant for the app.
+ * Returns it without leading or trailing slashes (`''` = at the root).
+ */
+export function resolveApiPath(value: unknown): string {
+  if (value === undefined) return 'api';
+  if (typeof value !== 'string' || !/^\/?([A-Za-z0-9._~-]+\/)*[A-Za-z0-9._~-]*$/.test(value)) {
+    throw new WurkConfigError('WurkApiModule path', `must be literal path segments such as "api" or "ops/jobs" (got ${JSON.stringify(value)})`);
   }
-  return value.replace(/\/+$/, '');
+  return value.replace(/^\/+|\/+$/g, '');
 }
 
 function resolveTokens(value: unknown): ApiTokenOption[] {
@@ -148,8 +155,8 @@ function resolveRateLimit(value: unknown): ResolvedApiOptions['rateLimit'] {
 export function resolveApiOptions(options: WurkApiOptions, env: NodeJS.ProcessEnv = process.env): ResolvedApiOptions {
   if (options === null || typeof options !== 'object') throw new WurkConfigError('api', 'must be an object');
   if (options.readOnly !== undefined && typeof options.readOnly !== 'boolean') fail('readOnly', 'must be a boolean');
+  if ('mount' in options) fail('mount', 'has moved: import WurkApiModule.register({ path }) where the routes belong (global prefix and RouterModule apply)');
   return {
-    mount: resolveMount(options.mount),
     tokens: resolveTokens(options.tokens),
     enqueueClasses: resolveClasses(options.enqueueClasses),
     maxBodyBytes: positiveInteger(options.maxBodyBytes, 'maxBodyBytes', 1_048_576),

@@ -1,14 +1,18 @@
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ApiProblem } from './problem';
 
-/** Thrown when a body parser of the host app read the request before wurk could (see README "HTTP API"). */
-export class BodyAlreadyReadError extends Error {
+/**
+ * The job body's bytes were consumed by a parser that kept no copy. The
+ * body IS the Sidekiq job hash, so re-serialising a parsed object (a Ruby
+ * `1.0` would come back as `1`) is not an option.
+ */
+export class BodyBytesLostError extends Error {
   constructor() {
     super(
-      'the request body was consumed before the wurk API could read it: create the Nest app with { bodyParser: false } ' +
-        'and apply your own parsers through excludeWurkApi(), so the API reads and caps its bodies itself',
+      "the app's JSON body parser consumed the request body without keeping its bytes: create the app with " +
+        'NestFactory.create(AppModule, { rawBody: true }), or with NestFactory.create so WurkApiModule reads its own bodies first',
     );
-    this.name = 'BodyAlreadyReadError';
+    this.name = 'BodyBytesLostError';
   }
 }
 
@@ -37,11 +41,9 @@ function discardRest(req: IncomingMessage, maxBytes: number): void {
 /**
  * Reads the raw body, at most `maxBytes + 1` bytes of it: a declared length
  * over the cap is refused before reading anything, a chunked body as soon as
- * it crosses the cap. The app's body parser never decides, so its own limit
- * and its error pages never reach an API client.
+ * it crosses the cap.
  */
 export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
-  if ((req as { _body?: unknown })._body === true || req.readableEnded) return Promise.reject(new BodyAlreadyReadError());
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     discardRest(req, maxBytes);
@@ -80,4 +82,69 @@ export function readBody(req: IncomingMessage, maxBytes: number): Promise<Buffer
     req.on('error', onError);
     req.on('aborted', onAborted);
   });
+}
+
+/** What the early reader left on a request: its bytes, or the refusal its handler will give once the gate has run. */
+type ReadOutcome = { raw: Buffer } | { problem: unknown };
+const READ_OUTCOME = Symbol('wurk:body');
+
+type WithOutcome = IncomingMessage & { [READ_OUTCOME]?: ReadOutcome; rawBody?: unknown };
+
+/** The same test body-parser makes: a body is announced by either framing header. */
+function announcesBody(req: IncomingMessage): boolean {
+  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
+}
+
+/**
+ * A plain Node middleware placed on the HTTP server ahead of the app's body
+ * parsers. For a request under the API's mount it reads the body itself,
+ * with the API's cap, and answers nothing: a parser then finds the stream
+ * consumed and skips it, the framework routes the request as any other, and
+ * a refusal (413) waits for the gate, so an unauthenticated caller still
+ * gets its 401 first.
+ */
+export function earlyBodyReader(isUnderMount: (req: IncomingMessage) => boolean, maxBytes: number) {
+  return (req: IncomingMessage, _res: ServerResponse, next: (error?: unknown) => void): void => {
+    if (!isUnderMount(req)) return next();
+    const target = req as WithOutcome;
+    if (!announcesBody(req)) {
+      target[READ_OUTCOME] = { raw: Buffer.alloc(0) };
+      return next();
+    }
+    readBody(req, maxBytes).then(
+      (raw) => {
+        target[READ_OUTCOME] = { raw };
+        next();
+      },
+      (problem: unknown) => {
+        target[READ_OUTCOME] = { problem };
+        next();
+      },
+    );
+  };
+}
+
+/** The refusal the early reader stored for this request, if any. */
+export function earlyBodyProblem(req: IncomingMessage): unknown {
+  const outcome = (req as WithOutcome)[READ_OUTCOME];
+  return outcome && 'problem' in outcome ? outcome.problem : undefined;
+}
+
+/**
+ * The body's bytes, from wherever they are: the early reader's copy; the
+ * copy Nest keeps with `rawBody: true` when its parser read first (apps
+ * built by `Test.createTestingModule`, where the reader could not be placed
+ * ahead of the parsers); or the stream itself when no parser wanted it.
+ */
+export async function requestBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
+  const target = req as WithOutcome;
+  const outcome = target[READ_OUTCOME];
+  if (outcome && 'problem' in outcome) throw outcome.problem;
+  if (outcome) return outcome.raw;
+  if (Buffer.isBuffer(target.rawBody)) {
+    if (target.rawBody.length > maxBytes) throw tooLarge(maxBytes);
+    return target.rawBody;
+  }
+  if (req.readableEnded || (req as { body?: unknown }).body !== undefined) throw new BodyBytesLostError();
+  return readBody(req, maxBytes);
 }

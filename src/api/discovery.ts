@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ResolvedApiOptions } from './api-options';
 import { jsonResponse } from './response';
-import type { Route } from './router';
+import type { RouteSpec } from './router';
 
 /** package.json sits two levels up from both `src/api` and `dist/api`. */
 function packageVersion(): string {
@@ -15,14 +15,20 @@ function packageVersion(): string {
 
 export const WURK_VERSION = packageVersion();
 
-/** `GET /v1` (contract §1.4), open to every authenticated caller. `rate_limit` is null, never an object of nulls. */
-export function discoveryRoute(options: ResolvedApiOptions): Route {
-  const document = {
+export const DISCOVERY_ROUTE: RouteSpec = { name: 'discovery', method: 'GET', pattern: '/v1', scope: 'any' };
+
+/**
+ * `GET /v1` (contract §1.4), open to every authenticated caller. `mount` is
+ * where the routes ended up (global prefix, module path and controller path
+ * joined), so `url` is right however the app mounted them. `rate_limit` is
+ * null, never an object of nulls.
+ */
+export function discoveryResponse(options: ResolvedApiOptions, mount: string) {
+  return jsonResponse(200, {
     api_version: 'v1',
     wurk_version: WURK_VERSION,
-    url: `${options.mount}/v1`,
+    url: `${mount}/v1`,
     read_only: options.readOnly,
     rate_limit: options.rateLimit ? { limit: options.rateLimit.limit, interval_seconds: options.rateLimit.intervalSeconds } : null,
-  };
-  return { method: 'GET', pattern: '/v1', scope: 'any', handle: async () => jsonResponse(200, document) };
+  });
 }

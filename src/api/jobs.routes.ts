@@ -3,13 +3,25 @@ import type { Client } from '../client/client';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
 import type { ResolvedApiOptions } from './api-options';
-import { readBody } from './body';
 import { removeNotYetRun } from './cancellable-sets';
 import { IdempotencyGuard, idempotencyKey, WriteMayHaveAppliedError } from './idempotency';
 import { checkArgsSize, checkClassAllowed, checkTrack, parseJobBody, validJid } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
-import type { ApiRequest, Route } from './router';
+import type { ApiRequest, RouteSpec } from './router';
+
+/** The produce routes' rows of the route table (contract §1.6). */
+export const JOB_ROUTES: readonly RouteSpec[] = [
+  { name: 'jobs.create', method: 'POST', pattern: '/v1/jobs', scope: 'enqueue' },
+  { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
+  // read, not enqueue: a producer that polls what it pushed is granted both.
+  { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
+  // admin: a jid is not bound to its producer, so an enqueue token could walk the retry set.
+  { name: 'jobs.delete', method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin' },
+];
+
+/** Reads the request body's bytes, refusing one over the cap with a 413 problem. */
+export type BodySource = () => Promise<Buffer>;
 
 export interface JobsRoutesDeps {
   redis: Redis;
@@ -31,25 +43,14 @@ export class JobsRoutes {
     this.idempotency = new IdempotencyGuard(deps.redis, deps.options.idempotencyTtl);
   }
 
-  routes(): Route[] {
-    return [
-      { method: 'POST', pattern: '/v1/jobs', scope: 'enqueue', handle: (request) => this.produce(request, false) },
-      { method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue', handle: (request) => this.produce(request, true) },
-      // read, not enqueue: a producer that polls what it pushed is granted both.
-      { method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read', handle: (request) => this.show(request) },
-      // admin: a jid is not bound to its producer, so an enqueue token could walk the retry set.
-      { method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin', handle: (request) => this.destroy(request) },
-    ];
-  }
-
   /**
    * The body cap and the key's shape are checked before the claim; parsing,
    * validation and the push run inside it, so a refusal is a response the
    * claim can weigh (and release) rather than an exception.
    */
-  private async produce(request: ApiRequest, bulk: boolean): Promise<ApiResponse> {
-    const raw = await readBody(request.raw, this.deps.options.maxBodyBytes);
-    const key = idempotencyKey(request.raw.headers['idempotency-key']);
+  async produce(request: ApiRequest, bulk: boolean, body: BodySource): Promise<ApiResponse> {
+    const raw = await body();
+    const key = idempotencyKey(request.headers['idempotency-key']);
     const run = () => this.rejectable(request, () => this.push(request, raw, bulk));
     if (key === undefined) return run();
     return this.idempotency.around(this.idempotency.slot(request.principal.id, request.route, key), raw, run);
@@ -88,7 +89,7 @@ export class JobsRoutes {
     }
   }
 
-  private async show(request: ApiRequest): Promise<ApiResponse> {
+  async show(request: ApiRequest): Promise<ApiResponse> {
     const jid = validJid(request.params.jid);
     const record = await this.deps.status.get(jid);
     if (!record) {
@@ -102,7 +103,7 @@ export class JobsRoutes {
   }
 
   /** Not a cancel: a job already handed to a processor keeps running, and a dead one stays in `dead`. */
-  private async destroy(request: ApiRequest): Promise<ApiResponse> {
+  async destroy(request: ApiRequest): Promise<ApiResponse> {
     const jid = validJid(request.params.jid);
     const set = await removeNotYetRun(this.deps.redis, jid);
     if (!set) throw new ApiProblem('job_not_found', `No scheduled or retrying job has jid ${jid}.`, { jid });

@@ -1,11 +1,35 @@
-import type { OperationObject, PathItemObject, ReferenceObject, ResponseObject, SchemaObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 import { PROBLEM_TYPES, ProblemType } from './problem';
+
+/**
+ * The OpenAPI description of each route, as data: the Nest layer turns it
+ * into `@nestjs/swagger` decorators on the controllers (when that optional
+ * peer is installed), so Swagger's own scan documents the routes wherever
+ * the app mounted them.
+ */
+export type SchemaObject = Record<string, unknown>;
+export interface ResponseObject {
+  description: string;
+  content: Record<string, { schema: SchemaObject }>;
+}
+export interface ParameterObject {
+  name: string;
+  in: 'path' | 'query' | 'header';
+  required: boolean;
+  description?: string;
+  schema: SchemaObject;
+}
+export interface RouteDoc {
+  summary: string;
+  scope: string;
+  parameters: ParameterObject[];
+  requestBody?: SchemaObject;
+  responses: Record<number, ResponseObject>;
+}
 
 /** The security scheme name the API's operations refer to. */
 export const WURK_BEARER_SCHEME = 'wurk-bearer';
 
-type Schema = SchemaObject | ReferenceObject;
-const ref = (name: string): ReferenceObject => ({ $ref: `#/components/schemas/${name}` });
+type Schema = SchemaObject;
 const nullable = (schema: SchemaObject): SchemaObject => ({ ...schema, nullable: true });
 
 const JID_PATTERN = '^[A-Za-z0-9_-]{1,255}$';
@@ -35,7 +59,7 @@ const JOB_OPTIONS: Record<string, Schema> = {
   wrapped: { type: 'string' },
 };
 
-const SCHEMAS: Record<string, SchemaObject> = {
+export const SCHEMAS: Record<string, SchemaObject> = {
   Problem: {
     type: 'object',
     description: 'RFC 9457 problem document; `type` is a bare stable slug, not a URI.',
@@ -106,99 +130,68 @@ const SCHEMAS: Record<string, SchemaObject> = {
   },
 };
 
-function json(schema: Schema, description: string, headers?: ResponseObject['headers']): ResponseObject {
-  return { description, content: { 'application/json': { schema } }, ...(headers ? { headers } : {}) };
+function json(schema: Schema, description: string): ResponseObject {
+  return { description, content: { 'application/json': { schema } } };
 }
 
-function problems(...types: ProblemType[]): Record<string, ResponseObject> {
-  const byStatus: Record<string, ResponseObject> = {};
+/** Every problem status a route may answer, described by the slugs behind it. */
+export function problems(...types: ProblemType[]): Record<number, ResponseObject> {
+  const byStatus: Record<number, ResponseObject> = {};
   for (const type of [...types, 'unauthorized', 'rate_limited', 'internal_error'] as ProblemType[]) {
     const { status, title } = PROBLEM_TYPES[type];
     const existing = byStatus[status];
     const description = existing ? `${existing.description}; ${type}` : `${title}: ${type}`;
-    byStatus[status] = { description, content: { 'application/problem+json': { schema: ref('Problem') } } };
+    byStatus[status] = { description, content: { 'application/problem+json': { schema: SCHEMAS.Problem } } };
   }
   return byStatus;
 }
 
-function operation(summary: string, scope: string, extra: Partial<OperationObject>, responses: Record<string, ResponseObject>): OperationObject {
-  return { tags: ['wurk'], summary, description: `Scope: ${scope}.`, security: [{ [WURK_BEARER_SCHEME]: [] }], responses, ...extra };
-}
-
-const IDEMPOTENCY_KEY = {
+const IDEMPOTENCY_KEY: ParameterObject = {
   name: 'Idempotency-Key',
-  in: 'header' as const,
+  in: 'header',
   required: false,
   description: '1-255 printable ASCII characters; a repeat with the same body replays the first answer (Idempotency-Replayed: true)',
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
-const JID_PARAM = { name: 'jid', in: 'path' as const, required: true, schema: { type: 'string', pattern: JID_PATTERN } };
+const JID_PARAM: ParameterObject = { name: 'jid', in: 'path', required: true, schema: { type: 'string', pattern: JID_PATTERN } };
 const PRODUCE_PROBLEMS: ProblemType[] = ['invalid_request', 'insufficient_scope', 'class_not_allowed', 'read_only', 'payload_too_large', 'idempotency_key_reused', 'request_in_progress'];
 
-function paths(base: string): Record<string, PathItemObject> {
-  return {
-    [`${base}/v1`]: {
-      get: operation('Discovery document', 'any', {}, { 200: json(ref('Discovery'), 'The API version, wurk version, mount, read-only flag and rate limit'), ...problems() }),
+/** The produce plane's routes (contract §1.4, §1.6), keyed by route name. */
+export const JOB_ROUTE_DOCS: Record<string, RouteDoc> = {
+  discovery: {
+    summary: 'Discovery document',
+    scope: 'any',
+    parameters: [],
+    responses: { 200: json(SCHEMAS.Discovery, 'The API version, wurk version, mount, read-only flag and rate limit'), ...problems() },
+  },
+  'jobs.create': {
+    summary: 'Enqueue one job',
+    scope: 'enqueue',
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: SCHEMAS.JobHash,
+    responses: { 201: json(SCHEMAS.Enqueued, 'Enqueued (or scheduled with at)'), 200: json(SCHEMAS.Enqueued, 'Client middleware dropped the job: jid is null'), ...problems(...PRODUCE_PROBLEMS) },
+  },
+  'jobs.createBulk': {
+    summary: 'Enqueue many jobs of one class',
+    scope: 'enqueue',
+    parameters: [IDEMPOTENCY_KEY],
+    requestBody: SCHEMAS.BulkJobHash,
+    responses: {
+      201: json(SCHEMAS.EnqueuedBulk, 'At least one job enqueued; jids index-aligned with args, null = dropped'),
+      200: json(SCHEMAS.EnqueuedBulk, 'No job enqueued'),
+      ...problems(...PRODUCE_PROBLEMS),
     },
-    [`${base}/v1/jobs`]: {
-      post: operation(
-        'Enqueue one job',
-        'enqueue',
-        { parameters: [IDEMPOTENCY_KEY], requestBody: { required: true, content: { 'application/json': { schema: ref('JobHash') } } } },
-        { 201: json(ref('Enqueued'), 'Enqueued (or scheduled with at)'), 200: json(ref('Enqueued'), 'Client middleware dropped the job: jid is null'), ...problems(...PRODUCE_PROBLEMS) },
-      ),
-    },
-    [`${base}/v1/jobs/bulk`]: {
-      post: operation(
-        'Enqueue many jobs of one class',
-        'enqueue',
-        { parameters: [IDEMPOTENCY_KEY], requestBody: { required: true, content: { 'application/json': { schema: ref('BulkJobHash') } } } },
-        { 201: json(ref('EnqueuedBulk'), 'At least one job enqueued; jids index-aligned with args, null = dropped'), 200: json(ref('EnqueuedBulk'), 'No job enqueued'), ...problems(...PRODUCE_PROBLEMS) },
-      ),
-    },
-    [`${base}/v1/jobs/{jid}`]: {
-      get: operation(
-        'Status of a tracked job',
-        'read',
-        { parameters: [JID_PARAM] },
-        { 200: json(ref('StatusRecord'), 'The status record'), ...problems('invalid_request', 'insufficient_scope', 'job_not_found') },
-      ),
-      delete: operation(
-        'Take a not-yet-run job out of schedule or retry',
-        'admin',
-        { parameters: [JID_PARAM] },
-        { 200: json(ref('Cancelled'), 'Removed; set names where it was'), ...problems('invalid_request', 'insufficient_scope', 'read_only', 'job_not_found') },
-      ),
-    },
-  };
-}
-
-/**
- * Adds the wurk HTTP API (paths, schemas and the bearer scheme) to an
- * OpenAPI document, e.g. one from `SwaggerModule.createDocument`. The API is
- * served by a handler ahead of Nest's router, so Swagger's controller scan
- * cannot see it; this describes it instead. `mount` is the `api.mount` option.
- */
-/**
- * The parts of an OpenAPI 3 document that `addWurkApiToDocument` touches.
- * Structural on purpose: `SwaggerModule.createDocument()`'s result fits, and
- * the published types need no `@nestjs/swagger` (an optional peer).
- */
-export interface OpenApiDocumentLike {
-  paths?: object;
-  components?: { schemas?: object; securitySchemes?: object };
-}
-
-export function addWurkApiToDocument<D extends OpenApiDocumentLike>(document: D, mount = '/api'): D {
-  const base = mount.replace(/\/+$/, '');
-  const components = document.components ?? {};
-  return {
-    ...document,
-    paths: { ...document.paths, ...paths(base) },
-    components: {
-      ...components,
-      schemas: { ...(components.schemas ?? {}), ...SCHEMAS },
-      securitySchemes: { ...(components.securitySchemes ?? {}), [WURK_BEARER_SCHEME]: { type: 'http', scheme: 'bearer', description: 'A token from the api.tokens option' } },
-    },
-  };
-}
+  },
+  'jobs.show': {
+    summary: 'Status of a tracked job',
+    scope: 'read',
+    parameters: [JID_PARAM],
+    responses: { 200: json(SCHEMAS.StatusRecord, 'The status record'), ...problems('invalid_request', 'insufficient_scope', 'job_not_found') },
+  },
+  'jobs.delete': {
+    summary: 'Take a not-yet-run job out of schedule or retry',
+    scope: 'admin',
+    parameters: [JID_PARAM],
+    responses: { 200: json(SCHEMAS.Cancelled, 'Removed; set names where it was'), ...problems('invalid_request', 'insufficient_scope', 'read_only', 'job_not_found') },
+  },
+};

@@ -1,9 +1,17 @@
-import type { IncomingMessage } from 'node:http';
 import type { ApiScope } from './api-options';
 import type { Principal } from './auth';
-import type { ApiResponse } from './response';
 
 export type RouteMethod = 'GET' | 'POST' | 'DELETE';
+
+/** One row of the API's route table: what the gate matches and which scope it asks for. */
+export interface RouteSpec {
+  /** Stable name a controller handler declares, e.g. `jobs.create`. */
+  name: string;
+  method: RouteMethod;
+  /** Relative to the mount; `:name` captures one percent-decoded segment. */
+  pattern: string;
+  scope: ApiScope | 'any';
+}
 
 /** One authenticated, routed request as a handler sees it. */
 export interface ApiRequest {
@@ -13,18 +21,12 @@ export interface ApiRequest {
   route: string;
   params: Record<string, string>;
   principal: Principal;
-  raw: IncomingMessage;
+  headers: Record<string, string | string[] | undefined>;
+  /** The query string's parameters, each with every value it was given (a repeat is the caller's error to refuse). */
+  query: Record<string, string[]>;
 }
 
-export interface Route {
-  method: RouteMethod;
-  /** Relative to the mount; `:name` captures one percent-decoded segment. */
-  pattern: string;
-  scope: ApiScope | 'any';
-  handle(request: ApiRequest): Promise<ApiResponse>;
-}
-
-export type RouteMatch = { route: Route; params: Record<string, string> } | { allow: string } | undefined;
+export type RouteMatch = { route: RouteSpec; params: Record<string, string> } | { allow: string } | undefined;
 
 function matchPattern(pattern: string, path: string): Record<string, string> | undefined {
   const expected = pattern.split('/');
@@ -54,8 +56,10 @@ function matchPattern(pattern: string, path: string): Record<string, string> | u
  * Finds the route for `method` (HEAD already mapped to GET) and `path`.
  * No pattern matches → undefined (404); a pattern matches but not the verb →
  * the `Allow` value: registered verbs in order, plus HEAD when GET is one.
+ * This table, not the framework's router, decides: Express would also
+ * route `/v1/` to `/v1` and refuse `%zz` with its own 400.
  */
-export function matchRoute(routes: readonly Route[], method: string, path: string): RouteMatch {
+export function matchRoute(routes: readonly RouteSpec[], method: string, path: string): RouteMatch {
   const verbs: string[] = [];
   for (const route of routes) {
     const params = matchPattern(route.pattern, path);

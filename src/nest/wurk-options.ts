@@ -58,8 +58,8 @@ export class WurkModuleOptions {
   @IsArrayOf('middleware (a function, an object with call(), or a class)', isMiddleware)
   clientMiddleware?: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
 
-  /** The HTTP produce plane (README "HTTP API"); nothing is mounted without it. */
-  @IsNestedOptions(() => WurkApiOptionKeys, 'an object { mount, tokens, ... }')
+  /** Tokens and limits of the HTTP API (README "HTTP API"); its routes are WurkApiModule's controllers. */
+  @IsNestedOptions(() => WurkApiOptionKeys, 'an object { tokens, enqueueClasses, ... }')
   api?: WurkApiOptions;
 
   /** Seconds a status row of a tracked job lives, re-stamped on every write (default 1800). */

@@ -1,6 +1,5 @@
-import { Module, NestModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
-import { WurkApiMount } from '../api/wurk-api.mount';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { AdminService } from './admin.service';
@@ -50,18 +49,8 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     PeriodicService,
     PeriodicExplorer,
     PeriodicLifecycle,
-    WurkApiMount,
     AdminService,
   ],
   exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
-export class WurkModule extends WurkConfigurableModule implements NestModule {
-  constructor(private readonly apiMount: WurkApiMount) {
-    super();
-  }
-
-  /** The HTTP API claims its mount ahead of every route (contract §1.2 order); without the `api` option nothing is attached. */
-  configure(): void {
-    this.apiMount.attach();
-  }
-}
+export class WurkModule extends WurkConfigurableModule {}

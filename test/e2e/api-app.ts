@@ -1,7 +1,7 @@
 import { Controller, Get, INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { request as httpRequest } from 'node:http';
-import { WurkApiOptions, WurkModule, WurkModuleOptions } from '../../src';
+import { WurkApiModule, WurkApiOptions, WurkModule, WurkModuleOptions } from '../../src';
 
 export const ADMIN_TOKEN = 'admin-token-000000000000000000';
 export const ENQUEUE_TOKEN = 'enqueue-token-0000000000000000';
@@ -33,11 +33,23 @@ export interface ApiApp {
   close(): Promise<void>;
 }
 
-/** A real Nest app listening on a loopback socket, created as the README tells a host app to be. */
-export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefined, extra: WurkModuleOptions = {}): Promise<ApiApp> {
-  @Module({ imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra })], controllers: [HostController] })
+export interface ApiAppOptions {
+  /** `WurkApiModule.register({ path })`; default `api`. */
+  path?: string;
+}
+
+/**
+ * A real Nest app listening on a loopback socket, made as a user makes one:
+ * a plain `NestFactory.create(AppModule)` (Nest's own body parsers on),
+ * importing `WurkApiModule` next to its own controllers.
+ */
+export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefined, extra: WurkModuleOptions = {}, options: ApiAppOptions = {}): Promise<ApiApp> {
+  @Module({
+    imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra }), WurkApiModule.register({ path: options.path })],
+    controllers: [HostController],
+  })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, { bodyParser: false, logger: false, abortOnError: false });
+  const app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { app, port: address.port, close: () => app.close() };

@@ -170,7 +170,7 @@ describe('HTTP API: no token configured', () => {
   let api: ApiApp;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { mount: '/jobs-api' });
+    api = await startApiApp(server.url, {}, {}, { path: 'jobs-api' });
   });
   afterAll(async () => {
     await api.close();

@@ -1,53 +1,20 @@
-import { Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
-import { excludeWurkApi, WurkModule } from '../../src';
 import { waitFor } from '../support/wait';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
-
-// express ships no types here (@types/express is not installed); only json() is used.
-const { json } = require('express') as { json(options: { limit: string }): (req: unknown, res: unknown, next: () => void) => void };
 
 describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const apps: ApiApp[] = [];
 
-  async function start(api: Parameters<typeof startApiApp>[1]): Promise<ApiApp> {
-    const app = await startApiApp(server.url, api);
+  async function start(api: Parameters<typeof startApiApp>[1], path?: string): Promise<ApiApp> {
+    const app = await startApiApp(server.url, api, {}, { path });
     apps.push(app);
     return app;
   }
 
   afterAll(async () => {
     for (const app of apps) await app.close();
-  });
-
-  it("refuses to start while Nest's default body parser would read API bodies first", async () => {
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS } })] })
-    class ParsingApp {}
-    const app = await NestFactory.create(ParsingApp, { logger: false, abortOnError: false });
-    try {
-      await expect(app.init()).rejects.toThrow(/wurk option api needs the app's default body parser off/);
-    } finally {
-      await app.close();
-    }
-  });
-
-  it('works behind host parsers wrapped in excludeWurkApi', async () => {
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS, enqueueClasses: 'any' } })] })
-    class HostApp {}
-    const app = await NestFactory.create(HostApp, { bodyParser: false, logger: false, abortOnError: false });
-    app.use(excludeWurkApi('/api', json({ limit: '1kb' })));
-    app.use((req: { method: string; body?: unknown; url: string }, res: { end(text: string): void }, next: () => void) =>
-      req.url === '/echo' ? res.end(JSON.stringify(req.body)) : next(),
-    );
-    await app.listen(0, '127.0.0.1');
-    apps.push({ app, port: app.getHttpServer().address().port, close: () => app.close() });
-    const port = app.getHttpServer().address().port;
-    const big = { class: 'RecordJob', args: ['x'.repeat(4096)] };
-    expect((await post(port, '/api/v1/jobs', ADMIN_TOKEN, big)).status).toBe(201);
-    expect((await post(port, '/echo', undefined, { a: 1 })).text).toBe('{"a":1}');
   });
 
   it('without an allow-list only an admin token may enqueue, any class', async () => {
@@ -87,7 +54,7 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
   });
 
   it('rate-limits per token in a shared sliding window, charging unrouted requests too', async () => {
-    const api = await start({ mount: '/rl', tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 3, interval: 'minute' } });
+    const api = await start({ tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 3, interval: 'minute' } }, 'rl');
     const discovery = await call(api.port, { path: '/rl/v1', token: READ_TOKEN });
     expect(discovery.json.rate_limit).toEqual({ limit: 3, interval_seconds: 60 });
     expect((await call(api.port, { path: '/rl/v1/unknown', token: READ_TOKEN })).status).toBe(404);
@@ -114,7 +81,7 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
   });
 
   it('answers 500 internal_error (never a silent pass) while Redis is away, and recovers with it', async () => {
-    const api = await start({ mount: '/down', tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 100, interval: 'minute' } });
+    const api = await start({ tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 100, interval: 'minute' } }, 'down');
     expect((await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status).toBe(200);
     await server.halt();
     try {
@@ -132,7 +99,7 @@ describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
   });
 
   it('admits again once the window has slid past the oldest request', async () => {
-    const api = await start({ mount: '/fast', tokens: TOKENS, rateLimit: { limit: 1, interval: 1 } });
+    const api = await start({ tokens: TOKENS, rateLimit: { limit: 1, interval: 1 } }, 'fast');
     expect((await call(api.port, { path: '/fast/v1', token: READ_TOKEN })).status).toBe(200);
     const limited = await call(api.port, { path: '/fast/v1', token: READ_TOKEN });
     expect(limited.status).toBe(429);

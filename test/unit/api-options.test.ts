@@ -1,4 +1,4 @@
-import { resolveApiOptions } from '../../src/api/api-options';
+import { resolveApiOptions, resolveApiPath } from '../../src/api/api-options';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { configError } from '../support/config-error';
 
@@ -7,7 +7,6 @@ const TOKEN = 'a-token-of-twenty-chars';
 describe('api options', () => {
   it('fills in the contract defaults', () => {
     expect(resolveApiOptions({}, {})).toEqual({
-      mount: '/api',
       tokens: [],
       enqueueClasses: undefined,
       maxBodyBytes: 1_048_576,
@@ -23,9 +22,18 @@ describe('api options', () => {
     expect(resolveApiOptions({ readOnly: false }, { WURK_API_READ_ONLY: '1' }).readOnly).toBe(false);
   });
 
-  it('normalizes the mount and names the rate-limit interval', () => {
-    expect(resolveApiOptions({ mount: '/' }, {}).mount).toBe('');
-    expect(resolveApiOptions({ mount: '/jobs-api/' }, {}).mount).toBe('/jobs-api');
+  it('normalizes the WurkApiModule path and refuses anything but literal segments', () => {
+    expect(resolveApiPath(undefined)).toBe('api');
+    expect(resolveApiPath('/')).toBe('');
+    expect(resolveApiPath('')).toBe('');
+    expect(resolveApiPath('/jobs-api/')).toBe('jobs-api');
+    expect(resolveApiPath('ops/jobs')).toBe('ops/jobs');
+    for (const bad of [':id', '*', 'a b', 'a?b', 'a//b', '%41', 7]) {
+      expect(configError(() => resolveApiPath(bad)).option).toBe('WurkApiModule path');
+    }
+  });
+
+  it('names the rate-limit interval', () => {
     expect(resolveApiOptions({ rateLimit: { limit: 5, interval: 'hour' } }, {}).rateLimit).toEqual({ limit: 5, intervalSeconds: 3600, intervalName: 'hour' });
     expect(resolveApiOptions({ rateLimit: { limit: 5, interval: 90 } }, {}).rateLimit).toEqual({ limit: 5, intervalSeconds: 90, intervalName: '90 seconds' });
   });
@@ -41,8 +49,7 @@ describe('api options', () => {
     [{ tokens: [{ token: TOKEN, scopes: ['admin'] }, { token: TOKEN + 'x', scopes: ['write'] }] }, 'api.tokens[1].scopes'],
     [{ tokens: [{ token: TOKEN, scopes: [] }] }, 'api.tokens[0].scopes'],
     [{ tokens: {} }, 'api.tokens'],
-    [{ mount: 'api' }, 'api.mount'],
-    [{ mount: '/a?b' }, 'api.mount'],
+    [{ mount: '/api' }, 'api.mount'],
     [{ enqueueClasses: ['lower'] }, 'api.enqueueClasses[0]'],
     [{ enqueueClasses: 'all' }, 'api.enqueueClasses'],
     [{ maxBodyBytes: 0 }, 'api.maxBodyBytes'],

@@ -1,0 +1,44 @@
+import { DynamicModule, Module } from '@nestjs/common';
+import { APP_FILTER } from '@nestjs/core';
+import { resolveApiPath } from '../../api/api-options';
+import { mountController } from './mount-controller';
+import { WurkApiFallbackController, WurkJobsController } from './wurk-api.controller';
+import { WurkApiProblemFilter, WurkApiUnroutedFilter } from './wurk-api.filters';
+import { WurkApiGuard } from './wurk-api.guard';
+import { WurkApiService } from './wurk-api.service';
+import { WURK_API_MOUNT } from './wurk-api.tokens';
+
+export interface WurkApiModuleOptions {
+  /**
+   * The controllers' path, default `api`: routes at `<global prefix>/<RouterModule path>/<path>/v1/...`.
+   * Tokens, caps and limits are the `api` option of `WurkModule.forRoot`.
+   */
+  path?: string;
+}
+
+/**
+ * The HTTP API (contract §1) as Nest controllers. Import it where the
+ * routes belong; the app's global prefix, RouterModule, global guards and
+ * interceptors and Swagger's scan apply to them as to the app's own.
+ * Needs `WurkModule.forRoot({ api: { tokens } })`; without tokens every
+ * route answers 404.
+ */
+@Module({})
+export class WurkApiModule {
+  static register(options: WurkApiModuleOptions = {}): DynamicModule {
+    const path = resolveApiPath(options.path);
+    return {
+      module: WurkApiModule,
+      // The fallback last: on Nest versions that route in registration order it must not shadow a real route.
+      controllers: [mountController(WurkJobsController, path), mountController(WurkApiFallbackController, path)],
+      providers: [
+        { provide: WURK_API_MOUNT, useValue: { path, module: WurkApiModule } },
+        WurkApiService,
+        WurkApiGuard,
+        WurkApiProblemFilter,
+        { provide: APP_FILTER, useClass: WurkApiUnroutedFilter },
+      ],
+      exports: [WurkApiService],
+    };
+  }
+}

@@ -1,0 +1,138 @@
+import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ApiGate, Admission, IncomingApiRequest } from '../../api/api-gate';
+import { resolveApiOptions, ResolvedApiOptions } from '../../api/api-options';
+import { earlyBodyReader } from '../../api/body';
+import { DISCOVERY_ROUTE } from '../../api/discovery';
+import { JOB_ROUTES, JobsRoutes } from '../../api/jobs.routes';
+import { ApiProblem } from '../../api/problem';
+import { requestPath, requestSearch } from '../../api/request-path';
+import { ApiResponse, send } from '../../api/response';
+import type { ApiRequest, RouteSpec } from '../../api/router';
+import { RedisConnections } from '../../redis/connections';
+import { ClientService } from '../client.service';
+import { StatusService } from '../status.service';
+import { WURK_RESOLVED_OPTIONS } from '../tokens';
+import type { ResolvedWurkOptions } from '../wurk-options';
+import { resolvedMountPath } from './mount-path';
+import { WURK_API_MOUNT, WurkApiMountInfo } from './wurk-api.tokens';
+
+/** The route table the gate matches: every row some controller of WurkApiModule serves. */
+export const API_ROUTES: readonly RouteSpec[] = [DISCOVERY_ROUTE, ...JOB_ROUTES];
+
+const ADMISSION = Symbol('wurk:admission');
+type AdmittedRequest = IncomingMessage & { [ADMISSION]?: Admission };
+
+/**
+ * The Nest-free HTTP contract (`api/`) bound to this app: its options, its
+ * Redis, and the path the routes ended up at. Guards, filters and
+ * controllers of WurkApiModule are thin calls into it.
+ */
+@Injectable()
+export class WurkApiService implements OnModuleInit {
+  readonly options: ResolvedApiOptions;
+  readonly gate: ApiGate;
+  readonly jobs: JobsRoutes;
+  private readonly logger = new Logger('WurkApi');
+  private mountPath?: string;
+
+  constructor(
+    @Inject(WURK_RESOLVED_OPTIONS) wurk: ResolvedWurkOptions,
+    @Inject(WURK_API_MOUNT) private readonly mount: WurkApiMountInfo,
+    connections: RedisConnections,
+    client: ClientService,
+    status: StatusService,
+    adapterHost: HttpAdapterHost,
+    private readonly config: ApplicationConfig,
+    private readonly modules: ModulesContainer,
+  ) {
+    this.options = resolveApiOptions(wurk.api ?? {});
+    this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
+    this.jobs = new JobsRoutes({ redis: connections.command, client, status, options: this.options });
+    this.placeBodyReader(adapterHost);
+  }
+
+  /**
+   * NestFactory.create builds providers before it installs its body
+   * parsers, so a reader placed now runs first and keeps the job bytes as
+   * sent without `rawBody`. An app from Test.createTestingModule gets its
+   * adapter later; there the parsers read first and the bytes come from
+   * `rawBody: true` (see `requestBody`).
+   */
+  private placeBodyReader(adapterHost: HttpAdapterHost): void {
+    const adapter = adapterHost.httpAdapter as { getType?(): string; use(handler: unknown): unknown } | undefined;
+    if (adapter?.getType?.() !== 'express') return;
+    adapter.use(earlyBodyReader((req) => this.isUnderMount(req), this.options.maxBodyBytes));
+  }
+
+  /** Runs once the global prefix and RouterModule paths are known, before the app serves anything. */
+  onModuleInit(): void {
+    this.mountPath = resolvedMountPath(this.config, this.modules, this.mount.module, this.mount.path);
+  }
+
+  /** Where the routes are served: global prefix + module path + controller path. */
+  get mountedAt(): string {
+    return this.mountPath ?? resolvedMountPath(this.config, this.modules, this.mount.module, this.mount.path);
+  }
+
+  /** The path relative to the mount when the request is under it, else undefined. */
+  relative(path: string): string | undefined {
+    const mount = this.mountedAt;
+    if (mount === '') return path;
+    if (path === mount) return '';
+    return path.startsWith(`${mount}/`) ? path.slice(mount.length) : undefined;
+  }
+
+  isUnderMount(req: IncomingMessage): boolean {
+    return this.relative(requestPath(req)) !== undefined;
+  }
+
+  incoming(req: IncomingMessage): IncomingApiRequest {
+    const path = requestPath(req);
+    return { method: req.method ?? 'GET', path, relative: this.relative(path), search: requestSearch(req), headers: req.headers };
+  }
+
+  /**
+   * The gate's verdict for this request, kept on it for the handler. Any
+   * failure that is not a refusal (Redis away under the rate limiter) is
+   * logged here and becomes the contract's 500 problem.
+   */
+  async admit(req: IncomingMessage): Promise<Admission> {
+    try {
+      const admission = await this.gate.admit(this.incoming(req));
+      (req as AdmittedRequest)[ADMISSION] = admission;
+      return admission;
+    } catch (error) {
+      throw this.asProblem(error, req);
+    }
+  }
+
+  asProblem(error: unknown, req: IncomingMessage): ApiProblem {
+    if (error instanceof ApiProblem) return error;
+    this.gate.render(error, this.incoming(req));
+    return new ApiProblem('internal_error', 'The request could not be completed.');
+  }
+
+  /** Writes a problem (or a 500 for anything else) the contract's way. */
+  sendError(error: unknown, req: IncomingMessage, res: ServerResponse): void {
+    send(res, this.gate.render(error, this.incoming(req)), req.method === 'HEAD');
+  }
+
+  /**
+   * Runs a handler of an admitted request and writes its answer itself:
+   * the body is exact contract bytes, so nothing a host interceptor maps
+   * (a `{ data }` envelope, a serializer) may reshape it.
+   */
+  async respond(req: IncomingMessage, res: ServerResponse, handler: (request: ApiRequest) => Promise<ApiResponse>): Promise<void> {
+    const admission = (req as AdmittedRequest)[ADMISSION];
+    let response: ApiResponse;
+    try {
+      if (!admission) throw new Error('a wurk API route ran without WurkApiGuard');
+      response = await handler(admission.request);
+    } catch (error) {
+      response = this.gate.render(error, this.incoming(req));
+    }
+    send(res, response, req.method === 'HEAD');
+  }
+}
