@@ -178,8 +178,22 @@ describe('HTTP API in an app from Test.createTestingModule (Nest parses bodies b
   });
 });
 
-describe('the package without @nestjs/swagger (an optional peer)', () => {
-  it('loads, and its API module still builds', () => {
+describe('@nestjs/swagger, an optional peer', () => {
+  it('is loaded only when an app registers WurkApiModule (a worker process never pays its load time)', () => {
+    let loads = 0;
+    jest.isolateModules(() => {
+      jest.doMock('@nestjs/swagger', () => {
+        loads += 1;
+        return jest.requireActual('@nestjs/swagger');
+      });
+      const wurk = require('../../src') as typeof import('../../src');
+      expect(loads).toBe(0);
+      wurk.WurkApiModule.register();
+      expect(loads).toBe(1);
+    });
+  });
+
+  it('may be missing: the package loads and WurkApiModule still builds its controllers', () => {
     jest.isolateModules(() => {
       jest.doMock('@nestjs/swagger', () => {
         const error = new Error("Cannot find module '@nestjs/swagger'") as NodeJS.ErrnoException;

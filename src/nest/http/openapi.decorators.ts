@@ -1,54 +1,68 @@
-import { applyDecorators } from '@nestjs/common';
+import { applyDecorators, Type } from '@nestjs/common';
 import type { RouteDoc } from '../../api/openapi';
+import { WURK_ROUTE } from './wurk-api.tokens';
 
 /** The security scheme name wurk's operations refer to; add it to your DocumentBuilder with `.addBearerAuth(undefined, WURK_BEARER_SCHEME)`. */
 export const WURK_BEARER_SCHEME = 'wurk-bearer';
 
 type Decorator = ClassDecorator & MethodDecorator;
-type SwaggerModule = Record<string, (...args: unknown[]) => Decorator>;
+type Swagger = Record<string, (...args: unknown[]) => Decorator>;
+
+let loaded: Swagger | null | undefined;
 
 /**
- * `@nestjs/swagger` is an optional peer: without it the decorators below do
- * nothing and the package still loads. Only its absence is tolerated; any
- * other failure to load it is rethrown, so a broken install says why.
+ * `@nestjs/swagger` is an optional peer, loaded only when an app registers
+ * WurkApiModule (it takes seconds to load: a worker process that never
+ * serves HTTP must not pay for it). Without it the routes are served
+ * undocumented. Only its absence is tolerated; any other failure to load
+ * it is rethrown, so a broken install says why.
  */
-function loadSwagger(): SwaggerModule | undefined {
+function swagger(): Swagger | null {
+  if (loaded !== undefined) return loaded;
   try {
-    return require('@nestjs/swagger') as SwaggerModule;
+    loaded = require('@nestjs/swagger') as Swagger;
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes('@nestjs/swagger')) return undefined;
-    throw error;
+    const missing = (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes('@nestjs/swagger');
+    if (!missing) throw error;
+    loaded = null;
   }
+  return loaded;
 }
 
-const swagger = loadSwagger();
-const none: Decorator = () => undefined;
-
-/** Tags wurk's controllers and names the bearer scheme they need. */
-export function WurkApiDocs(): ClassDecorator {
-  if (!swagger) return none;
-  return applyDecorators(swagger.ApiTags('wurk'), swagger.ApiBearerAuth(WURK_BEARER_SCHEME));
-}
-
-/** Keeps a route (the catch-all that answers 404/405 problems) out of the document. */
-export function HiddenFromDocs(): MethodDecorator {
-  return swagger ? swagger.ApiExcludeEndpoint() : none;
-}
-
-/** The operation, parameters, body and responses of one route, from its description in `api/openapi`. */
-export function RouteDocs(doc: RouteDoc): MethodDecorator {
-  if (!swagger) return none;
-  const decorators: Decorator[] = [swagger.ApiOperation({ summary: doc.summary, description: `Scope: ${doc.scope}.` })];
+function routeDecorators(api: Swagger, doc: RouteDoc): Decorator[] {
+  const decorators: Decorator[] = [api.ApiOperation({ summary: doc.summary, description: `Scope: ${doc.scope}.` })];
   for (const parameter of doc.parameters) {
     const { in: place, ...rest } = parameter;
-    if (place === 'path') decorators.push(swagger.ApiParam(rest));
-    else if (place === 'query') decorators.push(swagger.ApiQuery(rest));
-    else decorators.push(swagger.ApiHeader(rest));
+    if (place === 'path') decorators.push(api.ApiParam(rest));
+    else if (place === 'query') decorators.push(api.ApiQuery(rest));
+    else decorators.push(api.ApiHeader(rest));
   }
-  if (doc.requestBody) decorators.push(swagger.ApiBody({ required: true, schema: doc.requestBody }));
+  if (doc.requestBody) decorators.push(api.ApiBody({ required: true, schema: doc.requestBody }));
   for (const [status, response] of Object.entries(doc.responses)) {
-    decorators.push(swagger.ApiResponse({ status: Number(status), description: response.description, content: response.content }));
+    decorators.push(api.ApiResponse({ status: Number(status), description: response.description, content: response.content }));
   }
-  return applyDecorators(...decorators);
+  return decorators;
+}
+
+const documented = new WeakSet<Function>();
+
+/**
+ * Adds the Swagger metadata of every handler of `controller` that names a
+ * route (`WURK_ROUTE`), from its description in `api/openapi`, and tags the
+ * class; handlers that name none stay out of the document. Once per class.
+ */
+export function documentController(controller: Type<unknown>, docs: Record<string, RouteDoc>): void {
+  const api = swagger();
+  if (!api || documented.has(controller)) return;
+  documented.add(controller);
+  const prototype = controller.prototype as Record<string, unknown>;
+  for (const key of Object.getOwnPropertyNames(prototype)) {
+    const descriptor = Object.getOwnPropertyDescriptor(prototype, key);
+    if (key === 'constructor' || typeof descriptor?.value !== 'function') continue;
+    const name = Reflect.getMetadata(WURK_ROUTE, descriptor.value) as string | undefined;
+    const decorators = name === undefined ? [api.ApiExcludeEndpoint()] : routeDecorators(api, docs[name]);
+    applyDecorators(...decorators)(prototype, key, descriptor);
+  }
+  applyDecorators(api.ApiTags('wurk'), api.ApiBearerAuth(WURK_BEARER_SCHEME))(controller);
 }

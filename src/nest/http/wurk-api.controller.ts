@@ -2,21 +2,14 @@ import { All, Delete, Get, Post, Req, Res, SetMetadata, UseFilters, UseGuards } 
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { requestBody } from '../../api/body';
 import { discoveryResponse } from '../../api/discovery';
-import { JOB_ROUTE_DOCS } from '../../api/openapi';
 import { ApiProblem } from '../../api/problem';
-import { HiddenFromDocs, RouteDocs, WurkApiDocs } from './openapi.decorators';
 import { WurkApiProblemFilter } from './wurk-api.filters';
 import { WurkApiGuard } from './wurk-api.guard';
 import { WurkApiService } from './wurk-api.service';
 import { WURK_ROUTE } from './wurk-api.tokens';
 
-/** Marks a handler as serving the route-table row `name`, and documents it. */
-function Route(name: string): MethodDecorator {
-  return (target, key, descriptor) => {
-    SetMetadata(WURK_ROUTE, name)(target, key, descriptor);
-    RouteDocs(JOB_ROUTE_DOCS[name])(target, key, descriptor);
-  };
-}
+/** Marks a handler as serving the route-table row `name`; its OpenAPI description is added from that name (`documentController`). */
+const Route = (name: string): MethodDecorator => SetMetadata(WURK_ROUTE, name);
 
 /**
  * The produce plane (contract §1.4, §1.6). Handlers take the raw request
@@ -30,7 +23,6 @@ function Route(name: string): MethodDecorator {
  */
 @UseGuards(WurkApiGuard)
 @UseFilters(WurkApiProblemFilter)
-@WurkApiDocs()
 export class WurkJobsController {
   constructor(protected readonly api: WurkApiService) {}
 
@@ -75,13 +67,11 @@ export class WurkJobsController {
 @UseFilters(WurkApiProblemFilter)
 export class WurkApiFallbackController {
   @All()
-  @HiddenFromDocs()
   atMount(): never {
     throw new ApiProblem('not_found', 'No route matches this path.');
   }
 
   @All('*rest')
-  @HiddenFromDocs()
   below(): never {
     throw new ApiProblem('not_found', 'No route matches this path.');
   }

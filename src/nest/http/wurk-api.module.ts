@@ -1,6 +1,8 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { resolveApiPath } from '../../api/api-options';
+import { JOB_ROUTE_DOCS } from '../../api/openapi';
+import { documentController } from './openapi.decorators';
 import { mountController } from './mount-controller';
 import { WurkApiFallbackController, WurkJobsController } from './wurk-api.controller';
 import { WurkApiProblemFilter, WurkApiUnroutedFilter } from './wurk-api.filters';
@@ -27,6 +29,8 @@ export interface WurkApiModuleOptions {
 export class WurkApiModule {
   static register(options: WurkApiModuleOptions = {}): DynamicModule {
     const path = resolveApiPath(options.path);
+    documentController(WurkJobsController, JOB_ROUTE_DOCS);
+    documentController(WurkApiFallbackController, {});
     return {
       module: WurkApiModule,
       // The fallback last: on Nest versions that route in registration order it must not shadow a real route.
