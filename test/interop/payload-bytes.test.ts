@@ -1,12 +1,12 @@
 import { Client } from '../../src/client/client';
-import { runRuby } from '../support/sidekiq';
+import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** Masks what differs by nature (jid, clock readings) so the rest can be compared byte for byte. */
 function mask(raw: string): string {
   return raw
     .replace(/"jid":"[0-9a-f]{24}"/, '"jid":"<jid>"')
-    .replace(/"(created_at|enqueued_at)":(\d+\.\d+)/g, (_, key: string) => `"${key}":<float>`);
+    .replace(/"(created_at|enqueued_at)":(\d+\.\d+|\d{13})(?=[,}])/g, (_, key: string, value: string) => `"${key}":<${value.includes('.') ? 'float' : 'millis'}>`);
 }
 
 const HASH = {
@@ -19,16 +19,19 @@ const HASH = {
   custom_option: 'kept',
 };
 
-describe("wurk's payloads are Sidekiq's bytes", () => {
+/** wurk in the timestamp mode of the version it is compared with: float seconds for 6.x and 7.x, integer milliseconds for 8.x. */
+describe.each(SIDEKIQ_VERSIONS)("wurk's payloads are Sidekiq $version's bytes", (version) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  const ruby = useSidekiqRuby(version, server);
   let client: Client;
+  const stamp = version.timestamps === 'millis' ? '<millis>' : '<float>';
 
   beforeAll(async () => {
-    client = new Client(server.client(), { timestamps: 'seconds' });
+    client = new Client(server.client(), { timestamps: version.timestamps });
   });
 
   async function rubyPush(hash: Record<string, unknown>): Promise<void> {
-    await runRuby(`Sidekiq::Client.push(JSON.parse(${JSON.stringify(JSON.stringify(hash))})); puts '{}'`, server.url);
+    await ruby.run(`Sidekiq::Client.push(JSON.parse(${JSON.stringify(JSON.stringify(hash))})); puts '{}'`);
   }
 
   it('an immediate push equals Sidekiq::Client.push of the same hash (jid and times aside)', async () => {
@@ -56,6 +59,6 @@ describe("wurk's payloads are Sidekiq's bytes", () => {
     await client.push({ class: 'HardWorker', args: [1] });
     const [ours, theirs] = await server.redis.lrange('queue:default', 0, 1);
     expect(mask(ours)).toBe(mask(theirs));
-    expect(mask(ours)).toBe('{"retry":true,"queue":"default","class":"HardWorker","args":[1],"jid":"<jid>","created_at":<float>,"enqueued_at":<float>}');
+    expect(mask(ours)).toBe(`{"retry":true,"queue":"default","class":"HardWorker","args":[1],"jid":"<jid>","created_at":${stamp},"enqueued_at":${stamp}}`);
   });
 });

@@ -3,7 +3,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule, WurkServer } from '../../src';
-import { runRuby } from '../support/sidekiq';
+import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
 
@@ -24,12 +24,13 @@ interface View {
 
 const VIEW = `
   ps = Sidekiq::ProcessSet.new.map { |p| { identity: p.identity, busy: p['busy'], stopping: p.stopping? } }
-  ws = Sidekiq::Workers.new.map { |_p, _t, w| { jid: w['payload']['jid'], queue: w['queue'] } }
+  ws = work_entries.map { |w| { jid: w['payload']['jid'], queue: w['queue'] } }
   puts JSON.generate(processes: ps, work: ws, processed: Sidekiq::Stats.new.processed)`;
 
 /** Sidekiq Web's Quiet and Stop buttons call exactly these API methods. */
-describe("Sidekiq's Quiet and Stop reach a running wurk app", () => {
+describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a running wurk app", (version) => {
   const server = usePrivateRedis();
+  const ruby = useSidekiqRuby(version, server);
   let app: INestApplicationContext | undefined;
 
 
@@ -56,10 +57,10 @@ describe("Sidekiq's Quiet and Stop reach a running wurk app", () => {
     await wurk.ready;
     const identity = wurk.identity.identity;
 
-    const { jid } = await runRuby<{ jid: string }>(`puts JSON.generate(jid: Sidekiq::Client.push('class' => 'GateJob', 'args' => ['hold']))`, server.url);
+    const { jid } = await ruby.run<{ jid: string }>(`puts JSON.generate(jid: Sidekiq::Client.push('class' => 'GateJob', 'args' => ['hold']))`);
     const running = await waitFor(
       async () => {
-        const view = await runRuby<View>(VIEW, server.url);
+        const view = await ruby.run<View>(VIEW);
         return view.work.length === 1 ? view : undefined;
       },
       { timeout: 30000, interval: 200, what: 'Sidekiq::Workers to list the held job' },
@@ -67,19 +68,19 @@ describe("Sidekiq's Quiet and Stop reach a running wurk app", () => {
     expect(running.work).toEqual([{ jid, queue: 'default' }]);
     expect(running.processes).toEqual([{ identity, busy: 1, stopping: false }]);
 
-    await runRuby('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"', server.url);
-    await waitFor(async () => (await runRuby<View>(VIEW, server.url)).processes[0]?.stopping, { timeout: 30000, interval: 200, what: 'the process shown as stopping' });
-    await runRuby(`Sidekiq::Client.push('class' => 'GateJob', 'args' => ['later']); puts '{}'`, server.url);
+    await ruby.run('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"');
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.stopping, { timeout: 30000, interval: 200, what: 'the process shown as stopping' });
+    await ruby.run(`Sidekiq::Client.push('class' => 'GateJob', 'args' => ['later']); puts '{}'`);
     await beats(identity, 3);
     // Quiet: the new job stays queued for whoever is not quiet.
     expect(await server.redis.llen('queue:default')).toBe(1);
 
     release();
-    await waitFor(async () => (await runRuby<View>(VIEW, server.url)).processed === 1, { timeout: 30000, interval: 200, what: 'the held job counted' });
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processed === 1, { timeout: 30000, interval: 200, what: 'the held job counted' });
 
-    await runRuby('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"', server.url);
+    await ruby.run('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"');
     await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, { timeout: 30000, what: 'the process to leave the registry' });
-    const after = await runRuby<View>(VIEW, server.url);
+    const after = await ruby.run<View>(VIEW);
     expect(after.processes).toEqual([]);
     expect(after.work).toEqual([]);
     expect(await server.redis.llen('queue:default')).toBe(1);

@@ -1,10 +1,9 @@
 import { join } from 'node:path';
-import Redis from 'ioredis';
 import { Client } from '../../src/client/client';
 import { TimestampMode } from '../../src/job/time';
 import { defineWorker } from '../../src/job/worker-definition';
 import { RedisServer } from '../support/redis-server';
-import { RUBY_DIR, runRuby, SidekiqProcess, startSidekiq } from '../support/sidekiq';
+import { RUBY_DIR, SIDEKIQ_VERSIONS, SidekiqProcess, SidekiqVersion, startSidekiq, useSidekiqRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
 
@@ -18,6 +17,7 @@ interface Ran {
   jid: string;
   args: unknown[];
   class: string;
+  sidekiq: string;
 }
 
 const CASES: unknown[][] = [
@@ -30,22 +30,23 @@ const CASES: unknown[][] = [
   ['x'.repeat(100 * 1024)],
 ];
 
-async function pushAll(client: Client): Promise<{ expected: Map<string, unknown[]>; scheduledJid: string; scheduledAt: number }> {
-  const expected = new Map<string, unknown[]>();
-  for (const args of CASES) expected.set((await client.performAsync(RecordJob, ...args)) as string, args);
+/** Pushes every case to `queue`, plus one scheduled job and a bulk push of 100. */
+async function pushAll(client: Client, queue: string, expected: Map<string, unknown[]>): Promise<{ scheduledJid: string; scheduledAt: number }> {
+  const scoped = client.set({ queue });
+  for (const args of CASES) expected.set((await scoped.performAsync(RecordJob, ...args)) as string, args);
   const scheduledAt = Date.now() / 1000 + 1;
-  const scheduledJid = (await client.performAt(scheduledAt, RecordJob, 'scheduled')) as string;
+  const scheduledJid = (await scoped.performAt(scheduledAt, RecordJob, 'scheduled')) as string;
   expected.set(scheduledJid, ['scheduled']);
-  const bulkArgs = Array.from({ length: 100 }, (_, i) => [i, `bulk-${i}`]);
-  const jids = await client.pushBulk({ class: 'RecordJob', args: bulkArgs });
+  const bulkArgs = Array.from({ length: 100 }, (_, i) => [i, `bulk-${i}-${queue}`]);
+  const jids = await client.pushBulk({ class: 'RecordJob', args: bulkArgs, queue });
   jids.forEach((jid, i) => expected.set(jid as string, bulkArgs[i]));
-  return { expected, scheduledJid, scheduledAt };
+  return { scheduledJid, scheduledAt };
 }
 
-async function runOnSidekiq(server: RedisServer, redis: Redis, expected: Map<string, unknown[]>): Promise<void> {
+async function runOnSidekiq(version: SidekiqVersion, server: RedisServer, expected: Map<string, unknown[]>, queues: string[]): Promise<void> {
   let sidekiq: SidekiqProcess | undefined;
   try {
-    sidekiq = startSidekiq({ url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb') });
+    sidekiq = startSidekiq({ version, url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb'), queues, concurrency: 10 });
     const done = sidekiq;
     await waitFor(async () => (await server.redis.llen('interop:ran')) >= expected.size, { timeout: 45000, what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}` });
   } finally {
@@ -57,6 +58,7 @@ async function runOnSidekiq(server: RedisServer, redis: Redis, expected: Map<str
   for (const job of ran) {
     counts.set(job.jid, (counts.get(job.jid) ?? 0) + 1);
     expect(job.class).toBe('RecordJob');
+    expect(job.sidekiq).toBe(version.version);
     expect(job.args).toEqual(expected.get(job.jid));
   }
   expect([...counts.keys()].sort()).toEqual([...expected.keys()].sort());
@@ -65,20 +67,23 @@ async function runOnSidekiq(server: RedisServer, redis: Redis, expected: Map<str
   expect(await server.redis.zcard('dead')).toBe(0);
 }
 
-describe.each<TimestampMode>(['seconds', 'millis'])('jobs pushed by wurk (%s timestamps) run on stock Sidekiq 6.4', (mode) => {
+const MODES: TimestampMode[] = ['seconds', 'millis'];
+
+/** Both timestamp modes go to one Sidekiq run (a queue each): its scheduler's first poll waits up to 5 s, once per boot. */
+describe.each(SIDEKIQ_VERSIONS)('jobs pushed by wurk (seconds and millis timestamps) run on stock Sidekiq $version', (version) => {
   const server = usePrivateRedis();
+  const ruby = useSidekiqRuby(version, server);
 
-
-  it('runs every job exactly once with equal args', async () => {
-    const client = new Client(server.client(), { timestamps: mode });
-    const { expected, scheduledJid, scheduledAt } = await pushAll(client);
-
-    if (mode === 'seconds') {
-      // Sidekiq 6.4 reads our float seconds: a sane latency and the scheduled time.
-      const seen = await runRuby<{ latency: number; at: number | null; size: number }>(
+  it('runs every job exactly once with equal args, and reads the queue latency and schedule of the modes it understands', async () => {
+    const expected = new Map<string, unknown[]>();
+    for (const mode of MODES) {
+      const client = new Client(server.client(), { timestamps: mode });
+      const { scheduledJid, scheduledAt } = await pushAll(client, mode, expected);
+      // Float seconds are read by every version (8.x as its "old format"); integer milliseconds only from 8.0.
+      if (mode === 'millis' && version.timestamps !== 'millis') continue;
+      const seen = await ruby.run<{ latency: number; at: number | null; size: number }>(
         `job = Sidekiq::ScheduledSet.new.find_job(${JSON.stringify(scheduledJid)});` +
-          `puts JSON.generate(latency: Sidekiq::Queue.new('default').latency, at: job && job.at.to_f, size: Sidekiq::Queue.new('default').size)`,
-        server.url,
+          `puts JSON.generate(latency: Sidekiq::Queue.new(${JSON.stringify(mode)}).latency, at: job && job.at.to_f, size: Sidekiq::Queue.new(${JSON.stringify(mode)}).size)`,
       );
       expect(seen.latency).toBeGreaterThanOrEqual(0);
       expect(seen.latency).toBeLessThan(60);
@@ -86,7 +91,6 @@ describe.each<TimestampMode>(['seconds', 'millis'])('jobs pushed by wurk (%s tim
       expect(seen.at).not.toBeNull();
       expect(Math.abs((seen.at as number) - scheduledAt)).toBeLessThan(0.001);
     }
-
-    await runOnSidekiq(server, server.redis, expected);
+    await runOnSidekiq(version, server, expected, MODES);
   });
 });
