@@ -162,6 +162,15 @@ export class WurkModuleOptions {
   @IsSeconds({ integer: true })
   deadTimeout?: number;
 
+  /**
+   * Write Sidekiq 7+'s execution metrics (jobs, failures and milliseconds
+   * per class and minute, and the time histograms) with each heartbeat, so
+   * the Web UI's Metrics page shows wurk's jobs (default true). Counted in
+   * memory: no Redis command per job.
+   */
+  @IsFlag()
+  executionMetrics?: boolean;
+
   /** Shown in Sidekiq's Busy page. */
   @IsText()
   tag?: string;
@@ -224,6 +233,7 @@ function defaultOptions() {
     maxRetries: SERVER_DEFAULTS.maxRetries,
     deadMaxJobs: SERVER_DEFAULTS.deadMaxJobs,
     deadTimeout: SERVER_DEFAULTS.deadTimeout,
+    executionMetrics: SERVER_DEFAULTS.executionMetrics,
     tag: '',
     labels: [],
     serverMiddleware: [],

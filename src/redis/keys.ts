@@ -37,6 +37,35 @@ export const Keys = {
   statProcessedOn: (date: string): string => `stat:processed:${date}`,
   statFailedOn: (date: string): string => `stat:failed:${date}`,
 
+  // --- Sidekiq 7+: execution metrics (lib/sidekiq/metrics/) ----------------
+  // 7.3 and 8.1 name the same buckets differently; wurk writes both so either
+  // Web UI's Metrics page shows its jobs. All times UTC, from epoch ms.
+  /** 7.x per-minute HASH of `Class|p`, `Class|f`, `Class|ms`: `j|20261130|9:5`. */
+  metricsMinuteV7: (epochMs: number): string => {
+    const t = utcParts(epochMs);
+    return `j|${t.year}${t.month}${t.day}|${t.hour}:${t.minute}`;
+  },
+  /** 8.x per-minute HASH, same fields: `j|261130|9:05`. */
+  metricsMinuteV8: (epochMs: number): string => {
+    const t = utcParts(epochMs);
+    return `j|${t.year.slice(2)}${t.month}${t.day}|${t.hour}:${pad2(t.minute)}`;
+  },
+  /** 8.x ten-minute rollup HASH read by `top_jobs(hours:)`: `j|261130|9:0` for 09:00–09:09. */
+  metricsTenMinutesV8: (epochMs: number): string => {
+    const t = utcParts(epochMs);
+    return `j|${t.year.slice(2)}${t.month}${t.day}|${t.hour}:${pad2(t.minute)[0]}`;
+  },
+  /** 7.x per-class, per-minute BITFIELD of u16 bucket counters: `Class-30-09:5`. */
+  metricsHistogramV7: (className: string, epochMs: number): string => {
+    const t = utcParts(epochMs);
+    return `${className}-${t.day}-${pad2(t.hour)}:${t.minute}`;
+  },
+  /** 8.x histogram: `h|Class-30-9:5`. */
+  metricsHistogramV8: (className: string, epochMs: number): string => {
+    const t = utcParts(epochMs);
+    return `h|${className}-${Number(t.day)}-${t.hour}:${t.minute}`;
+  },
+
   // --- Reliable fetch (contract §3.1, shared with Ruby Wurk) ---------------
   /** Private in-progress list of one process for one public queue. */
   privateQueue: (queue: string, host: string, pid: number, nonce: string): string =>
@@ -75,6 +104,22 @@ export const Keys = {
   /** ZSET of a window limiter's admissions in its current window; the HTTP API's per-token limit is `api-token:<principal>`. */
   limiterWindow: (name: string): string => `lmtr-w:${name}`,
 } as const;
+
+function pad2(value: number | string): string {
+  return String(value).padStart(2, '0');
+}
+
+/** Year, zero-padded month and day, unpadded hour and minute: the strftime pieces the metric keys combine. */
+function utcParts(epochMs: number): { year: string; month: string; day: string; hour: number; minute: number } {
+  const date = new Date(epochMs);
+  return {
+    year: String(date.getUTCFullYear()),
+    month: pad2(date.getUTCMonth() + 1),
+    day: pad2(date.getUTCDate()),
+    hour: date.getUTCHours(),
+    minute: date.getUTCMinutes(),
+  };
+}
 
 /** The UTC calendar day Sidekiq uses for its per-day stat keys. */
 export function utcDay(epochMs: number): string {

@@ -1,6 +1,7 @@
 import type { RedisOptions } from 'ioredis';
 import { isRedisInstance, RedisConnectionOptions } from '../redis/connection';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
+import type { ExecutionCounts } from './metrics/execution-tally';
 
 /** The process description Sidekiq's `info` JSON and Busy page show; computed once at boot. */
 export interface HeartbeatInfo {
@@ -34,6 +35,8 @@ export interface Snapshot {
   quiet: boolean;
   processed: number;
   failed: number;
+  /** Execution metrics since the previous snapshot; undefined when no job ran (or metrics are off). */
+  executions: ExecutionCounts | undefined;
 }
 
 export type ToThread = { type: 'snapshot'; snapshot: Snapshot } | { type: 'pong'; id: number } | { type: 'stop' };

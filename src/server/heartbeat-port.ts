@@ -24,6 +24,11 @@ export interface HeartbeatPort {
   setWork(items: WorkItem[]): void;
   countProcessed(count?: number): void;
   countFailed(count?: number): void;
+  /**
+   * One run of `className` for Sidekiq 7+'s execution metrics: `ms` counts
+   * only when it did not fail. Kept in memory, written with the next beat.
+   */
+  recordExecution(className: string, ms: number, failed: boolean): void;
   setQuiet(quiet: boolean): void;
   onSignal(handler: (signal: RemoteSignal) => void): void;
   /** Flushes counters, SREMs `processes`, UNLINKs the work hashes, stops beating. */

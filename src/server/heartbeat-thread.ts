@@ -13,6 +13,8 @@ import { closeConnection, createConnection } from '../redis/connection';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { FromThread, HeartbeatThreadData, LogLevel, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
+import { writeExecutionMetrics } from './metrics/execution-metrics-writer';
+import { ExecutionTally } from './metrics/execution-tally';
 
 const data = workerData as HeartbeatThreadData;
 const port = parentPort!;
@@ -24,6 +26,7 @@ const state = {
   remoteQuiet: false,
   processed: 0,
   failed: 0,
+  executions: new ExecutionTally(),
   stopping: false,
 };
 
@@ -58,6 +61,7 @@ port.on('message', (message: ToThread) => {
     state.quiet = snapshot.quiet;
     state.processed += snapshot.processed;
     state.failed += snapshot.failed;
+    if (snapshot.executions) state.executions.add(snapshot.executions);
   } else {
     state.stopping = true;
     wake?.();
@@ -91,6 +95,19 @@ async function flushStats(writer: HeartbeatWriter): Promise<void> {
       state.processed += processed;
       state.failed += failed;
     }
+    throw error;
+  }
+}
+
+/** Sidekiq 7+ flushes its execution metrics on every beat; counts a flush could not write are kept for the next. */
+async function flushExecutions(redis: Redis): Promise<void> {
+  const counts = state.executions.take();
+  if (!counts) return;
+  try {
+    await writeExecutionMetrics(redis, counts, Date.now());
+  } catch (error) {
+    // As for the stats: a reply error means the MULTI ran, so adding the counts back would count them twice.
+    if (!(error instanceof ReplyError)) state.executions.add(counts);
     throw error;
   }
 }
@@ -144,7 +161,7 @@ function handleSignal(signal: RemoteSignal): void {
   send({ type: 'signal', signal });
 }
 
-async function beatOnce(writer: HeartbeatWriter): Promise<void> {
+async function beatOnce(writer: HeartbeatWriter, redis: Redis): Promise<void> {
   // Each write stands alone: a stats or work key of the wrong type must not
   // stop the registry beat, or the others would take this process for dead
   // and recover the jobs it is running.
@@ -155,6 +172,7 @@ async function beatOnce(writer: HeartbeatWriter): Promise<void> {
     failures.push(error);
   };
   await flushStats(writer).catch(keyFailure);
+  await flushExecutions(redis).catch(keyFailure);
   await writer.writeWork(state.work).catch(keyFailure);
   const rtt = await writer.measureRtt();
   const result = await writer.beat(state.work.length, state.quiet || state.remoteQuiet, rtt);
@@ -173,7 +191,7 @@ async function run(): Promise<void> {
   let failingSince: number | undefined;
   while (!state.stopping) {
     try {
-      await beatOnce(writer);
+      await beatOnce(writer, redis);
       if (failingSince !== undefined) {
         log('log', `heartbeat resumed after ${((Date.now() - failingSince) / 1000).toFixed(1)}s without Redis`);
         failingSince = undefined;
@@ -188,17 +206,22 @@ async function run(): Promise<void> {
     }
     if (!state.stopping) await pause(data.interval);
   }
-  await leave(writer);
+  await leave(writer, redis);
   await closeConnection(redis);
   send({ type: 'stopped' });
 }
 
 /** Last counters, then out of `processes` and the work hashes gone; the identity hash expires by itself. */
-async function leave(writer: HeartbeatWriter): Promise<void> {
+async function leave(writer: HeartbeatWriter, redis: Redis): Promise<void> {
   try {
     await flushStats(writer);
   } catch (error) {
     log('error', `heartbeat could not flush ${state.processed} processed / ${state.failed} failed at stop: ${describe(error)}`);
+  }
+  try {
+    await flushExecutions(redis);
+  } catch (error) {
+    log('error', `heartbeat could not flush the execution metrics at stop: ${describe(error)}`);
   }
   try {
     await writer.clear();

@@ -153,7 +153,7 @@ async function execAll(multi: ChainableCommander): Promise<[Error | null, unknow
 }
 
 /** Runs a MULTI and surfaces a discarded transaction or any failed command as an error. */
-async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
+export async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
   const replies = await execAll(multi);
   for (const [error] of replies) if (error) throw error;
   return replies;

@@ -5,6 +5,7 @@ import type { RedisConnectionOptions } from '../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
 import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, ToThread, transferableRedisOptions } from './heartbeat-messages';
 import type { ProcessIdentity } from './identity';
+import { ExecutionTally } from './metrics/execution-tally';
 
 export interface HeartbeatLogger {
   log(message: string): void;
@@ -55,6 +56,7 @@ export class Heartbeat implements HeartbeatPort {
   private quiet = false;
   private processed = 0;
   private failed = 0;
+  private readonly executions = new ExecutionTally();
   private snapshotTimer?: NodeJS.Timeout;
   private stopping = false;
   private restartDelay = RESTART_DELAY_MS;
@@ -88,6 +90,11 @@ export class Heartbeat implements HeartbeatPort {
 
   countFailed(count = 1): void {
     this.failed += count;
+    this.scheduleSnapshot();
+  }
+
+  recordExecution(className: string, ms: number, failed: boolean): void {
+    this.executions.record(className, ms, failed);
     this.scheduleSnapshot();
   }
 
@@ -214,7 +221,7 @@ export class Heartbeat implements HeartbeatPort {
     clearTimeout(this.snapshotTimer);
     this.snapshotTimer = undefined;
     if (!this.thread) return;
-    const snapshot: Snapshot = { work: this.work, quiet: this.quiet, processed: this.processed, failed: this.failed };
+    const snapshot: Snapshot = { work: this.work, quiet: this.quiet, processed: this.processed, failed: this.failed, executions: this.executions.take() };
     this.processed = 0;
     this.failed = 0;
     this.post({ type: 'snapshot', snapshot });

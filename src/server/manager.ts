@@ -127,6 +127,7 @@ export class Manager {
       fetcher: this.fetcher,
       maxRetries: options.maxRetries,
       timestamps: options.timestamps,
+      executionMetrics: options.executionMetrics,
       errorHandlers: options.errorHandlers,
       deathHandlers: options.deathHandlers,
       logger: this.logger,

@@ -42,6 +42,8 @@ export interface ProcessorDeps {
   fetcher: Fetcher;
   maxRetries: number;
   timestamps: TimestampMode;
+  /** Report each run's class, time and outcome to the heartbeat for Sidekiq 7+'s Metrics page. */
+  executionMetrics: boolean;
   errorHandlers: ErrorHandler[];
   deathHandlers: DeathHandler[];
   logger: ServerLogger;
@@ -80,6 +82,7 @@ export class Processor {
 
     let failed = false;
     let error: unknown;
+    const started = Math.floor(performance.now());
     try {
       await jobExecutionStorage.run(execution, () => deps.middleware.run(context, () => perform(context)));
     } catch (caught) {
@@ -96,6 +99,9 @@ export class Processor {
 
     // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
     const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
+    // Sidekiq resolves the class before its metrics middleware runs, so an unknown class never reaches its metrics
+    // either; a run refused by its limiter did no work and is rescheduled, so it is no execution to time.
+    if (deps.executionMetrics && worker && !overLimit) deps.heartbeat.recordExecution(metricsClassName(payload), Math.floor(performance.now()) - started, failed);
     let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
     if (outcome === undefined && !failed) {
       deps.fetcher.acknowledge(job, payload.jid);
@@ -222,6 +228,12 @@ export class Processor {
       }
     }
   }
+}
+
+/** Sidekiq's metrics name a wrapped job (ActiveJob's adapter) by the class it wraps. */
+function metricsClassName(payload: JobPayload): string {
+  const wrapped = payload.get<unknown>('wrapped');
+  return typeof wrapped === 'string' && wrapped.length > 0 ? wrapped : payload.className;
 }
 
 /** 1 for a job's first run, then `retry_count + 2` (`retry_count` is 0 after the first failure). */

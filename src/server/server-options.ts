@@ -22,6 +22,8 @@ export interface ServerOptions {
   deadMaxJobs: number;
   deadTimeout: number;
   timestamps: TimestampMode;
+  /** Write Sidekiq 7+'s per-minute execution metrics (the Web UI's Metrics page) with each heartbeat. */
+  executionMetrics: boolean;
   errorHandlers: ErrorHandler[];
   deathHandlers: DeathHandler[];
   /** Reschedules of a job over its limiter before it fails like any error (default 20). */
@@ -48,4 +50,5 @@ export const SERVER_DEFAULTS = {
   overLimitRetries: 20,
   deadMaxJobs: 10000,
   deadTimeout: 15552000,
+  executionMetrics: true,
 };

@@ -24,6 +24,11 @@ export class FakeHeartbeat implements HeartbeatPort {
   countFailed(count = 1): void {
     this.failed += count;
   }
+  /** className, ms, failed of every recordExecution call. */
+  executions: Array<{ className: string; ms: number; failed: boolean }> = [];
+  recordExecution(className: string, ms: number, failed: boolean): void {
+    this.executions.push({ className, ms, failed });
+  }
   setQuiet(quiet: boolean): void {
     this.quiet = quiet;
   }

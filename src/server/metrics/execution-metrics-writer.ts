@@ -1,0 +1,46 @@
+import type Redis from 'ioredis';
+import { Keys } from '../../redis/keys';
+import { execChecked } from '../heartbeat-writer';
+import type { ExecutionCounts } from './execution-tally';
+
+/** The per-minute hashes and histograms live 8 hours (Sidekiq's SHORT_TERM and HISTOGRAM_TTL). */
+const SHORT_TERM_TTL = 8 * 60 * 60;
+/** 8.x keeps its ten-minute rollups 3 days (MID_TERM). */
+const MID_TERM_TTL = 3 * 24 * 60 * 60;
+
+/**
+ * Writes one heartbeat's execution metrics as Sidekiq 7.3's and 8.1's
+ * ExecutionTracker#flush do, under both versions' key names, in one MULTI:
+ * each class's histogram (BITFIELD u16 counters, saturating) and the
+ * `Class|p`, `Class|f`, `Class|ms` counters of the minute (and 8.x's ten
+ * minutes). `|ms` and the histogram count successful runs only, as Sidekiq's.
+ */
+export async function writeExecutionMetrics(redis: Redis, counts: ExecutionCounts, epochMs: number): Promise<void> {
+  const multi = redis.multi();
+  for (const [className, entry] of counts) {
+    const increments: Array<string | number> = [];
+    entry.buckets.forEach((count, index) => {
+      if (count > 0) increments.push('INCRBY', 'u16', `#${index}`, count);
+    });
+    if (increments.length === 0) continue;
+    for (const key of [Keys.metricsHistogramV7(className, epochMs), Keys.metricsHistogramV8(className, epochMs)]) {
+      // ioredis types BITFIELD per sub-command; the counters vary in number, so the raw call.
+      multi.call('BITFIELD', key, 'OVERFLOW', 'SAT', ...increments);
+      multi.expire(key, SHORT_TERM_TTL);
+    }
+  }
+  const buckets: Array<[string, number]> = [
+    [Keys.metricsMinuteV7(epochMs), SHORT_TERM_TTL],
+    [Keys.metricsMinuteV8(epochMs), SHORT_TERM_TTL],
+    [Keys.metricsTenMinutesV8(epochMs), MID_TERM_TTL],
+  ];
+  for (const [key, ttl] of buckets) {
+    for (const [className, entry] of counts) {
+      multi.hincrby(key, `${className}|p`, entry.processed);
+      if (entry.failed > 0) multi.hincrby(key, `${className}|f`, entry.failed);
+      if (entry.processed > entry.failed) multi.hincrby(key, `${className}|ms`, entry.ms);
+    }
+    multi.expire(key, ttl);
+  }
+  await execChecked(multi);
+}
