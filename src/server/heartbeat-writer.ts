@@ -44,6 +44,8 @@ export class HeartbeatWriter {
       pid: info.pid,
       tag: info.tag,
       concurrency: info.concurrency,
+      // 8.0.9+ describes its queues per capsule; 8.1's Busy page and Process#queues read this first.
+      capsules: capsulesOf(info),
       queues: info.queues,
       weights: info.weights,
       labels: info.labels,
@@ -143,6 +145,18 @@ export class HeartbeatWriter {
         .hdel(Keys.lastBeat, identity),
     );
   }
+}
+
+/**
+ * Sidekiq 8's `capsules` info element: wurk has one capsule, "default",
+ * with Capsule#to_h's mode rule (all weights 0: strict, all 1: random,
+ * otherwise weighted).
+ */
+export function capsulesOf(info: Pick<HeartbeatInfo, 'concurrency' | 'weights'>): Record<string, { concurrency: number; mode: string; weights: Record<string, number> }> {
+  const weights = Object.assign({}, ...info.weights) as Record<string, number>;
+  const values = Object.values(weights);
+  const mode = values.every((weight) => weight === 0) ? 'strict' : values.every((weight) => weight === 1) ? 'random' : 'weighted';
+  return { default: { concurrency: info.concurrency, mode, weights } };
 }
 
 /** Runs a MULTI; a discarded transaction is an error, a failed command is in its reply. */

@@ -67,6 +67,7 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
       concurrency: 7,
       queues: ['critical', 'default'],
       weights: [{ critical: 3, default: 1 }],
+      capsules: { default: { concurrency: 7, mode: 'weighted', weights: { critical: 3, default: 1 } } },
       labels: ['blue'],
       identity: identity.identity,
       version: '0.1.0',

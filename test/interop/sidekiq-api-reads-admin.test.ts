@@ -4,7 +4,7 @@ import { Keys } from '../../src/redis/keys';
 import { Heartbeat } from '../../src/server/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { usePrivateRedis } from '../support/private-redis';
-import { runRuby } from '../support/sidekiq';
+import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 
 interface RubyState {
@@ -17,7 +17,7 @@ interface RubyState {
   stats: { enqueued: number; retry_size: number; dead_size: number; scheduled_size: number };
 }
 
-/** What Sidekiq 6.4's API sees. OSS Queue#paused? is hard-wired false (Pro reads the `paused` set), so the set is read directly. */
+/** What Sidekiq's API sees. OSS Queue#paused? is hard-wired false (Pro reads the `paused` set), so the set is read directly. */
 const READ = `
 queues = Sidekiq::Queue.all.to_h { |q| [q.name, { size: q.size, jids: q.map(&:jid) }] }
 paused = Sidekiq.redis { |c| c.smembers('paused') }.sort
@@ -43,10 +43,11 @@ function expectSameBytesExcept(before: string, after: string, changed: string[])
   for (const key of a.keys()) if (!changed.includes(key)) expect(b.getRaw(key)).toBe(a.getRaw(key));
 }
 
-describe("Sidekiq 6.4's API sees every admin action", () => {
+describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API sees every admin action", (version) => {
   const server = usePrivateRedis();
+  const ruby = useSidekiqRuby(version, server);
   let admin: WurkAdmin;
-  const read = (): Promise<RubyState> => runRuby<RubyState>(READ, server.url);
+  const read = (): Promise<RubyState> => ruby.run<RubyState>(READ);
 
   beforeAll(async () => {
     admin = new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
@@ -125,7 +126,7 @@ describe("Sidekiq 6.4's API sees every admin action", () => {
   });
 
   it("and back: Sidekiq's own retry and kill are what the admin API reads", async () => {
-    await runRuby(`Sidekiq::RetrySet.new.find_job('${jid(3)}').retry; Sidekiq::DeadSet.new.find_job('${jid(2)}').retry; puts '{}'`, server.url);
+    await ruby.run(`Sidekiq::RetrySet.new.find_job('${jid(3)}').retry; Sidekiq::DeadSet.new.find_job('${jid(2)}').retry; puts '{}'`);
     const page = await admin.queues.queue('default').page();
     expect(page.items.map((item) => [item.jid, item.retryCount]).sort()).toEqual([
       [jid(2), 0],

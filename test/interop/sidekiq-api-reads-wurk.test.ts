@@ -20,6 +20,10 @@ interface RubyProcess {
   started_at: number;
   beat: number;
   rss: number;
+  /** Process#queues and #weights: 8.1 derives them from `capsules`. */
+  api_queues: string[] | null;
+  api_weights: unknown;
+  capsules: unknown;
 }
 
 interface RubyWork {
@@ -36,7 +40,8 @@ const READ = `
 processes = Sidekiq::ProcessSet.new.map do |p|
   { identity: p.identity, hostname: p['hostname'], pid: p['pid'], tag: p['tag'], labels: p['labels'],
     concurrency: p['concurrency'], queues: p['queues'], busy: p['busy'], quiet: p['quiet'],
-    stopping: p.stopping?, started_at: p['started_at'], beat: p['beat'], rss: p['rss'] }
+    stopping: p.stopping?, started_at: p['started_at'], beat: p['beat'], rss: p['rss'],
+    api_queues: p.respond_to?(:queues) ? p.queues : nil, api_weights: p.respond_to?(:weights) ? p.weights : nil, capsules: p['capsules'] }
 end
 work = work_entries.map do |w|
   { process: w['process'], tid: w['tid'], queue: w['queue'], run_at: w['run_at'],
@@ -109,6 +114,11 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
       quiet: 'false',
       stopping: false,
     });
+    // 8.0.9+ reads queues and weights per capsule; older versions the flat fields, which wurk writes too.
+    const capsules = { default: { concurrency: 10, mode: 'weighted', weights: { critical: 2, default: 1 } } };
+    expect(process.capsules).toEqual(capsules);
+    if (version.major >= 8) expect([process.api_queues, process.api_weights]).toEqual([['critical', 'default'], { critical: 2, default: 1 }]);
+    else if (version.major === 7) expect([process.api_queues, process.api_weights]).toEqual([['critical', 'default'], [{ critical: 2, default: 1 }]]);
     expect(process.beat).toBeGreaterThan(Date.now() / 1000 - 30);
     expect(process.rss).toBeGreaterThan(10000);
 

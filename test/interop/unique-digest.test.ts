@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { JobPayload, uniqueDigest, Worker, WurkModule } from '../../src';
 import { rubyFloat, rubyJson } from '../../src/unique/ruby-json';
 import { usePrivateRedis } from '../support/private-redis';
-import { runRuby } from '../support/sidekiq';
+import { runRuby, SIDEKIQ_VERSIONS } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 
 /** Args texts as producers write them: Ruby floats, digits beyond 2^53, unicode, escapes, key order, white space. */
@@ -65,7 +65,8 @@ describe("unique-job digests equal Ruby's JSON.generate", () => {
       await app?.close();
     });
 
-    it('the lock named by Ruby’s digest is released when wurk finishes the job', async () => {
+    it.each(SIDEKIQ_VERSIONS)('the lock named by Ruby’s digest is released when wurk finishes the job Sidekiq $version pushed', async (version) => {
+      ran.length = 0;
       // What Ruby Wurk's client does for a unique push: SET NX the lock for the jid, then push.
       const pushed = await runRuby<{ jid: string; key: string }>(
         `require 'digest'; require 'securerandom'
@@ -76,6 +77,8 @@ describe("unique-job digests equal Ruby's JSON.generate", () => {
          Sidekiq::Client.push("class" => "Mailer::Digest", "queue" => "mail", "args" => args, "unique_for" => 600, "jid" => jid)
          puts JSON.generate({ jid: jid, key: key })`,
         server.url,
+        {},
+        version,
       );
       await waitFor(() => ran.length === 1, { what: 'the Ruby job to run on wurk' });
       await waitFor(async () => (await server.redis.exists(pushed.key)) === 0, { what: "Ruby's lock to be released" });
