@@ -33,6 +33,7 @@ describe('module options (class-validator at start-up)', () => {
     expect(configError(resolving({ redis: 'redis://localhost' })).option).toBe('redis');
     expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(/errorHandlers must be an array of functions/);
     expect(configError(resolving({ api: 'on' })).option).toBe('api');
+    expect(configError(resolving({ executionMetrics: 'off' })).message).toBe('wurk option executionMetrics must be one of true, false (got "off")');
   });
 
   it('keeps the inner paths of compound options', () => {
@@ -43,7 +44,7 @@ describe('module options (class-validator at start-up)', () => {
 
   it('fills in defaults and keeps what was given; an undefined option takes its default', () => {
     const resolved = resolveOptions({ concurrency: 3, prefetch: undefined });
-    expect(resolved).toMatchObject({ concurrency: 3, prefetch: 10, processing: true, timestamps: 'seconds' });
+    expect(resolved).toMatchObject({ concurrency: 3, prefetch: 10, processing: true, timestamps: 'seconds', executionMetrics: true });
     expect(resolveOptions({}).labels).not.toBe(resolveOptions({}).labels);
   });
 });
