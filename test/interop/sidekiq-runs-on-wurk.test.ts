@@ -49,6 +49,9 @@ describe.each(SIDEKIQ_VERSIONS)('interop: jobs pushed by Sidekiq $version run on
       `
     );
     expect(Object.keys(expected)).toHaveLength(105);
+    // The version's own time dialect reaches wurk: integer milliseconds from 8.0, float seconds before.
+    const pushed = JobPayload.parse((await server.redis.lindex('queue:default', 0)) as string);
+    expect(pushed.getRaw('created_at')).toMatch(version.timestamps === 'millis' ? /^\d{13}$/ : /^\d{10}\.\d+$/);
     await startWurk({ RubyPushed: () => undefined });
     await waitFor(() => ran.size === 105, { timeout: 20000, what: 'all Ruby-pushed jobs' });
     for (const [jid, args] of Object.entries(expected)) expect(ran.get(jid)).toBe(args);
