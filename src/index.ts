@@ -65,6 +65,9 @@ export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-lim
 export { OverLimitError } from './limiter/over-limit-error';
 export type { UniqueUntil } from './unique/unique-options';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';
+export { RedisPushTransport } from './client/push-transport';
+export type { PushTransport, ScheduledPush } from './client/push-transport';
+export { WURK_PUSH_TRANSPORT } from './nest/tokens';
 export { JobPayload } from './job/payload';
 export type { BulkJobHash, JobHash, WorkerOptions } from './job/job-hash';
 export type { PerformArgs, WorkerClass, WorkerInstance } from './job/worker-definition';

@@ -1,5 +1,4 @@
 import type Redis from 'ioredis';
-import type { ChainableCommander } from 'ioredis';
 import { InvalidJobError } from '../job/errors';
 import { newJid } from '../job/jid';
 import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
@@ -9,7 +8,9 @@ import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
-import { Keys } from '../redis/keys';
+import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
+
+export type { PushPipelineHook, PushTransport, ScheduledPush } from './push-transport';
 
 /** What a client middleware sees: the normalized payload it may change, and the worker class when known. */
 export interface ClientContext {
@@ -23,13 +24,6 @@ export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
 export interface ClientMiddleware {
   call(context: ClientContext, next: () => Promise<void>): Promise<void> | void;
 }
-
-/**
- * Appends commands for one immediately-pushed job to the push's own pipeline
- * (e.g. the status row). Must only append idempotent commands, and nothing for
- * jobs it does not concern, so a plain push stays SADD + LPUSH.
- */
-export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, enqueuedAtMs: number) => void;
 
 export interface ClientConfig {
   timestamps: TimestampMode;
@@ -52,15 +46,18 @@ const MIN_SPREAD_INTERVAL = 5;
  */
 export class Client {
   readonly middleware = new MiddlewareChain<ClientContext>();
-  private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
+  readonly transport: PushTransport;
   /** Middleware registered with `appliesTo`: consulted per job, so a job none applies to keeps the fast path. */
   private readonly conditionalMiddleware: Array<(job: JobPayload) => boolean> = [];
   private unconditionalMiddleware = 0;
 
+  /** Over an ioredis connection (Sidekiq's layout), or any PushTransport (the testing module's). */
   constructor(
-    private readonly redis: Redis,
+    target: Redis | PushTransport,
     private readonly config: ClientConfig,
-  ) {}
+  ) {
+    this.transport = isTransport(target) ? target : new RedisPushTransport(target);
+  }
 
   /**
    * Registers a client middleware (a function or an object with `call`).
@@ -90,7 +87,8 @@ export class Client {
    * of building every job for a hook that would skip it.
    */
   addPipelineHook(hook: PushPipelineHook, appliesTo?: (job: JobPayload) => boolean): void {
-    this.pipelineHooks.push({ hook, appliesTo });
+    // Hooks append Redis commands; a transport without Redis has nothing to append them to.
+    if (this.transport instanceof RedisPushTransport) this.transport.addPipelineHook(hook, appliesTo);
   }
 
   /** Enqueues `worker` with `args` now; resolves to the jid, or null when a middleware halted the push. */
@@ -141,11 +139,12 @@ export class Client {
     const base = normalize(template, DEFAULT_JOB_OPTIONS, this.config.timestamps);
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
-    const fast = !this.middlewareApplies(base) && !this.hooksApply(base);
+    const transport = this.transport;
+    const fast = transport instanceof RedisPushTransport && !this.middlewareApplies(base) && !transport.hooksApply(base);
     for (let start = 0; start < argsList.length; start += batchSize) {
       const end = Math.min(start + batchSize, argsList.length);
       if (fast) {
-        await this.writeBulkSlice(base, argsList, times, start, end, explicitJid, jids);
+        await this.writeBulkSlice(transport as RedisPushTransport, base, argsList, times, start, end, explicitJid, jids);
         continue;
       }
       const slice: JobPayload[] = [];
@@ -168,6 +167,7 @@ export class Client {
    * from a template instead of being built member by member.
    */
   private async writeBulkSlice(
+    transport: RedisPushTransport,
     base: JobPayload,
     argsList: string[],
     times: number[] | undefined,
@@ -190,18 +190,7 @@ export class Client {
       if (times) entries.push(scoreText(times[index] * 1000), job);
       else entries.push(job);
     }
-    const pipeline = this.redis.pipeline();
-    if (times) {
-      pipeline.zadd(Keys.schedule, ...entries);
-    } else {
-      pipeline.sadd(Keys.queues, base.queue);
-      pipeline.lpush(Keys.queue(base.queue), ...entries);
-    }
-    await execPipeline(pipeline);
-  }
-
-  private hooksApply(job: JobPayload): boolean {
-    return this.pipelineHooks.some(({ appliesTo }) => !appliesTo || appliesTo(job));
+    await transport.writeRendered(base.queue, entries, times !== undefined);
   }
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
@@ -220,38 +209,24 @@ export class Client {
     return this.middleware.run({ job, workerClass }, async () => undefined);
   }
 
-  /** Writes jobs in one pipeline (never MULTI, never a script: see redis/scripts.ts). */
+  /** Stamps `enqueued_at` on immediate jobs, takes `at` off scheduled ones, and hands both to the transport. */
   private async write(jobs: JobPayload[]): Promise<void> {
-    const pipeline = this.redis.pipeline();
     const now = nowMs();
     const enqueuedAt = timestampText(now, this.config.timestamps);
-    const immediate = new Map<string, string[]>();
-    const immediateJobs: JobPayload[] = [];
-    const scheduled: string[] = [];
+    const immediate: JobPayload[] = [];
+    const scheduled: ScheduledPush[] = [];
     for (const job of jobs) {
       const at = job.get<number>('at');
       if (at !== undefined) {
         const score = job.getRaw('at') as string;
         job.delete('at').delete('enqueued_at');
-        scheduled.push(scoreFromAt(at, score), job.toString());
+        scheduled.push({ job, score: scoreFromAt(at, score) });
       } else {
         job.setRaw('enqueued_at', enqueuedAt);
-        const queue = job.queue;
-        let list = immediate.get(queue);
-        if (!list) immediate.set(queue, (list = []));
-        list.push(job.toString());
-        immediateJobs.push(job);
+        immediate.push(job);
       }
     }
-    if (immediate.size > 0) {
-      pipeline.sadd(Keys.queues, ...immediate.keys());
-      for (const [queue, list] of immediate) pipeline.lpush(Keys.queue(queue), ...list);
-    }
-    if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled);
-    for (const { hook } of this.pipelineHooks) {
-      for (const job of immediateJobs) hook(pipeline, job, now);
-    }
-    await execPipeline(pipeline);
+    await this.transport.write(immediate, scheduled, now);
   }
 }
 
@@ -296,11 +271,8 @@ const ARGS_MARK = '\u0000args\u0000';
 const JID_MARK = '\u0000jid\u0000';
 const MARK_SPLIT = /\u0000(?:args|jid)\u0000/;
 
-/** Runs a pipeline and surfaces the first command error, which ioredis reports per command. */
-async function execPipeline(pipeline: ChainableCommander): Promise<void> {
-  const results = await pipeline.exec();
-  const failure = results?.find(([error]) => error);
-  if (failure) throw failure[0];
+function isTransport(target: Redis | PushTransport): target is PushTransport {
+  return !('pipeline' in target) && typeof (target as PushTransport).write === 'function';
 }
 
 function toPayload(item: JobHash | BulkJobHash | JobPayload): JobPayload {

@@ -1,17 +1,19 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Client } from '../client/client';
-import { RedisConnections } from '../redis/connections';
-import { WURK_RESOLVED_OPTIONS } from './tokens';
+import type { PushTransport } from '../client/push-transport';
+import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
 
 /**
  * The injectable client: `performAsync(Worker, ...args)` (type-checked
  * against the worker's `perform`), `performIn`, `performAt`, `set(...)` for
- * per-call options, and `push` / `pushBulk` for raw Sidekiq hashes.
+ * per-call options, and `push` / `pushBulk` for raw Sidekiq hashes. Where
+ * the jobs go is the WURK_PUSH_TRANSPORT token, which the testing module
+ * replaces; the client itself is the same in tests and in production.
  */
 @Injectable()
 export class ClientService extends Client {
-  constructor(connections: RedisConnections, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    super(connections.command, { timestamps: options.timestamps });
+  constructor(@Inject(WURK_PUSH_TRANSPORT) transport: PushTransport, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
+    super(transport, { timestamps: options.timestamps });
   }
 }

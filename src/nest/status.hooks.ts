@@ -4,8 +4,9 @@ import { enqueuedRowHook } from '../status/enqueued-row';
 import { StatusListener } from '../status/status-listener';
 import { StatusWriter } from '../status/status-writer';
 import { isTracked } from '../status/tracked';
-import { ClientService } from './client.service';
-import { WURK_RESOLVED_OPTIONS } from './tokens';
+import { RedisPushTransport } from '../client/push-transport';
+import type { PushTransport } from '../client/push-transport';
+import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
 
 /**
@@ -20,7 +21,7 @@ export class StatusHooks implements OnModuleInit {
 
   constructor(
     connections: RedisConnections,
-    private readonly client: ClientService,
+    @Inject(WURK_PUSH_TRANSPORT) private readonly transport: PushTransport,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {
     this.listener = new StatusListener(
@@ -31,7 +32,9 @@ export class StatusHooks implements OnModuleInit {
   }
 
   onModuleInit(): void {
-    // isTracked lets a bulk push ask once per batch (its jobs share their options).
-    this.client.addPipelineHook(enqueuedRowHook(this.options.statusTtl), isTracked);
+    // On the transport, not on ClientService: a test that overrides
+    // ClientService with a mock must still boot. isTracked lets a bulk push
+    // ask once per batch (its jobs share their options).
+    if (this.transport instanceof RedisPushTransport) this.transport.addPipelineHook(enqueuedRowHook(this.options.statusTtl), isTracked);
   }
 }

@@ -26,11 +26,13 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, Befo
   ) {}
 
   async onModuleInit(): Promise<void> {
-    for (const entry of this.options.clientMiddleware) {
+    // A test may override ClientService with a plain mock; it has no chain to install into.
+    const installable = typeof (this.client as Partial<ClientService>).use === 'function';
+    for (const entry of installable ? this.options.clientMiddleware : []) {
       this.client.use(await resolveEntry(this.moduleRef, entry));
     }
     // Innermost: the unique digest is taken of the job as the app's middleware left it.
-    this.optionalProvider(UniqueHooks)?.installClientMiddleware();
+    if (installable) this.optionalProvider(UniqueHooks)?.installClientMiddleware();
     for (const entry of this.options.serverMiddleware) {
       this.server.use(await resolveEntry(this.moduleRef, entry));
     }

@@ -11,7 +11,8 @@ import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
 import { UniqueHooks } from './unique.hooks';
 import { LimiterService } from './limiter.service';
-import { WURK_RESOLVED_OPTIONS } from './tokens';
+import { RedisPushTransport } from '../client/push-transport';
+import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
 import { WurkServer } from './wurk-server';
@@ -35,6 +36,11 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
       provide: RedisConnections,
       inject: [WURK_RESOLVED_OPTIONS],
       useFactory: (options: ResolvedWurkOptions) => new RedisConnections(options.redis),
+    },
+    {
+      provide: WURK_PUSH_TRANSPORT,
+      inject: [RedisConnections],
+      useFactory: (connections: RedisConnections) => new RedisPushTransport(connections.command),
     },
     WorkerRegistry,
     ClientService,

@@ -1,0 +1,86 @@
+import type { ChainableCommander } from 'ioredis';
+import type Redis from 'ioredis';
+import type { JobPayload } from '../job/payload';
+import { Keys } from '../redis/keys';
+
+/** A job the client scheduled: `at` and `enqueued_at` removed, its score in float epoch seconds as text. */
+export interface ScheduledPush {
+  job: JobPayload;
+  score: string;
+}
+
+/**
+ * Where the client's normalized, middleware-approved jobs go. This is the push
+ * boundary: everything before it (validation, normalization, client
+ * middleware) is the same in production and in tests, and the testing module
+ * replaces only this (Sidekiq's testing overrides only `atomic_push`).
+ */
+export interface PushTransport {
+  /** Immediate jobs carry their `enqueued_at` (stamped `enqueuedAtMs`); scheduled ones their score. */
+  write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void>;
+}
+
+/**
+ * Appends commands for one immediately-pushed job to the push's own pipeline
+ * (e.g. the status row). Must only append idempotent commands, and nothing for
+ * jobs it does not concern, so a plain push stays SADD + LPUSH.
+ */
+export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, enqueuedAtMs: number) => void;
+
+/** Sidekiq's wire layout: SADD queues + LPUSH queue:<q>, ZADD schedule, in one pipeline (never MULTI, never a script: see redis/scripts.ts). */
+export class RedisPushTransport implements PushTransport {
+  private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
+
+  constructor(readonly redis: Redis) {}
+
+  /**
+   * Adds a hook to every immediate push. `appliesTo`, when given, lets the
+   * bulk path ask once for a whole batch (which shares its options) instead
+   * of building every job for a hook that would skip it.
+   */
+  addPipelineHook(hook: PushPipelineHook, appliesTo?: (job: JobPayload) => boolean): void {
+    this.pipelineHooks.push({ hook, appliesTo });
+  }
+
+  hooksApply(job: JobPayload): boolean {
+    return this.pipelineHooks.some(({ appliesTo }) => !appliesTo || appliesTo(job));
+  }
+
+  async write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    const byQueue = new Map<string, string[]>();
+    for (const job of immediate) {
+      let list = byQueue.get(job.queue);
+      if (!list) byQueue.set(job.queue, (list = []));
+      list.push(job.toString());
+    }
+    if (byQueue.size > 0) {
+      pipeline.sadd(Keys.queues, ...byQueue.keys());
+      for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
+    }
+    if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
+    for (const { hook } of this.pipelineHooks) {
+      for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
+    }
+    await execPipeline(pipeline);
+  }
+
+  /** The spliced bulk path: entries already rendered (with scores when scheduled). */
+  async writeRendered(queue: string, entries: string[], scheduled: boolean): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    if (scheduled) {
+      pipeline.zadd(Keys.schedule, ...entries);
+    } else {
+      pipeline.sadd(Keys.queues, queue);
+      pipeline.lpush(Keys.queue(queue), ...entries);
+    }
+    await execPipeline(pipeline);
+  }
+}
+
+/** Runs a pipeline and surfaces the first command error, which ioredis reports per command. */
+async function execPipeline(pipeline: ChainableCommander): Promise<void> {
+  const results = await pipeline.exec();
+  const failure = results?.find(([error]) => error);
+  if (failure) throw failure[0];
+}
