@@ -242,8 +242,8 @@ export function attemptOf(payload: JobPayload): number {
   return typeof retryCount === 'number' ? retryCount + 2 : 1;
 }
 
-/** The chain's terminal step: an unknown class fails here, inside the chain, like an error from perform. */
-async function perform(context: ServerContext): Promise<void> {
+/** The chain's terminal step (also the testing runner's): an unknown class fails here, inside the chain, like an error from perform. */
+export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);
   context.result = await worker.instance.perform(...context.job.args);

@@ -33,7 +33,7 @@ export class StatusListener implements JobLifecycleListener {
   private readonly progress = new Map<string, StatusProgress>();
 
   constructor(
-    private readonly writer: StatusWriter,
+    private readonly writer: Pick<StatusWriter, 'write' | 'remove'>,
     private readonly options: StatusOptions,
     private readonly reportError: StatusErrorReporter,
   ) {}

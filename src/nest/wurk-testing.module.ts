@@ -1,0 +1,116 @@
+import { DynamicModule, Inject, Injectable, Logger, Module, OnModuleInit } from '@nestjs/common';
+import { DiscoveryModule, ModuleRef } from '@nestjs/core';
+import { WurkConfigError } from '../job/errors';
+import { WorkerRegistry } from '../job/worker-registry';
+import { StatusListener } from '../status/status-listener';
+import { JobRunner } from '../testing/job-runner';
+import { MemoryStatusRows } from '../testing/memory-status';
+import { TestingTransport, TestMode } from '../testing/testing-transport';
+import { ClientService } from './client.service';
+import { JobContext } from './job-context';
+import { resolveEntry } from './resolve-entry';
+import { StatusService } from './status.service';
+import { TestingServer } from './testing-server';
+import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
+import { WorkerExplorer } from './worker.explorer';
+import { WurkServer } from './wurk-server';
+import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
+
+/** The module's options plus the mode; `redis`, `api`, processing and periodic options are accepted and ignored. */
+export interface WurkTestingOptions extends WurkModuleOptions {
+  /** `fake` (default): pushes are collected for the test; `inline`: each push performs its job at once. */
+  mode?: TestMode;
+}
+
+/**
+ * The test's handle on wurk: collected jobs (`jobs`, `expectEnqueued`,
+ * `clear`), `drain` and `performOne` through the app's server middleware,
+ * and `inline(fn)` / `fake(fn)` to switch mode for one block.
+ */
+export class WurkTesting extends TestingTransport {
+  inline<T>(body: () => Promise<T> | T): Promise<T> {
+    return this.withMode('inline', body);
+  }
+
+  fake<T>(body: () => Promise<T> | T): Promise<T> {
+    return this.withMode('fake', body);
+  }
+}
+
+/** Installs the configured client and server middleware and the in-memory status listener, as WurkLifecycle does. */
+@Injectable()
+class WurkTestingLifecycle implements OnModuleInit {
+  private readonly logger = new Logger('WurkTesting');
+
+  constructor(
+    private readonly moduleRef: ModuleRef,
+    private readonly client: ClientService,
+    @Inject(WurkServer) private readonly server: TestingServer,
+    private readonly rows: MemoryStatusRows,
+    @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
+  ) {}
+
+  async onModuleInit(): Promise<void> {
+    for (const entry of this.options.clientMiddleware) this.client.use(await resolveEntry(this.moduleRef, entry));
+    for (const entry of this.options.serverMiddleware) this.server.use(await resolveEntry(this.moduleRef, entry));
+    const { statusTtl: ttl, statusRetention: retention, progressInterval } = this.options;
+    this.server.addListener(
+      new StatusListener(this.rows, { ttl, retention, progressInterval }, (error, jid, what) => this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`)),
+    );
+  }
+}
+
+/**
+ * A drop-in for WurkModule in a `@nestjs/testing` module, with no Redis at
+ * all. Turned on only by importing `WurkTestingModule.forRoot()` from
+ * `nestjs-wurk/testing` (never by loading a file), and refused under
+ * NODE_ENV=production, where it would keep real jobs in memory and lose them.
+ * Every instance has its own jobs and status rows.
+ */
+@Module({})
+export class WurkTestingModule {
+  static forRoot(options: WurkTestingOptions = {}): DynamicModule {
+    if (process.env.NODE_ENV === 'production') {
+      throw new WurkConfigError('WurkTestingModule', 'is for tests and refuses NODE_ENV=production, where it would keep jobs in memory');
+    }
+    const { mode = 'fake', ...moduleOptions } = options;
+    if (mode !== 'fake' && mode !== 'inline') throw new WurkConfigError('mode', `must be "fake" or "inline" (got ${JSON.stringify(mode)})`);
+    const resolved = resolveOptions({ ...moduleOptions, processing: false });
+    return {
+      module: WurkTestingModule,
+      global: true,
+      imports: [DiscoveryModule],
+      providers: [
+        { provide: WURK_RESOLVED_OPTIONS, useValue: resolved },
+        WorkerRegistry,
+        WorkerExplorer,
+        JobContext,
+        { provide: MemoryStatusRows, useFactory: () => new MemoryStatusRows() },
+        { provide: StatusService, useExisting: MemoryStatusRows },
+        { provide: WurkServer, useFactory: () => new TestingServer() },
+        {
+          provide: WurkTesting,
+          inject: [WorkerRegistry, WurkServer, MemoryStatusRows],
+          useFactory: (registry: WorkerRegistry, server: TestingServer, rows: MemoryStatusRows) =>
+            new WurkTesting(
+              mode,
+              new JobRunner({
+                registry,
+                middleware: server.middleware,
+                listeners: server.listeners,
+                maxRetries: resolved.maxRetries,
+                timestamps: resolved.timestamps,
+                errorHandlers: resolved.errorHandlers,
+                deathHandlers: resolved.deathHandlers,
+              }),
+              rows,
+            ),
+        },
+        { provide: WURK_PUSH_TRANSPORT, useExisting: WurkTesting },
+        ClientService,
+        WurkTestingLifecycle,
+      ],
+      exports: [ClientService, StatusService, WurkServer, JobContext, WorkerRegistry, WurkTesting, WURK_RESOLVED_OPTIONS],
+    };
+  }
+}

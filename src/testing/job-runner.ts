@@ -1,0 +1,60 @@
+import type { MiddlewareChain } from '../job/middleware-chain';
+import type { JobPayload } from '../job/payload';
+import type { TimestampMode } from '../job/time';
+import type { WorkerRegistry } from '../job/worker-registry';
+import { JobExecution, jobExecutionStorage } from '../server/job-execution';
+import { attemptOf, DeathHandler, ErrorHandler, perform } from '../server/processor';
+import { planFailure } from '../server/retry/failure-plan';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+
+export interface JobRunnerDeps {
+  registry: WorkerRegistry;
+  middleware: MiddlewareChain<ServerContext>;
+  listeners: JobLifecycleListener[];
+  maxRetries: number;
+  timestamps: TimestampMode;
+  errorHandlers: ErrorHandler[];
+  deathHandlers: DeathHandler[];
+}
+
+/**
+ * Performs one job in memory the way a processor does: listeners hear the
+ * start, the server middleware chain runs around `perform` with the job's
+ * JobContext, and a failure is planned by the same retry rules, so the
+ * outcome says what production would have done (retrying with its count and
+ * time, dead, or dropped). Nothing is filed anywhere: a retry is reported,
+ * never scheduled.
+ */
+export class JobRunner {
+  private readonly signal = new AbortController().signal;
+
+  constructor(private readonly deps: JobRunnerDeps) {}
+
+  async run(job: JobPayload): Promise<JobOutcome> {
+    const { deps } = this;
+    const worker = deps.registry.get(job.className);
+    const attempt = attemptOf(job);
+    const execution: JobExecution = { jid: job.jid, queue: job.queue, attempt, payload: job, signal: this.signal, reporter: undefined };
+    const context: ServerContext = { job, queue: job.queue, worker, attempt, execution };
+    for (const listener of deps.listeners) await listener.onStart?.(context);
+    let outcome: JobOutcome;
+    try {
+      await jobExecutionStorage.run(execution, () => deps.middleware.run(context, () => perform(context)));
+      outcome = { kind: 'complete', result: context.result };
+    } catch (error) {
+      outcome = await this.failure(job, error, context);
+    }
+    for (const listener of deps.listeners) await listener.onSettled?.(context, outcome);
+    return outcome;
+  }
+
+  private async failure(job: JobPayload, error: unknown, context: ServerContext): Promise<JobOutcome> {
+    const { deps } = this;
+    // Planned on a copy: the job as enqueued stays what the test inspects.
+    const plan = await planFailure(job.clone(), job.queue, error, context.worker, { maxRetries: deps.maxRetries, timestamps: deps.timestamps });
+    for (const handler of deps.errorHandlers) await handler(error, context);
+    if (plan.kind === 'retry') return { kind: 'retrying', error, retryCount: plan.retryCount, retryAt: plan.retryAt };
+    for (const handler of deps.deathHandlers) await handler(plan.payload, error);
+    return plan.kind === 'dead' ? { kind: 'dead', error } : { kind: 'failed', error };
+  }
+}
