@@ -11,8 +11,9 @@ const esmPackages = ['@nestjs'];
 module.exports = {
   preset: 'ts-jest',
   testEnvironment: 'node',
-  // src is a root too, so Jest's dependency graph (--findRelatedTests, mutation runs) reaches the code under test.
-  roots: ['<rootDir>/src', '<rootDir>/test'],
+  // src is a root too, so Jest's dependency graph (--findRelatedTests, mutation runs) reaches the code under test;
+  // sample/ holds the sample app's own tests (testing module, no Redis), also run by `npm run sample:test`.
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/sample'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   transform: {

@@ -9,21 +9,30 @@ import { InvoiceWorker } from './workers/invoice.worker';
 import { ThumbnailWorker } from './workers/thumbnail.worker';
 import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
 
+/**
+ * The app's wurk import, held in a constant so a test can swap it for the
+ * testing module: `overrideModule(sampleWurk).useModule(WurkTestingModule.forRoot())`.
+ */
+export const sampleWurk = WurkModule.forRootAsync({
+  useFactory: () => ({
+    redis: { url: process.env.REDIS_URL },
+    queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
+    api: sampleApiOptions(),
+    // ReportWorker's progress shows up at most once a second (default 5).
+    progressInterval: 1,
+  }),
+});
+
+/**
+ * The HTTP API's controllers, at /api/v1/... (global prefix and RouterModule
+ * apply as to any controller). A constant too: it reads Redis, so the
+ * sample's tests swap it out with the wurk import.
+ */
+export const sampleApi = WurkApiModule.register({ path: 'api' });
+
 /** The sample app: every wurk feature through the public API. */
 @Module({
-  imports: [
-    WurkModule.forRootAsync({
-      useFactory: () => ({
-        redis: { url: process.env.REDIS_URL },
-        queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
-        api: sampleApiOptions(),
-        // ReportWorker's progress shows up at most once a second (default 5).
-        progressInterval: 1,
-      }),
-    }),
-    // The HTTP API's controllers, at /api/v1/... (global prefix and RouterModule apply as to any controller).
-    WurkApiModule.register({ path: 'api' }),
-  ],
+  imports: [sampleWurk, sampleApi],
   controllers: [SignupController, ReportController],
   providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker, ThumbnailWorker],
 })
