@@ -14,6 +14,8 @@ export class TestingServer {
   readonly listeners: JobLifecycleListener[] = [];
   readonly ready = Promise.resolve();
   readonly processing = false;
+  readonly heartbeat = undefined;
+  readonly draining = false;
 
   use(middleware: ServerMiddlewareFn | ServerMiddleware): this {
     this.middleware.use(typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next));
@@ -26,4 +28,6 @@ export class TestingServer {
   }
 
   quiet(): void {}
+
+  markClosing(): void {}
 }

@@ -31,13 +31,16 @@ export class WurkServer {
   /** Undefined when `processing: false`. */
   readonly manager: Manager | undefined;
   readonly identity: ProcessIdentity;
+  /** Undefined when `processing: false`. */
+  readonly heartbeat: Heartbeat | undefined;
+  private closing = false;
 
   constructor(connections: RedisConnections, registry: WorkerRegistry, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
     this.identity = newProcessIdentity();
     if (!options.processing) return;
     const logger = new Logger('Wurk');
     const order = options.queues.map((entry) => (typeof entry === 'string' ? [entry, 0] : entry)) as Array<[string, number]>;
-    const heartbeat = new Heartbeat({
+    const heartbeat = (this.heartbeat = new Heartbeat({
       redis: options.redis,
       identity: this.identity,
       info: {
@@ -52,7 +55,7 @@ export class WurkServer {
       interval: options.heartbeatInterval,
       ttl: options.heartbeatTtl,
       logger: new Logger('WurkHeartbeat'),
-    });
+    }));
     this.manager = new Manager({
       connections,
       registry,
@@ -87,6 +90,20 @@ export class WurkServer {
   /** This app paused or resumed `queue` (see Manager.notePaused). */
   notePaused(queue: string, paused: boolean): void {
     this.manager?.notePaused(queue, paused);
+  }
+
+  /**
+   * True from the first shutdown hook of `app.close()` (before any drain
+   * starts), or once a remote TERM began a drain: readiness probes turn
+   * false here, so traffic moves away while running jobs finish.
+   */
+  get draining(): boolean {
+    return this.closing || (this.manager?.isStopping ?? false);
+  }
+
+  /** Called by the lifecycle at the start of app.close(). */
+  markClosing(): void {
+    this.closing = true;
   }
 
   /** Stops fetching; running jobs finish (Sidekiq's Quiet). */

@@ -1,4 +1,4 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleInit, Type } from '@nestjs/common';
+import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Type } from '@nestjs/common';
 import type { JobLifecycleListener } from '../server/server-middleware';
 import { ModuleRef } from '@nestjs/core';
 import { RedisConnections } from '../redis/connections';
@@ -16,7 +16,7 @@ import { WurkServer } from './wurk-server';
  * `onApplicationShutdown`, so jobs still draining can push follow-up jobs.
  */
 @Injectable()
-export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, BeforeApplicationShutdown, OnApplicationShutdown {
+export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly connections: RedisConnections,
@@ -47,6 +47,11 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, Befo
   /** Processing starts once every module is initialised, so workers and hooks are all in place. */
   async onApplicationBootstrap(): Promise<void> {
     await this.server.manager?.start();
+  }
+
+  /** The first hook of app.close(): readiness turns false before the drain begins, while HTTP still answers. */
+  onModuleDestroy(): void {
+    this.server.markClosing();
   }
 
   /** Drain first, while the connections are still open for jobs that push during the drain. */

@@ -63,6 +63,8 @@ export class Heartbeat implements HeartbeatPort {
   private restartTimer?: NodeJS.Timeout;
   private firstBeat?: { resolve: () => void; reject: (error: Error) => void };
   private stopped?: () => void;
+  /** Epoch ms of the thread's last beat attempt, and of its last one Redis accepted (health checks read both). */
+  private beats: { attemptedAt?: number; succeededAt?: number } = {};
 
   constructor(private readonly options: HeartbeatOptions) {
     this.logger = options.logger ?? consoleLogger;
@@ -76,6 +78,11 @@ export class Heartbeat implements HeartbeatPort {
       this.firstBeat = { resolve, reject };
       this.spawn();
     });
+  }
+
+  /** When the thread last beat (attempted), and when a beat last reached Redis; undefined before the first. */
+  get lastBeat(): { attemptedAt?: number; succeededAt?: number } {
+    return this.beats;
   }
 
   setWork(items: WorkItem[]): void {
@@ -153,6 +160,7 @@ export class Heartbeat implements HeartbeatPort {
   private receive(message: FromThread): void {
     switch (message.type) {
       case 'beat':
+        this.beats = { attemptedAt: Date.now(), succeededAt: message.ok ? Date.now() : this.beats.succeededAt };
         this.restartDelay = RESTART_DELAY_MS;
         this.firstBeat?.resolve();
         this.firstBeat = undefined;

@@ -103,6 +103,20 @@ export class Manager {
     return this.running.size;
   }
 
+  /** Started and not yet asked to stop: the fetch loop is (or is about to be) claiming jobs unless quiet. */
+  get isRunning(): boolean {
+    return this.started && this.stopping === undefined;
+  }
+
+  /** A drain has begun (app close, or Sidekiq's remote TERM). */
+  get isStopping(): boolean {
+    return this.stopping !== undefined;
+  }
+
+  get concurrency(): number {
+    return this.deps.options.concurrency;
+  }
+
   get isQuiet(): boolean {
     return this.quieted;
   }

@@ -1,0 +1,38 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const root = join(__dirname, '..', '..');
+const PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/api', '@nestjs/swagger'];
+
+/** Runs `script` in a fresh Node with the optional peers unresolvable, the package's TypeScript loaded through ts-node. */
+function withoutPeers(script: string): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', join(__dirname, '..', 'support', 'hide-peers.js'), '-e', script], {
+    cwd: root,
+    env: { ...process.env, WURK_HIDDEN_PEERS: PEERS.join(','), TS_NODE_PROJECT: join(root, 'tsconfig.json') },
+    encoding: 'utf8',
+    timeout: 60000,
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('optional peers', () => {
+  it('the root entry and the testing entry load without any of them; each integration names the one it needs', () => {
+    const result = withoutPeers(`
+      for (const peer of ${JSON.stringify(PEERS)}) {
+        try { require(peer); console.log('visible ' + peer); } catch {}
+      }
+      const root = require('./src');
+      if (typeof root.WurkModule !== 'function' || typeof root.ClientService !== 'function') throw new Error('root entry incomplete');
+      require('./src/testing');
+      for (const entry of ['health']) {
+        try { require('./src/observability/' + entry); console.log('loaded ' + entry); }
+        catch (error) { console.log(entry + ': ' + error.name + ': ' + error.message); }
+      }
+    `);
+    expect(result.stderr).toBe('');
+    expect(result.status).toBe(0);
+    expect(result.stdout.trim().split('\n')).toEqual([
+      'health: MissingPeerError: nestjs-wurk/health needs the optional peer dependency @nestjs/terminus: npm install @nestjs/terminus',
+    ]);
+  });
+});
