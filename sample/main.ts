@@ -1,9 +1,14 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AppModule } from './app.module';
 import { API_MOUNT, setUpOpenApi } from './http-api';
+import { ObservabilityModule } from './observability.module';
 import { startPrivateRedis } from './private-redis';
+
+/** The served app: the jobs of AppModule, plus health and metrics. */
+@Module({ imports: [AppModule, ObservabilityModule] })
+class SampleServerModule {}
 
 /**
  * `npm run sample`: serves the sample on PORT (default 3000). With no
@@ -18,7 +23,7 @@ async function main(): Promise<void> {
     stopRedis = redis.stop;
     logger.log(`started a private redis-server at ${process.env.REDIS_URL}`);
   }
-  const app = await NestFactory.create(AppModule);
+  const app = await NestFactory.create(SampleServerModule);
   setUpOpenApi(app);
   // Our own signal handling rather than enableShutdownHooks: the drain-first
   // close must finish before the private redis-server goes away with us.
@@ -35,6 +40,7 @@ async function main(): Promise<void> {
   await app.listen(port, '127.0.0.1');
   logger.log(`listening on http://127.0.0.1:${port}`);
   logger.log(`try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`);
+  logger.log(`health: curl -s localhost:${port}/health (also /health/live, /health/ready); metrics: curl -s localhost:${port}/metrics`);
   logger.log(`job status: curl -s -X POST localhost:${port}/reports -H 'content-type: application/json' -d '{"rows":20}'  (then GET /reports/<jid>)`);
   logger.log(
     process.env.WURK_API_TOKEN

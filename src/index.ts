@@ -64,7 +64,7 @@ export { WindowLimiter } from './limiter/window-limiter';
 export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-limiter';
 export { OverLimitError } from './limiter/over-limit-error';
 export type { UniqueUntil } from './unique/unique-options';
-export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushPipelineHook } from './client/client';
+export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushObserver, PushPipelineHook } from './client/client';
 export { RedisPushTransport } from './client/push-transport';
 export type { PushTransport, ScheduledPush } from './client/push-transport';
 export { WURK_PUSH_TRANSPORT } from './nest/tokens';

@@ -25,6 +25,9 @@ export interface ClientMiddleware {
   call(context: ClientContext, next: () => Promise<void>): Promise<void> | void;
 }
 
+/** Hears every job the transport accepted: its class, queue, and how many (a bulk slice at once). */
+export type PushObserver = (className: string, queue: string, count: number) => void;
+
 export interface ClientConfig {
   timestamps: TimestampMode;
 }
@@ -50,6 +53,7 @@ export class Client {
   /** Middleware registered with `appliesTo`: consulted per job, so a job none applies to keeps the fast path. */
   private readonly conditionalMiddleware: Array<(job: JobPayload) => boolean> = [];
   private unconditionalMiddleware = 0;
+  private readonly pushObservers: PushObserver[] = [];
 
   /** Over an ioredis connection (Sidekiq's layout), or any PushTransport (the testing module's). */
   constructor(
@@ -89,6 +93,15 @@ export class Client {
   addPipelineHook(hook: PushPipelineHook, appliesTo?: (job: JobPayload) => boolean): void {
     // Hooks append Redis commands; a transport without Redis has nothing to append them to.
     if (this.transport instanceof RedisPushTransport) this.transport.addPipelineHook(hook, appliesTo);
+  }
+
+  /** Adds an observer of accepted pushes (metrics); with none, a push pays nothing for them. */
+  onPushed(observer: PushObserver): void {
+    this.pushObservers.push(observer);
+  }
+
+  private observePushed(className: string, queue: string, count: number): void {
+    for (const observer of this.pushObservers) observer(className, queue, count);
   }
 
   /** Enqueues `worker` with `args` now; resolves to the jid, or null when a middleware halted the push. */
@@ -191,6 +204,7 @@ export class Client {
       else entries.push(job);
     }
     await transport.writeRendered(base.queue, entries, times !== undefined);
+    if (this.pushObservers.length > 0) this.observePushed(base.className, base.queue, end - start);
   }
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
@@ -227,6 +241,7 @@ export class Client {
       }
     }
     await this.transport.write(immediate, scheduled, now);
+    if (this.pushObservers.length > 0) for (const job of jobs) this.observePushed(job.className, job.queue, 1);
   }
 }
 

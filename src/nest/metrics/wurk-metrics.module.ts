@@ -1,0 +1,61 @@
+import { Controller, DynamicModule, Get, Header, Inject, Module, Type } from '@nestjs/common';
+import { loadPeer } from '../../observability/load-peer';
+import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wurk-metrics';
+import { RedisConnections } from '../../redis/connections';
+import { ClientService } from '../client.service';
+import { WurkServer } from '../wurk-server';
+
+// Loaded when this entry (`nestjs-wurk/metrics`) is imported, never from the package root.
+const prom = loadPeer<typeof import('prom-client')>('prom-client', 'nestjs-wurk/metrics');
+
+export interface WurkMetricsModuleOptions extends WurkMetricsOptions {
+  /** Route that serves the registry in Prometheus' text format (default `metrics`); false mounts nothing. */
+  path?: string | false;
+}
+
+/** One controller class per mount: path metadata set on a shared class would move every mount. */
+function metricsController(path: string, contentType: string): Type {
+  @Controller(path)
+  class WurkMetricsController {
+    constructor(@Inject(WurkMetrics) private readonly metrics: WurkMetrics) {}
+
+    // Returned as a string with its own content type, so Nest sends the text as it is.
+    @Get()
+    @Header('Content-Type', contentType)
+    scrape(): Promise<string> {
+      return this.metrics.registry.metrics();
+    }
+  }
+  return WurkMetricsController;
+}
+
+/**
+ * Prometheus metrics of this process's jobs and pushes (optional peer
+ * `prom-client`), served at `/metrics` unless `path: false`. Needs WurkModule.
+ * Without this module nothing is counted and no listener or observer is added.
+ */
+@Module({})
+export class WurkMetricsModule {
+  static forRoot(options: WurkMetricsModuleOptions = {}): DynamicModule {
+    const { path = 'metrics', ...metricsOptions } = options;
+    const registry = metricsOptions.registry ?? prom.register;
+    return {
+      module: WurkMetricsModule,
+      controllers: path === false ? [] : [metricsController(path, registry.contentType)],
+      providers: [
+        {
+          provide: WurkMetrics,
+          inject: [RedisConnections, WurkServer, ClientService],
+          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService) => {
+            const metrics = new WurkMetrics(prom, { redis: connections.command, busy: () => server.manager?.busy }, { ...metricsOptions, registry });
+            server.addListener(metrics.listener);
+            // A test may override ClientService with a plain mock.
+            if (typeof (client as Partial<ClientService>).onPushed === 'function') client.onPushed(metrics.pushed);
+            return metrics;
+          },
+        },
+      ],
+      exports: [WurkMetrics],
+    };
+  }
+}

@@ -1,0 +1,166 @@
+import type Redis from 'ioredis';
+import type * as PromClient from 'prom-client';
+import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { WurkConfigError } from '../../job/errors';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../server/server-middleware';
+import { knownQueues, QueueGauge, readQueueGauges } from '../queue-gauges';
+
+export interface WurkMetricsOptions {
+  /** Where the metrics register (default: prom-client's global `register`). */
+  registry?: Registry;
+  /** Prefix of every metric name (default `wurk_`). */
+  prefix?: string;
+  /** Buckets of the job duration histogram, in seconds. */
+  durationBuckets?: number[];
+  /**
+   * Report `queue_size` and `queue_latency_seconds` (default true). They are
+   * cluster-wide facts, so every process reporting them reports the same
+   * numbers: aggregate them with max(), or turn them off on all processes but one.
+   */
+  queueGauges?: boolean;
+  /** Milliseconds a reading of the queues is reused across scrapes (default 5000). */
+  queueGaugesCacheMs?: number;
+}
+
+/** What the metrics read at scrape time; `busy` is undefined in an app that does not process. */
+export interface MetricsSubject {
+  redis: Redis;
+  busy(): number | undefined;
+}
+
+const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+
+/**
+ * wurk's Prometheus metrics. Per job, only counters and a histogram move
+ * (in the lifecycle listener); everything read from Redis is read when
+ * Prometheus scrapes, at most once per `queueGaugesCacheMs`, never per job.
+ */
+export class WurkMetrics {
+  readonly registry: Registry;
+  readonly listener: JobLifecycleListener;
+  private readonly jobs: Counter<'class' | 'queue' | 'outcome'>;
+  private readonly duration: Histogram<'class' | 'queue' | 'outcome'>;
+  private readonly pushes: Counter<'class' | 'queue'>;
+  private readonly started = new WeakMap<ServerContext, number>();
+  private cachedQueues?: { at: number; reading: Promise<Map<string, QueueGauge>> };
+
+  constructor(
+    prom: typeof PromClient,
+    private readonly subject: MetricsSubject,
+    private readonly options: WurkMetricsOptions = {},
+  ) {
+    validateMetricsOptions(options);
+    const registry = (this.registry = options.registry ?? prom.register);
+    const prefix = options.prefix ?? 'wurk_';
+    this.jobs = reuse(registry, `${prefix}jobs_total`, () => new prom.Counter({
+      name: `${prefix}jobs_total`,
+      help: 'Jobs performed by this process, by class, queue and outcome (complete, retrying, dead, failed, interrupted).',
+      labelNames: ['class', 'queue', 'outcome'],
+      registers: [registry],
+    }));
+    this.duration = reuse(registry, `${prefix}job_duration_seconds`, () => new prom.Histogram({
+      name: `${prefix}job_duration_seconds`,
+      help: 'Time from the start of perform (middleware included) to the job settled, by class, queue and outcome.',
+      labelNames: ['class', 'queue', 'outcome'],
+      buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+      registers: [registry],
+    }));
+    this.pushes = reuse(registry, `${prefix}pushes_total`, () => new prom.Counter({
+      name: `${prefix}pushes_total`,
+      help: 'Jobs pushed by this process, by class and queue.',
+      labelNames: ['class', 'queue'],
+      registers: [registry],
+    }));
+    // Gauges read this instance's subject when scraped, so a newer app's replace an older app's.
+    const metrics = this;
+    replace(registry, `${prefix}jobs_in_flight`, () => new prom.Gauge({
+      name: `${prefix}jobs_in_flight`,
+      help: 'Jobs this process is performing right now.',
+      registers: [registry],
+      collect() {
+        const busy = subject.busy();
+        if (busy !== undefined) this.set(busy);
+      },
+    }));
+    if (options.queueGauges ?? true) {
+      const size: Gauge<'queue'> = replace(registry, `${prefix}queue_size`, () => new prom.Gauge({
+        name: `${prefix}queue_size`,
+        help: 'Jobs waiting in each queue (cluster-wide: the same value from every process).',
+        labelNames: ['queue'],
+        registers: [registry],
+        async collect() {
+          await metrics.collectQueues(size, latency);
+        },
+      }));
+      const latency: Gauge<'queue'> = replace(registry, `${prefix}queue_latency_seconds`, () => new prom.Gauge({
+        name: `${prefix}queue_latency_seconds`,
+        help: 'Seconds the oldest job of each queue has waited (cluster-wide: the same value from every process).',
+        labelNames: ['queue'],
+        registers: [registry],
+        async collect() {
+          await metrics.collectQueues(size, latency);
+        },
+      }));
+    }
+    this.listener = {
+      onStart: (context) => void this.started.set(context, performance.now()),
+      onSettled: (context, outcome) => this.settled(context, outcome),
+    };
+  }
+
+  /** The client's push observer. */
+  readonly pushed = (className: string, queue: string, count: number): void => {
+    this.pushes.inc({ class: className, queue }, count);
+  };
+
+  private settled(context: ServerContext, outcome: JobOutcome): void {
+    const labels = { class: context.job.className, queue: context.queue, outcome: outcome.kind };
+    this.jobs.inc(labels);
+    const startedAt = this.started.get(context);
+    // A job handed back at shutdown settles through a fresh context: counted, but it has no duration.
+    if (startedAt !== undefined) this.duration.observe(labels, (performance.now() - startedAt) / 1000);
+  }
+
+  /** Both queue gauges share one reading; a failed reading leaves them empty rather than failing the scrape. */
+  private async collectQueues(size: Gauge<'queue'>, latency: Gauge<'queue'>): Promise<void> {
+    const now = Date.now();
+    if (!this.cachedQueues || now - this.cachedQueues.at > (this.options.queueGaugesCacheMs ?? 5000)) {
+      const reading = knownQueues(this.subject.redis).then((queues) => readQueueGauges(this.subject.redis, queues, now));
+      this.cachedQueues = { at: now, reading };
+      reading.catch(() => (this.cachedQueues = undefined));
+    }
+    size.reset();
+    latency.reset();
+    let gauges: Map<string, QueueGauge>;
+    try {
+      gauges = await this.cachedQueues.reading;
+    } catch {
+      return;
+    }
+    for (const [queue, gauge] of gauges) {
+      size.set({ queue }, gauge.size);
+      latency.set({ queue }, gauge.latency);
+    }
+  }
+}
+
+function validateMetricsOptions(options: WurkMetricsOptions): void {
+  if (options.prefix !== undefined && !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(options.prefix)) throw new WurkConfigError('metrics.prefix', 'must be a valid Prometheus metric name prefix');
+  if (options.queueGaugesCacheMs !== undefined && !(Number.isFinite(options.queueGaugesCacheMs) && options.queueGaugesCacheMs >= 0)) {
+    throw new WurkConfigError('metrics.queueGaugesCacheMs', 'must be a number of milliseconds >= 0');
+  }
+  if (options.durationBuckets !== undefined && !(Array.isArray(options.durationBuckets) && options.durationBuckets.every((b) => typeof b === 'number' && b > 0))) {
+    throw new WurkConfigError('metrics.durationBuckets', 'must be an array of positive numbers of seconds');
+  }
+}
+
+/** Counters keep counting across app instances in one registry: registering the same name twice would throw. */
+function reuse<M>(registry: Registry, name: string, create: () => M): M {
+  return (registry.getSingleMetric(name) as M | undefined) ?? create();
+}
+
+/** A gauge whose collect reads one app's state is replaced, so a closed app's state is never reported. */
+function replace<M>(registry: Registry, name: string, create: () => M): M {
+  registry.removeSingleMetric(name);
+  return create();
+}
