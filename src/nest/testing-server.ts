@@ -29,5 +29,7 @@ export class TestingServer {
 
   quiet(): void {}
 
+  notePaused(): void {}
+
   markClosing(): void {}
 }
