@@ -1,10 +1,11 @@
 import 'reflect-metadata';
-import { Controller, Get, INestApplication, Module } from '@nestjs/common';
+import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
 import type { AddressInfo } from 'node:net';
 import { ClientService, Worker, WurkModule } from '../../src';
 import { WurkHealthIndicator, WurkHealthModule } from '../../src/observability/health';
+// The sample's controller: /health, /health/live and /health/ready through terminus.
+import { HealthController } from '../../sample/observability.module';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -17,32 +18,6 @@ class GatedWorker {
   async perform(): Promise<void> {
     started = true;
     await new Promise<void>((resolve) => (release = resolve));
-  }
-}
-
-@Controller('health')
-class HealthController {
-  constructor(
-    private readonly health: HealthCheckService,
-    private readonly wurk: WurkHealthIndicator,
-  ) {}
-
-  @Get()
-  @HealthCheck()
-  check() {
-    return this.health.check([() => this.wurk.isHealthy()]);
-  }
-
-  @Get('ready')
-  @HealthCheck()
-  ready() {
-    return this.health.check([() => this.wurk.readiness()]);
-  }
-
-  @Get('live')
-  @HealthCheck()
-  live() {
-    return this.health.check([() => this.wurk.liveness()]);
   }
 }
 

@@ -1,8 +1,8 @@
 import 'reflect-metadata';
-import * as net from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClientService, InvalidJobError, JobContext, ServerContext, StatusService, Worker } from '../../src';
+import { recordConnections } from '../../sample/test/no-network';
 import { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/testing';
 
 const performed: string[] = [];
@@ -60,18 +60,8 @@ async function compile(mode: 'fake' | 'inline'): Promise<TestingModule> {
 }
 
 // Every socket this file opens is counted: the testing module must reach no Redis at all.
-const connects: unknown[] = [];
-const realConnect = net.Socket.prototype.connect;
-beforeAll(() => {
-  net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
-    connects.push(args[0]);
-    return (realConnect as (...a: unknown[]) => net.Socket).apply(this, args);
-  } as typeof realConnect;
-});
-afterAll(() => {
-  net.Socket.prototype.connect = realConnect;
-  expect(connects).toEqual([]);
-});
+const connects = recordConnections();
+afterAll(() => expect(connects).toEqual([]));
 
 beforeEach(() => {
   performed.length = 0;
