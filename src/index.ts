@@ -64,6 +64,8 @@ export { WindowLimiter } from './limiter/window-limiter';
 export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-limiter';
 export { OverLimitError } from './limiter/over-limit-error';
 export type { UniqueUntil } from './unique/unique-options';
+export { InvalidScheduleError } from './client/schedule-time';
+export type { Duration } from './client/schedule-time';
 export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushObserver, PushPipelineHook } from './client/client';
 export { RedisPushTransport } from './client/push-transport';
 export type { PushTransport, ScheduledPush } from './client/push-transport';

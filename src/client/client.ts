@@ -9,6 +9,7 @@ import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
+import { Duration, epochForAt, epochForInterval } from './schedule-time';
 
 export type { PushPipelineHook, PushTransport, ScheduledPush } from './push-transport';
 
@@ -35,8 +36,6 @@ export interface ClientConfig {
 /** Per-call overrides of a worker's options (`client.set({ queue: 'low' }).performAsync(...)`). */
 export type JobOverrides = Omit<WorkerOptions, 'name'> & { name?: never };
 
-/** `perform_in`: below this an interval is relative seconds, otherwise an absolute epoch. */
-const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
 const DEFAULT_BATCH_SIZE = 1000;
 const DEFAULT_SCHEDULED_BATCH_SIZE = 100;
 const MIN_SPREAD_INTERVAL = 5;
@@ -109,12 +108,16 @@ export class Client {
     return this.set({}).performAsync(worker, ...args);
   }
 
-  /** Enqueues after `interval` seconds (or at that epoch when ≥ 1e9, as Sidekiq reads it). */
-  performIn<W extends WorkerInstance>(interval: number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+  /**
+   * Enqueues after `interval`: a number is seconds, as Sidekiq's `perform_in`
+   * (at 1e9 and above an absolute epoch, as Sidekiq reads it), or a duration
+   * `{ minutes: 5 }`. Throws InvalidScheduleError past ten years.
+   */
+  performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     return this.set({}).performIn(interval, worker, ...args);
   }
 
-  /** Enqueues at a Date or an epoch in seconds. */
+  /** Enqueues at a Date or at epoch seconds; an epoch in milliseconds throws InvalidScheduleError. */
   performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     return this.set({}).performAt(at, worker, ...args);
   }
@@ -256,18 +259,17 @@ export class ScopedClient {
     return this.enqueue(worker, args, undefined);
   }
 
-  performIn<W extends WorkerInstance>(interval: number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
-    if (typeof interval !== 'number' || !Number.isFinite(interval)) throw new InvalidJobError('interval', 'must be a number of seconds');
-    const now = nowMs() / 1000;
-    const at = interval < ABSOLUTE_EPOCH_THRESHOLD ? now + interval : interval;
-    // Sidekiq pushes a job whose time has already come straight to its queue.
-    return this.enqueue(worker, args, at > now ? at : undefined);
+  async performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.schedule(epochForInterval(interval), worker, args);
   }
 
-  performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
-    const epoch = at instanceof Date ? at.getTime() / 1000 : at;
-    if (typeof epoch !== 'number' || !Number.isFinite(epoch)) throw new InvalidJobError('at', 'must be a Date or epoch seconds');
-    return this.performIn(Math.max(epoch, ABSOLUTE_EPOCH_THRESHOLD), worker, ...args);
+  async performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    return this.schedule(epochForAt(at), worker, args);
+  }
+
+  /** Sidekiq pushes a job whose time has already come straight to its queue. */
+  private schedule(at: number, worker: WorkerClass, args: unknown[]): Promise<string | null> {
+    return this.enqueue(worker, args, at > nowMs() / 1000 ? at : undefined);
   }
 
   private enqueue(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { Client } from '../../src/client/client';
 import { InvalidJobError } from '../../src/job/errors';
+import { InvalidScheduleError } from '../../src/client/schedule-time';
 import { JobPayload } from '../../src/job/payload';
 import { defineWorker } from '../../src/job/worker-definition';
 import { commandDelta, commandStats } from '../support/command-counter';
@@ -80,6 +81,20 @@ describe('Client against a real redis-server', () => {
     await client.performAt(new Date(when * 1000), HardWorker, 'y', 2);
     const scores = (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
     for (const score of scores) expect(Math.abs(score - when)).toBeLessThan(0.01);
+  });
+
+  it('refuses performAt with an epoch in milliseconds, writing nothing', async () => {
+    await expect(client.performAt(Date.now() + 60_000, HardWorker, 'ms', 1)).rejects.toThrow(InvalidScheduleError);
+    await expect(client.performIn(Date.now() + 60_000, HardWorker, 'ms', 2)).rejects.toThrow(/epoch in milliseconds/);
+    expect(await server.redis.zcard('schedule')).toBe(0);
+    expect(await server.redis.llen('queue:critical')).toBe(0);
+  });
+
+  it('performIn takes an explicit duration', async () => {
+    const at = Date.now() / 1000 + 300;
+    await client.performIn({ minutes: 5 }, HardWorker, 'later', 1);
+    const [, score] = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
+    expect(Math.abs(Number(score) - at)).toBeLessThan(1);
   });
 
   it('keeps a raw payload\'s args byte for byte (Ruby floats, big integers)', async () => {

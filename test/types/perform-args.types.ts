@@ -62,3 +62,10 @@ export function overrideChecks(client: ClientService): void {
   // @ts-expect-error per-call overrides are closed too
   client.set({ queu: 'low' });
 }
+
+export async function scheduleChecks(client: ClientService): Promise<void> {
+  await client.performIn({ minutes: 5 }, MailWorker, 'a@b.c', 1);
+  await client.set({ queue: 'low' }).performIn({ hours: 1, minutes: 30 }, MailWorker, 'a@b.c', 1);
+  // @ts-expect-error a duration unit that does not exist
+  await client.performIn({ mins: 5 }, MailWorker, 'a@b.c', 1);
+}

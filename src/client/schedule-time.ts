@@ -1,0 +1,81 @@
+import { InvalidJobError } from '../job/errors';
+import { nowMs } from '../job/time';
+
+/** An explicit interval: `{ minutes: 5 }`, `{ hours: 1, minutes: 30 }`. Units add up. */
+export interface Duration {
+  weeks?: number;
+  days?: number;
+  hours?: number;
+  minutes?: number;
+  seconds?: number;
+}
+
+/** A performAt / performIn time wurk refuses: epoch milliseconds where seconds belong, or too far out. */
+export class InvalidScheduleError extends InvalidJobError {}
+
+const SECONDS_PER_UNIT: Record<keyof Duration, number> = { weeks: 604_800, days: 86_400, hours: 3600, minutes: 60, seconds: 1 };
+
+/** Sidekiq's `perform_in` rule: an interval below this is relative seconds, at or above it an absolute epoch. */
+export const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
+
+/** No job is scheduled further out than this (seconds): past it the number is a unit mistake, not a plan. */
+export const MAX_SCHEDULE_SECONDS = 10 * 365.25 * 86_400;
+
+/**
+ * The epoch seconds `performIn(interval)` means. A number is Sidekiq's
+ * seconds (or, at 1e9 and above, an absolute epoch, as Sidekiq reads it); a
+ * Duration says its unit.
+ */
+export function epochForInterval(interval: number | Duration, now: number = nowMs() / 1000): number {
+  if (typeof interval === 'number') {
+    if (!Number.isFinite(interval)) throw new InvalidScheduleError('interval', `must be a number of seconds, a Date or a duration such as { minutes: 5 } (got ${interval})`);
+    return interval < ABSOLUTE_EPOCH_THRESHOLD ? checkedAhead(now + interval, now, 'interval', interval) : epochForAt(interval, now, 'interval');
+  }
+  return checkedAhead(now + durationSeconds(interval), now, 'interval', interval);
+}
+
+/** The epoch seconds `performAt(at)` means: a Date, or epoch seconds (a millisecond epoch is refused, naming the fix). */
+export function epochForAt(at: Date | number, now: number = nowMs() / 1000, field = 'at'): number {
+  if (at instanceof Date) {
+    const time = at.getTime();
+    if (!Number.isFinite(time)) throw new InvalidScheduleError(field, 'is an Invalid Date');
+    return checkedAhead(time / 1000, now, field, at.toISOString());
+  }
+  if (typeof at !== 'number' || !Number.isFinite(at)) throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
+  if (at - now > MAX_SCHEDULE_SECONDS && Math.abs(at / 1000 - now) <= MAX_SCHEDULE_SECONDS) {
+    throw new InvalidScheduleError(
+      field,
+      `is ${at}, an epoch in milliseconds (read as seconds it is the year ${yearOf(at)}); wurk takes epoch seconds as Sidekiq does: pass ${Math.round(at) / 1000}, a Date, or performIn({ minutes: 5 })`,
+    );
+  }
+  return checkedAhead(at, now, field, at);
+}
+
+function durationSeconds(duration: Duration): number {
+  if (duration === null || typeof duration !== 'object') {
+    throw new InvalidScheduleError('interval', 'must be a number of seconds or a duration such as { minutes: 5 }');
+  }
+  const units = Object.keys(duration);
+  if (units.length === 0) throw new InvalidScheduleError('interval', `is an empty duration; give one of ${Object.keys(SECONDS_PER_UNIT).join(', ')}`);
+  let total = 0;
+  for (const unit of units) {
+    const perUnit = SECONDS_PER_UNIT[unit as keyof Duration];
+    if (perUnit === undefined) throw new InvalidScheduleError(`interval.${unit}`, `is not a duration unit; use ${Object.keys(SECONDS_PER_UNIT).join(', ')}`);
+    const value = duration[unit as keyof Duration];
+    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidScheduleError(`interval.${unit}`, `must be a finite number (got ${String(value)})`);
+    total += value * perUnit;
+  }
+  return total;
+}
+
+function checkedAhead(epoch: number, now: number, field: string, given: unknown): number {
+  if (epoch - now > MAX_SCHEDULE_SECONDS) {
+    throw new InvalidScheduleError(field, `is more than ten years away (${JSON.stringify(given)} lands in the year ${yearOf(epoch)}); a number is seconds, as in Sidekiq`);
+  }
+  return epoch;
+}
+
+function yearOf(epochSeconds: number): string {
+  const year = new Date(0).getUTCFullYear() + epochSeconds / (365.2425 * 86_400);
+  return Math.floor(year).toLocaleString('en-US');
+}
