@@ -18,6 +18,7 @@ export class PeriodicService extends PeriodicManager {
     // Through the client, so client middleware (status, uniqueness, the app's own) sees periodic pushes too.
     super(connections.command, (payload) => client.push(payload), entries, {
       tickInterval: options.tickInterval,
+      newEntryGrace: options.periodicNewEntryGrace,
       logger: new Logger('WurkPeriodic'),
     });
   }

@@ -13,6 +13,7 @@ import {
   IsSeconds,
   IsText,
   OptionRule,
+  shown,
 } from '../config/option-rules';
 import { validateOptions } from '../config/validate-options';
 import type { TimestampMode } from '../job/time';
@@ -26,6 +27,7 @@ import type { ServerMiddleware, ServerMiddlewareFn } from '../server/server-midd
 import { SERVER_DEFAULTS } from '../server/server-options';
 import type { PeriodicEntryOptions } from '../periodic/periodic-entry';
 import { resolvePeriodicEntries } from '../periodic/periodic-entry';
+import { NEW_ENTRY_GRACE } from '../periodic/periodic-ticker';
 
 /** A middleware given as a function, an object, or a class that Nest instantiates with DI. */
 export type MiddlewareEntry<M, F> = M | F | Type<M>;
@@ -81,6 +83,19 @@ export class WurkModuleOptions {
   /** Seconds between periodic ticks (default 5); also the base of a failing entry's back-off. */
   @IsSeconds()
   tickInterval?: number;
+
+  /**
+   * Seconds a never-seen periodic entry's latest slot may be old and still
+   * fire at first sight (default 60, as sidekiq-cron). `Infinity` restores
+   * seed 004: a new entry fires its latest slot however old. Entries
+   * already seen catch up as before.
+   */
+  @OptionRule(
+    'isGrace',
+    (value) => `must be a number of seconds >= 0, or Infinity (got ${shown(value)})`,
+    (value) => typeof value === 'number' && !Number.isNaN(value) && value >= 0,
+  )
+  periodicNewEntryGrace?: number;
 
   /** Force the periodic ticker on or off; by default it runs exactly when this app processes jobs. */
   @IsFlag()
@@ -217,6 +232,7 @@ function defaultOptions() {
     progressInterval: 5,
     periodic: [],
     tickInterval: 5,
+    periodicNewEntryGrace: NEW_ENTRY_GRACE,
     processing: true,
     concurrency: SERVER_DEFAULTS.concurrency,
     queues: SERVER_DEFAULTS.queues,

@@ -29,6 +29,8 @@ export interface PeriodicEntryInfo {
 
 export interface PeriodicManagerOptions {
   tickInterval: number;
+  /** Seconds a never-seen entry's latest slot may be old and still fire (default 60; Infinity = seed 004). */
+  newEntryGrace?: number;
   logger?: PeriodicLogger;
 }
 
@@ -46,7 +48,7 @@ export class PeriodicManager {
   constructor(redis: Redis, push: PeriodicPush, entries: readonly PeriodicEntry[], options: PeriodicManagerOptions) {
     this.logger = options.logger ?? consoleLogger;
     this.store = new PeriodicStore(redis);
-    this.ticker = new PeriodicTicker(() => [...this.byId.values()], this.store, push, { tickInterval: options.tickInterval, logger: this.logger });
+    this.ticker = new PeriodicTicker(() => [...this.byId.values()], this.store, push, { tickInterval: options.tickInterval, newEntryGrace: options.newEntryGrace, logger: this.logger });
     for (const entry of entries) this.add(entry);
   }
 

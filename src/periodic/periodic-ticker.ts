@@ -14,8 +14,18 @@ export type PeriodicPush = (payload: JobPayload) => Promise<string | null>;
 export interface PeriodicTickerOptions {
   /** Seconds between ticks (also the base of the per-entry back-off). */
   tickInterval: number;
+  /** How old (seconds) a slot of a never-seen catch_up entry may be and still fire; Infinity = seed 004. Default NEW_ENTRY_GRACE. */
+  newEntryGrace?: number;
   logger: PeriodicLogger;
 }
+
+/**
+ * A never-seen entry (first deploy, or a changed cron/args/queue/retry,
+ * which is a new pjid) fires its latest slot only if that slot is at most
+ * this many seconds old, as sidekiq-cron does. Seed 004 fires it however
+ * old, so `0 3 * * *` deployed at 14:00 ran a second after boot.
+ */
+export const NEW_ENTRY_GRACE = 60;
 
 /** A failing entry backs off 1, 2, 4 … tick intervals, never longer than this (seconds). */
 export const BACKOFF_MAX = 300;
@@ -177,12 +187,21 @@ export class PeriodicTicker extends EventEmitter {
         break;
       case 'primed':
         this.emit('skipped', { entry, slot, reason: rule === 'late' ? 'late' : 'primed' });
+        if (entry.catchUp) this.logNotFiredOnFirstSight(entry, slot, now);
         break;
       case 'lost':
         break;
     }
     this.blocked.delete(entry.pjid);
     this.checked.set(entry.pjid, slot);
+  }
+
+  /** Said once per new entry, since "why did my cron not run at deploy" is the question it answers. */
+  private logNotFiredOnFirstSight(entry: PeriodicEntry, slot: number, now: number): void {
+    const next = entry.schedule.nextSlot(now);
+    this.options.logger.log(
+      `periodic ${entry.className} (${entry.pjid}) is new: its slot ${new Date(slot * 1000).toISOString()} is older than the ${this.options.newEntryGrace ?? NEW_ENTRY_GRACE} s grace and does not fire; first run ${next === undefined ? 'never' : `at ${new Date(next * 1000).toISOString()}`}`,
+    );
   }
 
   /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
@@ -195,9 +214,16 @@ export class PeriodicTicker extends EventEmitter {
     return now - blocked.since >= this.blockedRetryMs;
   }
 
+  /**
+   * catch_up on: an entry already seen fires its latest missed slot (seed
+   * 004); `prime` for a slot older than the grace makes the claim script
+   * fire it only when last_slot exists, and otherwise just record it, so a
+   * never-seen entry starts with its next slot.
+   */
   private catchUpRule(entry: PeriodicEntry, slot: number, now: number): CatchUpRule {
-    if (entry.catchUp) return 'fire';
-    return now - slot * 1000 > this.lateAfterMs ? 'late' : 'prime';
+    const age = now - slot * 1000;
+    if (entry.catchUp) return age > (this.options.newEntryGrace ?? NEW_ENTRY_GRACE) * 1000 ? 'prime' : 'fire';
+    return age > this.lateAfterMs ? 'late' : 'prime';
   }
 
   private async enqueue(entry: PeriodicEntry, slot: number, jid: string, previous: string): Promise<void> {

@@ -1,5 +1,5 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import { PeriodicService } from '../../src';
+import { PeriodicService, WurkModuleOptions } from '../../src';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
@@ -25,8 +25,8 @@ describe('periodic: catch_up', () => {
   });
 
   /** Boots with the ticker held back, so last_slot can be set as the downtime left it. */
-  async function bootAfterDowntime(catchUp: boolean | undefined, lastSlot: number | undefined) {
-    app = await periodicApp(server.url, { periodic: [{ cron: '@monthly', class: 'Monthly', queue: 'm', catchUp }], periodicTicker: false });
+  async function bootAfterDowntime(catchUp: boolean | undefined, lastSlot: number | undefined, cron = '@monthly', options: WurkModuleOptions = {}) {
+    app = await periodicApp(server.url, { periodic: [{ cron, class: 'Monthly', queue: 'm', catchUp }], periodicTicker: false, periodicNewEntryGrace: undefined, ...options });
     const service = app.get(PeriodicService);
     const pjid = service.entries()[0].pjid;
     if (lastSlot !== undefined) await server.redis.set(`periodic:last_slot:${pjid}`, String(lastSlot));
@@ -44,8 +44,29 @@ describe('periodic: catch_up', () => {
     expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(thisMonthSlot());
   });
 
-  it('on: a new entry fires its most recent slot at first start', async () => {
-    const { seen } = await bootAfterDowntime(true, undefined);
+  it('on: a never-seen daily entry does not fire at boot; its old slot is recorded, so the next one fires', async () => {
+    // Daily at the top of the hour two hours ago: its latest slot is 2-3 h old, far past the 60 s grace.
+    const hour = (new Date().getUTCHours() + 22) % 24;
+    const { seen, pjid } = await bootAfterDowntime(undefined, undefined, `0 ${hour} * * *`);
+    await waitFor(() => seen.skipped.length === 1, { what: 'the old slot passed over' });
+    const ticks = seen.tick.length;
+    await waitFor(() => seen.tick.length >= ticks + 4, { what: 'four more ticks' });
+    expect(seen.enqueued).toHaveLength(0);
+    expect(await server.redis.llen('queue:m')).toBe(0);
+    expect(seen.skipped[0]).toMatchObject({ reason: 'primed' });
+    expect(Number(await server.redis.get(`periodic:last_slot:${pjid}`))).toBe(seen.skipped[0].slot);
+  });
+
+  it('on: a never-seen entry whose slot is within the grace fires it', async () => {
+    // Every day at this very second: the slot is at most a few seconds old when the ticker first looks.
+    const now = new Date(Date.now() - 1000);
+    const { seen } = await bootAfterDowntime(undefined, undefined, `${now.getUTCSeconds()} ${now.getUTCMinutes()} ${now.getUTCHours()} * * *`);
+    await waitFor(() => seen.enqueued.length === 1, { what: 'the fresh slot' });
+    expect(seen.skipped).toHaveLength(0);
+  });
+
+  it('periodicNewEntryGrace: Infinity restores seed 004: a new entry fires its most recent slot at first start', async () => {
+    const { seen } = await bootAfterDowntime(true, undefined, '@monthly', { periodicNewEntryGrace: Infinity });
     await waitFor(() => seen.enqueued.length === 1, { what: 'the first slot' });
     expect((await queued(server.redis, 'm')).map((job) => job.periodic_slot)).toEqual([thisMonthSlot()]);
   });

@@ -26,7 +26,8 @@ describe('periodic: what a tick costs in Redis commands', () => {
       const connection = server.client();
       connections.push(connection);
       const client = new Client(connection, { timestamps: 'seconds' });
-      const manager = new PeriodicManager(connection, (payload) => client.push(payload), [entry], { tickInterval: 0.2, logger: quiet });
+      // A yearly slot stands for "due now": fired at first sight, as seed 004 does.
+      const manager = new PeriodicManager(connection, (payload) => client.push(payload), [entry], { tickInterval: 0.2, newEntryGrace: Infinity, logger: quiet });
       manager.ticker.on('tick', () => ticks[index]++);
       managers.push(manager);
     }

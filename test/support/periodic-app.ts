@@ -5,9 +5,15 @@ import type Redis from 'ioredis';
 import { PeriodicService, WurkModule, WurkModuleOptions } from '../../src';
 import type { PeriodicTickerEvents } from '../../src';
 
-/** A producer-only Nest application context with the periodic ticker forced on at a fast tick. */
+/**
+ * A producer-only Nest application context with the periodic ticker forced
+ * on at a fast tick. The suites built on it use a yearly cron as "one slot,
+ * due now" to drive the claim, push and rollback paths, so new entries fire
+ * at first sight here as in seed 004 (`periodicNewEntryGrace: Infinity`);
+ * periodic-catch-up.test.ts tests the grace itself.
+ */
 export async function periodicApp(url: string, options: WurkModuleOptions = {}, providers: unknown[] = []): Promise<INestApplicationContext> {
-  const defaults: WurkModuleOptions = { redis: { url }, tickInterval: 0.5, processing: false, periodicTicker: true };
+  const defaults: WurkModuleOptions = { redis: { url }, tickInterval: 0.5, processing: false, periodicTicker: true, periodicNewEntryGrace: Infinity };
   @Module({ imports: [WurkModule.forRoot({ ...defaults, ...options })], providers: providers as never })
   class PeriodicAppModule {}
   const app = await NestFactory.createApplicationContext(PeriodicAppModule, { logger: false, abortOnError: false });

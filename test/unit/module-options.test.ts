@@ -34,6 +34,8 @@ describe('module options (class-validator at start-up)', () => {
     expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(/errorHandlers must be an array of functions/);
     expect(configError(resolving({ api: 'on' })).option).toBe('api');
     expect(configError(resolving({ executionMetrics: 'off' })).message).toBe('wurk option executionMetrics must be one of true, false (got "off")');
+    expect(configError(resolving({ periodicNewEntryGrace: -1 })).message).toMatch(/periodicNewEntryGrace must be a number of seconds >= 0, or Infinity/);
+    expect(resolveOptions({ periodicNewEntryGrace: Infinity }).periodicNewEntryGrace).toBe(Infinity);
   });
 
   it('keeps the inner paths of compound options', () => {
