@@ -14,7 +14,8 @@
 --
 -- Returns a flat array {pair index, payload, ...}, oldest first, then
 -- {"!", key, error} for every key that holds the wrong type (skipped, so one
--- bad key never stops the other queues).
+-- bad key never stops the other queues), and {"P", pair index} for every
+-- claimable queue found paused (the caller must not block on it either).
 --
 -- A queue in `paused` is not claimed from even when listed as claimable:
 -- the caller's view of the set may be seconds old, and a pause must stop
@@ -82,8 +83,11 @@ local want = limit
 for i = 1, claimable do
   if want <= 0 then break end
   local public, private = KEYS[2 * i - 1], KEYS[2 * i]
-  local items = is_paused(public) and {} or redis.pcall("LRANGE", public, -want, -1)
-  if items.err then
+  local paused = is_paused(public)
+  local items = paused and {} or redis.pcall("LRANGE", public, -want, -1)
+  if paused then
+    out[#out + 1] = "P"; out[#out + 1] = i
+  elseif items.err then
     out[#out + 1] = "!"; out[#out + 1] = public; out[#out + 1] = items.err
   elseif #items > 0 then
     local size = #items

@@ -5,15 +5,21 @@ import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
+import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
 
 /**
- * Sidekiq's BasicFetch: `BRPOP queue:a queue:b … <timeout>`, one job per
- * call; acknowledging is a no-op. Fast and simple, but a process that dies
+ * Sidekiq's BasicFetch: one job per call, popped by `basic_fetch.lua` (which
+ * skips paused queues in the pop itself), else `BRPOP queue:a queue:b …
+ * <timeout>` when every queue is empty; acknowledging is a no-op. Fast and simple, but a process that dies
  * mid-job loses that job (use the reliable fetch where that matters).
  */
 export class BasicFetch implements Fetcher {
   private readonly paused: PausedQueues;
+  private readonly idle = new IdleWait();
+  /** CLIENT ID of the fetch connection, learned before blocking (asked while blocked, it would queue behind the BRPOP). */
+  private fetchClientId: number | undefined;
+  private blocking = false;
 
   constructor(
     private readonly fetchConnection: Redis,
@@ -22,17 +28,42 @@ export class BasicFetch implements Fetcher {
     private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues },
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
+    fetchConnection.on('ready', () => (this.fetchClientId = undefined));
   }
 
   async claim(): Promise<ClaimedJob[]> {
-    const keys = (await this.paused.filter(this.order.next())).map((queue) => Keys.queue(queue));
-    if (keys.length === 0) {
-      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+    const queues = await this.paused.filter(this.order.next());
+    if (queues.length === 0) {
+      await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    const reply = await this.fetchConnection.brpop(keys, this.options.fetchTimeout);
+    const reply = await runScript<Array<number | string>>(this.fetchConnection, 'basic_fetch', [...queues.map((queue) => Keys.queue(queue)), Keys.paused], queues);
+    if (reply[0] !== 0) return [{ raw: String(reply[1]), queue: queues[Number(reply[0]) - 1] }];
+    const pausedNow = new Set(reply.slice(1).map((index) => queues[Number(index) - 1]));
+    const ready = queues.filter((queue) => !pausedNow.has(queue));
+    if (ready.length === 0) {
+      await this.idle.wait(this.options.fetchTimeout * 1000);
+      return [];
+    }
+    return this.block(ready);
+  }
+
+  /**
+   * Every queue empty: BRPOP on all of them, as Sidekiq does. A queue paused
+   * while we were blocked gets its job straight back (one SISMEMBER, on this
+   * idle path only).
+   */
+  private async block(queues: string[]): Promise<ClaimedJob[]> {
+    this.fetchClientId ??= Number(await this.fetchConnection.client('ID'));
+    this.blocking = true;
+    const reply = await this.fetchConnection.brpop(queues.map((queue) => Keys.queue(queue)), this.options.fetchTimeout).finally(() => (this.blocking = false));
     if (!reply) return [];
-    return [{ raw: reply[1], queue: reply[0].slice(Keys.queuePrefix.length) }];
+    const job = { raw: reply[1], queue: reply[0].slice(Keys.queuePrefix.length) };
+    if ((await this.command.sismember(Keys.paused, job.queue).catch(() => 0)) === 1) {
+      await this.giveBack([job]);
+      return [];
+    }
+    return [job];
   }
 
   acknowledge(): void {}
@@ -63,4 +94,10 @@ export class BasicFetch implements Fetcher {
 
   /** A BRPOP cut short could lose the job it popped, so it is left to time out. */
   interrupt(): void {}
+
+  /** CLIENT UNBLOCK answers a blocked BRPOP as a timeout: nothing popped, nothing lost. */
+  wake(): void {
+    this.idle.wake();
+    if (this.blocking && this.fetchClientId !== undefined) void this.command.client('UNBLOCK', this.fetchClientId).catch(() => 0);
+  }
 }

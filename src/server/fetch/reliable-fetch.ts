@@ -6,6 +6,7 @@ import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
+import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
 
 export interface ReliableFetchOptions {
@@ -63,6 +64,7 @@ export class ReliableFetch implements Fetcher {
   private readonly badKeysLogged = new Map<string, number>();
 
   private readonly paused: PausedQueues;
+  private readonly idle = new IdleWait();
 
   constructor(
     private readonly fetchConnection: Redis,
@@ -95,14 +97,14 @@ export class ReliableFetch implements Fetcher {
     if (queues.length === 0) {
       // Every queue paused: nothing to claim, only acks to send.
       await this.flush();
-      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+      await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    const { jobs, badKeys } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
+    const { jobs, badKeys, pausedNow } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
     if (jobs.length > 0 || this.interrupted) return jobs;
-    const ready = queues.filter((name) => !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
+    const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
     if (ready.length === 0) {
-      await new Promise((resolve) => setTimeout(resolve, this.options.fetchTimeout * 1000).unref());
+      await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
     return this.blockOnAll(ready);
@@ -180,6 +182,7 @@ export class ReliableFetch implements Fetcher {
 
   /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
   wake(): void {
+    this.idle.wake();
     for (const connection of this.blocked) {
       const id = this.waiterIds.get(connection);
       if (id !== undefined) void this.command.client('UNBLOCK', id).catch(() => 0);
@@ -302,7 +305,7 @@ export class ReliableFetch implements Fetcher {
     return run;
   }
 
-  private async runFetch(connection: Redis, queues: string[], max: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string> }> {
+  private async runFetch(connection: Redis, queues: string[], max: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
     const held = this.held;
     const jids = this.heldJids;
     this.held = new Map();
@@ -336,7 +339,13 @@ export class ReliableFetch implements Fetcher {
     }
     const jobs: ClaimedJob[] = [];
     const badKeys = new Set<string>();
+    const pausedNow = new Set<string>();
     for (let i = 0; i < reply.length; i += 2) {
+      if (reply[i] === 'P') {
+        // Paused since our last read of the set: not blocked on either.
+        pausedNow.add(queues[Number(reply[i + 1]) - 1]);
+        continue;
+      }
       if (reply[i] === '!') {
         badKeys.add(String(reply[i + 1]));
         this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
@@ -348,7 +357,7 @@ export class ReliableFetch implements Fetcher {
       this.count(privateKey, 1);
       jobs.push({ raw: String(reply[i + 1]), queue, privateKey });
     }
-    return { jobs, badKeys };
+    return { jobs, badKeys, pausedNow };
   }
 
   private restore(held: Map<string, string[]>, jids: string[]): void {
