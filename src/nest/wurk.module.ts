@@ -3,6 +3,7 @@ import { DiscoveryModule } from '@nestjs/core';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { AdminService } from './admin.service';
+import { JobEventsExplorer } from './job-events.explorer';
 import { ClientService } from './client.service';
 import { PeriodicExplorer } from './periodic.explorer';
 import { PeriodicLifecycle } from './periodic.lifecycle';
@@ -56,6 +57,7 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     PeriodicExplorer,
     PeriodicLifecycle,
     AdminService,
+    JobEventsExplorer,
   ],
   exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })

@@ -1,0 +1,78 @@
+import type { JobPayload } from '../job/payload';
+import { errorMessageOf } from './retry/error-fields';
+import type { ServerLogger } from './server-logger';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
+
+/** The job lifecycle events of this process, one per outcome kind plus the start. */
+export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted'] as const;
+export type JobEventName = (typeof JOB_EVENTS)[number];
+
+/** What a job event handler receives. */
+export interface JobEvent {
+  event: JobEventName;
+  jid: string;
+  queue: string;
+  /** The payload's `class`. */
+  className: string;
+  /** 1 for the first run, then retry_count + 2. */
+  attempt: number;
+  /** The payload as fetched (read-only: the job's fate is already written). */
+  job: JobPayload;
+  /** Undefined for `started`. */
+  outcome?: JobOutcome;
+}
+
+export type JobEventHandler = (event: JobEvent) => unknown;
+
+const EVENT_OF_OUTCOME: Record<JobOutcome['kind'], JobEventName> = {
+  complete: 'completed',
+  failed: 'failed',
+  retrying: 'retrying',
+  dead: 'dead',
+  interrupted: 'interrupted',
+};
+
+/**
+ * Turns the processor's lifecycle hooks into named events for handlers.
+ * Handlers run after the job's fate is decided and written, detached from
+ * the processor: a slow or failing handler neither holds the slot nor
+ * changes anything; its error is logged.
+ */
+export class JobEventDispatcher implements JobLifecycleListener {
+  private readonly handlers = new Map<JobEventName, JobEventHandler[]>();
+
+  constructor(private readonly logger: ServerLogger) {}
+
+  on(event: JobEventName, handler: JobEventHandler): this {
+    const list = this.handlers.get(event) ?? [];
+    list.push(handler);
+    this.handlers.set(event, list);
+    return this;
+  }
+
+  get size(): number {
+    let count = 0;
+    for (const list of this.handlers.values()) count += list.length;
+    return count;
+  }
+
+  onStart(context: ServerContext): void {
+    this.emit('started', context, undefined);
+  }
+
+  onSettled(context: ServerContext, outcome: JobOutcome): void {
+    this.emit(EVENT_OF_OUTCOME[outcome.kind], context, outcome);
+  }
+
+  private emit(name: JobEventName, context: ServerContext, outcome: JobOutcome | undefined): void {
+    const handlers = this.handlers.get(name);
+    if (!handlers) return;
+    const event: JobEvent = { event: name, jid: context.job.jid, queue: context.queue, className: context.job.className, attempt: context.attempt, job: context.job, outcome };
+    for (const handler of handlers) {
+      // A microtask later, so a handler's synchronous work is not part of the processor's turn either.
+      void Promise.resolve()
+        .then(() => handler(event))
+        .catch((error) => this.logger.error(`job event handler for ${name} of ${event.jid} failed (ignored): ${errorMessageOf(error)}`));
+    }
+  }
+}
