@@ -4,7 +4,7 @@ import type { ServerLogger } from './server-logger';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 
 /** The job lifecycle events of this process, one per outcome kind plus the start. */
-export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted'] as const;
+export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted', 'rescheduled'] as const;
 export type JobEventName = (typeof JOB_EVENTS)[number];
 
 /** What a job event handler receives. */
@@ -30,6 +30,7 @@ const EVENT_OF_OUTCOME: Record<JobOutcome['kind'], JobEventName> = {
   retrying: 'retrying',
   dead: 'dead',
   interrupted: 'interrupted',
+  rescheduled: 'rescheduled',
 };
 
 /**
