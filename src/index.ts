@@ -44,6 +44,8 @@ export { MalformedEntryError } from './admin/errors';
 export { ProcessSet } from './admin/process-set';
 export type { ProcessRecord, SignalResult } from './admin/process-set';
 export { WorkSet } from './admin/work-set';
+export { Health, STALE_AFTER_SECONDS } from './admin/health';
+export type { HealthReport } from './admin/health';
 export type { WorkRecord } from './admin/work-set';
 export { PeriodicManager } from './periodic/periodic-manager';
 export type { PeriodicEntryInfo, PeriodicManagerOptions } from './periodic/periodic-manager';

@@ -61,23 +61,22 @@ export class Queue {
   }
 
   /**
-   * The job with this jid, read a chunk at a time from the oldest end (the
-   * end jobs leave from, so a fetch meanwhile shifts nothing still unread).
-   * Linear in the queue's length, bounded in memory.
+   * The job with this jid, read a chunk at a time from the newest end.
+   * Pushes meanwhile only shift unread jobs further ahead (read twice at
+   * worst) and fetches take from the far end, so no job is skipped. Linear
+   * in the queue's length, bounded in memory.
    */
   async find(jid: string): Promise<QueuedJob | null> {
-    const size = await this.redis.llen(this.key);
-    for (let stop = size - 1; stop >= 0; stop -= SCAN_CHUNK) {
-      const start = Math.max(0, stop - SCAN_CHUNK + 1);
-      const raws = await this.redis.lrange(this.key, start, stop);
+    for (let start = 0; ; start += SCAN_CHUNK) {
+      const raws = await this.redis.lrange(this.key, start, start + SCAN_CHUNK - 1);
       // A cheap substring test first: parsing every payload of a long queue is the cost to avoid.
-      for (let index = raws.length - 1; index >= 0; index--) {
+      for (let index = 0; index < raws.length; index++) {
         if (!raws[index].includes(jid)) continue;
         const record = readJobRecord(raws[index]);
         if (jidOf(record) === jid) return { ...record, position: start + index };
       }
+      if (raws.length < SCAN_CHUNK) return null;
     }
-    return null;
   }
 
   /** Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete); false when it is gone. */

@@ -2,6 +2,7 @@ import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../server/fetch/fetcher';
 import { DeadSet } from './dead-set';
+import { Health } from './health';
 import { ProcessSet } from './process-set';
 import type { PauseListener } from './queue';
 import { QueueList } from './queue-list';
@@ -32,6 +33,8 @@ export class WurkAdmin {
   readonly processes: ProcessSet;
   /** Jobs in flight across the live processes (the Web UI's Busy page). */
   readonly work: WorkSet;
+  /** Redis reachable and processes beating (contract §1.10 `/health`). */
+  readonly health: Health;
 
   constructor(redis: Redis, options: WurkAdminOptions) {
     const sets = { timestamps: options.timestamps, dead: options.dead };
@@ -42,5 +45,6 @@ export class WurkAdmin {
     this.dead = new DeadSet(redis, sets);
     this.processes = new ProcessSet(redis);
     this.work = new WorkSet(redis);
+    this.health = new Health(redis);
   }
 }

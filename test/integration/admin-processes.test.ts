@@ -1,3 +1,4 @@
+import { Health } from '../../src/admin/health';
 import { ProcessSet } from '../../src/admin/process-set';
 import { WorkSet } from '../../src/admin/work-set';
 import { Keys } from '../../src/redis/keys';
@@ -80,5 +81,28 @@ describe('admin: processes and busy work over live heartbeats', () => {
     expect(result.skipped).toEqual([embedded]);
     expect(result.signalled).toEqual([identity.identity]);
     expect(await server.redis.exists(Keys.signals(embedded))).toBe(0);
+  });
+});
+
+describe('admin: health (contract §1.10 shape)', () => {
+  const server = usePrivateRedis();
+
+  it('ok with a live process, stale and quiet counted; down with none live; down when Redis is unreachable', async () => {
+    const redis = server.client();
+    const health = new Health(redis);
+    expect(await health.check()).toMatchObject({ status: 'down', reason: 'no live processes', redis: { ok: true }, processes: { total: 0, live: 0, stale: 0, quiet: 0 }, stale_after_seconds: 30 });
+    const now = Date.now() / 1000;
+    await redis.sadd(Keys.processes, 'a:1:aaaaaaaaaaaa', 'b:2:bbbbbbbbbbbb');
+    await redis.hset('a:1:aaaaaaaaaaaa', 'info', '{}', 'beat', String(now), 'quiet', 'true');
+    await redis.hset('b:2:bbbbbbbbbbbb', 'info', '{}', 'beat', String(now - 45), 'quiet', 'false');
+    const report = await health.check();
+    expect(report).toMatchObject({ status: 'ok', redis: { ok: true }, processes: { total: 2, live: 1, stale: 1, quiet: 1 } });
+    expect(report.reason).toBeUndefined();
+    expect(report.redis.rtt_ms).toBeGreaterThanOrEqual(0);
+    await server.stop();
+    const started = Date.now();
+    expect(await health.check()).toEqual({ status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, stale_after_seconds: 30 });
+    expect(Date.now() - started).toBeLessThan(3000);
+    redis.disconnect();
   });
 });
