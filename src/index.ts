@@ -37,7 +37,7 @@ export { ScheduledSet } from './admin/scheduled-set';
 export { RetrySet } from './admin/retry-set';
 export { DeadSet } from './admin/dead-set';
 export type { JobRecord, SortedEntry } from './admin/job-record';
-export { readJobRecord } from './admin/job-record';
+export { readJobRecord, entryId, parseEntryId } from './admin/job-record';
 export type { Page, PageRequest } from './admin/page';
 export { DEFAULT_PAGE_COUNT, MAX_PAGE_COUNT, resolvePage } from './admin/page';
 export { MalformedEntryError } from './admin/errors';

@@ -85,3 +85,16 @@ export function readSortedEntry(raw: string, score: string): SortedEntry {
 export function jidOf(record: JobRecord): string {
   return record.jid ?? '';
 }
+
+/** The Web UI's address of an entry, `<score>-<jid>` (Sidekiq's web helpers `parse_key`). */
+export function entryId(entry: { score: string; jid?: string }): string {
+  return `${entry.score}-${entry.jid ?? ''}`;
+}
+
+/** Reads `<score>-<jid>` back; undefined when the score part is not a number. */
+export function parseEntryId(id: string): { score: string; jid: string } | undefined {
+  const dash = id.indexOf('-');
+  const score = dash < 0 ? id : id.slice(0, dash);
+  if (score === '' || !Number.isFinite(Number(score))) return undefined;
+  return { score, jid: dash < 0 ? '' : id.slice(dash + 1) };
+}
