@@ -195,3 +195,117 @@ export const JOB_ROUTE_DOCS: Record<string, RouteDoc> = {
     responses: { 200: json(SCHEMAS.Cancelled, 'Removed; set names where it was'), ...problems('invalid_request', 'insufficient_scope', 'read_only', 'job_not_found') },
   },
 };
+
+const nullableNumber = nullable({ type: 'number' });
+const PAGING: ParameterObject[] = [
+  { name: 'page', in: 'query', required: false, description: '0-based, clamped to 0..1000; given at most once', schema: { type: 'integer', default: 0 } },
+  { name: 'count', in: 'query', required: false, description: 'Items per page, clamped to 1..200; given at most once', schema: { type: 'integer', default: 25 } },
+];
+const PAGE_FIELDS = { total: { type: 'integer' }, page: { type: 'integer' }, count: { type: 'integer' } };
+const JOB: SchemaObject = {
+  type: 'object',
+  description: 'A stored job; payload is the Sidekiq job hash as stored (null with parse_error and raw when it does not parse)',
+  properties: {
+    jid: nullable({ type: 'string' }),
+    class: nullable({ type: 'string' }),
+    queue: nullable({ type: 'string' }),
+    enqueued_at: nullableNumber,
+    created_at: nullableNumber,
+    retry_count: nullable({ type: 'integer' }),
+    error_class: nullable({ type: 'string' }),
+    error_message: nullable({ type: 'string' }),
+    payload: nullable({ type: 'object', additionalProperties: true }),
+    parse_error: { type: 'string' },
+    raw: { type: 'string' },
+  },
+};
+const ENTRY: SchemaObject = { ...JOB, properties: { score: { type: 'string' }, at: { type: 'number' }, ...(JOB.properties as object) } };
+const QUEUE: SchemaObject = { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' }, latency: { type: 'number' }, paused: { type: 'boolean' } } };
+const PROCESS: SchemaObject = {
+  type: 'object',
+  properties: {
+    identity: { type: 'string' },
+    hostname: nullable({ type: 'string' }),
+    pid: nullable({ type: 'integer' }),
+    tag: nullable({ type: 'string' }),
+    labels: { type: 'array', items: { type: 'string' } },
+    queues: { type: 'array', items: { type: 'string' } },
+    concurrency: nullable({ type: 'integer' }),
+    busy: { type: 'integer' },
+    quiet: { type: 'boolean' },
+    stale: { type: 'boolean', description: 'Last beat older than 30 s' },
+    beat: nullableNumber,
+    rss: nullableNumber,
+    rtt_us: nullableNumber,
+    started_at: nullableNumber,
+    version: nullable({ type: 'string' }),
+    embedded: { type: 'boolean' },
+  },
+};
+const SIGNALLED: SchemaObject = {
+  type: 'object',
+  properties: { signal: { type: 'string', enum: ['TSTP', 'TERM'] }, signalled: { type: 'array', items: { type: 'string' } }, skipped: { type: 'array', items: { type: 'string' } } },
+};
+const HEALTH: SchemaObject = {
+  type: 'object',
+  properties: {
+    status: { type: 'string', enum: ['ok', 'down'] },
+    reason: { type: 'string', enum: ['redis unreachable', 'no live processes'] },
+    redis: { type: 'object', properties: { ok: { type: 'boolean' }, rtt_ms: nullableNumber } },
+    processes: nullable({ type: 'object', properties: { total: { type: 'integer' }, live: { type: 'integer' }, stale: { type: 'integer' }, quiet: { type: 'integer' } } }),
+    stale_after_seconds: { type: 'integer' },
+  },
+};
+const NAME_PARAM: ParameterObject = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
+const IDENTITY_PARAM: ParameterObject = { name: 'identity', in: 'path', required: true, description: 'A process identity, or all', schema: { type: 'string' } };
+const READ_PROBLEMS: ProblemType[] = ['insufficient_scope', 'invalid_request'];
+const ACT_PROBLEMS: ProblemType[] = ['insufficient_scope', 'invalid_request', 'read_only'];
+
+function read(summary: string, schema: SchemaObject, parameters: ParameterObject[] = [], extra: ProblemType[] = []): RouteDoc {
+  return { summary, scope: 'read', parameters, responses: { 200: json(schema, summary), ...problems(...READ_PROBLEMS, ...extra) } };
+}
+
+function act(summary: string, schema: SchemaObject, parameters: ParameterObject[], extra: ProblemType[] = []): RouteDoc {
+  return { summary, scope: 'admin', parameters, responses: { 200: json(schema, summary), ...problems(...ACT_PROBLEMS, ...extra) } };
+}
+
+function setDocs(segment: string, set: string): Record<string, RouteDoc> {
+  const done: SchemaObject = { type: 'object', properties: { jid: { type: 'string' }, set: { type: 'string', enum: [set] }, action: { type: 'string', enum: ['run', 'kill', 'delete'] } } };
+  const docs: Record<string, RouteDoc> = {
+    [`${segment}.list`]: read(`The ${set} set, newest first`, { type: 'object', properties: { name: { type: 'string', enum: [set] }, ...PAGE_FIELDS, jobs: { type: 'array', items: ENTRY } } }, PAGING),
+    [`${segment}.run`]: act(`Push one ${set} entry onto its queue now`, done, [JID_PARAM], ['job_not_found']),
+    [`${segment}.delete`]: act(`Delete one ${set} entry`, done, [JID_PARAM], ['job_not_found']),
+  };
+  if (set !== 'dead') docs[`${segment}.kill`] = act(`Move one ${set} entry to dead`, done, [JID_PARAM], ['job_not_found']);
+  return docs;
+}
+
+/** The read and operate routes (contract §1.10), keyed by route name. */
+export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
+  stats: read('Processed, failed, busy, processes, enqueued and set sizes, default queue latency', {
+    type: 'object',
+    properties: Object.fromEntries(['processed', 'failed', 'busy', 'processes', 'enqueued', 'scheduled', 'retries', 'dead', 'default_latency'].map((key) => [key, { type: 'number' }])),
+  }),
+  health: {
+    summary: 'Redis round trip and live processes (not a probe: it takes a token)',
+    scope: 'read',
+    parameters: [],
+    responses: { 200: json(HEALTH, 'Redis answers and at least one process is live'), 503: json(HEALTH, 'status down: redis unreachable, or no live processes'), ...problems(...READ_PROBLEMS) },
+  },
+  'queues.list': read('Every queue, largest first', { type: 'object', properties: { queues: { type: 'array', items: QUEUE } } }),
+  'queues.show': read('One queue and a page of its jobs, newest first (never 404)', { ...QUEUE, properties: { ...(QUEUE.properties as object), ...PAGE_FIELDS, jobs: { type: 'array', items: JOB } } }, [NAME_PARAM, ...PAGING]),
+  'queues.pause': act('Pause a queue (Sidekiq Pro paused set): nothing new starts from it', { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } }, [NAME_PARAM]),
+  'queues.unpause': act('Resume a paused queue', { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } }, [NAME_PARAM]),
+  ...setDocs('retries', 'retry'),
+  ...setDocs('scheduled', 'schedule'),
+  ...setDocs('dead', 'dead'),
+  'processes.list': read('Live processes', { type: 'object', properties: { ...PAGE_FIELDS, processes: { type: 'array', items: PROCESS } } }, PAGING),
+  'processes.show': read('One live process', PROCESS, [IDENTITY_PARAM], ['process_not_found']),
+  'processes.quiet': act('Quiet a process (TSTP), or every one with all; 200 = queued for its next beat', SIGNALLED, [IDENTITY_PARAM], ['process_not_found', 'process_not_signalable']),
+  'processes.stop': act('Stop a process (TERM), or every one with all; 200 = queued for its next beat', SIGNALLED, [IDENTITY_PARAM], ['process_not_found', 'process_not_signalable']),
+  busy: read('Jobs in flight, oldest first', {
+    type: 'object',
+    properties: { ...PAGE_FIELDS, busy: { type: 'array', items: { type: 'object', properties: { process: { type: 'string' }, tid: { type: 'string' }, queue: nullable({ type: 'string' }), run_at: nullableNumber, job: JOB } } } },
+  }, PAGING),
+  cron: read('Periodic entries', { type: 'object', properties: { entries: { type: 'array', items: { type: 'object', additionalProperties: true } } } }),
+};

@@ -9,6 +9,8 @@ export const PROBLEM_TYPES = {
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   class_not_allowed: { status: 403, title: 'Class Not Allowed' },
   job_not_found: { status: 404, title: 'Job Not Found' },
+  process_not_found: { status: 404, title: 'Process Not Found' },
+  process_not_signalable: { status: 409, title: 'Process Not Signalable' },
   idempotency_key_reused: { status: 409, title: 'Idempotency Key Reused' },
   request_in_progress: { status: 409, title: 'Request In Progress' },
   read_only: { status: 403, title: 'Read-Only Mode' },

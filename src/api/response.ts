@@ -1,5 +1,6 @@
 import type { ServerResponse } from 'node:http';
 import { ApiProblem } from './problem';
+import { stringifyWithRaw } from './raw-json';
 
 /** One answer of the API: a status, a compact JSON body and its headers. */
 export interface ApiResponse {
@@ -10,7 +11,7 @@ export interface ApiResponse {
 }
 
 export function jsonResponse(status: number, value: unknown, headers: Record<string, string> = {}): ApiResponse {
-  return { status, body: JSON.stringify(value), contentType: 'application/json', headers };
+  return { status, body: stringifyWithRaw(value), contentType: 'application/json', headers };
 }
 
 export function problemResponse(problem: ApiProblem, instance: string): ApiResponse {

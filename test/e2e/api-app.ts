@@ -36,6 +36,8 @@ export interface ApiApp {
 export interface ApiAppOptions {
   /** `WurkApiModule.register({ path })`; default `api`. */
   path?: string;
+  /** Providers of the app module (workers, periodic entries). */
+  providers?: Function[];
 }
 
 /**
@@ -47,6 +49,7 @@ export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefi
   @Module({
     imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra }), WurkApiModule.register({ path: options.path })],
     controllers: [HostController],
+    providers: (options.providers ?? []) as never,
   })
   class AppModule {}
   const app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });

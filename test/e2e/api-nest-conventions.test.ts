@@ -202,7 +202,7 @@ describe('@nestjs/swagger, an optional peer', () => {
       });
       const wurk = require('../../src') as typeof import('../../src');
       expect(() => require('@nestjs/swagger')).toThrow(/Cannot find module/);
-      expect(wurk.WurkApiModule.register({ path: 'api' }).controllers).toHaveLength(2);
+      expect(wurk.WurkApiModule.register({ path: 'api' }).controllers).toHaveLength(3);
     });
   });
 });

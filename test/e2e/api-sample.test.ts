@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../../sample/app.module';
 import { API_MOUNT, setUpOpenApi } from '../../sample/http-api';
 import { PROBLEM_TYPES } from '../../src/api/problem';
+import { API_ROUTES } from '../../src/nest/http/wurk-api.service';
 import { call, post } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
@@ -42,10 +43,13 @@ describe('the sample app serves the HTTP API and its OpenAPI description', () =>
     const problem = jobs.responses['413'].content['application/problem+json'].schema;
     expect(problem.properties.type.enum.sort()).toEqual(Object.keys(PROBLEM_TYPES).sort());
     expect(Object.keys(document.paths[`${API_MOUNT}/v1/jobs/{jid}`]).sort()).toEqual(['delete', 'get']);
-    // The fallback that answers 404/405 problems is not an operation.
-    expect(Object.keys(document.paths).filter((path) => path.startsWith(API_MOUNT)).sort()).toEqual(
-      [`${API_MOUNT}/v1`, `${API_MOUNT}/v1/jobs`, `${API_MOUNT}/v1/jobs/bulk`, `${API_MOUNT}/v1/jobs/{jid}`].sort(),
-    );
+    // Every row of the route table is an operation, with its scope; the fallback that answers 404/405 problems is none.
+    const operations = Object.entries(document.paths as Record<string, Record<string, { description: string }>>)
+      .filter(([path]) => path.startsWith(`${API_MOUNT}/`))
+      .flatMap(([path, item]) => Object.entries(item).map(([method, operation]) => `${method.toUpperCase()} ${path} ${operation.description}`));
+    const expected = API_ROUTES.map((route) => `${route.method} ${API_MOUNT}${route.pattern.replace(/:(\w+)/g, '{$1}')} Scope: ${route.scope}.`);
+    expect(operations.sort()).toEqual(expected.sort());
+    expect(API_ROUTES.length).toBeGreaterThan(25);
   });
 
   it("enqueues with the token from the environment, and the app's own routes keep Nest's JSON parser", async () => {

@@ -1,9 +1,10 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { resolveApiPath } from '../../api/api-options';
-import { JOB_ROUTE_DOCS } from '../../api/openapi';
+import { ADMIN_ROUTE_DOCS, JOB_ROUTE_DOCS } from '../../api/openapi';
 import { documentController } from './openapi.decorators';
 import { mountController } from './mount-controller';
+import { WurkAdminController } from './wurk-admin.controller';
 import { WurkApiFallbackController, WurkJobsController } from './wurk-api.controller';
 import { WurkApiProblemFilter, WurkApiUnroutedFilter } from './wurk-api.filters';
 import { WurkApiGuard } from './wurk-api.guard';
@@ -30,11 +31,12 @@ export class WurkApiModule {
   static register(options: WurkApiModuleOptions = {}): DynamicModule {
     const path = resolveApiPath(options.path);
     documentController(WurkJobsController, JOB_ROUTE_DOCS);
+    documentController(WurkAdminController, ADMIN_ROUTE_DOCS);
     documentController(WurkApiFallbackController, {});
     return {
       module: WurkApiModule,
       // The fallback last: on Nest versions that route in registration order it must not shadow a real route.
-      controllers: [mountController(WurkJobsController, path), mountController(WurkApiFallbackController, path)],
+      controllers: [mountController(WurkJobsController, path), mountController(WurkAdminController, path), mountController(WurkApiFallbackController, path)],
       providers: [
         { provide: WURK_API_MOUNT, useValue: { path, module: WurkApiModule } },
         WurkApiService,

@@ -1,6 +1,7 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { AdminRoutes, ADMIN_ROUTES } from '../../api/admin.routes';
 import { ApiGate, Admission, IncomingApiRequest } from '../../api/api-gate';
 import { resolveApiOptions, ResolvedApiOptions } from '../../api/api-options';
 import { earlyBodyReader } from '../../api/body';
@@ -11,7 +12,9 @@ import { requestPath, requestSearch } from '../../api/request-path';
 import { ApiResponse, send } from '../../api/response';
 import type { ApiRequest, RouteSpec } from '../../api/router';
 import { RedisConnections } from '../../redis/connections';
+import { AdminService } from '../admin.service';
 import { ClientService } from '../client.service';
+import { PeriodicService } from '../periodic.service';
 import { StatusService } from '../status.service';
 import { WURK_RESOLVED_OPTIONS } from '../tokens';
 import type { ResolvedWurkOptions } from '../wurk-options';
@@ -19,7 +22,7 @@ import { resolvedMountPath } from './mount-path';
 import { WURK_API_MOUNT, WurkApiMountInfo } from './wurk-api.tokens';
 
 /** The route table the gate matches: every row some controller of WurkApiModule serves. */
-export const API_ROUTES: readonly RouteSpec[] = [DISCOVERY_ROUTE, ...JOB_ROUTES];
+export const API_ROUTES: readonly RouteSpec[] = [DISCOVERY_ROUTE, ...JOB_ROUTES, ...ADMIN_ROUTES];
 
 const ADMISSION = Symbol('wurk:admission');
 type AdmittedRequest = IncomingMessage & { [ADMISSION]?: Admission };
@@ -34,6 +37,7 @@ export class WurkApiService implements OnModuleInit {
   readonly options: ResolvedApiOptions;
   readonly gate: ApiGate;
   readonly jobs: JobsRoutes;
+  readonly admin: AdminRoutes;
   private readonly logger = new Logger('WurkApi');
   private mountPath?: string;
 
@@ -43,6 +47,8 @@ export class WurkApiService implements OnModuleInit {
     connections: RedisConnections,
     client: ClientService,
     status: StatusService,
+    admin: AdminService,
+    periodic: PeriodicService,
     adapterHost: HttpAdapterHost,
     private readonly config: ApplicationConfig,
     private readonly modules: ModulesContainer,
@@ -50,6 +56,7 @@ export class WurkApiService implements OnModuleInit {
     this.options = resolveApiOptions(wurk.api ?? {});
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
     this.jobs = new JobsRoutes({ redis: connections.command, client, status, options: this.options });
+    this.admin = new AdminRoutes({ redis: connections.command, admin, periodic });
     this.placeBodyReader(adapterHost);
   }
 

@@ -1,0 +1,258 @@
+import type Redis from 'ioredis';
+import type { SortedEntry, JobRecord } from '../admin/job-record';
+import type { JobSet } from '../admin/job-set';
+import type { ProcessRecord, SignalResult } from '../admin/process-set';
+import type { WurkAdmin } from '../admin/wurk-admin';
+import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
+import { validJid } from './job-validation';
+import { pagingOf } from './paging';
+import { ApiProblem, invalidRequest } from './problem';
+import { RawJson } from './raw-json';
+import { ApiResponse, jsonResponse } from './response';
+import type { ApiRequest, RouteSpec } from './router';
+
+/** Contract §1.10: a process is stale when its beat is older than three 10 s beats. */
+export const STALE_AFTER_SECONDS = 30;
+/** A health read that takes longer than this counts as Redis unreachable. */
+const HEALTH_TIMEOUT_MS = 2000;
+/** Same bound as a queue name Sidekiq would list; a longer one names no queue. */
+const NAME_SHAPE = /^[\x21-\x7e]{1,255}$/;
+
+/** The sorted sets by route segment, with the name Sidekiq gives each. */
+const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
+type SetSegment = keyof typeof SETS;
+
+/** The read and operate routes of contract §1.10; `read` to look, `admin` to act. */
+export const ADMIN_ROUTES: readonly RouteSpec[] = [
+  { name: 'stats', method: 'GET', pattern: '/v1/stats', scope: 'read' },
+  { name: 'health', method: 'GET', pattern: '/v1/health', scope: 'read' },
+  { name: 'queues.list', method: 'GET', pattern: '/v1/queues', scope: 'read' },
+  { name: 'queues.show', method: 'GET', pattern: '/v1/queues/:name', scope: 'read' },
+  { name: 'queues.pause', method: 'POST', pattern: '/v1/queues/:name/pause', scope: 'admin' },
+  { name: 'queues.unpause', method: 'POST', pattern: '/v1/queues/:name/unpause', scope: 'admin' },
+  ...(Object.keys(SETS) as SetSegment[]).flatMap((segment): RouteSpec[] => [
+    { name: `${segment}.list`, method: 'GET', pattern: `/v1/${segment}`, scope: 'read' },
+    { name: `${segment}.run`, method: 'POST', pattern: `/v1/${segment}/:jid/run`, scope: 'admin' },
+    ...(segment === 'dead' ? [] : [{ name: `${segment}.kill`, method: 'POST', pattern: `/v1/${segment}/:jid/kill`, scope: 'admin' } as RouteSpec]),
+    { name: `${segment}.delete`, method: 'DELETE', pattern: `/v1/${segment}/:jid`, scope: 'admin' },
+  ]),
+  { name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
+  { name: 'processes.show', method: 'GET', pattern: '/v1/processes/:identity', scope: 'read' },
+  { name: 'processes.quiet', method: 'POST', pattern: '/v1/processes/:identity/quiet', scope: 'admin' },
+  { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
+  { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
+  { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
+];
+
+export interface AdminRoutesDeps {
+  redis: Redis;
+  admin: WurkAdmin;
+  periodic: { list(): Promise<PeriodicEntryInfo[]> };
+}
+
+function validName(name: string, what: 'queue' | 'identity'): string {
+  if (!NAME_SHAPE.test(name)) throw invalidRequest(`The ${what} must be 1 to 255 printable ASCII characters.`);
+  return name;
+}
+
+/**
+ * The stored payload, as its bytes when it parsed (a Ruby `1.0` stays
+ * `1.0`), else null with the reason: a malformed entry is listed, not an error.
+ */
+function jobJson(record: JobRecord): Record<string, unknown> {
+  return {
+    jid: record.jid ?? null,
+    class: record.displayClass ?? null,
+    queue: record.queue ?? null,
+    enqueued_at: record.enqueuedAt ?? null,
+    created_at: record.createdAt ?? null,
+    retry_count: record.retryCount ?? null,
+    error_class: record.errorClass ?? null,
+    error_message: record.errorMessage ?? null,
+    payload: record.payload ? new RawJson(record.raw) : null,
+    ...(record.parseError === undefined ? {} : { parse_error: record.parseError, raw: record.raw }),
+  };
+}
+
+function entryJson(entry: SortedEntry): Record<string, unknown> {
+  return { score: entry.score, at: entry.at, ...jobJson(entry) };
+}
+
+/**
+ * The wire form of a record: the listed fields in this order, named in
+ * snake_case as Sidekiq's JSON names them, with an absent value as null
+ * (never left out, so every object of a list has the same keys).
+ */
+function wireFields<T extends object>(record: T, fields: ReadonlyArray<keyof T & string>): Record<string, unknown> {
+  const wire: Record<string, unknown> = {};
+  for (const field of fields) wire[field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = record[field] ?? null;
+  return wire;
+}
+
+const PROCESS_FIELDS = ['identity', 'hostname', 'pid', 'tag', 'labels', 'queues', 'concurrency', 'busy', 'quiet', 'beat', 'rss', 'rttUs', 'startedAt', 'version', 'embedded'] as const;
+const CRON_FIELDS = ['pjid', 'class', 'cron', 'tz', 'args', 'queue', 'retry', 'unique', 'catchUp', 'disabled', 'lastSlot', 'nextSlot', 'runningJid'] as const;
+
+function processJson(record: ProcessRecord, nowSeconds: number): Record<string, unknown> {
+  return { ...wireFields(record, PROCESS_FIELDS), stale: isStale(record, nowSeconds) };
+}
+
+function isStale(record: ProcessRecord, nowSeconds: number): boolean {
+  return record.beat === undefined || nowSeconds - record.beat > STALE_AFTER_SECONDS;
+}
+
+function signalJson(result: SignalResult): Record<string, unknown> {
+  return { signal: result.signal, signalled: result.signalled, skipped: result.skipped };
+}
+
+function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
+  });
+  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+}
+
+/**
+ * Contract §1.10 over the admin API (`src/admin`): every read is paged and
+ * bounded, every action is the admin API's atomic move of stored bytes.
+ * Routes for what wurk does not have (batches, flows, swarm, limiters) are
+ * not in the table, so they answer 404 `not_found` like any unknown path.
+ */
+export class AdminRoutes {
+  constructor(private readonly deps: AdminRoutesDeps) {}
+
+  async stats(): Promise<ApiResponse> {
+    const stats = await this.deps.admin.stats.all();
+    return jsonResponse(200, {
+      processed: stats.processed,
+      failed: stats.failed,
+      busy: stats.workersSize,
+      processes: stats.processesSize,
+      enqueued: stats.enqueued,
+      scheduled: stats.scheduledSize,
+      retries: stats.retrySize,
+      dead: stats.deadSize,
+      default_latency: stats.defaultQueueLatency,
+    });
+  }
+
+  async queues(): Promise<ApiResponse> {
+    return jsonResponse(200, { queues: await this.deps.admin.queues.list() });
+  }
+
+  /** Never 404: a queue nobody pushed to is an empty queue. */
+  async queue(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    const [summary, jobs] = await Promise.all([queue.summary(), queue.page({ page, count })]);
+    return jsonResponse(200, { ...summary, total: jobs.total, page, count, jobs: jobs.items.map(jobJson) });
+  }
+
+  async pause(request: ApiRequest, paused: boolean): Promise<ApiResponse> {
+    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    await (paused ? queue.pause() : queue.resume());
+    return jsonResponse(200, { name: queue.name, paused });
+  }
+
+  async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const list = await this.jobSet(segment).page({ page, count });
+    return jsonResponse(200, { name: SETS[segment], total: list.total, page, count, jobs: list.items.map(entryJson) });
+  }
+
+  async entryAction(request: ApiRequest, segment: SetSegment, action: 'run' | 'kill' | 'delete'): Promise<ApiResponse> {
+    const jid = validJid(request.params.jid);
+    const set = this.jobSet(segment);
+    const entry = await set.find(jid);
+    const done = entry ? await (action === 'run' ? set.runNow(entry) : action === 'kill' ? set.kill(entry) : set.delete(entry)) : false;
+    // Gone between the find and the move (promoted, retried, deleted elsewhere): the honest answer is not found.
+    if (!done) throw new ApiProblem('job_not_found', `No entry of ${SETS[segment]} has jid ${jid}.`, { jid });
+    return jsonResponse(200, { jid, set: SETS[segment], action });
+  }
+
+  async processes(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const list = await this.deps.admin.processes.list({ page, count });
+    const now = Date.now() / 1000;
+    return jsonResponse(200, { total: list.total, page, count, processes: list.items.map((record) => processJson(record, now)) });
+  }
+
+  async process(request: ApiRequest): Promise<ApiResponse> {
+    const identity = validName(request.params.identity, 'identity');
+    const record = await this.deps.admin.processes.get(identity);
+    if (!record) throw processNotFound(identity);
+    return jsonResponse(200, processJson(record, Date.now() / 1000));
+  }
+
+  /** `all` signals every live process (embedded ones are skipped and listed); one identity must be live and signalable. */
+  async signal(request: ApiRequest, signal: 'quiet' | 'stop'): Promise<ApiResponse> {
+    const identity = validName(request.params.identity, 'identity');
+    const processes = this.deps.admin.processes;
+    if (identity === 'all') return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quietAll() : processes.stopAll())));
+    const record = await processes.get(identity);
+    if (!record) throw processNotFound(identity);
+    if (record.embedded) {
+      throw new ApiProblem('process_not_signalable', `Process ${identity} is embedded in another app and takes no remote ${signal}.`, { identity });
+    }
+    return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quiet(identity) : processes.stop(identity))));
+  }
+
+  async busy(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const list = await this.deps.admin.work.list({ page, count });
+    const busy = list.items.map((work) => ({ process: work.process, tid: work.tid, queue: work.queue ?? null, run_at: work.runAt ?? null, job: jobJson(work.job) }));
+    return jsonResponse(200, { total: list.total, page, count, busy });
+  }
+
+  async cron(): Promise<ApiResponse> {
+    const entries = await this.deps.periodic.list();
+    return jsonResponse(200, { entries: entries.map((entry) => wireFields(entry, CRON_FIELDS)) });
+  }
+
+  /**
+   * 200 with Redis's round trip and the fleet's processes; 503, same shape
+   * and `status: "down"`, when Redis does not answer or no process is live.
+   */
+  async health(): Promise<ApiResponse> {
+    const started = process.hrtime.bigint();
+    let records: ProcessRecord[];
+    let total: number;
+    try {
+      await withTimeout(this.deps.redis.ping(), HEALTH_TIMEOUT_MS);
+      const rttMs = Number(process.hrtime.bigint() - started) / 1e6;
+      ({ records, total } = await withTimeout(this.allProcesses(), HEALTH_TIMEOUT_MS));
+      const now = Date.now() / 1000;
+      const live = records.filter((record) => !isStale(record, now));
+      const body = {
+        status: live.length > 0 ? 'ok' : 'down',
+        ...(live.length > 0 ? {} : { reason: 'no live processes' }),
+        redis: { ok: true, rtt_ms: Math.round(rttMs * 1000) / 1000 },
+        processes: { total, live: live.length, stale: records.length - live.length, quiet: live.filter((record) => record.quiet).length },
+        stale_after_seconds: STALE_AFTER_SECONDS,
+      };
+      return jsonResponse(live.length > 0 ? 200 : 503, body);
+    } catch {
+      return jsonResponse(503, { status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, stale_after_seconds: STALE_AFTER_SECONDS });
+    }
+  }
+
+  /** Every registered process with a heartbeat, a page of the admin API's maximum at a time. */
+  private async allProcesses(): Promise<{ records: ProcessRecord[]; total: number }> {
+    const total = await this.deps.admin.processes.size();
+    const records: ProcessRecord[] = [];
+    for (let page = 0; ; page++) {
+      const list = await this.deps.admin.processes.list({ page, count: 1000 });
+      records.push(...list.items);
+      if ((page + 1) * 1000 >= list.total) return { records, total };
+    }
+  }
+
+  private jobSet(segment: SetSegment): JobSet {
+    const { admin } = this.deps;
+    return segment === 'retries' ? admin.retries : segment === 'scheduled' ? admin.scheduled : admin.dead;
+  }
+}
+
+function processNotFound(identity: string): ApiProblem {
+  return new ApiProblem('process_not_found', `No live process has identity ${identity}.`, { identity });
+}

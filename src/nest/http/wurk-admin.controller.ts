@@ -1,0 +1,166 @@
+import { Delete, Get, Post, Req, Res, SetMetadata, UseFilters, UseGuards } from '@nestjs/common';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AdminRoutes } from '../../api/admin.routes';
+import type { ApiResponse } from '../../api/response';
+import type { ApiRequest } from '../../api/router';
+import { WurkApiProblemFilter } from './wurk-api.filters';
+import { WurkApiGuard } from './wurk-api.guard';
+import { WurkApiService } from './wurk-api.service';
+import { WURK_ROUTE } from './wurk-api.tokens';
+
+/** Marks a handler as serving the route-table row `name` (`api/admin.routes`); documented from that name. */
+const Route = (name: string): MethodDecorator => SetMetadata(WURK_ROUTE, name);
+
+/**
+ * The read and operate routes (contract §1.10) over the admin API. Each
+ * handler is one call into `AdminRoutes`; the guard has already run every
+ * check of §1.2 (scopes: `read` to look, `admin` to act; read-only mode
+ * refuses the actions). Mounted by `WurkApiModule.register()`.
+ */
+@UseGuards(WurkApiGuard)
+@UseFilters(WurkApiProblemFilter)
+export class WurkAdminController {
+  constructor(protected readonly api: WurkApiService) {}
+
+  private run(req: IncomingMessage, res: ServerResponse, handler: (routes: AdminRoutes, request: ApiRequest) => Promise<ApiResponse>): Promise<void> {
+    return this.api.respond(req, res, (request) => handler(this.api.admin, request));
+  }
+
+  @Get('v1/stats')
+  @Route('stats')
+  stats(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.stats());
+  }
+
+  @Get('v1/health')
+  @Route('health')
+  health(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.health());
+  }
+
+  @Get('v1/queues')
+  @Route('queues.list')
+  queues(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.queues());
+  }
+
+  @Get('v1/queues/:name')
+  @Route('queues.show')
+  queue(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.queue(request));
+  }
+
+  @Post('v1/queues/:name/pause')
+  @Route('queues.pause')
+  pause(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.pause(request, true));
+  }
+
+  @Post('v1/queues/:name/unpause')
+  @Route('queues.unpause')
+  unpause(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.pause(request, false));
+  }
+
+  @Get('v1/retries')
+  @Route('retries.list')
+  retries(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.set(request, 'retries'));
+  }
+
+  @Post('v1/retries/:jid/run')
+  @Route('retries.run')
+  runRetry(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'retries', 'run'));
+  }
+
+  @Post('v1/retries/:jid/kill')
+  @Route('retries.kill')
+  killRetry(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'retries', 'kill'));
+  }
+
+  @Delete('v1/retries/:jid')
+  @Route('retries.delete')
+  deleteRetry(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'retries', 'delete'));
+  }
+
+  @Get('v1/scheduled')
+  @Route('scheduled.list')
+  scheduled(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.set(request, 'scheduled'));
+  }
+
+  @Post('v1/scheduled/:jid/run')
+  @Route('scheduled.run')
+  runScheduled(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'scheduled', 'run'));
+  }
+
+  @Post('v1/scheduled/:jid/kill')
+  @Route('scheduled.kill')
+  killScheduled(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'scheduled', 'kill'));
+  }
+
+  @Delete('v1/scheduled/:jid')
+  @Route('scheduled.delete')
+  deleteScheduled(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'scheduled', 'delete'));
+  }
+
+  @Get('v1/dead')
+  @Route('dead.list')
+  dead(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.set(request, 'dead'));
+  }
+
+  @Post('v1/dead/:jid/run')
+  @Route('dead.run')
+  runDead(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'dead', 'run'));
+  }
+
+  @Delete('v1/dead/:jid')
+  @Route('dead.delete')
+  deleteDead(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.entryAction(request, 'dead', 'delete'));
+  }
+
+  @Get('v1/processes')
+  @Route('processes.list')
+  processes(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.processes(request));
+  }
+
+  @Get('v1/processes/:identity')
+  @Route('processes.show')
+  process(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.process(request));
+  }
+
+  @Post('v1/processes/:identity/quiet')
+  @Route('processes.quiet')
+  quiet(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.signal(request, 'quiet'));
+  }
+
+  @Post('v1/processes/:identity/stop')
+  @Route('processes.stop')
+  stop(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.signal(request, 'stop'));
+  }
+
+  @Get('v1/busy')
+  @Route('busy')
+  busy(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.busy(request));
+  }
+
+  @Get('v1/cron')
+  @Route('cron')
+  cron(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.cron());
+  }
+}
