@@ -1,18 +1,11 @@
 import { InvalidJobError } from '../../src/job/errors';
 import { epochForAt, epochForInterval, InvalidScheduleError } from '../../src/client/schedule-time';
+import { thrownBy } from '../support/config-error';
 
 const NOW = 1_795_942_246.5; // 2026-11-30, epoch seconds
 const DAY = 86_400;
 
-function refusal(run: () => unknown): InvalidScheduleError {
-  try {
-    run();
-  } catch (error) {
-    if (error instanceof InvalidScheduleError) return error;
-    throw error;
-  }
-  throw new Error('expected an InvalidScheduleError');
-}
+const refusal = (run: () => unknown): InvalidScheduleError => thrownBy(InvalidScheduleError, run);
 
 describe('performAt / performIn times', () => {
   it('reads numbers as Sidekiq does: seconds from now, or an absolute epoch from 1e9 up', () => {
