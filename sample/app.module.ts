@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { WurkApiModule, WurkModule } from '../src';
 import { sampleApiOptions } from './http-api';
+import { InvoiceController } from './invoice.controller';
 import { SignupController } from './signup.controller';
 import { ReportController } from './report.controller';
 import { ReportWorker } from './workers/report.worker';
@@ -20,6 +21,8 @@ export const sampleWurk = WurkModule.forRootAsync({
     api: sampleApiOptions(),
     // ReportWorker's progress shows up at most once a second (default 5).
     progressInterval: 1,
+    // WURK_LOG_JOBS=all adds a start and a done line per job; a bad value stops start-up naming logJobs.
+    logJobs: (process.env.WURK_LOG_JOBS ?? 'failures') as 'failures',
   }),
 });
 
@@ -33,7 +36,7 @@ export const sampleApi = WurkApiModule.register({ path: 'api' });
 /** The sample app: every wurk feature through the public API. */
 @Module({
   imports: [sampleWurk, sampleApi],
-  controllers: [SignupController, ReportController],
+  controllers: [SignupController, InvoiceController, ReportController],
   providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker, ThumbnailWorker],
 })
 export class AppModule {}

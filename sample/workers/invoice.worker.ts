@@ -4,9 +4,15 @@ import { Worker } from '../../src';
 /**
  * Named `Billing::InvoiceJob`, as a Rails app calls it, so either side can
  * push it: Ruby with `Sidekiq::Client.push('class' => 'Billing::InvoiceJob', ...)`,
- * TypeScript with `performAsync(InvoiceWorker, ...)`.
+ * TypeScript with `performAsync(InvoiceWorker, ...)`. `custom` members are
+ * copied into every payload, as Sidekiq copies options it does not know
+ * (Sidekiq's Web UI shows `"team":"billing"` on the job).
+ *
+ * A negative amount fails: `POST /invoices {"account":7,"cents":-5}` logs
+ * one warning per attempt (`… fail: RangeError: …; retry #1 at …`), and the
+ * fourth failure says `moved to dead`.
  */
-@Worker({ name: 'Billing::InvoiceJob', queue: 'billing', backtrace: 10, tags: ['billing'] })
+@Worker({ name: 'Billing::InvoiceJob', queue: 'billing', retry: 3, backtrace: 10, tags: ['billing'], custom: { team: 'billing' } })
 export class InvoiceWorker {
   private readonly logger = new Logger('InvoiceWorker');
 
