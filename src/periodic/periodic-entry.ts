@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { didYouMeanText } from '../job/did-you-mean';
 import { WurkConfigError } from '../job/errors';
 import { payloadDefaults, WorkerClass, workerName, workerOptionsOf } from '../job/worker-definition';
 import { CronSchedule, CronSyntaxError } from './cron-schedule';
@@ -51,7 +52,7 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
   };
   if (input === null || typeof input !== 'object' || Array.isArray(input)) fail('', 'must be an object { cron, worker | class, ... }');
   for (const key of Object.keys(input)) {
-    if (!ENTRY_KEYS.has(key)) fail(key, `is not a periodic option (known: ${[...ENTRY_KEYS].join(', ')})`);
+    if (!ENTRY_KEYS.has(key)) fail(key, `is not a periodic option${didYouMeanText(key, ENTRY_KEYS, { catch_up: 'catchUp', timezone: 'tz' })} (known: ${[...ENTRY_KEYS].join(', ')})`);
   }
   if (input.tz !== undefined && (typeof input.tz !== 'string' || input.tz === '')) fail('tz', 'must be an IANA time zone name');
   let schedule: CronSchedule;

@@ -40,6 +40,7 @@ describe('module options (class-validator at start-up)', () => {
 
   it('keeps the inner paths of compound options', () => {
     expect(configError(resolving({ periodic: [{ cron: 'every day', class: 'X' }] })).option).toBe('periodic[0].cron');
+    expect(configError(resolving({ periodic: [{ cron: '@daily', class: 'X', catch_up: false }] })).message).toMatch(/periodic\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/);
     expect(configError(resolving({ queues: [['a', 0]] })).option).toBe('queues[0]');
     expect(configError(resolving({ api: { tokens: [{ token: 'short', scopes: ['read'] }] } })).option).toBe('api.tokens[0].token');
   });
