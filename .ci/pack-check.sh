@@ -20,7 +20,7 @@ npm run build >/dev/null
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
 echo "pack-check: packed $tarball"
 contents="$(tar tzf "$work/$tarball")"
-for required in dist/index.js dist/index.d.ts dist/testing/index.js dist/testing/index.d.ts dist/observability/health/index.js dist/observability/metrics/index.js dist/server/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
+for required in dist/index.js dist/index.d.ts dist/testing/index.js dist/testing/index.d.ts dist/observability/health/index.js dist/observability/metrics/index.js dist/observability/tracing/index.js dist/worker/index.js dist/cli/worker.js dist/server/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
 
@@ -124,7 +124,9 @@ TS
   (cd "$app" && PACK_CHECK_APP="$name (Nest $nest, ioredis $ioredis, $module)" REDIS_URL="redis://127.0.0.1:$port" node dist/main.js)
   # Subpath entries resolve through `exports`; the optional peers are absent here, and the root entry above loaded without them.
   (cd "$app" && node -e "if (typeof require('nestjs-wurk/testing').WurkTestingModule !== 'function') process.exit(1)")
-  for entry in health metrics; do
+  (cd "$app" && node -e "if (typeof require('nestjs-wurk/worker').runStandaloneWorker !== 'function') process.exit(1)")
+  (cd "$app" && npx --no-install wurk-worker --help >/dev/null)
+  for entry in health metrics tracing; do
     (cd "$app" && node -e "try { require('nestjs-wurk/$entry'); process.exit(1) } catch (e) { if (e.name !== 'MissingPeerError') throw e }")
   done
 }

@@ -20,6 +20,7 @@ import { WurkServer } from './wurk-server';
 import { JobContext } from './job-context';
 import { WurkConfigurableModule, WURK_MODULE_OPTIONS } from './wurk.module-definition';
 import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
+import { withProcessOverrides } from './process-overrides';
 
 /**
  * Sidekiq-compatible background jobs. `WurkModule.forRoot(options)` or
@@ -31,7 +32,8 @@ import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-o
     {
       provide: WURK_RESOLVED_OPTIONS,
       inject: [WURK_MODULE_OPTIONS],
-      useFactory: (options: WurkModuleOptions) => resolveOptions(options),
+      // A standalone worker entry may turn processing on and set concurrency and queues (process-overrides.ts).
+      useFactory: (options: WurkModuleOptions) => resolveOptions(withProcessOverrides(options)),
     },
     {
       provide: RedisConnections,

@@ -24,7 +24,8 @@ describe('optional peers', () => {
       const root = require('./src');
       if (typeof root.WurkModule !== 'function' || typeof root.ClientService !== 'function') throw new Error('root entry incomplete');
       require('./src/testing');
-      for (const entry of ['health', 'metrics']) {
+      require('./src/worker');
+      for (const entry of ['health', 'metrics', 'tracing']) {
         try { require('./src/observability/' + entry); console.log('loaded ' + entry); }
         catch (error) { console.log(entry + ': ' + error.name + ': ' + error.message); }
       }
@@ -34,6 +35,7 @@ describe('optional peers', () => {
     expect(result.stdout.trim().split('\n')).toEqual([
       'health: MissingPeerError: nestjs-wurk/health needs the optional peer dependency @nestjs/terminus: npm install @nestjs/terminus',
       'metrics: MissingPeerError: nestjs-wurk/metrics needs the optional peer dependency prom-client: npm install prom-client',
+      'tracing: MissingPeerError: nestjs-wurk/tracing needs the optional peer dependency @opentelemetry/api: npm install @opentelemetry/api',
     ]);
   });
 });
