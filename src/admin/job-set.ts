@@ -133,9 +133,10 @@ export abstract class JobSet {
 
   /**
    * Runs every entry now, lowest score first, at most as many as the set
-   * held when the call started: entries that come back meanwhile (a job
-   * that failed again) are not taken a second time (SK#6481). Entries whose
-   * payload cannot be read stay where they are. Resolves to how many moved.
+   * held when the call started: a job that comes back meanwhile (it failed
+   * again) is passed over, not taken a second time in place of an entry
+   * still waiting (SK#6481). Entries whose payload cannot be read stay where
+   * they are. Resolves to how many moved.
    */
   async runAllNow(): Promise<number> {
     const cap = await this.size();
@@ -148,8 +149,10 @@ export abstract class JobSet {
       const reply = await this.redis.zrange(this.key, String(skipped), String(skipped + take - 1), 'WITHSCORES');
       if (reply.length === 0) break;
       const batch = pairs(reply).map(([raw, score]) => readSortedEntry(raw, score));
-      examined += batch.length;
-      const runnable = batch.filter((entry) => entry.payload && !seen.has(jidOf(entry)));
+      // A job moved earlier in this call that is back (it failed again) is passed over and not counted.
+      const fresh = batch.filter((entry) => !seen.has(jidOf(entry)) || !entry.payload);
+      examined += fresh.length;
+      const runnable = fresh.filter((entry) => entry.payload);
       skipped += batch.length - runnable.length;
       for (const entry of runnable) seen.add(jidOf(entry));
       if (runnable.length > 0) moved += await this.moveToQueues(runnable);

@@ -170,3 +170,43 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
     expect(await redis().exists(Keys.dead)).toBe(0);
   });
 });
+
+describe('admin: run all now while jobs come back (SK#6481)', () => {
+  const server = usePrivateRedis();
+
+  it('takes each entry present at the start once, not the ones that failed again meanwhile', async () => {
+    const redis = server.redis;
+    const members: Array<string | number> = [];
+    for (let i = 0; i < 250; i++) members.push(1000 + i, payload(i.toString(16).padStart(24, '0'), ',"retry_count":0'));
+    await redis.zadd(Keys.retry, ...members);
+    // Real Redis; between the batches, every job moved so far fails again and lands
+    // in front of the entries still waiting (a lower score), as a fast re-failure does.
+    const moved = new Set<string>();
+    let reads = 0;
+    const interleaving = new Proxy(redis, {
+      get(target, property) {
+        if (property === 'zrange') {
+          return async (...args: Parameters<typeof target.zrange>) => {
+            if (reads++ > 0) {
+              for (const raw of await target.lrange(Keys.queue('default'), 0, -1)) {
+                const jid = JobPayload.parse(raw).jid;
+                if (moved.has(jid)) continue;
+                moved.add(jid);
+                await target.zadd(Keys.retry, 1, payload(jid, ',"retry_count":1'));
+              }
+            }
+            return target.zrange(...args);
+          };
+        }
+        const value = Reflect.get(target, property);
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    expect(await new RetrySet(interleaving, options).runAllNow()).toBe(250);
+    const queued = (await redis.lrange(Keys.queue('default'), 0, -1)).map((raw) => JobPayload.parse(raw).jid);
+    expect(new Set(queued).size).toBe(250);
+    expect(queued).toHaveLength(250);
+    // What is left is only what failed again, never an entry that was there at the start.
+    expect(await redis.zrangebyscore(Keys.retry, 1000, '+inf')).toEqual([]);
+  });
+});
