@@ -107,3 +107,5 @@ export { RedisConnections } from './redis/connections';
 export { WorkerRegistry } from './job/worker-registry';
 export type { RegisteredWorker } from './job/worker-registry';
 export { jobExecutionStorage } from './server/job-execution';
+export { WurkDashboardModule } from './nest/dashboard/wurk-dashboard.module';
+export type { WurkDashboardModuleOptions } from './nest/dashboard/wurk-dashboard.module';

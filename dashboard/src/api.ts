@@ -1,0 +1,63 @@
+/**
+ * The dashboard's only way to Redis: wurk's HTTP API (contract §1), with the
+ * operator's bearer token. So the dashboard can never do what the token's
+ * scopes do not allow: the server refuses it (403), whatever the page shows.
+ */
+const TOKEN_KEY = 'wurk-dashboard-token';
+
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly type: string,
+    detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export interface Page<T> {
+  total: number;
+  page: number;
+  count: number;
+  items: T[];
+}
+
+export class Api {
+  constructor(readonly base: string) {}
+
+  get token(): string | null {
+    return sessionStorage.getItem(TOKEN_KEY);
+  }
+
+  set token(value: string | null) {
+    if (value) sessionStorage.setItem(TOKEN_KEY, value);
+    else sessionStorage.removeItem(TOKEN_KEY);
+  }
+
+  get<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
+    const params = new URLSearchParams();
+    for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(key, String(value));
+    const search = params.toString();
+    return this.send<T>('GET', search ? `${path}?${search}` : path);
+  }
+
+  post<T>(path: string): Promise<T> {
+    return this.send<T>('POST', path);
+  }
+
+  delete<T>(path: string): Promise<T> {
+    return this.send<T>('DELETE', path);
+  }
+
+  private async send<T>(method: string, path: string): Promise<T> {
+    const response = await fetch(`${this.base}${path}`, {
+      method,
+      headers: { Authorization: `Bearer ${this.token ?? ''}`, Accept: 'application/json' },
+      credentials: 'same-origin',
+    });
+    const text = await response.text();
+    const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    if (!response.ok) throw new ApiError(response.status, String(body.type ?? 'error'), String(body.detail ?? body.title ?? response.statusText));
+    return body as T;
+  }
+}
