@@ -42,12 +42,35 @@ export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
   { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
   { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
+  // wurk's additions to §1.10, what a dashboard needs beyond the contract's reads.
+  { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
+  ...(Object.keys(SETS) as SetSegment[]).flatMap((segment): RouteSpec[] => [
+    { name: `${segment}.run_all`, method: 'POST', pattern: `/v1/${segment}/run-all`, scope: 'admin' },
+    ...(segment === 'dead' ? [] : [{ name: `${segment}.kill_all`, method: 'POST', pattern: `/v1/${segment}/kill-all`, scope: 'admin' } as RouteSpec]),
+    { name: `${segment}.clear`, method: 'DELETE', pattern: `/v1/${segment}`, scope: 'admin' },
+  ]),
+  { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
+  { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
 ];
+
+/** Longest history a request may ask for; Sidekiq's Web UI offers up to 180 days. */
+const MAX_HISTORY_REQUEST_DAYS = 180;
+/** A class filter scans this many entries per request at most, and hands back a cursor for the rest. */
+const CLASS_SCAN_COUNT = 1000;
+const PJID_SHAPE = /^[0-9a-f]{40}$/;
+
+/** One query parameter given at most once, or undefined; a repeated one is a 400 as for paging. */
+function singleParam(query: Record<string, string[]>, name: string): string | undefined {
+  const values = query[name];
+  if (!values) return undefined;
+  if (values.length > 1) throw invalidRequest(`The query parameter ${name} may be given at most once.`);
+  return values[0];
+}
 
 export interface AdminRoutesDeps {
   redis: Redis;
   admin: WurkAdmin;
-  periodic: { list(): Promise<PeriodicEntryInfo[]> };
+  periodic: { list(): Promise<PeriodicEntryInfo[]>; enable(pjid: string): Promise<void>; disable(pjid: string): Promise<void> };
 }
 
 function validName(name: string, what: 'queue' | 'identity'): string {
@@ -155,6 +178,9 @@ export class AdminRoutes {
   }
 
   async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
+    const jid = singleParam(request.query, 'jid');
+    const className = singleParam(request.query, 'class');
+    if (jid !== undefined || className !== undefined) return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
     const { page, count } = pagingOf(request.query);
     const list = await this.jobSet(segment).page({ page, count });
     return jsonResponse(200, { name: SETS[segment], total: list.total, page, count, jobs: list.items.map(entryJson) });
@@ -251,6 +277,50 @@ export class AdminRoutes {
     const { admin } = this.deps;
     return segment === 'retries' ? admin.retries : segment === 'scheduled' ? admin.scheduled : admin.dead;
   }
+
+  /**
+   * `?jid=` finds one entry (a scan, as Sidekiq's find_job); `?class=` one
+   * bounded scan step of entries of that class, with `cursor` for the next
+   * step ("0" when the scan is done). Never a whole set in memory.
+   */
+  private async search(segment: SetSegment, jid: string | undefined, className: string | undefined, cursor: string | undefined): Promise<ApiResponse> {
+    const set = this.jobSet(segment);
+    if (jid !== undefined) {
+      const entry = await set.find(validJid(jid));
+      const jobs = entry && (className === undefined || entry.displayClass === className) ? [entry] : [];
+      return jsonResponse(200, { name: SETS[segment], total: jobs.length, page: 0, count: jobs.length, jobs: jobs.map(entryJson) });
+    }
+    if (!className || className.length > 255) throw invalidRequest('The query parameter class must be 1 to 255 characters.');
+    if (cursor !== undefined && !/^[0-9]{1,20}$/.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
+    const step = await set.filterByClass(className, { cursor, count: CLASS_SCAN_COUNT });
+    return jsonResponse(200, { name: SETS[segment], total: step.items.length, page: 0, count: step.items.length, cursor: step.cursor, jobs: step.items.map(entryJson) });
+  }
+
+  /** Run now, kill or delete every entry of a set, as far as it reached when the action began (the admin API's cap). */
+  async setAction(segment: SetSegment, action: 'run_all' | 'kill_all' | 'clear'): Promise<ApiResponse> {
+    const set = this.jobSet(segment);
+    const count = await (action === 'run_all' ? set.runAllNow() : action === 'kill_all' ? set.killAll() : set.clear());
+    return jsonResponse(200, { set: SETS[segment], action, count });
+  }
+
+  /** Processed and failed per UTC day, newest first (Sidekiq's Stats::History), `?days=` 1..180, default 30. */
+  async history(request: ApiRequest): Promise<ApiResponse> {
+    const days = singleParam(request.query, 'days') ?? '30';
+    if (!/^[0-9]{1,4}$/.test(days)) throw invalidRequest('The query parameter days must be an integer.');
+    const span = Math.min(MAX_HISTORY_REQUEST_DAYS, Math.max(1, Number(days)));
+    return jsonResponse(200, { days: await this.deps.admin.stats.history(span) });
+  }
+
+  /** Enables or disables a periodic entry for every process (the `periodic:disabled` set). */
+  async cronToggle(request: ApiRequest, disabled: boolean): Promise<ApiResponse> {
+    const pjid = request.params.pjid;
+    if (!PJID_SHAPE.test(pjid)) throw invalidRequest('The pjid must be 40 lowercase hex characters.');
+    const known = (await this.deps.periodic.list()).some((entry) => entry.pjid === pjid);
+    if (!known) throw new ApiProblem('not_found', `No periodic entry has pjid ${pjid}.`, { pjid });
+    await (disabled ? this.deps.periodic.disable(pjid) : this.deps.periodic.enable(pjid));
+    return jsonResponse(200, { pjid, disabled });
+  }
+
 }
 
 function processNotFound(identity: string): ApiProblem {

@@ -277,8 +277,20 @@ function setDocs(segment: string, set: string): Record<string, RouteDoc> {
     [`${segment}.delete`]: act(`Delete one ${set} entry`, done, [JID_PARAM], ['job_not_found']),
   };
   if (set !== 'dead') docs[`${segment}.kill`] = act(`Move one ${set} entry to dead`, done, [JID_PARAM], ['job_not_found']);
+  const all = (action: string): SchemaObject => ({ type: 'object', properties: { set: { type: 'string', enum: [set] }, action: { type: 'string', enum: [action] }, count: { type: 'integer' } } });
+  docs[`${segment}.run_all`] = act(`Push every ${set} entry onto its queue now (as many as the set held when it began)`, all('run_all'), []);
+  if (set !== 'dead') docs[`${segment}.kill_all`] = act(`Move every ${set} entry to dead`, all('kill_all'), []);
+  docs[`${segment}.clear`] = act(`Delete every ${set} entry`, all('clear'), []);
   return docs;
 }
+
+const SEARCH: ParameterObject[] = [
+  { name: 'jid', in: 'query', required: false, schema: { type: 'string', pattern: JID_PATTERN }, description: 'find one entry by jid (a scan)' },
+  { name: 'class', in: 'query', required: false, schema: { type: 'string', maxLength: 255 }, description: 'entries of this class, one bounded scan step; the answer carries `cursor` for the next ("0" = done)' },
+  { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+];
+const PJID_PARAM: ParameterObject = { name: 'pjid', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } };
+const CRON_TOGGLED: SchemaObject = { type: 'object', properties: { pjid: { type: 'string' }, disabled: { type: 'boolean' } } };
 
 /** The read and operate routes (contract §1.10), keyed by route name. */
 export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
@@ -308,4 +320,14 @@ export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
     properties: { ...PAGE_FIELDS, busy: { type: 'array', items: { type: 'object', properties: { process: { type: 'string' }, tid: { type: 'string' }, queue: nullable({ type: 'string' }), run_at: nullableNumber, job: JOB } } } },
   }, PAGING),
   cron: read('Periodic entries', { type: 'object', properties: { entries: { type: 'array', items: { type: 'object', additionalProperties: true } } } }),
+  'stats.history': read(
+    'Processed and failed per UTC day, newest first',
+    { type: 'object', properties: { days: { type: 'array', items: { type: 'object', properties: { date: { type: 'string' }, processed: { type: 'integer' }, failed: { type: 'integer' } } } } } },
+    [{ name: 'days', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 180, default: 30 } }],
+  ),
+  'cron.enable': act('Enable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
+  'cron.disable': act('Disable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
 };
+
+// The set listings take the search parameters too.
+for (const segment of ['retries', 'scheduled', 'dead']) ADMIN_ROUTE_DOCS[`${segment}.list`].parameters.push(...SEARCH);

@@ -133,8 +133,8 @@ describe('dashboard in a real Chromium', () => {
 
   it('shows every page against a known state, in light and dark, without a console error', async () => {
     const client = app.get(ClientService);
-    await server.redis.zadd('retry', 1795990000, failedPayload('aaaaaaaaaaaaaaaaaaaaaaa1', 'MailWorker', ['ann@example.com']));
-    await server.redis.zadd('dead', 1795900002, failedPayload('bbbbbbbbbbbbbbbbbbbbbbb2', 'MailWorker', ['bob@example.com', 1.5]));
+    await server.redis.zadd('retry', Date.now() / 1000 + 3600, failedPayload('aaaaaaaaaaaaaaaaaaaaaaa1', 'MailWorker', ['ann@example.com']));
+    await server.redis.zadd('dead', Date.now() / 1000 - 86400, failedPayload('bbbbbbbbbbbbbbbbbbbbbbb2', 'MailWorker', ['bob@example.com', 1.5]));
     await client.performIn(3600, MailWorker, 'later@example.com');
     const tracked = (await client.performAsync(ReportWorker, 3)) as string;
     await waitFor(() => ran.includes('report:3'), { what: 'the tracked job to run' });
@@ -172,6 +172,8 @@ describe('dashboard in a real Chromium', () => {
   });
 
   it('pausing a queue from the page stops its fetch; resuming runs the job', async () => {
+    // A queue the Web UI lists: one that has been pushed to (its jobs all ran).
+    await server.redis.sadd('queues', 'mail');
     const page = await signedIn(ADMIN, '#/queues');
     await page.waitForSelector('table');
     const row = page.locator('tr', { hasText: 'mail' });
@@ -189,8 +191,8 @@ describe('dashboard in a real Chromium', () => {
   });
 
   it('retries a dead job from the page and it runs; kills a retry into dead; finds a job by jid', async () => {
-    await server.redis.zadd('dead', 1795900003, failedPayload('ccccccccccccccccccccccc3', 'MailWorker', ['carl@example.com']));
-    await server.redis.zadd('retry', 1795990001, failedPayload('ddddddddddddddddddddddd4', 'MailWorker', ['dora@example.com']));
+    await server.redis.zadd('dead', Date.now() / 1000 - 600, failedPayload('ccccccccccccccccccccccc3', 'MailWorker', ['carl@example.com']));
+    await server.redis.zadd('retry', Date.now() / 1000 + 3600, failedPayload('ddddddddddddddddddddddd4', 'MailWorker', ['dora@example.com']));
     const page = await signedIn(ADMIN, '#/dead');
     await page.fill('input[name=jid]', 'ccccccccccccccccccccccc3');
     await page.click('form.search button[type=submit]');
@@ -216,7 +218,7 @@ describe('dashboard in a real Chromium', () => {
     await page.waitForSelector('table');
     expect(await page.getByRole('button', { name: /Pause|Resume/ }).count()).toBe(0);
     const forged = await page.evaluate(async () => {
-      const token = sessionStorage.getItem('wurk-dashboard-token');
+      const token = (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('wurk-dashboard-token');
       const response = await fetch('../api/v1/queues/mail/pause', { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
       return response.status;
     });

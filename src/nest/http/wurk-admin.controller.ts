@@ -163,4 +163,70 @@ export class WurkAdminController {
   cron(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     return this.run(req, res, (routes) => routes.cron());
   }
+
+  @Get('v1/stats/history')
+  @Route('stats.history')
+  history(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.history(request));
+  }
+
+  @Post('v1/retries/run-all')
+  @Route('retries.run_all')
+  retriesRunAll(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('retries', 'run_all'));
+  }
+
+  @Post('v1/retries/kill-all')
+  @Route('retries.kill_all')
+  retriesKillAll(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('retries', 'kill_all'));
+  }
+
+  @Delete('v1/retries')
+  @Route('retries.clear')
+  retriesClear(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('retries', 'clear'));
+  }
+
+  @Post('v1/scheduled/run-all')
+  @Route('scheduled.run_all')
+  scheduledRunAll(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('scheduled', 'run_all'));
+  }
+
+  @Post('v1/scheduled/kill-all')
+  @Route('scheduled.kill_all')
+  scheduledKillAll(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('scheduled', 'kill_all'));
+  }
+
+  @Delete('v1/scheduled')
+  @Route('scheduled.clear')
+  scheduledClear(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('scheduled', 'clear'));
+  }
+
+  @Post('v1/dead/run-all')
+  @Route('dead.run_all')
+  deadRunAll(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('dead', 'run_all'));
+  }
+
+  @Delete('v1/dead')
+  @Route('dead.clear')
+  deadClear(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.setAction('dead', 'clear'));
+  }
+
+  @Post('v1/cron/:pjid/enable')
+  @Route('cron.enable')
+  cronEnable(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.cronToggle(request, false));
+  }
+
+  @Post('v1/cron/:pjid/disable')
+  @Route('cron.disable')
+  cronDisable(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.cronToggle(request, true));
+  }
 }

@@ -29,7 +29,7 @@ export class WurkJobsController {
   @Get('v1')
   @Route('discovery')
   discovery(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
-    return this.api.respond(req, res, async () => discoveryResponse(this.api.options, this.api.mountedAt));
+    return this.api.respond(req, res, async (request) => discoveryResponse(this.api.options, this.api.mountedAt, request.principal));
   }
 
   @Post('v1/jobs')
