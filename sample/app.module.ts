@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { WurkApiModule, WurkModule } from '../src';
+import { WurkApiModule, WurkDashboardModule, WurkModule } from '../src';
 import { sampleApiOptions } from './http-api';
 import { InvoiceController } from './invoice.controller';
 import { SignupController } from './signup.controller';
@@ -35,7 +35,8 @@ export const sampleApi = WurkApiModule.register({ path: 'api' });
 
 /** The sample app: every wurk feature through the public API. */
 @Module({
-  imports: [sampleWurk, sampleApi],
+  // The dashboard at /dashboard/: sign in with WURK_API_TOKEN (it reads and acts through the API above).
+  imports: [sampleWurk, sampleApi, WurkDashboardModule.register({ path: 'dashboard' })],
   controllers: [SignupController, InvoiceController, ReportController],
   providers: [Mailer, WelcomeMailWorker, InvoiceWorker, DigestWorker, ReportWorker, ThumbnailWorker],
 })

@@ -45,7 +45,7 @@ async function main(): Promise<void> {
   logger.log(`job status: curl -s -X POST localhost:${port}/reports -H 'content-type: application/json' -d '{"rows":20}'  (then GET /reports/<jid>)`);
   logger.log(
     process.env.WURK_API_TOKEN
-      ? `HTTP API at http://127.0.0.1:${port}${API_MOUNT}/v1 (OpenAPI: /openapi.json); see README "HTTP API" for curl examples`
+      ? `HTTP API at http://127.0.0.1:${port}${API_MOUNT}/v1 (OpenAPI: /openapi.json); dashboard at http://127.0.0.1:${port}/dashboard/ (sign in with WURK_API_TOKEN)`
       : 'HTTP API routes answer 404 until WURK_API_TOKEN (20+ characters) is set',
   );
 }
