@@ -180,6 +180,8 @@ describe('dashboard in a real Chromium', () => {
     await row.getByRole('button', { name: 'Pause' }).click();
     await waitFor(async () => (await server.redis.sismember('paused', 'mail')) === 1, { what: 'mail in the paused set' });
     await app.get(ClientService).performAsync(MailWorker, 'paused@example.com');
+    // A fetch already blocked on the queue may take the job as it lands; it hands it back unstarted.
+    await waitFor(async () => (await server.redis.lrange('queue:mail', 0, -1)).some((job) => job.includes('paused@example.com')), { what: 'the job waiting in the paused queue' });
     await page.goto(`${base}#/queues/mail`);
     await page.waitForSelector('text=paused@example.com');
     // Two full fetch timeouts: a paused queue must not be fetched meanwhile.

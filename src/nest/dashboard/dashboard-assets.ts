@@ -20,12 +20,19 @@ export interface DashboardAsset {
  */
 export class DashboardAssets {
   private readonly cache = new Map<string, DashboardAsset | null>();
-  readonly dir: string;
+  private found: string | undefined;
 
-  constructor(dir?: string) {
-    const found = dir ?? CANDIDATES.find((candidate) => existsSync(join(candidate, 'index.html')));
-    if (!found) throw new Error(`wurk dashboard assets not found (looked in ${CANDIDATES.join(', ')}); run npm run build:dashboard`);
-    this.dir = found;
+  constructor(private readonly given?: string) {}
+
+  /**
+   * Found at the first request, not at boot: an app (or a test of it) that
+   * imports the dashboard but never serves it must start even from a source
+   * checkout whose dashboard was not built.
+   */
+  get dir(): string {
+    this.found ??= this.given ?? CANDIDATES.find((candidate) => existsSync(join(candidate, 'index.html')));
+    if (!this.found) throw new Error(`wurk dashboard assets not found (looked in ${CANDIDATES.join(', ')}); run npm run build:dashboard`);
+    return this.found;
   }
 
   /** A built asset by file name, or null for any other name. */
