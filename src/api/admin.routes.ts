@@ -1,8 +1,8 @@
-import type Redis from 'ioredis';
 import type { SortedEntry, JobRecord } from '../admin/job-record';
 import type { JobSet } from '../admin/job-set';
 import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
+import { STALE_AFTER_SECONDS } from '../admin/health';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
 import { validJid } from './job-validation';
 import { pagingOf } from './paging';
@@ -11,10 +11,6 @@ import { RawJson } from './raw-json';
 import { ApiResponse, jsonResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
 
-/** Contract §1.10: a process is stale when its beat is older than three 10 s beats. */
-export const STALE_AFTER_SECONDS = 30;
-/** A health read that takes longer than this counts as Redis unreachable. */
-const HEALTH_TIMEOUT_MS = 2000;
 /** Same bound as a queue name Sidekiq would list; a longer one names no queue. */
 const NAME_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
@@ -68,7 +64,6 @@ function singleParam(query: Record<string, string[]>, name: string): string | un
 }
 
 export interface AdminRoutesDeps {
-  redis: Redis;
   admin: WurkAdmin;
   periodic: { list(): Promise<PeriodicEntryInfo[]>; enable(pjid: string): Promise<void>; disable(pjid: string): Promise<void> };
 }
@@ -125,14 +120,6 @@ function isStale(record: ProcessRecord, nowSeconds: number): boolean {
 
 function signalJson(result: SignalResult): Record<string, unknown> {
   return { signal: result.signal, signalled: result.signalled, skipped: result.skipped };
-}
-
-function withTimeout<T>(work: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-  });
-  return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
 }
 
 /**
@@ -235,42 +222,10 @@ export class AdminRoutes {
     return jsonResponse(200, { entries: entries.map((entry) => wireFields(entry, CRON_FIELDS)) });
   }
 
-  /**
-   * 200 with Redis's round trip and the fleet's processes; 503, same shape
-   * and `status: "down"`, when Redis does not answer or no process is live.
-   */
+  /** 200 with Redis's round trip and the fleet's processes; 503, same shape with `status: "down"`, when Redis does not answer or no process is live. */
   async health(): Promise<ApiResponse> {
-    const started = process.hrtime.bigint();
-    let records: ProcessRecord[];
-    let total: number;
-    try {
-      await withTimeout(this.deps.redis.ping(), HEALTH_TIMEOUT_MS);
-      const rttMs = Number(process.hrtime.bigint() - started) / 1e6;
-      ({ records, total } = await withTimeout(this.allProcesses(), HEALTH_TIMEOUT_MS));
-      const now = Date.now() / 1000;
-      const live = records.filter((record) => !isStale(record, now));
-      const body = {
-        status: live.length > 0 ? 'ok' : 'down',
-        ...(live.length > 0 ? {} : { reason: 'no live processes' }),
-        redis: { ok: true, rtt_ms: Math.round(rttMs * 1000) / 1000 },
-        processes: { total, live: live.length, stale: records.length - live.length, quiet: live.filter((record) => record.quiet).length },
-        stale_after_seconds: STALE_AFTER_SECONDS,
-      };
-      return jsonResponse(live.length > 0 ? 200 : 503, body);
-    } catch {
-      return jsonResponse(503, { status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, stale_after_seconds: STALE_AFTER_SECONDS });
-    }
-  }
-
-  /** Every registered process with a heartbeat, a page of the admin API's maximum at a time. */
-  private async allProcesses(): Promise<{ records: ProcessRecord[]; total: number }> {
-    const total = await this.deps.admin.processes.size();
-    const records: ProcessRecord[] = [];
-    for (let page = 0; ; page++) {
-      const list = await this.deps.admin.processes.list({ page, count: 1000 });
-      records.push(...list.items);
-      if ((page + 1) * 1000 >= list.total) return { records, total };
-    }
+    const report = await this.deps.admin.health.check();
+    return jsonResponse(report.status === 'ok' ? 200 : 503, report);
   }
 
   private jobSet(segment: SetSegment): JobSet {

@@ -1,9 +1,9 @@
 import type Redis from 'ioredis';
+import type { JobSet } from '../admin/job-set';
 import type { Client } from '../client/client';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
 import type { ResolvedApiOptions } from './api-options';
-import { removeNotYetRun } from './cancellable-sets';
 import { IdempotencyGuard, idempotencyKey, WriteMayHaveAppliedError } from './idempotency';
 import { checkArgsSize, checkClassAllowed, checkTrack, parseJobBody, validJid } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
@@ -25,6 +25,8 @@ export type BodySource = () => Promise<Buffer>;
 
 export interface JobsRoutesDeps {
   redis: Redis;
+  /** The sets a not-yet-run job can be taken out of, in the order they are searched. */
+  cancellable: { scheduled: JobSet; retries: JobSet };
   client: Client;
   status: StatusStore;
   options: ResolvedApiOptions;
@@ -105,8 +107,12 @@ export class JobsRoutes {
   /** Not a cancel: a job already handed to a processor keeps running, and a dead one stays in `dead`. */
   async destroy(request: ApiRequest): Promise<ApiResponse> {
     const jid = validJid(request.params.jid);
-    const set = await removeNotYetRun(this.deps.redis, jid);
-    if (!set) throw new ApiProblem('job_not_found', `No scheduled or retrying job has jid ${jid}.`, { jid });
-    return jsonResponse(200, { jid, set });
+    // `schedule` first: a job waiting for its time is the one a producer usually means to call off.
+    for (const set of [this.deps.cancellable.scheduled, this.deps.cancellable.retries]) {
+      const entry = await set.find(jid);
+      // Promoted between the find and the delete: gone from this set, so it reads as not found here.
+      if (entry && (await set.delete(entry))) return jsonResponse(200, { jid, set: set.key });
+    }
+    throw new ApiProblem('job_not_found', `No scheduled or retrying job has jid ${jid}.`, { jid });
   }
 }

@@ -55,8 +55,8 @@ export class WurkApiService implements OnModuleInit {
   ) {
     this.options = resolveApiOptions(wurk.api ?? {});
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
-    this.jobs = new JobsRoutes({ redis: connections.command, client, status, options: this.options });
-    this.admin = new AdminRoutes({ redis: connections.command, admin, periodic });
+    this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options });
+    this.admin = new AdminRoutes({ admin, periodic });
     this.placeBodyReader(adapterHost);
   }
 
