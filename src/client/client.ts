@@ -8,6 +8,7 @@ import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
+import type { WritePolicy } from '../redis/durable-write';
 import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
 import { Duration, epochForAt, epochForInterval } from './schedule-time';
 
@@ -31,6 +32,10 @@ export type PushObserver = (className: string, queue: string, count: number) => 
 
 export interface ClientConfig {
   timestamps: TimestampMode;
+  /** Replica acknowledgment and how long a push keeps trying (default: no WAIT, 5 s); Redis transport only. */
+  writes?: WritePolicy;
+  /** The server for error messages (the current master with Sentinel). */
+  server?: () => string;
 }
 
 /** Per-call overrides of a worker's options (`client.set({ queue: 'low' }).performAsync(...)`). */
@@ -59,7 +64,7 @@ export class Client {
     target: Redis | PushTransport,
     private readonly config: ClientConfig,
   ) {
-    this.transport = isTransport(target) ? target : new RedisPushTransport(target);
+    this.transport = isTransport(target) ? target : new RedisPushTransport(target, config.writes, config.server);
   }
 
   /**

@@ -1,6 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type Redis from 'ioredis';
 import type { JobPayload } from '../job/payload';
+import { NO_REPLICA_WAIT, WritePolicy, writeDurably } from '../redis/durable-write';
 import { Keys } from '../redis/keys';
 
 /** A job the client scheduled: `at` and `enqueued_at` removed, its score in float epoch seconds as text. */
@@ -31,7 +32,11 @@ export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, e
 export class RedisPushTransport implements PushTransport {
   private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
 
-  constructor(readonly redis: Redis) {}
+  constructor(
+    readonly redis: Redis,
+    private readonly writes: WritePolicy = NO_REPLICA_WAIT,
+    private readonly server: () => string = () => `${redis.options.host ?? 'localhost'}:${redis.options.port ?? 6379}`,
+  ) {}
 
   /**
    * Adds a hook to every immediate push. `appliesTo`, when given, lets the
@@ -47,40 +52,42 @@ export class RedisPushTransport implements PushTransport {
   }
 
   async write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
-    const pipeline = this.redis.pipeline();
     const byQueue = new Map<string, string[]>();
     for (const job of immediate) {
       let list = byQueue.get(job.queue);
       if (!list) byQueue.set(job.queue, (list = []));
       list.push(job.toString());
     }
-    if (byQueue.size > 0) {
-      pipeline.sadd(Keys.queues, ...byQueue.keys());
-      for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
-    }
-    if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
-    for (const { hook } of this.pipelineHooks) {
-      for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
-    }
-    await execPipeline(pipeline);
+    await this.commit((pipeline) => {
+      if (byQueue.size > 0) {
+        pipeline.sadd(Keys.queues, ...byQueue.keys());
+        for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
+      }
+      if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
+      for (const { hook } of this.pipelineHooks) {
+        for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
+      }
+    });
   }
 
   /** The spliced bulk path: entries already rendered (with scores when scheduled). */
   async writeRendered(queue: string, entries: string[], scheduled: boolean): Promise<void> {
-    const pipeline = this.redis.pipeline();
-    if (scheduled) {
-      pipeline.zadd(Keys.schedule, ...entries);
-    } else {
-      pipeline.sadd(Keys.queues, queue);
-      pipeline.lpush(Keys.queue(queue), ...entries);
-    }
-    await execPipeline(pipeline);
+    await this.commit((pipeline) => {
+      if (scheduled) {
+        pipeline.zadd(Keys.schedule, ...entries);
+      } else {
+        pipeline.sadd(Keys.queues, queue);
+        pipeline.lpush(Keys.queue(queue), ...entries);
+      }
+    });
   }
-}
 
-/** Runs a pipeline and surfaces the first command error, which ioredis reports per command. */
-async function execPipeline(pipeline: ChainableCommander): Promise<void> {
-  const results = await pipeline.exec();
-  const failure = results?.find(([error]) => error);
-  if (failure) throw failure[0];
+  /**
+   * One round trip per attempt; retried through reconnects and a master
+   * switch, and rejected with RedisUnavailableError once `writes.deadlineMs`
+   * passes (see redis/durable-write.ts).
+   */
+  private commit(append: (pipeline: ChainableCommander) => void): Promise<void> {
+    return writeDurably(this.redis, append, this.writes, this.server);
+  }
 }

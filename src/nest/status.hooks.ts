@@ -1,5 +1,6 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { RedisConnections } from '../redis/connections';
+import { writePolicyFor } from '../redis/durable-write';
 import { enqueuedRowHook } from '../status/enqueued-row';
 import { StatusListener } from '../status/status-listener';
 import { StatusWriter } from '../status/status-writer';
@@ -25,7 +26,7 @@ export class StatusHooks implements OnModuleInit {
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {
     this.listener = new StatusListener(
-      new StatusWriter(connections.command),
+      new StatusWriter(connections.command, { writes: writePolicyFor(connections.sentinel, options), server: () => connections.server }),
       { ttl: options.statusTtl, retention: options.statusRetention, progressInterval: options.progressInterval },
       (error, jid, what) => this.logger.warn(`status ${what} write for ${jid} failed: ${error instanceof Error ? error.message : String(error)}`),
     );

@@ -34,6 +34,8 @@ export type MiddlewareEntry<M, F> = M | F | Type<M>;
 
 const isFunction = (value: unknown) => typeof value === 'function';
 const isMiddleware = (value: unknown) => isFunction(value) || (value !== null && typeof value === 'object' && isFunction((value as { call?: unknown }).call));
+/** The scheme of a URL as given (`http`), for the message that refuses it. */
+const urlScheme = (url: unknown): string => (typeof url === 'string' ? (/^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1] ?? 'none') : typeof url);
 const isPlainEntry = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /**
@@ -50,7 +52,32 @@ const isPlainEntry = (value: unknown) => value !== null && typeof value === 'obj
 export class WurkModuleOptions {
   /** `{ url }`, any ioredis options (Sentinel, TLS, ACL user, db), or an ioredis instance to duplicate. */
   @IsObjectOption('ioredis options ({ url, ... }) or an ioredis instance')
+  @OptionRule(
+    'redisUrlScheme',
+    (value) => `url must start with redis:// or rediss:// (got scheme ${JSON.stringify(urlScheme((value as { url?: unknown }).url))})`,
+    (value) => {
+      const url = (value as { url?: unknown }).url;
+      return url === undefined || (typeof url === 'string' && /^rediss?:\/\//i.test(url));
+    },
+  )
   redis?: RedisConnectionOptions;
+
+  /**
+   * A push (and a retry/dead filing, and a tracked job's status row) is done
+   * only once this many replicas acknowledged it (`WAIT`, pipelined with the
+   * push: still one round trip). Default 1 when `redis` gives Sentinels,
+   * else 0. README "High availability".
+   */
+  @IsCount(0)
+  waitForReplicas?: number;
+
+  /** Seconds one `WAIT` blocks for a replica's acknowledgment (default 1). */
+  @IsSeconds()
+  replicaTimeout?: number;
+
+  /** Seconds a push or a filing keeps trying through reconnects and a master switch before it rejects with RedisUnavailableError (default 5). */
+  @IsSeconds()
+  writeTimeout?: number;
 
   /** Payload time dialect: `seconds` (float, read by Sidekiq 6/7/8; default) or `millis` (Sidekiq 8 only). */
   @IsOneOf(['seconds', 'millis'])

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
+import { writePolicyFor } from '../redis/durable-write';
 import { Heartbeat } from '../server/heartbeat';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
 import { JobLog } from '../server/job-log';
@@ -61,7 +62,7 @@ export class WurkServer {
       registry,
       heartbeat,
       identity: this.identity,
-      options: { ...options, logger },
+      options: { ...options, logger, writes: writePolicyFor(connections.sentinel, options) },
     });
     if (options.logJobs !== 'none') this.manager.addListener(new JobLog(options.logJobs, logger, registry));
   }

@@ -1,7 +1,8 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { DiscoveryModule } from '@nestjs/core';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
+import { writePolicyFor } from '../redis/durable-write';
 import { AdminService } from './admin.service';
 import { JobEventsExplorer } from './job-events.explorer';
 import { ClientService } from './client.service';
@@ -38,12 +39,13 @@ import { withProcessOverrides } from './process-overrides';
     {
       provide: RedisConnections,
       inject: [WURK_RESOLVED_OPTIONS],
-      useFactory: (options: ResolvedWurkOptions) => new RedisConnections(options.redis),
+      useFactory: (options: ResolvedWurkOptions) => new RedisConnections(options.redis, new Logger('Wurk')),
     },
     {
       provide: WURK_PUSH_TRANSPORT,
-      inject: [RedisConnections],
-      useFactory: (connections: RedisConnections) => new RedisPushTransport(connections.command),
+      inject: [RedisConnections, WURK_RESOLVED_OPTIONS],
+      useFactory: (connections: RedisConnections, options: ResolvedWurkOptions) =>
+        new RedisPushTransport(connections.command, writePolicyFor(connections.sentinel, options), () => connections.server),
     },
     WorkerRegistry,
     ClientService,

@@ -1,4 +1,8 @@
 import Redis, { RedisOptions } from 'ioredis';
+import type { ConnectionWatch } from './connection-watch';
+import { CommandInDoubtError, isMasterMovedReply, isReadOnlyReply } from './redis-errors';
+
+export { CommandInDoubtError } from './redis-errors';
 
 /** How the app tells wurk where Redis is. */
 export type RedisConnectionOptions =
@@ -32,18 +36,6 @@ const SAFETY = {
   retryStrategy: (attempt: number) => Math.min(50 * 2 ** attempt, 2000),
 } as RedisOptions;
 
-/**
- * A command was written to a connection that then dropped before Redis
- * answered: Redis may or may not have applied it. The caller decides what
- * to do (a push may be retried, accepting a possible duplicate).
- */
-export class CommandInDoubtError extends Error {
-  constructor(command: string) {
-    super(`the connection to Redis dropped before it answered ${command}; it may or may not have been applied`);
-    this.name = 'CommandInDoubtError';
-  }
-}
-
 interface QueuedCommand {
   command: { name: string; reject(error: Error): void };
 }
@@ -69,22 +61,56 @@ export function isRedisInstance(value: unknown): value is Redis {
   return value instanceof Redis || (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value);
 }
 
+/** True when the options reach Redis through Sentinels (the master can move). */
+export function usesSentinel(options: RedisConnectionOptions | undefined): boolean {
+  const source = isRedisInstance(options) ? options.options : options;
+  return Array.isArray(source?.sentinels) && source.sentinels.length > 0;
+}
+
+/**
+ * What wurk adds for the master moving. With Sentinel: follow a switch the
+ * moment a Sentinel announces it (`failoverDetector`), and take a READONLY
+ * or NOREPLICAS reply as "the master moved": reconnect (ioredis asks the
+ * Sentinels again) and reject the command, which Redis did not apply, so
+ * the caller may send it again. Without Sentinel a reconnect would find the
+ * same replica, so the reply is only reported, once, in words.
+ */
+function followTheMaster(user: RedisOptions, sentinel: boolean, watch: ConnectionWatch | undefined): RedisOptions {
+  const userDecision = user.reconnectOnError;
+  const added: RedisOptions = {
+    reconnectOnError: (error) => {
+      const decision = userDecision ? userDecision(error) : false;
+      if (sentinel && isMasterMovedReply(error)) return decision || 1;
+      if (isReadOnlyReply(error)) watch?.readOnlyReplica();
+      return decision;
+    },
+  };
+  if (sentinel) added.failoverDetector = user.failoverDetector ?? true;
+  return added;
+}
+
 /**
  * Builds a new connection from the user's options. An ioredis instance the
  * app already has is duplicated, not shared: wurk needs its own safety
  * settings and its own blocking connections, and closing wurk must never
  * close the app's connection.
+ *
+ * Every connection has an `error` listener (the watch's when given):
+ * without one ioredis prints a stack trace for each failed reconnect.
  */
-export function createConnection(options: RedisConnectionOptions | undefined, name: string): Redis {
+export function createConnection(options: RedisConnectionOptions | undefined, name: string, watch?: ConnectionWatch): Redis {
   let connection: Redis;
+  const sentinel = usesSentinel(options);
   if (isRedisInstance(options)) {
-    connection = options.duplicate({ ...SAFETY, connectionName: name });
+    connection = options.duplicate({ ...SAFETY, ...followTheMaster(options.options, sentinel, watch), connectionName: name });
   } else {
     const { url, ...rest } = options ?? {};
-    const merged: RedisOptions = { ...rest, ...SAFETY, connectionName: name };
+    const merged: RedisOptions = { ...rest, ...SAFETY, ...followTheMaster(rest, sentinel, watch), connectionName: name };
     if (rest.retryStrategy) merged.retryStrategy = rest.retryStrategy;
     connection = url ? new Redis(url, merged) : new Redis(merged);
   }
+  if (watch) watch.attach(connection);
+  else connection.on('error', () => undefined);
   rejectUnansweredOnClose(connection);
   return connection;
 }
@@ -92,6 +118,11 @@ export function createConnection(options: RedisConnectionOptions | undefined, na
 /** Quits a connection, falling back to a hard disconnect when Redis is unreachable. */
 export async function closeConnection(redis: Redis): Promise<void> {
   if (redis.status === 'end') return;
+  // A QUIT queued behind reconnects would only wait out the race below.
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return;
+  }
   try {
     await Promise.race([redis.quit(), new Promise((resolve) => setTimeout(resolve, 1000).unref())]);
   } catch {

@@ -1,23 +1,45 @@
 import type Redis from 'ioredis';
-import { closeConnection, createConnection, RedisConnectionOptions } from './connection';
+import { closeConnection, createConnection, isRedisInstance, RedisConnectionOptions, usesSentinel } from './connection';
+import { ConnectionWatch, consoleRedisLogger, MasterSwitchListener, RedisLogger } from './connection-watch';
+import { describeServer } from './server-address';
 
 /**
  * The connections of one wurk instance. `command` carries every short
  * command (pushes, scripts, heartbeats); anything that blocks (BLMOVE,
  * BRPOP) takes a dedicated connection from `dedicated()`, so a blocked
- * fetch never delays a push queued behind it.
+ * fetch never delays a push queued behind it. One watch over all of them
+ * logs Redis going away, coming back and the master moving, once each.
  */
 export class RedisConnections {
   readonly command: Redis;
+  /** True when the master is found through Sentinels and may move. */
+  readonly sentinel: boolean;
+  private readonly watch: ConnectionWatch;
   private readonly extra = new Set<Redis>();
 
-  constructor(private readonly options: RedisConnectionOptions | undefined) {
-    this.command = createConnection(options, 'wurk');
+  constructor(
+    private readonly options: RedisConnectionOptions | undefined,
+    logger: RedisLogger = consoleRedisLogger,
+  ) {
+    this.sentinel = usesSentinel(options);
+    const source = isRedisInstance(options) ? (options.options as Record<string, unknown>) : (options as Record<string, unknown> | undefined);
+    this.watch = new ConnectionWatch(logger, describeServer(source, source?.url as string | undefined), this.sentinel);
+    this.command = createConnection(options, 'wurk', this.watch);
+  }
+
+  /** The server the connections last reached (the current master with Sentinel), without a password. */
+  get server(): string {
+    return this.watch.server;
+  }
+
+  /** Hears each switch of the master (old and new `host:port`), once per switch. */
+  onMasterSwitch(listener: MasterSwitchListener): void {
+    this.watch.onMasterSwitch(listener);
   }
 
   /** A new connection owned by the caller's loop; closed with the rest by `close()`. */
   dedicated(name: string): Redis {
-    const connection = createConnection(this.options, `wurk:${name}`);
+    const connection = createConnection(this.options, `wurk:${name}`, this.watch);
     this.extra.add(connection);
     return connection;
   }
@@ -27,9 +49,10 @@ export class RedisConnections {
     await closeConnection(connection);
   }
 
+  /** Closes every connection at once (at most about a second; see closeConnection). */
   async close(): Promise<void> {
-    await Promise.all([...this.extra].map((connection) => closeConnection(connection)));
+    const all = [...this.extra, this.command];
     this.extra.clear();
-    await closeConnection(this.command);
+    await Promise.all(all.map((connection) => closeConnection(connection)));
   }
 }

@@ -31,6 +31,6 @@ export interface HeartbeatPort {
   recordExecution(className: string, ms: number, failed: boolean): void;
   setQuiet(quiet: boolean): void;
   onSignal(handler: (signal: RemoteSignal) => void): void;
-  /** Flushes counters, SREMs `processes`, UNLINKs the work hashes, stops beating. */
-  stop(): Promise<void>;
+  /** Flushes counters, SREMs `processes`, UNLINKs the work hashes, stops beating; gives up after `limitMs` when given. */
+  stop(limitMs?: number): Promise<void>;
 }

@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import type Redis from 'ioredis';
 import { ReplyError } from 'ioredis';
 import { closeConnection, createConnection } from '../redis/connection';
+import { isUnreachable, rootReply } from '../redis/redis-errors';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { FromThread, HeartbeatThreadData, LogLevel, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
@@ -40,8 +41,10 @@ function log(level: LogLevel, message: string): void {
   send({ type: 'log', level, message });
 }
 
+/** The real reason: a MULTI that Redis refused says EXECABORT, the reply behind it (READONLY) is what matters. */
 function describe(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
+  const root = rootReply(error);
+  return root instanceof Error ? root.message : String(root);
 }
 
 /** Each heartbeat command gives up after this; stop() allows two of them (the last flush and leaving). */
@@ -200,7 +203,8 @@ async function run(): Promise<void> {
     } catch (error) {
       if (failingSince === undefined) {
         failingSince = Date.now();
-        log('error', `heartbeat failed, retrying every ${data.interval}s: ${describe(error)}`);
+        // Redis away is said once by the main thread's connection watch; the heartbeat says only its own trouble.
+        if (!isUnreachable(error)) log('error', `heartbeat failed, retrying every ${data.interval}s: ${describe(error)}`);
       }
       send({ type: 'beat', ok: false });
     }

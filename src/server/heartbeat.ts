@@ -114,7 +114,7 @@ export class Heartbeat implements HeartbeatPort {
     this.handlers.push(handler);
   }
 
-  async stop(): Promise<void> {
+  async stop(limitMs = STOP_LIMIT_MS): Promise<void> {
     this.stopping = true;
     clearTimeout(this.restartTimer);
     const thread = this.thread;
@@ -125,7 +125,7 @@ export class Heartbeat implements HeartbeatPort {
     this.postSnapshot();
     this.post({ type: 'stop' });
     // The last flush and the leaving MULTI each give up after 5 s without Redis; this also bounds a wedged thread.
-    const limit = STOP_LIMIT_MS;
+    const limit = Math.min(limitMs, STOP_LIMIT_MS);
     let timer: NodeJS.Timeout | undefined;
     const timedOut = new Promise<void>((resolve) => {
       timer = setTimeout(() => {

@@ -1,4 +1,5 @@
 import { MiddlewareChain } from '../job/middleware-chain';
+import { isUnreachable } from '../redis/redis-errors';
 import { JobPayload } from '../job/payload';
 import type { WorkerRegistry } from '../job/worker-registry';
 import type { RedisConnections } from '../redis/connections';
@@ -35,6 +36,23 @@ export interface ManagerDeps {
 function threadId(pid: number, slot: number): string {
   return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
 }
+
+/**
+ * Acks sent this long before a master switch is noticed are sent again to
+ * the new master: the span between Redis promoting the replica and the
+ * Sentinels announcing it (about a second), with a wide margin.
+ */
+const ACK_REPLAY_MS = 30000;
+
+/**
+ * Shutdown's bound on Redis, beside `shutdownTimeout` for the jobs: the
+ * loops get this long to notice, the hand-back, filings, release and the
+ * heartbeat's leave share the second. With the connections' close (at most
+ * 1 s) app.close() returns within shutdownTimeout + 5 s however Redis fares.
+ */
+const SHUTDOWN_LOOPS_MS = 1000;
+const SHUTDOWN_REDIS_MS = 2500;
+const HEARTBEAT_LEAVE_MS = 500;
 
 /** Longest pause of the fetch loop after a failed fetch (Redis away). */
 const MAX_FETCH_BACKOFF_MS = 5000;
@@ -127,12 +145,18 @@ export class Manager {
     const { connections, options, identity, heartbeat } = this.deps;
     const fetchConnection = connections.dedicated('fetch');
     this.paused = new PausedQueues(connections.command, this.logger);
+    const durability = { writes: options.writes, server: () => connections.server };
+    const fetchOptions = { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused, durability };
     this.fetcher =
       options.fetch === 'basic'
-        ? new BasicFetch(fetchConnection, connections.command, this.order, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused })
-        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused }, (name) =>
+        ? new BasicFetch(fetchConnection, connections.command, this.order, fetchOptions)
+        : new ReliableFetch(fetchConnection, connections.command, this.order, identity, { ...fetchOptions, ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0 }, (name) =>
             connections.dedicated(name),
           );
+    connections.onMasterSwitch(() => {
+      this.fetcher.replayAcks?.();
+      this.wakeFetchLoop();
+    });
     this.processor = new Processor({
       registry: this.deps.registry,
       middleware: this.middleware,
@@ -182,7 +206,7 @@ export class Manager {
     try {
       await this.reconcile(reaper, false);
     } catch (error) {
-      this.logger.error(`first orphan check failed (the periodic check will retry): ${errorMessageOf(error)}`);
+      if (!isUnreachable(error)) this.logger.error(`first orphan check failed (the periodic check will retry): ${errorMessageOf(error)}`);
     }
     this.resolveReady();
     if (!this.stopping) this.reaper.start(this.deps.options.orphanCheckInterval * 1000);
@@ -245,23 +269,29 @@ export class Manager {
     this.quiet();
     // Cut a blocked fetch short: whatever it may still move is swept back by release().
     this.fetcher.interrupt();
-    await this.fetchLoop;
-    await this.poller.stop();
-    await this.reaper.stop();
+    // Loops caught mid-command while Redis is away would wait out ioredis's
+    // reconnects; shutdown waits for them only so long (see SHUTDOWN_REDIS_MS).
+    const loops = Date.now() + SHUTDOWN_LOOPS_MS;
+    await this.bestEffort('fetch loop', () => this.fetchLoop ?? Promise.resolve(), loops);
+    await this.bestEffort('scheduled poller', () => this.poller.stop(), loops);
+    await this.bestEffort('orphan check', () => this.reaper.stop(), loops);
     const drained = await this.waitForRunning(options.shutdownTimeout * 1000);
+    const redisSteps = Date.now() + SHUTDOWN_REDIS_MS;
     if (!drained) {
       this.deadline.abort(new Error('wurk shutdown deadline passed'));
       const unfinished = [...this.running.keys()];
       for (const job of unfinished) job.handedBack = true;
       this.logger.warn(`shutdown: handing back ${unfinished.length} unfinished job(s)`);
-      await this.bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
+      await this.bestEffort('hand back', () => this.fetcher.giveBack(unfinished), redisSteps);
       await this.notifyHandedBack(unfinished);
     }
-    await this.bestEffort('file pending', () => this.filePending());
+    await this.bestEffort('file pending', () => this.filePending(), redisSteps);
     const unfiled = this.pending.map((filing) => ({ job: filing.job, record: JSON.stringify({ set: filing.set, score: filing.score, payload: filing.payload }) }));
-    await this.bestEffort('release', () => this.fetcher.release(unfiled));
+    await this.bestEffort('release', () => this.fetcher.release(unfiled), redisSteps);
     this.updateWork(true);
-    await this.bestEffort('heartbeat stop', () => heartbeat.stop());
+    // The heartbeat's leave gets what is left, and at least a moment to say goodbye.
+    const leaveMs = Math.max(HEARTBEAT_LEAVE_MS, redisSteps - Date.now());
+    await this.bestEffort('heartbeat stop', () => heartbeat.stop(leaveMs), Date.now() + leaveMs + 100);
     this.resolveReady();
     this.logger.log('stopped');
   }
@@ -300,11 +330,29 @@ export class Manager {
     return result;
   }
 
-  private async bestEffort(what: string, step: () => Promise<unknown>): Promise<void> {
+  /**
+   * A shutdown step that must not stop the shutdown: its failure is logged,
+   * and with `until` it is abandoned at that time (Redis unreachable). What
+   * it left undone is what a crash would leave: jobs in the private list,
+   * recovered by another process's orphan check.
+   */
+  private async bestEffort(what: string, step: () => Promise<unknown>, until?: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      await step();
+      const work = step();
+      if (until === undefined) {
+        await work;
+        return;
+      }
+      const abandoned = new Promise<'abandoned'>((resolve) => (timer = setTimeout(() => resolve('abandoned'), Math.max(0, until - Date.now()))));
+      if ((await Promise.race([work, abandoned])) === 'abandoned') {
+        work.catch(() => undefined);
+        this.logger.warn(`shutdown: gave up waiting on Redis for ${what}; another process's orphan check recovers what it left`);
+      }
     } catch (error) {
       this.logger.error(`shutdown: ${what} failed: ${errorMessageOf(error)}`);
+    } finally {
+      clearTimeout(timer);
     }
   }
 
@@ -339,7 +387,9 @@ export class Manager {
       } catch (error) {
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
-        if (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS) this.logger.error(`fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
+        // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
+        const reported = isUnreachable(error);
+        if (!reported && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS)) this.logger.error(`fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
         await new Promise((resolve) => setTimeout(resolve, backoff).unref());
         continue;
       }

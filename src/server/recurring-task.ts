@@ -1,4 +1,5 @@
 import type { ServerLogger } from './server-logger';
+import { isUnreachable } from '../redis/redis-errors';
 import { errorMessageOf } from './retry/error-fields';
 
 /**
@@ -55,6 +56,8 @@ export class RecurringTask {
       this.failingSince = 0;
       return true;
     } catch (error) {
+      // Redis away is said once, by the connection watch, not by every loop.
+      if (isUnreachable(error)) return false;
       const now = Date.now();
       if (!this.failingSince) this.failingSince = now;
       if (now - this.lastLogged > 60000 || this.failingSince === now) {

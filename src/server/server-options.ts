@@ -1,4 +1,5 @@
 import type { TimestampMode } from '../job/time';
+import type { WritePolicy } from '../redis/durable-write';
 import type { DeathHandler, ErrorHandler } from './processor';
 import type { QueueSpec } from './queue-order';
 import type { ServerLogger } from './server-logger';
@@ -31,6 +32,8 @@ export interface ServerOptions {
   /** Seconds until the `count`th reschedule of a job over its limiter (default: linear, 5 s × count up to 300 s, never before the limiter's retryAfter). */
   overLimitBackoff?: (count: number, error: unknown) => number;
   logger?: ServerLogger;
+  /** Replica acknowledgment of filings (retry, dead); none when absent. */
+  writes?: WritePolicy;
 }
 
 export const SERVER_DEFAULTS = {

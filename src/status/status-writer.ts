@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { runDurably, WritePolicy } from '../redis/durable-write';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { isStatusState, StatusState } from './status-record';
@@ -37,9 +38,17 @@ export interface StatusWriteOptions {
   create: boolean;
 }
 
-/** The one writer of status rows outside the client's push pipeline. */
+/**
+ * The one writer of status rows outside the client's push pipeline. With
+ * replica acknowledgment, a state change (not a progress tick) is done
+ * only once a replica has it, so a master switch cannot roll a finished
+ * job's row back; status_write.lua sets fields, so running it again is safe.
+ */
 export class StatusWriter {
-  constructor(private readonly redis: Redis) {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly durability?: { writes: WritePolicy; server: () => string },
+  ) {}
 
   /** Writes `fields` and re-stamps the TTL in one round trip; true when the row was written. */
   async write(jid: string, fields: StatusFields, options: StatusWriteOptions): Promise<boolean> {
@@ -49,8 +58,11 @@ export class StatusWriter {
       if (value !== undefined && value !== null) pairs.push(field, String(value));
     }
     if (pairs.length === 0) return false;
-    const written = await runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, options.create ? '1' : '0', ...pairs]);
-    return written === 1;
+    const run = () => runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, options.create ? '1' : '0', ...pairs]);
+    const durability = this.durability;
+    if (!options.create || !durability || durability.writes.replicas === 0) return (await run()) === 1;
+    const replies = await runDurably(this.redis, run, durability.writes, durability.server);
+    return replies.some((reply) => Number(reply) === 1);
   }
 
   /** Removes the row (retention 0: a succeeded job leaves nothing, as in Sidekiq). */

@@ -1,12 +1,12 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../redis/keys';
-import { runScript } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
+import { FilingDurability, runSettle } from './settle';
 
 /**
  * Sidekiq's BasicFetch: one job per call, popped by `basic_fetch.lua` (which
@@ -25,7 +25,7 @@ export class BasicFetch implements Fetcher {
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
-    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues },
+    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues; durability?: FilingDurability },
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
     fetchConnection.on('ready', () => (this.fetchClientId = undefined));
@@ -73,7 +73,7 @@ export class BasicFetch implements Fetcher {
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
     const key = Keys[set];
-    await runScript(this.command, 'settle', [key, Keys.queue(job.queue), Keys.recovered(jid)], [score, payload, job.raw, '', cutoff, maxJobs]);
+    await runSettle(this.command, [key, Keys.queue(job.queue), Keys.recovered(jid)], [score, payload, job.raw, '', cutoff, maxJobs], this.options.durability);
     return true;
   }
 

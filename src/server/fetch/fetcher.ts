@@ -41,6 +41,11 @@ export interface Fetcher {
   interrupt(): void;
   /** Makes a claim blocked on empty queues return now, losing nothing (a queue was resumed: claim again with it). */
   wake?(): void;
+  /**
+   * The master moved (Sentinel): acknowledgments sent lately may have gone
+   * to the deposed master only; they are sent again to the new one.
+   */
+  replayAcks?(): void;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
   reconcile?(known: Set<string>): Promise<number>;
 }

@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../redis/keys';
+import { isUnreachable } from '../../redis/redis-errors';
 import type { ServerLogger } from '../server-logger';
 
 /** How long a read of the `paused` set is trusted. */
@@ -71,7 +72,8 @@ export class PausedQueues {
       })
       .catch((error) => {
         this.paused = new Set();
-        if (!this.loggedFailure) this.logger.error(`cannot read ${Keys.paused} (pausing nothing): ${error instanceof Error ? error.message : String(error)}`);
+        // Redis away is said once, by the connection watch.
+        if (!this.loggedFailure && !isUnreachable(error)) this.logger.error(`cannot read ${Keys.paused} (pausing nothing): ${error instanceof Error ? error.message : String(error)}`);
         this.loggedFailure = true;
       })
       .finally(() => {

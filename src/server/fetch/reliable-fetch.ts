@@ -8,6 +8,7 @@ import { deadTrimArgs } from './dead-trim';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
+import { FilingDurability, runSettle } from './settle';
 
 export interface ReliableFetchOptions {
   /** Seconds a fetch blocks on an empty queue (BLMOVE timeout). */
@@ -16,6 +17,19 @@ export interface ReliableFetchOptions {
   logger: ServerLogger;
   /** Shared with the manager, which also checks it before starting a claimed job. */
   paused?: PausedQueues;
+  /** Replica acknowledgment of filings (retry, dead). */
+  durability?: FilingDurability;
+  /** Milliseconds of sent acks kept to send again after a master switch; 0 = none (no Sentinel). */
+  ackReplayMs?: number;
+}
+
+/** At most this many sent acks are kept for a replay, whatever the window. */
+const MAX_REPLAY_ACKS = 50000;
+
+interface SentAck {
+  at: number;
+  key: string;
+  raw: string;
 }
 
 /**
@@ -62,6 +76,8 @@ export class ReliableFetch implements Fetcher {
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
   private readonly badKeysLogged = new Map<string, number>();
+  /** Acks sent within `ackReplayMs`, oldest first. */
+  private sentAcks: SentAck[] = [];
 
   private readonly paused: PausedQueues;
   private readonly idle = new IdleWait();
@@ -208,11 +224,11 @@ export class ReliableFetch implements Fetcher {
 
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
-    const filed = await runScript<number>(
+    const filed = await runSettle(
       this.command,
-      'settle',
       [Keys[set], job.privateKey as string, Keys.recovered(jid)],
       [score, payload, job.raw, 'L', cutoff, maxJobs],
+      this.options.durability,
     );
     this.count(job.privateKey as string, -1);
     return filed === 1;
@@ -263,6 +279,35 @@ export class ReliableFetch implements Fetcher {
     // sweeps the whole private list back, so it is not lost either.
     this.fetchConnection.disconnect();
     for (const connection of this.waiters.values()) connection.disconnect();
+  }
+
+  /**
+   * After a switch, the acks sent within the replay window go out again
+   * with the next fetch: the deposed master may have taken them with it
+   * (Redis promotes the replica before it demotes the old master, and
+   * discards what the old master took meanwhile), which would leave jobs
+   * that already ran in the private list, to run again at shutdown.
+   * LREM of a payload that is not there is a no-op, so a replay is safe.
+   */
+  replayAcks(): void {
+    const cutoff = Date.now() - (this.options.ackReplayMs ?? 0);
+    const replay = this.sentAcks.filter((ack) => ack.at >= cutoff);
+    this.sentAcks = [];
+    for (const { key, raw } of replay) {
+      let list = this.held.get(key);
+      if (!list) this.held.set(key, (list = []));
+      list.push(raw);
+    }
+  }
+
+  private rememberSent(held: Map<string, string[]>): void {
+    if (!this.options.ackReplayMs) return;
+    const now = Date.now();
+    for (const [key, list] of held) for (const raw of list) this.sentAcks.push({ at: now, key, raw });
+    const cutoff = now - this.options.ackReplayMs;
+    let drop = Math.max(0, this.sentAcks.length - MAX_REPLAY_ACKS);
+    while (drop < this.sentAcks.length && this.sentAcks[drop].at < cutoff) drop++;
+    if (drop > 0) this.sentAcks.splice(0, drop);
   }
 
   /**
@@ -337,6 +382,7 @@ export class ReliableFetch implements Fetcher {
       if (max > 0) for (const queue of queues) this.taint(this.privateKey(queue));
       throw error;
     }
+    this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
     const badKeys = new Set<string>();
     const pausedNow = new Set<string>();

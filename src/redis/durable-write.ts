@@ -1,0 +1,189 @@
+import type Redis from 'ioredis';
+import type { ChainableCommander } from 'ioredis';
+import { ReplyError } from 'ioredis';
+import { CommandInDoubtError, isMasterMovedReply, RedisUnavailableError } from './redis-errors';
+
+/** How hard a write tries before it is reported done or rejected. */
+export interface WritePolicy {
+  /** Replicas that must acknowledge the write (`WAIT`) before it counts as done; 0 = do not wait. */
+  replicas: number;
+  /** Milliseconds one `WAIT` blocks for. */
+  waitTimeoutMs: number;
+  /** Milliseconds a write keeps trying (reconnects, a master switch) before it is rejected. */
+  deadlineMs: number;
+}
+
+export const NO_REPLICA_WAIT: WritePolicy = { replicas: 0, waitTimeoutMs: 0, deadlineMs: 5000 };
+
+/** First pause between attempts; doubles up to MAX_PAUSE_MS (a Sentinel switch takes about a second). */
+const FIRST_PAUSE_MS = 50;
+const MAX_PAUSE_MS = 500;
+
+/** `stream` is set when only a new WAIT is needed: the connection the writes went out on. */
+interface Attempt {
+  done: boolean;
+  reason?: unknown;
+  stream?: object;
+}
+
+/**
+ * Runs the writes `append` adds to a pipeline, as one round trip, until
+ * Redis applied them (and, with `replicas`, a replica has them), or the
+ * deadline passes: then RedisUnavailableError, never a silent success.
+ *
+ * What is retried, and why it is safe:
+ * - an error reply that means the master moved (READONLY, NOREPLICAS):
+ *   Redis applied nothing;
+ * - a command that never reached Redis (ioredis gave up reconnecting);
+ * - with `replicas`: a write no replica acknowledged, and a write whose
+ *   connection dropped unanswered. Either may sit on a master that no
+ *   replica follows any more (a deposed master, whose data Redis throws
+ *   away when it demotes it), so it is written again, on the current master.
+ *   On the same connection only `WAIT` is sent again (it covers every
+ *   earlier write of the connection), so a slow replica does not make copies.
+ * Without `replicas` a dropped connection stays CommandInDoubtError: the
+ * write may well be in Redis, and the caller decides.
+ */
+export function writeDurably(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy, server: () => string): Promise<void> {
+  return retryUntilDurable(redis, () => writeOnce(redis, append, policy), policy, server);
+}
+
+/**
+ * The same guarantee for a script that is safe to run again (settle.lua
+ * files a job only while it still sits in its list): the script, then a
+ * `WAIT` on the same connection. Resolves to every reply the script gave,
+ * one per run.
+ */
+export async function runDurably<T>(redis: Redis, run: () => Promise<T>, policy: WritePolicy, server: () => string): Promise<T[]> {
+  const replies: T[] = [];
+  await retryUntilDurable(redis, () => runOnce(redis, run, policy, replies), policy, server);
+  return replies;
+}
+
+async function retryUntilDurable(redis: Redis, attemptOnce: () => Promise<Attempt>, policy: WritePolicy, server: () => string): Promise<void> {
+  const deadline = Date.now() + policy.deadlineMs;
+  let pause = FIRST_PAUSE_MS;
+  let attempt: Attempt = { done: false, reason: new Error('not connected') };
+  for (let first = true; ; first = false) {
+    if (!first) {
+      if (attempt.done) return;
+      if (Date.now() + pause > deadline) throw unavailable(attempt.reason, policy, server());
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, MAX_PAUSE_MS);
+    }
+    const stream = attempt.stream;
+    if (stream && stream === streamOf(redis)) {
+      attempt = await waitAgain(redis, stream, policy);
+      continue;
+    }
+    if (!(await readyWithin(redis, deadline - Date.now()))) throw unavailable(attempt.reason, policy, server());
+    attempt = await attemptOnce();
+  }
+}
+
+/**
+ * Writes go out only on a connected socket. Queued in ioredis's offline
+ * queue instead, a write would wait through several reconnects (seconds
+ * each) before failing, past any deadline, or be sent after the caller was
+ * told it failed; waiting here for `ready` keeps the bound and sends nothing
+ * when Redis never came.
+ */
+function readyWithin(redis: Redis, ms: number): Promise<boolean> {
+  if (redis.status === 'ready') return Promise.resolve(true);
+  if (ms <= 0 || redis.status === 'end') return Promise.resolve(false);
+  if (redis.status === 'wait') redis.connect().catch(() => undefined);
+  return new Promise((resolve) => {
+    const done = (ready: boolean) => {
+      clearTimeout(timer);
+      redis.off('ready', onReady);
+      resolve(ready);
+    };
+    const onReady = () => done(true);
+    const timer = setTimeout(() => done(false), ms);
+    redis.on('ready', onReady);
+  });
+}
+
+async function runOnce<T>(redis: Redis, run: () => Promise<T>, policy: WritePolicy, replies: T[]): Promise<Attempt> {
+  try {
+    replies.push(await run());
+  } catch (error) {
+    return notApplied(error, policy);
+  }
+  if (policy.replicas === 0) return { done: true };
+  const stream = streamOf(redis);
+  return stream ? waitAgain(redis, stream, policy) : { done: false, reason: new Error('the connection dropped after the write') };
+}
+
+async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy): Promise<Attempt> {
+  const pipeline = redis.pipeline();
+  append(pipeline);
+  const writes = pipeline.length;
+  if (policy.replicas > 0) pipeline.wait(policy.replicas, policy.waitTimeoutMs);
+  let results: [Error | null, unknown][];
+  try {
+    results = (await pipeline.exec()) ?? [];
+  } catch (error) {
+    return notApplied(error, policy);
+  }
+  const failure = results.slice(0, writes).find(([error]) => error);
+  // ioredis reports a pipeline's failures per command, the connection's as well as Redis's.
+  if (failure) return notApplied(failure[0], policy);
+  if (policy.replicas === 0) return { done: true };
+  return acknowledged(results[writes], policy, streamOf(redis));
+}
+
+/** The writes went out on `stream`; as long as it is still the connection, a new WAIT covers them. */
+async function waitAgain(redis: Redis, stream: object, policy: WritePolicy): Promise<Attempt> {
+  let replicas: number;
+  try {
+    replicas = await redis.wait(policy.replicas, policy.waitTimeoutMs);
+  } catch (error) {
+    return notApplied(error, policy);
+  }
+  return acknowledged([null, replicas], policy, stream === streamOf(redis) ? stream : undefined);
+}
+
+/**
+ * A WAIT answered on another connection than the writes' would vouch for
+ * nothing (a fresh connection has no writes to wait for): the writes are
+ * then sent again.
+ */
+function acknowledged([error, replicas]: [Error | null, unknown], policy: WritePolicy, sameStream: object | undefined): Attempt {
+  if (!sameStream) return { done: false, reason: new Error('the connection changed before a replica acknowledged the write') };
+  if (error) return { done: false, reason: error };
+  if (Number(replicas) >= policy.replicas) return { done: true };
+  return {
+    done: false,
+    reason: new Error(`${Number(replicas)} of ${policy.replicas} replica(s) acknowledged the write within ${policy.waitTimeoutMs} ms`),
+    stream: sameStream,
+  };
+}
+
+function notApplied(error: unknown, policy: WritePolicy): Attempt {
+  if (error instanceof ReplyError && !isMasterMovedReply(error)) throw error;
+  if (error instanceof CommandInDoubtError && policy.replicas === 0) throw error;
+  return { done: false, reason: error };
+}
+
+function streamOf(redis: Redis): object | undefined {
+  return redis.status === 'ready' ? (redis as unknown as { stream?: object }).stream : undefined;
+}
+
+function unavailable(reason: unknown, policy: WritePolicy, server: string): RedisUnavailableError {
+  const said = reason instanceof Error ? reason.message : String(reason);
+  const written = policy.replicas > 0 && /replica/.test(said) ? '; the write reached the master and may still run' : '';
+  return new RedisUnavailableError(server, `gave up after ${policy.deadlineMs / 1000} s: ${said}${written}`, { cause: reason });
+}
+
+/** The policy from the module's options: replica acknowledgment on by default exactly when the master may move (Sentinel). */
+export function writePolicyFor(
+  sentinel: boolean,
+  options: { waitForReplicas?: number; replicaTimeout?: number; writeTimeout?: number },
+): WritePolicy {
+  return {
+    replicas: options.waitForReplicas ?? (sentinel ? 1 : 0),
+    waitTimeoutMs: Math.round((options.replicaTimeout ?? 1) * 1000),
+    deadlineMs: Math.round((options.writeTimeout ?? 5) * 1000),
+  };
+}
