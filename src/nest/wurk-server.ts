@@ -56,6 +56,8 @@ export class WurkServer {
       interval: options.heartbeatInterval,
       ttl: options.heartbeatTtl,
       logger: new Logger('WurkHeartbeat'),
+      // The connections' watch logs Redis going away and coming back, once for the whole app.
+      reportOutages: false,
     }));
     this.manager = new Manager({
       connections,

@@ -93,15 +93,29 @@ function readyWithin(redis: Redis, ms: number): Promise<boolean> {
   if (ms <= 0 || redis.status === 'end') return Promise.resolve(false);
   if (redis.status === 'wait') redis.connect().catch(() => undefined);
   return new Promise((resolve) => {
-    const done = (ready: boolean) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    void nextReady(redis).then(() => {
       clearTimeout(timer);
-      redis.off('ready', onReady);
-      resolve(ready);
-    };
-    const onReady = () => done(true);
-    const timer = setTimeout(() => done(false), ms);
-    redis.on('ready', onReady);
+      resolve(true);
+    });
   });
+}
+
+/** One `ready` listener per connection however many writes wait on it. */
+const waitingForReady = new WeakMap<Redis, Promise<void>>();
+
+function nextReady(redis: Redis): Promise<void> {
+  let ready = waitingForReady.get(redis);
+  if (!ready) {
+    ready = new Promise<void>((resolve) =>
+      redis.once('ready', () => {
+        waitingForReady.delete(redis);
+        resolve();
+      }),
+    );
+    waitingForReady.set(redis, ready);
+  }
+  return ready;
 }
 
 async function runOnce<T>(redis: Redis, run: () => Promise<T>, policy: WritePolicy, replies: T[]): Promise<Attempt> {

@@ -24,6 +24,8 @@ export interface HeartbeatThreadData {
   info: HeartbeatInfo;
   interval: number;
   ttl: number;
+  /** Log "Redis unreachable" streaks; off when the app's connection watch already says so. */
+  reportOutages: boolean;
 }
 
 /**

@@ -188,23 +188,23 @@ async function beatOnce(writer: HeartbeatWriter, redis: Redis): Promise<void> {
 async function run(): Promise<void> {
   // A stalled Redis must not hang the loop, nor the app's shutdown behind the last flush.
   const redis: Redis = createConnection({ ...(data.redis ?? {}), commandTimeout: COMMAND_TIMEOUT_MS }, 'heartbeat');
-  // Connection errors surface through the failed commands below; without a listener ioredis would print each retry.
-  redis.on('error', () => undefined);
   const writer = new HeartbeatWriter(redis, data.info, data.ttl);
   let failingSince: number | undefined;
+  let reported = false;
   while (!state.stopping) {
     try {
       await beatOnce(writer, redis);
-      if (failingSince !== undefined) {
+      if (failingSince !== undefined && reported) {
         log('log', `heartbeat resumed after ${((Date.now() - failingSince) / 1000).toFixed(1)}s without Redis`);
-        failingSince = undefined;
       }
+      failingSince = undefined;
       send({ type: 'beat', ok: true });
     } catch (error) {
       if (failingSince === undefined) {
         failingSince = Date.now();
-        // Redis away is said once by the main thread's connection watch; the heartbeat says only its own trouble.
-        if (!isUnreachable(error)) log('error', `heartbeat failed, retrying every ${data.interval}s: ${describe(error)}`);
+        // In an app, Redis away is said once by the connection watch; the heartbeat says only its own trouble.
+        reported = data.reportOutages || !isUnreachable(error);
+        if (reported) log('error', `heartbeat failed, retrying every ${data.interval}s: ${describe(error)}`);
       }
       send({ type: 'beat', ok: false });
     }

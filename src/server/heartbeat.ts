@@ -24,6 +24,8 @@ export interface HeartbeatOptions {
   /** Seconds the identity hash and the work hashes live without a beat (Sidekiq: 60). */
   ttl: number;
   logger?: HeartbeatLogger;
+  /** False when the app's own connections already log Redis going away (default true). */
+  reportOutages?: boolean;
 }
 
 /** How long the hot path may batch before the thread hears of it. */
@@ -144,6 +146,7 @@ export class Heartbeat implements HeartbeatPort {
       redis: transferableRedisOptions(this.options.redis),
       info: { ...this.options.info, hostname: this.options.identity.hostname, pid: this.options.identity.pid, identity: this.options.identity.identity },
       interval: this.options.interval,
+      reportOutages: this.options.reportOutages ?? true,
       ttl: this.options.ttl,
     };
     const thread = startThread(data);
