@@ -79,7 +79,7 @@ describe('Redis trouble is one clear line, never a hang', () => {
 
   it('refuses a redis.url that is not redis:// or rediss:// at start-up, naming the option', () => {
     expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(WurkConfigError);
-    expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(/redis\.url .*redis:\/\/ or rediss:\/\/ \(got scheme "http"\)/);
+    expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(/wurk option redis url must start with redis:\/\/ or rediss:\/\/ \(got scheme "http"\)/);
     expect(() => resolveOptions({ redis: { url: 'rediss://127.0.0.1:6380' } })).not.toThrow();
   });
 });
