@@ -6,7 +6,8 @@
  */
 export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
-  if (error.name === 'MaxRetriesPerRequestError') return true;
+  // RedisUnavailableError: a push that gave up waiting for Redis (or for a replica).
+  if (error.name === 'MaxRetriesPerRequestError' || error.name === 'RedisUnavailableError') return true;
   const code = (error as NodeJS.ErrnoException).code;
   if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code)) return true;
   return /Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|LOADING/.test(error.message);

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import { ClientService, RedisUnavailableError, Worker, WurkConfigError, WurkModule, WurkModuleOptions } from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { usePrivateRedis } from '../support/private-redis';
-import { freePort } from '../support/redis-server';
+import { freePort, RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
 
 @Worker()
@@ -74,6 +74,28 @@ describe('Redis trouble is one clear line, never a hang', () => {
       expect(capture.stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
     } finally {
       capture.restore();
+    }
+  });
+
+  it('a plain URL at a read-only replica: one line that says so and what to do, and a push rejects with RedisUnavailableError naming READONLY', async () => {
+    const replica = new RedisServer({ extraArgs: ['--replicaof', '127.0.0.1', String(server.port)] });
+    await replica.boot();
+    const capture = captureLogs();
+    try {
+      const app = await boot({ redis: { url: replica.url }, processing: false, writeTimeout: 1 }, capture.logger);
+      const client = app.get(ClientService);
+      for (let i = 0; i < 3; i++) {
+        const error = await client.performAsync(NoopJob).catch((caught: unknown) => caught);
+        expect(error).toBeInstanceOf(RedisUnavailableError);
+        expect((error as Error).message).toContain('READONLY');
+      }
+      await app.close();
+      const lines = capture.lines.filter((line) => /read-only replica/.test(line));
+      expect(lines).toEqual([expect.stringContaining(`Redis at 127.0.0.1:${replica.port} is a read-only replica (READONLY): wurk needs the master`)]);
+      expect(lines[0]).toContain('Sentinel options');
+    } finally {
+      capture.restore();
+      await replica.stop();
     }
   });
 
