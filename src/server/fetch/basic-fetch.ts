@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../redis/keys';
+import { runScript } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
