@@ -89,7 +89,7 @@ describe('HTTP API: mounting, authentication, scopes and the order of checks', (
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/json');
     expect(res.headers['x-content-type-options']).toBe('nosniff');
-    expect(res.text).toBe(JSON.stringify({ api_version: 'v1', wurk_version: require('../../package.json').version, url: '/api/v1', read_only: false, rate_limit: null }));
+    expect(res.text).toBe(JSON.stringify({ api_version: 'v1', wurk_version: require('../../package.json').version, url: '/api/v1', read_only: false, rate_limit: null, scopes: ['read'] }));
   });
 
   it('authenticates before any 404: unknown paths and versions answer 401 without a token', async () => {

@@ -86,7 +86,7 @@ describe('HTTP API as Nest controllers: global prefix, RouterModule, app guards,
     expect(discovery.status).toBe(200);
     // Exact bytes: the host's envelope interceptor does not wrap wurk's answers.
     expect(discovery.text).toBe(
-      JSON.stringify({ api_version: 'v1', wurk_version: require('../../package.json').version, url: '/svc/ops/jobs-api/v1', read_only: false, rate_limit: null }),
+      JSON.stringify({ api_version: 'v1', wurk_version: require('../../package.json').version, url: '/svc/ops/jobs-api/v1', read_only: false, rate_limit: null, scopes: ['read'] }),
     );
     const created = await post(port, '/svc/ops/jobs-api/v1/jobs', ADMIN_TOKEN, '{"class":"RecordJob","args":[1.0]}');
     expect(created.status).toBe(201);
