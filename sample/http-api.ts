@@ -20,7 +20,7 @@ export function sampleApiOptions(): WurkApiOptions {
 
 /**
  * Swagger's own scan: wurk's routes are controllers, so they are in the
- * document with the app's. Served at /openapi (UI) and /openapi-json.
+ * document with the app's. Served at /openapi (UI) and /openapi.json.
  */
 export function setUpOpenApi(app: INestApplication): void {
   const config = new DocumentBuilder().setTitle('wurk sample').setVersion('1.0').addBearerAuth(undefined, WURK_BEARER_SCHEME).build();
