@@ -8,6 +8,9 @@ import type { ResolvedWurkOptions } from './wurk-options';
 /** Added to `orphanThreshold` for a performing job's running lock: Cogworker's two extra minutes (60 + 60 s). */
 const ACTIVE_LOCK_MARGIN = 120;
 
+/** How long shutdown waits for a tick in progress (it runs beside the drain; see Manager's SHUTDOWN_LOOPS_MS). */
+const TICKER_STOP_MS = 1000;
+
 /**
  * Starts the ticker once the app is up and the first orphan check has run
  * (`WurkServer.ready`: a recovered until_executed job must have re-taken its
@@ -44,8 +47,18 @@ export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicat
     this.logger.log(`ticking ${count} periodic entr${count === 1 ? 'y' : 'ies'} every ${this.options.tickInterval}s`);
   }
 
+  /**
+   * A tick caught mid-command while Redis is away would wait out ioredis's
+   * reconnects (seconds each); the shutdown waits for it only so long. A
+   * tick cut short leaves what a crash would: a slot claimed and not
+   * pushed, which its rollback record or the next tick elsewhere takes up.
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.periodic.stop();
+    let timer: NodeJS.Timeout | undefined;
+    const stopped = this.periodic.stop().then(() => true);
+    const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TICKER_STOP_MS)));
+    if (!(await Promise.race([stopped, gaveUp]))) this.logger.warn(`shutdown: gave up waiting on Redis for the periodic tick in progress`);
+    clearTimeout(timer);
   }
 
   /** After the drain: jobs still performing during it keep their locks refreshed. */

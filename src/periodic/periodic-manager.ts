@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { WurkError } from '../job/errors';
 import { nowMs } from '../job/time';
+import { isConnectionError } from './connection-error';
 import type { PeriodicEntry } from './periodic-entry';
 import { consoleLogger, errorText, PeriodicLogger } from './periodic-logger';
 import { PeriodicStore } from './periodic-store';
@@ -69,7 +70,12 @@ export class PeriodicManager {
    * once `ready` resolves.
    */
   start(ready?: Promise<unknown>): void {
-    this.store.publish(this.entries()).catch((error) => this.logger.error(`periodic schedule not published: ${errorText(error)}`));
+    this.store.publish(this.entries()).catch((error) =>
+      // Redis away is said by the connections' watch; what is left to say is what it costs.
+      isConnectionError(error)
+        ? this.logger.warn('periodic schedule not published (Redis away at start-up): dashboards list it after the next start')
+        : this.logger.error(`periodic schedule not published: ${errorText(error)}`),
+    );
     this.ticker.start(ready);
   }
 

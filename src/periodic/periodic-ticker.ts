@@ -159,8 +159,10 @@ export class PeriodicTicker extends EventEmitter {
    * middleware refusing the push), on the next tick when Redis was away.
    */
   private entryFailed(entry: PeriodicEntry, error: unknown): void {
-    const retryIn = isConnectionError(error) ? this.options.tickInterval : this.backoff.fail(entry.pjid);
-    this.options.logger.error(`periodic ${entry.className} (${entry.pjid}) tick failed, next try in ${retryIn}s: ${errorText(error)}`);
+    const away = isConnectionError(error);
+    const retryIn = away ? this.options.tickInterval : this.backoff.fail(entry.pjid);
+    // Redis away is said once by the connections' watch, not by every entry on every tick.
+    if (!away) this.options.logger.error(`periodic ${entry.className} (${entry.pjid}) tick failed, next try in ${retryIn}s: ${errorText(error)}`);
     this.emit('entryFailed', { entry, error, retryIn });
   }
 

@@ -38,7 +38,10 @@ describe('Redis trouble is one clear line, never a hang', () => {
     const port = await freePort();
     const capture = captureLogs();
     try {
-      const app = await boot({ redis: { url: `redis://jobs:s3cret@127.0.0.1:${port}` }, shutdownTimeout: 1, writeTimeout: 2 }, capture.logger);
+      const app = await boot(
+        { redis: { url: `redis://jobs:s3cret@127.0.0.1:${port}` }, shutdownTimeout: 1, writeTimeout: 2, tickInterval: 0.5, periodic: [{ cron: '* * * * *', class: 'NoopJob' }] },
+        capture.logger,
+      );
       const started = Date.now();
       const error = await app.get(ClientService).performAsync(NoopJob).catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(RedisUnavailableError);
@@ -47,6 +50,8 @@ describe('Redis trouble is one clear line, never a hang', () => {
       const closing = Date.now();
       await app.close();
       expect(Date.now() - closing).toBeLessThan(1000 + 5000);
+      // Every loop (fetch, poller, orphan check, heartbeat, periodic ticker) waits in silence: the line above said it.
+      expect(capture.lines.filter((line) => /^error /.test(line))).toEqual([expect.stringContaining('unreachable')]);
       const unreachable = capture.lines.filter((line) => /unreachable/.test(line));
       expect(unreachable).toEqual([expect.stringContaining(`127.0.0.1:${port}`)]);
       expect(capture.lines.join('\n')).not.toContain('s3cret');
