@@ -40,7 +40,7 @@ export type { JobRecord, SortedEntry } from './admin/job-record';
 export { readJobRecord, entryId, parseEntryId } from './admin/job-record';
 export type { Page, PageRequest } from './admin/page';
 export { DEFAULT_PAGE_COUNT, MAX_PAGE_COUNT, resolvePage } from './admin/page';
-export { MalformedEntryError } from './admin/errors';
+export { AlreadyDeadError, MalformedEntryError } from './admin/errors';
 export { ProcessSet } from './admin/process-set';
 export type { ProcessRecord, SignalResult } from './admin/process-set';
 export { WorkSet } from './admin/work-set';

@@ -10,3 +10,10 @@ export class MalformedEntryError extends WurkError {
     super(`the ${set} entry at ${score} cannot run: ${reason}`);
   }
 }
+
+/** `kill` or `killAll` asked of the dead set itself. */
+export class AlreadyDeadError extends WurkError {
+  constructor() {
+    super('entries of the dead set are already dead: run them now or delete them');
+  }
+}

@@ -6,7 +6,7 @@ import { deadTrimArgs } from '../server/fetch/dead-trim';
 import type { DeadTrim } from '../server/fetch/fetcher';
 import { jidOf, readSortedEntry, SortedEntry } from './job-record';
 import { Page, PageRequest, pipelineValues, resolvePage } from './page';
-import { MalformedEntryError } from './errors';
+import { AlreadyDeadError, MalformedEntryError } from './errors';
 
 /** Names one entry: its score (as listed, or as a number) and its jid; the jid tells apart entries of the same score. */
 export interface EntryRef {
@@ -184,7 +184,7 @@ export abstract class JobSet {
   }
 
   private refuseKillInDead(): void {
-    if (this.key === Keys.dead) throw new TypeError('entries of the dead set are already dead');
+    if (this.key === Keys.dead) throw new AlreadyDeadError();
   }
 
   private killScript(mode: 'pop' | 'members', rest: Array<string | number>): Promise<number> {

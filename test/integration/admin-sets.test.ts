@@ -1,5 +1,5 @@
 import { DeadSet } from '../../src/admin/dead-set';
-import { MalformedEntryError } from '../../src/admin/errors';
+import { AlreadyDeadError, MalformedEntryError } from '../../src/admin/errors';
 import { QueueList } from '../../src/admin/queue-list';
 import { RetrySet } from '../../src/admin/retry-set';
 import { ScheduledSet } from '../../src/admin/scheduled-set';
@@ -149,7 +149,7 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
     expect(await retry.kill({ score: 11, jid: '' })).toBe(true);
     const deadSet = new DeadSet(redis(), options);
     expect(await deadSet.size()).toBe(2);
-    await expect(deadSet.kill({ score: 11, jid: '' })).rejects.toThrow('already dead');
+    await expect(deadSet.kill({ score: 11, jid: '' })).rejects.toBeInstanceOf(AlreadyDeadError);
     expect(await deadSet.delete({ score: (await deadSet.find('7'.repeat(24)))!.score, jid: '7'.repeat(24) })).toBe(true);
     expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['garbage']);
   });
