@@ -58,6 +58,7 @@ export class WurkServer {
       logger: new Logger('WurkHeartbeat'),
       // The connections' watch logs Redis going away and coming back, once for the whole app.
       reportOutages: false,
+      handBackUnstartedAfter: options.fetch === 'reliable' ? options.orphanThreshold : undefined,
     }));
     this.manager = new Manager({
       connections,

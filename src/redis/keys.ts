@@ -67,9 +67,16 @@ export const Keys = {
   },
 
   // --- Reliable fetch (contract §3.1, shared with Ruby Wurk) ---------------
-  /** Private in-progress list of one process for one public queue. */
+  /** Private in-progress list of one process for one public queue: jobs whose `perform` started, until acknowledged. */
   privateQueue: (queue: string, host: string, pid: number, nonce: string): string =>
     `queue:${queue}|${host}|${pid}|${nonce}|0`,
+  /**
+   * Jobs one process claimed from one public queue but has not started
+   * (prefetched). Index 1 beside the in-progress list's 0, so Ruby Wurk's
+   * reaper, which takes any index, still recovers it in a mixed fleet.
+   */
+  claimedQueue: (queue: string, host: string, pid: number, nonce: string): string =>
+    `queue:${queue}|${host}|${pid}|${nonce}|1`,
   /** Per-jid count of orphan recoveries (poison-pill guard). */
   recovered: (jid: string): string => `super_fetch:recovered:${jid}`,
   reaperLock: 'super_fetch:reaper',
@@ -78,6 +85,11 @@ export const Keys = {
   reaperFullLock: 'super_fetch:reaper:full',
   /** LIST of payloads recovered more than `maxOrphanings` times, parked by the requeue script until filed in `dead`. */
   repeatOrphans: 'wurk:repeat_orphans',
+  /**
+   * SET of payloads recovered from a dead process after their `perform`
+   * started there: each may be what killed it, so each runs alone.
+   */
+  suspects: 'wurk:suspects',
   /** LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process. */
   unsettled: 'wurk:unsettled',
 

@@ -50,13 +50,22 @@ export async function runScript<T = unknown>(
   keys: readonly string[],
   args: readonly (string | number | Buffer)[],
 ): Promise<T> {
+  return evalLoading(redis, name, (sha) => redis.evalsha(sha, keys.length, ...keys, ...args)) as Promise<T>;
+}
+
+/** runScript with bulk replies as Buffers, for payloads whose bytes must not pass through a UTF-8 decode. */
+export async function runScriptForBytes<T = unknown>(redis: Redis, name: string, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<T> {
+  return evalLoading(redis, name, (sha) => redis.callBuffer('evalsha', sha, keys.length, ...keys, ...args)) as Promise<T>;
+}
+
+async function evalLoading(redis: Redis, name: string, evalsha: (sha: string) => Promise<unknown>): Promise<unknown> {
   const script = load(name);
   try {
-    return (await redis.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+    return await evalsha(script.sha);
   } catch (error) {
     if (!isNoScript(error)) throw error;
     await redis.script('LOAD', script.source);
-    return (await redis.evalsha(script.sha, keys.length, ...keys, ...args)) as T;
+    return await evalsha(script.sha);
   }
 }
 

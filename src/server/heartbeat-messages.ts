@@ -26,6 +26,20 @@ export interface HeartbeatThreadData {
   ttl: number;
   /** Log "Redis unreachable" streaks; off when the app's connection watch already says so. */
   reportOutages: boolean;
+  /** Reliable fetch: hand back the unstarted claims once the main thread has not answered for this long. */
+  stuckLoopHandBack?: StuckLoopHandBack;
+}
+
+/**
+ * A perform that blocks the event loop must not strand the jobs claimed with
+ * it: the process keeps beating (the thread does), so nobody else recovers
+ * them. The thread, which still runs, hands them back itself.
+ */
+export interface StuckLoopHandBack {
+  /** Milliseconds without a word from the main thread (orphanThreshold). */
+  afterMs: number;
+  /** Each claimed list with its public queue. */
+  lists: Array<{ claimed: string; queue: string }>;
 }
 
 /**

@@ -11,6 +11,8 @@ import type Redis from 'ioredis';
 import { ReplyError } from 'ioredis';
 import { closeConnection, createConnection } from '../redis/connection';
 import { isUnreachable, rootReply } from '../redis/redis-errors';
+import { Keys } from '../redis/keys';
+import { runScript } from '../redis/scripts';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { FromThread, HeartbeatThreadData, LogLevel, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
@@ -55,7 +57,11 @@ const PONG_TIMEOUT_MS = 1000;
 const pongs = new Map<number, () => void>();
 let nextPing = 0;
 
+/** When the main thread last said anything (a snapshot, a pong): a stuck event loop says nothing. */
+let lastHeard = Date.now();
+
 port.on('message', (message: ToThread) => {
+  lastHeard = Date.now();
   if (message.type === 'pong') {
     pongs.get(message.id)?.();
   } else if (message.type === 'snapshot') {
@@ -185,6 +191,30 @@ async function beatOnce(writer: HeartbeatWriter, redis: Redis): Promise<void> {
   if (failures.length > 0) throw failures[0];
 }
 
+/**
+ * The main thread's event loop has not answered for orphanThreshold (a
+ * perform blocking it): its claimed jobs that never started go back to
+ * their queues for other processes, by a script that moves only what is
+ * still in the claimed list, so a job the main thread starts meanwhile (an
+ * LMOVE out of that list) is never also handed back. A blocked main thread
+ * cannot log, so this writes to stderr itself.
+ */
+async function handBackIfStuck(redis: Redis): Promise<void> {
+  const handBack = data.stuckLoopHandBack;
+  if (!handBack) return;
+  send({ type: 'ping', id: nextPing++ });
+  const silentMs = Date.now() - lastHeard;
+  if (silentMs < handBack.afterMs) return;
+  for (const { claimed, queue } of handBack.lists) {
+    const moved = await runScript<number>(redis, 'hand_back_unstarted', [claimed, Keys.queue(queue), Keys.queues], [queue]);
+    if (moved > 0) {
+      const message = `event loop silent for ${Math.round(silentMs / 1000)}s: handed ${moved} unstarted job(s) of ${queue} back to the queue`;
+      writeSync(2, `[wurk heartbeat] ${message}\n`);
+      log('warn', message);
+    }
+  }
+}
+
 async function run(): Promise<void> {
   // A stalled Redis must not hang the loop, nor the app's shutdown behind the last flush.
   const redis: Redis = createConnection({ ...(data.redis ?? {}), commandTimeout: COMMAND_TIMEOUT_MS }, 'heartbeat');
@@ -194,6 +224,7 @@ async function run(): Promise<void> {
   while (!state.stopping) {
     try {
       await beatOnce(writer, redis);
+      await handBackIfStuck(redis).catch((error) => log('error', `could not hand back the unstarted jobs of a stuck event loop (will retry): ${describe(error)}`));
       if (failingSince !== undefined && reported) {
         log('log', `heartbeat resumed after ${((Date.now() - failingSince) / 1000).toFixed(1)}s without Redis`);
       }

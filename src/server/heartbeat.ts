@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import type { RedisConnectionOptions } from '../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
-import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, ToThread, transferableRedisOptions } from './heartbeat-messages';
+import { Keys } from '../redis/keys';
+import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread, transferableRedisOptions } from './heartbeat-messages';
 import type { ProcessIdentity } from './identity';
 import { ExecutionTally } from './metrics/execution-tally';
 
@@ -26,6 +27,12 @@ export interface HeartbeatOptions {
   logger?: HeartbeatLogger;
   /** False when the app's own connections already log Redis going away (default true). */
   reportOutages?: boolean;
+  /**
+   * Reliable fetch: seconds without an answer from the event loop
+   * (orphanThreshold) after which the thread hands this process's claimed
+   * but unstarted jobs back to their queues.
+   */
+  handBackUnstartedAfter?: number;
 }
 
 /** How long the hot path may batch before the thread hears of it. */
@@ -148,6 +155,7 @@ export class Heartbeat implements HeartbeatPort {
       interval: this.options.interval,
       reportOutages: this.options.reportOutages ?? true,
       ttl: this.options.ttl,
+      stuckLoopHandBack: this.stuckLoopHandBack(),
     };
     const thread = startThread(data);
     // The thread must never keep the process alive on its own: stop() is how it ends.
@@ -158,6 +166,16 @@ export class Heartbeat implements HeartbeatPort {
     this.thread = thread;
     // Counters recorded before the thread existed travel with the first snapshot.
     this.postSnapshot();
+  }
+
+  private stuckLoopHandBack(): StuckLoopHandBack | undefined {
+    const after = this.options.handBackUnstartedAfter;
+    if (after === undefined) return undefined;
+    const { hostname, pid, nonce } = this.options.identity;
+    return {
+      afterMs: after * 1000,
+      lists: [...new Set(this.options.info.queues)].map((queue) => ({ claimed: Keys.claimedQueue(queue, hostname, pid, nonce), queue })),
+    };
   }
 
   private receive(message: FromThread): void {

@@ -76,8 +76,15 @@ export class Manager {
   private readonly deadline = new AbortController();
   private readonly pending: PendingFiling[] = [];
   private readonly running = new Map<ClaimedJob, Promise<void>>();
-  /** Claimed ahead of a free slot (reliable fetch's `prefetch`): in the private list, not yet started. */
+  /** Claimed ahead of a free slot (reliable fetch's `prefetch`): in the claimed list, not yet started. */
   private readonly prefetched: ClaimedJob[] = [];
+  /** Jobs whose start (fetcher.start) is on its way: each holds a slot. */
+  private readonly starting = new Map<ClaimedJob, Promise<void>>();
+  /** A suspect (see ClaimedJob.suspect) is starting or running: nothing else starts until it is settled. */
+  private isolating = false;
+  /** Slots held for the jobs a claim on its way may start directly. */
+  private reserved = 0;
+  private startRetry: NodeJS.Timeout | undefined;
   private readonly work = new Map<ClaimedJob, WorkItem>();
   private readonly freeTids: string[] = [];
   /** Created with the fetcher, which reads the `paused` set into it. */
@@ -146,7 +153,7 @@ export class Manager {
     const fetchConnection = connections.dedicated('fetch');
     this.paused = new PausedQueues(connections.command, this.logger);
     const durability = { writes: options.writes, server: () => connections.server };
-    const fetchOptions = { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused, durability };
+    const fetchOptions = { fetchTimeout: options.fetchTimeout, dead: this.dead, logger: this.logger, paused: this.paused, durability, timestamps: options.timestamps };
     this.fetcher =
       options.fetch === 'basic'
         ? new BasicFetch(fetchConnection, connections.command, this.order, fetchOptions)
@@ -220,7 +227,7 @@ export class Manager {
       this.logger.error(`${this.pending.length} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
     }
     if (this.fetcher.reconcile) {
-      const known = new Set([...this.running.keys(), ...this.prefetched].map((job) => job.raw));
+      const known = new Set([...this.running.keys(), ...this.prefetched, ...this.starting.keys()].map((job) => job.raw));
       for (const filing of this.pending) known.add(filing.job.raw);
       const strays = await this.fetcher.reconcile(known);
       if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
@@ -273,6 +280,11 @@ export class Manager {
     // reconnects; shutdown waits for them only so long (see SHUTDOWN_REDIS_MS).
     const loops = Date.now() + SHUTDOWN_LOOPS_MS;
     await this.bestEffort('fetch loop', () => this.fetchLoop ?? Promise.resolve(), loops);
+    clearTimeout(this.startRetry);
+    // A start on its way ends in a running job (or in nothing): wait for it before draining.
+    await this.bestEffort('job starts', async () => {
+      while (this.starting.size > 0) await Promise.allSettled([...this.starting.values()]);
+    }, loops);
     await this.bestEffort('scheduled poller', () => this.poller.stop(), loops);
     await this.bestEffort('orphan check', () => this.reaper.stop(), loops);
     const drained = await this.waitForRunning(options.shutdownTimeout * 1000);
@@ -375,16 +387,22 @@ export class Manager {
     let backoff = 0;
     while (!this.quieted) {
       this.startPrefetched();
-      const wanted = concurrency + ahead - this.running.size - this.prefetched.length;
-      if (wanted <= 0) {
+      const wanted = concurrency + ahead - this.running.size - this.starting.size - this.prefetched.length;
+      // While claimed jobs still wait, claim only once half the prefetch is
+      // used up: bigger batches, fewer commands per job.
+      if (wanted <= 0 || (this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2))) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
+      // Free slots with nothing claimed ahead of them: their jobs are marked started by the claim itself.
+      const startNow = this.prefetched.length > 0 || this.isolating ? 0 : Math.max(0, concurrency - this.running.size - this.starting.size);
+      this.reserved = startNow;
       let jobs: ClaimedJob[];
       try {
-        jobs = await this.fetcher.claim(wanted);
+        jobs = await this.fetcher.claim(wanted, startNow);
         backoff = 0;
       } catch (error) {
+        this.reserved = 0;
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
         // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
@@ -393,7 +411,12 @@ export class Manager {
         await new Promise((resolve) => setTimeout(resolve, backoff).unref());
         continue;
       }
-      this.prefetched.push(...jobs);
+      this.reserved = 0;
+      // Already in the in-progress list: they run, quiet or not.
+      const direct = jobs.filter((job) => job.started);
+      for (const job of direct) this.dispatch(job);
+      if (direct.length > 0) this.updateWork(false);
+      this.prefetched.push(...jobs.filter((job) => !job.started));
       if (this.quieted) break;
       this.startPrefetched();
     }
@@ -405,19 +428,27 @@ export class Manager {
     }
   }
 
-  /** Moves claimed jobs into free slots, oldest claim first; a job of a queue paused meanwhile goes back instead. */
+  /**
+   * Moves claimed jobs into free slots, oldest claim first. A suspect runs
+   * alone: it waits for every running job to settle, and nothing starts
+   * beside it, so if it kills the process again no innocent job is counted
+   * with it. A job of a queue paused meanwhile goes back instead.
+   */
   private startPrefetched(): void {
-    let started = false;
     let paused: ClaimedJob[] | undefined;
-    while (this.prefetched.length > 0 && this.running.size < this.deps.options.concurrency && !this.quieted) {
-      const job = this.prefetched.shift() as ClaimedJob;
-      if (this.paused?.has(job.queue)) (paused ??= []).push(job);
-      else {
-        this.dispatch(job);
-        started = true;
+    while (this.prefetched.length > 0 && !this.quieted && !this.isolating) {
+      const next = this.prefetched[0];
+      if (this.paused?.has(next.queue)) {
+        (paused ??= []).push(this.prefetched.shift() as ClaimedJob);
+        continue;
       }
+      const busy = this.running.size + this.starting.size + this.reserved;
+      if (next.suspect ? busy > 0 : busy >= this.deps.options.concurrency) break;
+      this.prefetched.shift();
+      if (next.suspect) this.isolating = true;
+      const begun = this.begin(next).finally(() => this.starting.delete(next));
+      this.starting.set(next, begun);
     }
-    if (started) this.updateWork(false);
     if (paused) void this.giveBackPaused(paused);
   }
 
@@ -431,12 +462,54 @@ export class Manager {
     }
   }
 
+  /**
+   * Marks the job started in Redis before its perform runs: from then on a
+   * death of this process counts against it (and only it), and it can no
+   * longer be handed back unstarted by anyone else.
+   */
+  private async begin(expected: ClaimedJob): Promise<void> {
+    let job: ClaimedJob | null;
+    try {
+      // Acks held for jobs that already ran must land first: a suspect may take the process down.
+      if (expected.suspect) await this.fetcher.flush();
+      job = await this.fetcher.start(expected);
+    } catch (error) {
+      this.prefetched.unshift(expected);
+      if (expected.suspect) this.isolating = false;
+      this.logger.error(`could not start a claimed job (retrying): ${errorMessageOf(error)}`);
+      clearTimeout(this.startRetry);
+      this.startRetry = setTimeout(() => this.startPrefetched(), 500).unref();
+      return;
+    }
+    if (job && job !== expected) {
+      // `expected` was handed back meanwhile; `job` is the one now started. Its own entry here is stale too.
+      const twin = this.prefetched.findIndex((other) => other.raw === job?.raw && other.queue === job.queue);
+      if (twin >= 0) job.suspect = this.prefetched.splice(twin, 1)[0].suspect;
+    }
+    if (!job || (job.suspect && !expected.suspect)) {
+      // Nothing to start, or a suspect that may not run beside others: it goes back unstarted.
+      if (job) await this.bestEffort('give back', () => this.fetcher.giveBack([job as ClaimedJob]));
+      if (expected.suspect) this.isolating = false;
+      this.startPrefetched();
+      this.wakeFetchLoop();
+      return;
+    }
+    this.dispatch(job);
+    this.updateWork(false);
+  }
+
   private dispatch(job: ClaimedJob): void {
     const tid = this.freeTids.pop() ?? 'x';
     this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
     const run = this.processor
       .run(job)
       .catch((error) => this.logger.error(`processor failed unexpectedly: ${errorMessageOf(error)}`))
+      .then(async () => {
+        if (!job.suspect && !this.isolating) return;
+        // A suspect that ran: its ack or filing lands before anything else starts.
+        await this.fetcher.flush().catch((error) => this.logger.error(`acknowledge failed (will retry): ${errorMessageOf(error)}`));
+        this.isolating = false;
+      })
       .finally(() => {
         this.running.delete(job);
         this.work.delete(job);

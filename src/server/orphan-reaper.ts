@@ -32,6 +32,8 @@ export interface PrivateListOwner {
   pid: number;
   /** Undefined for Ruby Wurk's pre-nonce shape `queue:<name>|<host>|<pid>|<index>`. */
   nonce?: string;
+  /** 0: jobs whose perform started (Ruby Wurk's only index); 1: wurk's claimed jobs that never started. */
+  index: number;
 }
 
 export function parsePrivateList(key: string): PrivateListOwner | undefined {
@@ -39,10 +41,10 @@ export function parsePrivateList(key: string): PrivateListOwner | undefined {
   const parts = key.slice(Keys.queuePrefix.length).split('|');
   const numeric = (text: string | undefined) => text !== undefined && /^\d+$/.test(text);
   if (parts.length >= 5 && numeric(parts.at(-1)) && /^[0-9a-f]{12}$/.test(parts.at(-2) as string) && numeric(parts.at(-3))) {
-    return { queue: parts.slice(0, -4).join('|'), hostname: parts.at(-4) as string, pid: Number(parts.at(-3)), nonce: parts.at(-2) };
+    return { queue: parts.slice(0, -4).join('|'), hostname: parts.at(-4) as string, pid: Number(parts.at(-3)), nonce: parts.at(-2), index: Number(parts.at(-1)) };
   }
   if (parts.length >= 4 && numeric(parts.at(-1)) && numeric(parts.at(-2))) {
-    return { queue: parts.slice(0, -3).join('|'), hostname: parts.at(-3) as string, pid: Number(parts.at(-2)) };
+    return { queue: parts.slice(0, -3).join('|'), hostname: parts.at(-3) as string, pid: Number(parts.at(-2)), index: Number(parts.at(-1)) };
   }
   return undefined;
 }
@@ -143,7 +145,7 @@ export class OrphanReaper {
     const [moved] = await runScript<[number, number]>(
       this.redis,
       'requeue_orphans',
-      [key, Keys.queue(owner.queue), identity === '' ? Keys.lastBeat : Keys.process(identity), Keys.lastBeat, Keys.queues, Keys.repeatOrphans],
+      [key, Keys.queue(owner.queue), identity === '' ? Keys.lastBeat : Keys.process(identity), Keys.lastBeat, Keys.queues, Keys.repeatOrphans, Keys.suspects],
       [
         identity,
         this.options.orphanThreshold,
@@ -154,6 +156,8 @@ export class OrphanReaper {
         Keys.periodicRunning(''),
         RUNNING_LOCK_TTL,
         owner.queue,
+        // Only wurk's own nonce-shaped lists split claimed from started; any other is counted whole.
+        owner.nonce !== undefined && owner.index === 1 ? '1' : '0',
       ],
     );
     return Math.max(0, moved);

@@ -36,9 +36,11 @@ describe('chaos: a worker SIGKILLed mid-stream', () => {
     await waitFor(() => readRuns(log).done.size >= 600, { timeout: 60000, what: 'the victim to get going' });
     await victim.kill('SIGKILL');
     const pid = victim.child.pid;
+    // Its in-progress list (…|0) and its claimed-but-unstarted list (…|1).
     const lists = (await redis.keys('queue:default|*')).filter((key) => key.includes(`|${pid}|`));
-    expect(lists).toHaveLength(1);
-    const unacknowledged = new Set((await redis.lrange(lists[0], 0, -1)).map((raw) => JSON.parse(raw).jid as string));
+    expect(lists.length).toBeGreaterThan(0);
+    const unacknowledged = new Set<string>();
+    for (const list of lists) for (const raw of await redis.lrange(list, 0, -1)) unacknowledged.add(JSON.parse(raw).jid as string);
     expect(unacknowledged.size).toBeGreaterThan(0);
 
     const rescuer = chaos.spawn(env);
@@ -49,8 +51,9 @@ describe('chaos: a worker SIGKILLed mid-stream', () => {
     for (const jid of jids) expect(done.has(jid)).toBe(true);
     const twice = [...started].filter(([, pids]) => pids.length > 1).map(([jid]) => jid);
     for (const jid of twice) expect(unacknowledged.has(jid)).toBe(true);
-    expect(await redis.exists(lists[0])).toBe(0);
+    expect(await redis.exists(...lists)).toBe(0);
     expect(await redis.llen('queue:default')).toBe(0);
     await rescuer.kill('SIGTERM');
-  });
+    // Two worker boots (ts-node) dominate: on a loaded 2-core machine each can take 25 s.
+  }, 180000);
 });

@@ -27,7 +27,7 @@ describe('chaos: poison jobs and blocked event loops', () => {
     // The first run, then one per recovery up to maxOrphanings (3).
     expect(readRuns(log).started.get('poison000000000000000000')).toHaveLength(4);
     expect(await redis.llen('queue:default')).toBe(0);
-  });
+  }, 300000);
 
   it('a perform that blocks the event loop for several times orphanThreshold keeps its job', async () => {
     const redis = server.client();

@@ -39,5 +39,5 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
     await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { timeout: 20000, what: 'all acks flushed' });
     expect(await redis.llen('queue:default')).toBe(0);
     expect(worker.child.exitCode).toBeNull();
-  });
+  }, 120000);
 });

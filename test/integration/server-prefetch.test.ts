@@ -14,8 +14,14 @@ describe('prefetch (reliable fetch)', () => {
     return { ran, release: () => release(), instance: { perform: async (n: number) => (ran.push(n), gate) } };
   }
 
+  /** The in-progress list (started jobs). */
   function privateKey(h: Harness): string {
     return `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
+  }
+
+  /** The list of claimed jobs that have not started. */
+  function claimedKey(h: Harness): string {
+    return `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
   }
 
   it('claims up to concurrency + prefetch and starts only concurrency', async () => {
@@ -24,7 +30,7 @@ describe('prefetch (reliable fetch)', () => {
     const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3 });
     await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
     await h.manager.start();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 5, { what: '5 claimed jobs' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 2 && (await redis.llen(claimedKey(h))) === 3, { what: '2 started and 3 claimed jobs' });
     expect(worker.ran).toHaveLength(2);
     expect(await redis.llen('queue:default')).toBe(5);
     worker.release();
@@ -38,13 +44,13 @@ describe('prefetch (reliable fetch)', () => {
     const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10 });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3], [4]] });
     await h.manager.start();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 4, { what: 'the claim' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, { what: 'the claim' });
     const stopped = h.stop();
     await waitFor(async () => (await redis.llen('queue:default')) === 4, { what: 'the hand-back' });
     worker.release();
     await stopped;
     expect(worker.ran).toEqual([0]);
-    expect(await redis.exists(privateKey(h))).toBe(0);
+    expect(await redis.exists(privateKey(h), claimedKey(h))).toBe(0);
     // The next job to fetch (the list's right end) is the oldest handed back.
     const left = (await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]);
     expect(left).toEqual([4, 3, 2, 1]);
@@ -56,17 +62,18 @@ describe('prefetch (reliable fetch)', () => {
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
     await h.manager.start();
     const redis = server.client();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 3, { what: 'the claim' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
     const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: Set<string>): Promise<number> } }).fetcher;
     fetcher.tainted.add(privateKey(h));
+    fetcher.tainted.add(claimedKey(h));
     const passes = jest.spyOn(fetcher, 'reconcile');
     await waitFor(async () => passes.mock.calls.length >= 3 && (await passes.mock.results[2].value) >= 0, { timeout: 15000, what: 'three reconcile passes' });
     expect(await redis.llen('queue:default')).toBe(0);
     worker.release();
     await waitFor(() => worker.ran.length === 3, { what: 'the jobs to run' });
-    await waitFor(async () => (await redis.exists(privateKey(h))) === 0, { what: 'the acks' });
+    await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h))) === 0, { what: 'the acks' });
     expect(worker.ran).toEqual([0, 1, 2]);
   });
 });

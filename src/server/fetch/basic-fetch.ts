@@ -1,11 +1,14 @@
+import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
+import type { TimestampMode } from '../../job/time';
 import { Keys } from '../../redis/keys';
-import { runScript } from '../../redis/scripts';
+import { runScript, runScriptForBytes } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
+import { buryInvalidBytes } from './invalid-bytes';
 import { PausedQueues } from './paused-queues';
 import { FilingDurability, runSettle } from './settle';
 
@@ -26,7 +29,7 @@ export class BasicFetch implements Fetcher {
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
-    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues; durability?: FilingDurability },
+    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues; durability?: FilingDurability; timestamps?: TimestampMode },
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
     fetchConnection.on('ready', () => (this.fetchClientId = undefined));
@@ -38,8 +41,9 @@ export class BasicFetch implements Fetcher {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    const reply = await runScript<Array<number | string>>(this.fetchConnection, 'basic_fetch', [...queues.map((queue) => Keys.queue(queue)), Keys.paused], queues);
-    if (reply[0] !== 0) return [{ raw: String(reply[1]), queue: queues[Number(reply[0]) - 1] }];
+    // Read as bytes: decoded, a payload that is not valid UTF-8 would run as something else.
+    const reply = await runScriptForBytes<Array<number | Buffer>>(this.fetchConnection, 'basic_fetch', [...queues.map((queue) => Keys.queue(queue)), Keys.paused], queues);
+    if (reply[0] !== 0) return this.checked(reply[1] as Buffer, queues[Number(reply[0]) - 1]);
     const pausedNow = new Set(reply.slice(1).map((index) => queues[Number(index) - 1]));
     const ready = queues.filter((queue) => !pausedNow.has(queue));
     if (ready.length === 0) {
@@ -47,6 +51,13 @@ export class BasicFetch implements Fetcher {
       return [];
     }
     return this.block(ready);
+  }
+
+  /** A popped payload whose bytes are not valid UTF-8 goes to dead, wrapped, its bytes kept; never run. */
+  private async checked(bytes: Buffer, queue: string): Promise<ClaimedJob[]> {
+    if (isUtf8(bytes)) return [{ raw: bytes.toString('utf8'), queue }];
+    await buryInvalidBytes(this.command, bytes, queue, undefined, this.options);
+    return [];
   }
 
   /**
@@ -57,14 +68,20 @@ export class BasicFetch implements Fetcher {
   private async block(queues: string[]): Promise<ClaimedJob[]> {
     this.fetchClientId ??= Number(await this.fetchConnection.client('ID'));
     this.blocking = true;
-    const reply = await this.fetchConnection.brpop(queues.map((queue) => Keys.queue(queue)), this.options.fetchTimeout).finally(() => (this.blocking = false));
+    const reply = await this.fetchConnection.brpopBuffer(queues.map((queue) => Keys.queue(queue)), this.options.fetchTimeout).finally(() => (this.blocking = false));
     if (!reply) return [];
-    const job = { raw: reply[1], queue: reply[0].slice(Keys.queuePrefix.length) };
+    const [job] = await this.checked(reply[1], reply[0].toString('utf8').slice(Keys.queuePrefix.length));
+    if (!job) return [];
     if ((await this.command.sismember(Keys.paused, job.queue).catch(() => 0)) === 1) {
       await this.giveBack([job]);
       return [];
     }
     return [job];
+  }
+
+  /** A BRPOPed job lives only in memory: nothing to mark. */
+  async start(expected: ClaimedJob): Promise<ClaimedJob> {
+    return expected;
   }
 
   acknowledge(): void {}

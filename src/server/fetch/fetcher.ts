@@ -4,8 +4,12 @@ export interface ClaimedJob {
   readonly raw: string;
   /** The queue it was fetched from (retries go back there unless `retry_queue` says otherwise). */
   readonly queue: string;
-  /** Reliable fetch: the private list it sits in until acknowledged. */
-  readonly privateKey?: string;
+  /** Reliable fetch: the list it sits in (claimed, then in progress once started) until acknowledged. */
+  privateKey?: string;
+  /** Recovered from a dead process after it started there: it may be what killed it, so it runs alone. */
+  suspect?: boolean;
+  /** Claimed straight into the in-progress list for a free slot: it must start now, with no `start` call. */
+  started?: boolean;
   /** Set at shutdown once the job was handed back: its late finish must not settle it. */
   handedBack?: boolean;
 }
@@ -15,8 +19,18 @@ export type FilingSet = 'retry' | 'dead' | 'schedule';
 
 /** A fetch strategy: how jobs are taken, acknowledged, filed and handed back. */
 export interface Fetcher {
-  /** Takes up to `max` jobs; when none is waiting, blocks up to the fetch timeout for one. */
-  claim(max: number): Promise<ClaimedJob[]>;
+  /**
+   * Takes up to `max` jobs; when none is waiting, blocks up to the fetch
+   * timeout for one. Up to `startNow` of them (the caller's free slots) may
+   * come back already `started`.
+   */
+  claim(max: number, startNow?: number): Promise<ClaimedJob[]>;
+  /**
+   * Marks a claimed job started, just before its perform. Resolves to the job
+   * to run: `expected`, another claimed job when `expected` was handed back
+   * meanwhile, or null when nothing claimed is left to start.
+   */
+  start(expected: ClaimedJob): Promise<ClaimedJob | null>;
   /** Records that a job ran; may be held and sent with the next fetch. */
   acknowledge(job: ClaimedJob, jid: string): void;
   /**

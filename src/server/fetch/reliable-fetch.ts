@@ -1,10 +1,13 @@
+import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
+import type { TimestampMode } from '../../job/time';
 import { Keys } from '../../redis/keys';
 import { runScript } from '../../redis/scripts';
 import type { ProcessIdentity } from '../identity';
 import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
+import { buryInvalidBytes, invalidPayloadArgs, logInvalidBytes } from './invalid-bytes';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
@@ -15,6 +18,8 @@ export interface ReliableFetchOptions {
   fetchTimeout: number;
   dead: DeadTrim;
   logger: ServerLogger;
+  /** The dialect of `failed_at` in what this fetch files in dead itself (payloads that are not valid UTF-8). */
+  timestamps?: TimestampMode;
   /** Shared with the manager, which also checks it before starting a claimed job. */
   paused?: PausedQueues;
   /** Replica acknowledgment of filings (retry, dead). */
@@ -45,14 +50,22 @@ interface SentAck {
  * the recovery counters). Under load that is well under one command per job;
  * an idle process blocks in BLMOVE and wakes the moment a job arrives.
  *
+ * Claimed jobs wait in a list of their own (`…|1`) and move into the
+ * in-progress list (`…|0`) with one LMOVE just before their `perform`
+ * starts, so Redis knows which jobs started: orphan recovery counts only
+ * those toward `maxOrphanings`, and jobs that never started can be handed
+ * back by anyone who takes the claimed list (the heartbeat thread when this
+ * process's event loop is stuck, orphan recovery when it died) without ever
+ * running twice: a job handed back is simply not there for the LMOVE.
+ *
  * What this hides from `Queue#size`: jobs claimed but not yet started sit in
- * the private list: the idle processors' share plus the manager's `prefetch`.
+ * the claimed list: the idle processors' share plus the manager's `prefetch`.
  */
 export class ReliableFetch implements Fetcher {
   /** Acknowledged jobs not yet sent, by private list. */
   private held = new Map<string, string[]>();
   private heldJids: string[] = [];
-  /** Claimed jobs neither acknowledged nor filed nor handed back, by private list. */
+  /** Started jobs neither acknowledged nor filed nor handed back (or starts on their way), by in-progress list. */
   private readonly outstanding = new Map<string, number>();
   /**
    * Private lists that may hold a job we do not know about (a claim whose
@@ -64,8 +77,14 @@ export class ReliableFetch implements Fetcher {
   private taintEpoch = 0;
   /** `<private list>\n<payload>` of strays seen by the previous reconcile pass. */
   private strayCandidates = new Set<string>();
-  /** Private lists a blocked BLMOVE may move a job into: never DELeted whole meanwhile. */
+  /** Claimed lists a blocked BLMOVE may move a job into. */
   private readonly blockingOn = new Set<string>();
+  /**
+   * A fetch call that drops an in-progress list whole (mode "D"), while on
+   * its way: a start's LMOVE, sent on another connection, must not land in
+   * that list just before the DEL.
+   */
+  private dropping: Promise<unknown> | undefined;
   /** One blocking connection per queue beyond the first, opened on first need. */
   private readonly waiters = new Map<string, Redis>();
   /** CLIENT ID of each blocking connection (waiters and the fetch connection), forgotten whenever it reconnects. */
@@ -95,20 +114,26 @@ export class ReliableFetch implements Fetcher {
     fetchConnection.on('ready', () => this.waiterIds.delete(fetchConnection));
   }
 
+  /** The in-progress list: jobs whose perform started, until acknowledged. */
   privateKey(queue: string): string {
     return Keys.privateQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
   }
 
-  async claim(max: number): Promise<ClaimedJob[]> {
+  /** The list of jobs claimed from `queue` that have not started. */
+  claimedKey(queue: string): string {
+    return Keys.claimedQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
+  }
+
+  async claim(max: number, startNow = 0): Promise<ClaimedJob[]> {
     this.claiming = true;
     try {
-      return await this.claimOrBlock(max);
+      return await this.claimOrBlock(max, startNow);
     } finally {
       this.claiming = false;
     }
   }
 
-  private async claimOrBlock(max: number): Promise<ClaimedJob[]> {
+  private async claimOrBlock(max: number, startNow: number): Promise<ClaimedJob[]> {
     const queues = await this.paused.filter(this.order.next());
     if (queues.length === 0) {
       // Every queue paused: nothing to claim, only acks to send.
@@ -116,9 +141,9 @@ export class ReliableFetch implements Fetcher {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    const { jobs, badKeys, pausedNow } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max));
+    const { jobs, badKeys, pausedNow } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max, startNow));
     if (jobs.length > 0 || this.interrupted) return jobs;
-    const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.privateKey(name)));
+    const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)));
     if (ready.length === 0) {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
@@ -177,23 +202,31 @@ export class ReliableFetch implements Fetcher {
   }
 
   private async block(connection: Redis, queue: string): Promise<ClaimedJob[]> {
-    const privateKey = this.privateKey(queue);
+    const claimedKey = this.claimedKey(queue);
     // Known before blocking, so `wake` can unblock it (asked later, the ID would queue behind the BLMOVE).
     await this.clientId(connection);
-    this.blockingOn.add(privateKey);
+    this.blockingOn.add(claimedKey);
     this.blocked.add(connection);
+    let bytes: Buffer | null;
     try {
-      const raw = await connection.blmove(Keys.queue(queue), privateKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
-      if (raw === null) return [];
-      this.count(privateKey, 1);
-      return [{ raw, queue, privateKey }];
+      bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
     } catch (error) {
-      this.taint(privateKey);
+      this.taint(claimedKey);
       throw error;
     } finally {
-      this.blockingOn.delete(privateKey);
+      this.blockingOn.delete(claimedKey);
       this.blocked.delete(connection);
     }
+    if (bytes === null) return [];
+    // Read as bytes: decoded, a payload that is not valid UTF-8 would no longer match itself in Redis.
+    if (!isUtf8(bytes)) {
+      await buryInvalidBytes(this.command, bytes, queue, claimedKey, this.options);
+      return [];
+    }
+    const raw = bytes.toString('utf8');
+    // A recovered suspect often arrives this way: the reaper's push wakes an idle process.
+    const suspect = (await this.command.sismember(Keys.suspects, raw).catch(() => 0)) === 1;
+    return [{ raw, queue, privateKey: claimedKey, suspect }];
   }
 
   /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
@@ -205,9 +238,41 @@ export class ReliableFetch implements Fetcher {
     }
   }
 
+  /**
+   * Moves the oldest job of `expected`'s claimed list into the in-progress
+   * list: that job starts now. Usually it is `expected`; when it is not,
+   * the jobs claimed before it were handed back meanwhile (by the
+   * heartbeat thread while the event loop was stuck, or a lost reply), and
+   * null means none is left. What it returns is ours to run either way.
+   */
+  async start(expected: ClaimedJob): Promise<ClaimedJob | null> {
+    const privateKey = this.privateKey(expected.queue);
+    while (this.dropping) await this.dropping;
+    this.count(privateKey, 1);
+    let raw: string | null;
+    try {
+      raw = await this.command.lmove(this.claimedKey(expected.queue), privateKey, 'RIGHT', 'LEFT');
+    } catch (error) {
+      // It may have moved with the reply lost: then it is a stray there.
+      this.count(privateKey, -1);
+      this.taint(privateKey);
+      throw error;
+    }
+    if (raw === null) {
+      this.count(privateKey, -1);
+      return null;
+    }
+    if (raw === expected.raw) {
+      expected.privateKey = privateKey;
+      return expected;
+    }
+    return { raw, queue: expected.queue, privateKey };
+  }
+
   acknowledge(job: ClaimedJob, jid: string): void {
     const key = job.privateKey as string;
     this.count(key, -1);
+    if (job.suspect) this.clearSuspect(job);
     let list = this.held.get(key);
     if (!list) this.held.set(key, (list = []));
     list.push(job.raw);
@@ -219,7 +284,7 @@ export class ReliableFetch implements Fetcher {
     // A claim on its way carries the acks anyway (the next one will); only
     // a fetch blocked on empty queues, or none at all, needs a call of its own.
     if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0) return;
-    await this.exclusive(() => this.runFetch(this.command, this.order.names, 0));
+    await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0));
   }
 
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
@@ -231,7 +296,15 @@ export class ReliableFetch implements Fetcher {
       this.options.durability,
     );
     this.count(job.privateKey as string, -1);
+    if (job.suspect) this.clearSuspect(job);
+    if (filed !== 1) this.options.logger.error(`filing job ${jid} in ${set} matched nothing in ${job.privateKey}: it was no longer ours (recovered by another process, or an earlier attempt landed)`);
     return filed === 1;
+  }
+
+  /** It ran to its end here: it was not what killed its earlier process. A leftover member only isolates a twin. */
+  private clearSuspect(job: ClaimedJob): void {
+    job.suspect = false;
+    this.command.srem(Keys.suspects, job.raw).catch((error) => this.options.logger.error(`could not clear a suspect mark (harmless): ${error instanceof Error ? error.message : String(error)}`));
   }
 
   async giveBack(jobs: ClaimedJob[]): Promise<void> {
@@ -243,7 +316,7 @@ export class ReliableFetch implements Fetcher {
     }
     for (const [privateKey, list] of byList) {
       await runScript(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
-      this.count(privateKey, -list.length);
+      if (privateKey === this.privateKey(list[0].queue)) this.count(privateKey, -list.length);
     }
   }
 
@@ -258,6 +331,8 @@ export class ReliableFetch implements Fetcher {
       this.held = new Map();
       this.heldJids = [];
       for (const queue of this.order.names) {
+        // Claims that never started (strays of a lost reply included) first, to the head of the queue.
+        await runScript(this.command, 'hand_back_unstarted', [this.claimedKey(queue), Keys.queue(queue), Keys.queues], [queue]);
         const privateKey = this.privateKey(queue);
         const drops = held.get(privateKey) ?? [];
         const parked = unfiled.filter((failure) => failure.job.privateKey === privateKey);
@@ -321,14 +396,15 @@ export class ReliableFetch implements Fetcher {
     const seen = new Set<string>();
     let handedBack = 0;
     for (const queue of this.order.names) {
-      const privateKey = this.privateKey(queue);
-      if (!this.tainted.has(privateKey)) continue;
-      const held = new Set(this.held.get(privateKey) ?? []);
-      const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(raw) && !held.has(raw));
-      const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
-      for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
-      if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
-      if (strays.length === 0 && epoch === this.taintEpoch) this.tainted.delete(privateKey);
+      for (const privateKey of [this.claimedKey(queue), this.privateKey(queue)]) {
+        if (!this.tainted.has(privateKey)) continue;
+        const held = new Set(this.held.get(privateKey) ?? []);
+        const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(raw) && !held.has(raw));
+        const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
+        for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
+        if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
+        if (strays.length === 0 && epoch === this.taintEpoch) this.tainted.delete(privateKey);
+      }
     }
     this.strayCandidates = seen;
     return handedBack;
@@ -350,7 +426,7 @@ export class ReliableFetch implements Fetcher {
     return run;
   }
 
-  private async runFetch(connection: Redis, queues: string[], max: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
+  private async runFetch(connection: Redis, queues: string[], max: number, startNow: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
     const held = this.held;
     const jids = this.heldJids;
     this.held = new Map();
@@ -358,35 +434,40 @@ export class ReliableFetch implements Fetcher {
     // Queues not fetched from this time (paused) still get their acks.
     const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && held.has(this.privateKey(name)))];
     const keys: string[] = [];
-    const args: (string | number)[] = [listed.length, max, queues.length];
+    const args: (string | number)[] = [listed.length, max, queues.length, startNow, ...invalidPayloadArgs(this.options)];
+    let dropsWhole = false;
     for (const queue of listed) {
       const privateKey = this.privateKey(queue);
-      keys.push(Keys.queue(queue), privateKey);
+      keys.push(Keys.queue(queue), this.claimedKey(queue), privateKey);
       const acks = held.get(privateKey);
       if (acks && acks.length > 0) {
-        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && !this.blockingOn.has(privateKey) && !this.tainted.has(privateKey);
+        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
+        dropsWhole ||= whole;
         args.push(whole ? 'D' : 'L', acks.length, ...acks);
       } else {
         args.push('L', 0);
       }
     }
-    keys.push(Keys.paused);
+    keys.push(Keys.paused, Keys.suspects, Keys.dead);
     for (const jid of jids) keys.push(Keys.recovered(jid));
     let reply: Array<string | number>;
+    const call = runScript<Array<string | number>>(connection, 'fetch', keys, args);
+    if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
     try {
-      reply = await runScript<Array<string | number>>(connection, 'fetch', keys, args);
+      reply = await call;
     } catch (error) {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost.
       this.restore(held, jids);
-      if (max > 0) for (const queue of queues) this.taint(this.privateKey(queue));
+      if (max > 0) for (const queue of queues) this.taint(this.claimedKey(queue));
+      if (startNow > 0) for (const queue of queues) this.taint(this.privateKey(queue));
       throw error;
     }
     this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
     const badKeys = new Set<string>();
     const pausedNow = new Set<string>();
-    for (let i = 0; i < reply.length; i += 2) {
+    for (let i = 0; i < reply.length; i += 3) {
       if (reply[i] === 'P') {
         // Paused since our last read of the set: not blocked on either.
         pausedNow.add(queues[Number(reply[i + 1]) - 1]);
@@ -395,13 +476,26 @@ export class ReliableFetch implements Fetcher {
       if (reply[i] === '!') {
         badKeys.add(String(reply[i + 1]));
         this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
-        i += 1;
+        continue;
+      }
+      if (reply[i] === '?') {
+        // An acknowledgment that removes nothing leaves a job that ran where
+        // orphan recovery would run it again: never accepted in silence.
+        this.options.logger.error(`acknowledging ${String(reply[i + 2])} job(s) matched nothing in ${String(reply[i + 1])}`);
         continue;
       }
       const queue = queues[Number(reply[i]) - 1];
-      const privateKey = this.privateKey(queue);
-      this.count(privateKey, 1);
-      jobs.push({ raw: String(reply[i + 1]), queue, privateKey });
+      const state = reply[i + 1];
+      const raw = String(reply[i + 2]);
+      if (state === 'd') {
+        logInvalidBytes(this.options.logger, queue);
+      } else if (state === 's') {
+        const privateKey = this.privateKey(queue);
+        this.count(privateKey, 1);
+        jobs.push({ raw, queue, privateKey, started: true });
+      } else {
+        jobs.push({ raw, queue, privateKey: this.claimedKey(queue), suspect: state === 'x' });
+      }
     }
     return { jobs, badKeys, pausedNow };
   }
