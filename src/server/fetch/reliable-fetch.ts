@@ -99,6 +99,8 @@ export class ReliableFetch implements Fetcher {
   private sentAcks: SentAck[] = [];
 
   private readonly paused: PausedQueues;
+  /** Replayed acks ride on the next fetch call: acks matching nothing are expected there. */
+  private replaying = false;
   private readonly idle = new IdleWait();
 
   constructor(
@@ -368,6 +370,8 @@ export class ReliableFetch implements Fetcher {
     const cutoff = Date.now() - (this.options.ackReplayMs ?? 0);
     const replay = this.sentAcks.filter((ack) => ack.at >= cutoff);
     this.sentAcks = [];
+    // Most of them did land: their second LREM matching nothing is expected, not a fault to report.
+    this.replaying = replay.length > 0;
     for (const { key, raw } of replay) {
       let list = this.held.get(key);
       if (!list) this.held.set(key, (list = []));
@@ -429,6 +433,8 @@ export class ReliableFetch implements Fetcher {
   private async runFetch(connection: Redis, queues: string[], max: number, startNow: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
     const held = this.held;
     const jids = this.heldJids;
+    const replayed = this.replaying;
+    this.replaying = false;
     this.held = new Map();
     this.heldJids = [];
     // Queues not fetched from this time (paused) still get their acks.
@@ -478,6 +484,7 @@ export class ReliableFetch implements Fetcher {
         this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
         continue;
       }
+      if (reply[i] === '?' && replayed) continue;
       if (reply[i] === '?') {
         // An acknowledgment that removes nothing leaves a job that ran where
         // orphan recovery would run it again: never accepted in silence.
