@@ -81,10 +81,9 @@ for i = 1, n do
   if count > 0 then
     local started = KEYS[3 * i]
     local matched = count
-    if mode == "D" then
-      local dropped = redis.pcall("DEL", started)
-      if dropped == 0 then matched = 0 end
-    elseif tail_matches(started, pos, count) then
+    if mode == "D" and redis.pcall("DEL", started) == 1 then
+      matched = count
+    elseif mode ~= "D" and tail_matches(started, pos, count) then
       redis.call("LTRIM", started, 0, -count - 1)
     else
       matched = 0
@@ -95,6 +94,10 @@ for i = 1, n do
           matched = count
           break
         end
+        -- Not in progress: a failover may have lost the LMOVE that started
+        -- it (and only that), so it is still in the claimed list. It ran.
+        if removed == 0 then removed = redis.pcall("LREM", KEYS[3 * i - 1], -1, ARGV[j]) end
+        if type(removed) ~= "number" then removed = 0 end
         matched = matched + removed
       end
     end
