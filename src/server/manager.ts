@@ -412,9 +412,11 @@ export class Manager {
         continue;
       }
       this.reserved = 0;
-      // Already in the in-progress list: they run, quiet or not.
+      // Claimed straight into the in-progress list for the free slots; quiet
+      // meanwhile, they go back like the prefetched ones (none has begun).
       const direct = jobs.filter((job) => job.started);
-      for (const job of direct) this.dispatch(job);
+      if (this.quieted) this.prefetched.push(...direct);
+      else for (const job of direct) this.dispatch(job);
       if (direct.length > 0) this.updateWork(false);
       this.prefetched.push(...jobs.filter((job) => !job.started));
       if (this.quieted) break;
