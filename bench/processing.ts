@@ -1,27 +1,33 @@
 /**
  * Processing benchmark: a wurk worker process (a minimal Nest application
- * context with one no-op worker, reliable and basic fetch) beside a BullMQ 5
- * Worker and stock Sidekiq 6.4 (`sidekiq -c 10`), all at concurrency 10, each
- * against its own private redis-server.
+ * context with one worker, reliable or basic fetch) beside a BullMQ 5 Worker
+ * and stock Sidekiq 6.4 (`sidekiq -c 10`, log level WARN), all at
+ * concurrency 10, each against its own private redis-server.
  *
  *   npx ts-node --transpile-only bench/processing.ts
  *
- * Throughput: BENCH_JOBS (default 20,000) no-op jobs are queued before the
- * worker starts; the worker times first start to last finish itself, so boot
- * time is not on the clock. Median of BENCH_ROUNDS (default 5) rounds, the
- * order rotating each round. Per round: Redis commands per job (INFO
- * commandstats delta over the worker's whole life, commands run inside Lua
- * scripts included) and the worker's peak RSS (VmHWM).
- * Latency: an idle single-queue worker, BENCH_LATENCY_JOBS (default 300)
- * jobs pushed 5 ms apart, every round; enqueue→start measured on
- * CLOCK_MONOTONIC; p50 and p99 are the medians of the rounds' percentiles,
- * so one round disturbed by a neighbour on a shared machine does not decide.
+ * Throughput, for every shape (BENCH_SHAPES: noop, cpu = 20,000 iterations of
+ * acc += sqrt(i)·ln(i), io = sleep 5 ms, 1kb and 100kb = a no-op job carrying
+ * a string of that size) and process count (BENCH_PROCESSES: 1 and 4 processes
+ * on one Redis): the jobs are queued behind a gate before the workers start
+ * and released once every process is ready, so boot is not on the clock; the
+ * workers time first start to last finish themselves. Per run: Redis commands
+ * per job (INFO commandstats, commands inside Lua scripts included), Redis
+ * CPU per job (INFO cpu delta) and the largest worker's peak RSS (VmHWM).
+ * Latency, per round on a fresh single-queue worker: the first job after boot,
+ * BENCH_IDLE_JOBS (25) jobs 100 ms apart (each meets an idle worker), then
+ * BENCH_LATENCY_JOBS (2,000) jobs BENCH_LATENCY_GAP_MS (2) ms apart;
+ * enqueue→start on CLOCK_MONOTONIC. p50 and p99 are the medians of the rounds'
+ * percentiles, so one round disturbed by a neighbour does not decide.
+ * Every figure is the median of BENCH_ROUNDS (5) rounds, the order of the
+ * sides alternating each round.
  *
  * The Node workers run compiled (tsc into node_modules/.cache), as in
  * production: ts-node would add the TypeScript compiler to their memory.
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
@@ -29,29 +35,56 @@ import Redis from 'ioredis';
 import { Client } from '../src/client/client';
 import { commandDelta, commandStats } from '../test/support/command-counter';
 import { RedisServer } from '../test/support/redis-server';
+import { redisCpuSeconds } from './redis-cpu';
 import { monotonicMicros } from './workers/recorder';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
-const LATENCY_JOBS = Number(process.env.BENCH_LATENCY_JOBS ?? 300);
-/** Latency samples dropped first: connection set-up, JIT and script loading are not pickup latency. */
-const LATENCY_WARMUP = 20;
+const LATENCY_JOBS = Number(process.env.BENCH_LATENCY_JOBS ?? 2000);
+const LATENCY_GAP_MS = Number(process.env.BENCH_LATENCY_GAP_MS ?? 2);
+const IDLE_JOBS = Number(process.env.BENCH_IDLE_JOBS ?? 25);
+const IDLE_GAP_MS = 100;
 const CONCURRENCY = 10;
 const ROOT = join(__dirname, '..');
-const BUILD = join(ROOT, 'node_modules', '.cache', 'wurk-bench');
+/**
+ * Inside node_modules so the compiled workers resolve their packages; one
+ * directory per checkout, since worktrees share one node_modules and each
+ * must run its own src/ against its own lua/.
+ */
+const BUILD = join(ROOT, 'node_modules', '.cache', 'wurk-bench', createHash('sha1').update(ROOT).digest('hex').slice(0, 12));
+
+/** What each job does and carries; `share` scales BENCH_JOBS so the slow shapes stay short. */
+interface Shape {
+  name: string;
+  share: number;
+  payloadBytes: number;
+}
+
+const SHAPES: Record<string, Shape> = {
+  noop: { name: 'noop', share: 1, payloadBytes: 0 },
+  cpu: { name: 'cpu', share: 0.1, payloadBytes: 0 },
+  io: { name: 'io', share: 0.1, payloadBytes: 0 },
+  '1kb': { name: '1kb', share: 0.5, payloadBytes: 1024 },
+  '100kb': { name: '100kb', share: 0.025, payloadBytes: 102400 },
+};
 
 interface Worker {
   child: ChildProcess;
-  /** Resolves with the RESULT line's JSON. */
+  /** Resolves with the RESULT line's JSON (latency mode). */
   result: Promise<Record<string, unknown>>;
   ready: Promise<void>;
+  /** The last PROGRESS line (throughput mode). */
+  progress: { count: number; first_us?: number; last_us?: number };
+  onProgress(listener: () => void): void;
   stop(): Promise<void>;
 }
 
 interface Side {
   name: string;
-  /** Queues `count` no-op jobs while no worker runs. */
-  fill(redis: Redis, url: string, count: number): Promise<void>;
+  /** Queues `count` jobs of `shape` behind a gate no worker can see yet. */
+  fill(redis: Redis, url: string, count: number, shape: Shape): Promise<void>;
+  /** Lets the workers see the queued jobs, all at once. */
+  openGate(redis: Redis, url: string): Promise<void>;
   /** Pushes one job carrying its push time, the way an app would. */
   pusher(url: string): Promise<{ push(pushedAtUs: number): Promise<unknown>; close(): Promise<void> }>;
   start(url: string, env: Record<string, string>): ChildProcess;
@@ -60,17 +93,32 @@ interface Side {
 interface Round {
   jobsPerSecond: number;
   commandsPerJob: number;
+  redisCpuUsPerJob: number;
   commands: Record<string, number>;
   peakRssMb: number;
 }
 
 // --- the sides --------------------------------------------------------------
 
-async function fillSidekiqQueue(redis: Redis, count: number): Promise<void> {
+/** Where wurk's and Sidekiq's filled queue waits until every process is ready: RENAME back wakes the blocked fetches. */
+const GATE_KEY = 'bench:gate';
+
+function padding(shape: Shape): string[] {
+  return shape.payloadBytes > 0 ? ['x'.repeat(shape.payloadBytes)] : [];
+}
+
+async function fillSidekiqQueue(redis: Redis, count: number, shape: Shape): Promise<void> {
   const client = new Client(redis, { timestamps: 'seconds' });
-  for (let start = 0; start < count; start += 1000) {
-    await client.pushBulk({ class: 'NoopJob', queue: 'default', args: Array.from({ length: Math.min(1000, count - start) }, (_, i) => [start + i]) });
+  const pad = padding(shape);
+  const batch = shape.payloadBytes > 10000 ? 50 : 1000;
+  for (let start = 0; start < count; start += batch) {
+    await client.pushBulk({ class: 'NoopJob', queue: 'default', args: Array.from({ length: Math.min(batch, count - start) }, (_, i) => [start + i, ...pad]) });
   }
+  await redis.rename('queue:default', GATE_KEY);
+}
+
+async function openSidekiqGate(redis: Redis): Promise<void> {
+  await redis.rename(GATE_KEY, 'queue:default');
 }
 
 async function sidekiqPusher(url: string): Promise<{ push(pushedAtUs: number): Promise<unknown>; close(): Promise<void> }> {
@@ -90,20 +138,30 @@ function nodeWorker(script: string, url: string, env: Record<string, string>): C
 function wurkSide(fetch: 'reliable' | 'basic'): Side {
   return {
     name: `wurk (${fetch} fetch)`,
-    fill: (redis) => fillSidekiqQueue(redis, JOBS),
+    fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
+    openGate: openSidekiqGate,
     pusher: sidekiqPusher,
     start: (url, env) => nodeWorker('wurk-worker.js', url, { ...env, BENCH_FETCH: fetch }),
   };
 }
 
+/** BullMQ's gate is its own pause: jobs added to a paused queue wait until `resume`. */
 const bullmq: Side = {
   name: 'BullMQ 5',
-  fill: async (_redis, url, count) => {
+  fill: async (_redis, url, count, shape) => {
     const queue = new Queue('bench', { connection: connectionOf(url) });
-    for (let start = 0; start < count; start += 1000) {
-      const jobs = Array.from({ length: Math.min(1000, count - start) }, (_, i) => ({ name: 'noop', data: { i: start + i }, opts: { removeOnComplete: true } }));
+    await queue.pause();
+    const pad = shape.payloadBytes > 0 ? 'x'.repeat(shape.payloadBytes) : undefined;
+    const batch = shape.payloadBytes > 10000 ? 50 : 1000;
+    for (let start = 0; start < count; start += batch) {
+      const jobs = Array.from({ length: Math.min(batch, count - start) }, (_, i) => ({ name: 'noop', data: { i: start + i, pad }, opts: { removeOnComplete: true } }));
       await queue.addBulk(jobs);
     }
+    await queue.close();
+  },
+  openGate: async (_redis, url) => {
+    const queue = new Queue('bench', { connection: connectionOf(url) });
+    await queue.resume();
     await queue.close();
   },
   pusher: async (url) => {
@@ -114,11 +172,12 @@ const bullmq: Side = {
   start: (url, env) => nodeWorker('bullmq-worker.js', url, env),
 };
 
-/** Stock `sidekiq -c 10`; `quiet` drops its per-job log lines (the default logs two per job). */
+/** Stock `sidekiq -c 10`; `quiet` sets its log level to WARN, dropping the two log lines it writes per job. */
 function sidekiqSide(quiet: boolean): Side {
   return {
-    name: quiet ? 'Sidekiq 6.4.1 (log WARN)' : 'Sidekiq 6.4.1',
-    fill: (redis) => fillSidekiqQueue(redis, JOBS),
+    name: quiet ? 'Sidekiq 6.4.1 (log WARN)' : 'Sidekiq 6.4.1 (log INFO)',
+    fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
+    openGate: openSidekiqGate,
     pusher: sidekiqPusher,
     start: (url, env) =>
       spawn('sidekiq', ['-r', join(__dirname, 'workers', 'sidekiq_worker.rb'), '-c', String(CONCURRENCY), '-q', 'default'], {
@@ -134,30 +193,28 @@ function connectionOf(url: string): { host: string; port: number } {
   return { host: parsed.hostname, port: Number(parsed.port) };
 }
 
-// --- running one worker process ---------------------------------------------
+// --- running worker processes -----------------------------------------------
 
 function watch(child: ChildProcess, name: string): Worker {
   let resolveReady!: () => void;
   const ready = new Promise<void>((resolve) => (resolveReady = resolve));
-  const result = new Promise<Record<string, unknown>>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no result within 180 s`)), 180000);
-    createInterface({ input: child.stdout! }).on('line', (line) => {
-      if (line === 'READY') resolveReady();
-      if (line.startsWith('RESULT ')) {
-        clearTimeout(timer);
-        resolve(JSON.parse(line.slice('RESULT '.length)) as Record<string, unknown>);
-      }
-    });
-    child.once('exit', (code, signal) => {
-      clearTimeout(timer);
-      reject(new Error(`${name}: worker exited early (code ${code}, signal ${signal})`));
-    });
-  });
-  result.catch(() => undefined);
-  return {
+  const listeners: Array<() => void> = [];
+  const worker: Worker = {
     child,
     ready,
-    result,
+    result: new Promise<Record<string, unknown>>((resolve, reject) => {
+      createInterface({ input: child.stdout! }).on('line', (line) => {
+        if (line === 'READY') resolveReady();
+        if (line.startsWith('PROGRESS ')) {
+          worker.progress = JSON.parse(line.slice('PROGRESS '.length)) as Worker['progress'];
+          for (const listener of listeners) listener();
+        }
+        if (line.startsWith('RESULT ')) resolve(JSON.parse(line.slice('RESULT '.length)) as Record<string, unknown>);
+      });
+      child.once('exit', (code, signal) => reject(new Error(`${name}: worker exited early (code ${code}, signal ${signal})`)));
+    }),
+    progress: { count: 0 },
+    onProgress: (listener) => listeners.push(listener),
     stop: () =>
       new Promise((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
@@ -169,6 +226,15 @@ function watch(child: ChildProcess, name: string): Worker {
         child.kill('SIGTERM');
       }),
   };
+  worker.result.catch(() => undefined);
+  return worker;
+}
+
+/** Rejects after `ms` with `what` in the message, so a stuck worker fails the bench instead of hanging it. */
+function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer!: NodeJS.Timeout;
+  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms / 1000} s`)), ms)));
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Resident set of a live process in MB: `VmHWM` is the peak, `VmRSS` the current. */
@@ -177,43 +243,85 @@ function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
-async function throughputRound(side: Side, server: RedisServer): Promise<Round> {
+function jobsOf(shape: Shape): number {
+  return Math.max(10, Math.round(JOBS * shape.share));
+}
+
+/** Resolves once the processes together report `jobs` finished; rejects if one of them dies first. */
+function allFinished(workers: Worker[], jobs: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const check = () => {
+      if (workers.reduce((sum, w) => sum + w.progress.count, 0) >= jobs) resolve();
+    };
+    for (const worker of workers) {
+      worker.onProgress(check);
+      worker.result.catch(reject);
+    }
+  });
+}
+
+async function throughputRound(side: Side, server: RedisServer, shape: Shape, processes: number): Promise<Round> {
+  const jobs = jobsOf(shape);
   const probe = server.client();
   await probe.flushall();
-  await side.fill(probe, server.url, JOBS);
-  const queued = side === bullmq ? JOBS : await probe.llen('queue:default');
-  if (queued !== JOBS) throw new Error(`${side.name}: ${queued} jobs queued, expected ${JOBS}`);
+  await side.fill(probe, server.url, jobs, shape);
   const before = await commandStats(probe);
-  const worker = watch(side.start(server.url, { BENCH_MODE: 'throughput', BENCH_JOBS: String(JOBS) }), side.name);
+  const cpuBefore = await redisCpuSeconds(probe);
+  const env = { BENCH_MODE: 'throughput', BENCH_JOBS: String(jobs), BENCH_SHAPE: shape.name };
+  const workers = Array.from({ length: processes }, () => watch(side.start(server.url, env), side.name));
   try {
-    const result = (await worker.result) as { first_us: number; last_us: number };
-    const peak = rssMb(worker.child.pid!);
+    await deadline(Promise.all(workers.map((w) => Promise.race([w.ready, w.result]))), 120000, `${side.name} boot`);
+    await side.openGate(probe, server.url);
+    await deadline(allFinished(workers, jobs), 300000, `${side.name} ${shape.name} ×${processes}`);
+    const peak = Math.max(...workers.map((w) => rssMb(w.child.pid!)));
+    const redisCpu = (await redisCpuSeconds(probe)) - cpuBefore;
     const commands = commandDelta(before, await commandStats(probe));
     const total = Object.values(commands).reduce((sum, calls) => sum + calls, 0);
-    return { jobsPerSecond: JOBS / ((result.last_us - result.first_us) / 1e6), commandsPerJob: total / JOBS, commands, peakRssMb: peak };
+    const first = Math.min(...workers.filter((w) => w.progress.count > 0).map((w) => w.progress.first_us!));
+    const last = Math.max(...workers.filter((w) => w.progress.count > 0).map((w) => w.progress.last_us!));
+    return { jobsPerSecond: jobs / ((last - first) / 1e6), commandsPerJob: total / jobs, redisCpuUsPerJob: (redisCpu * 1e6) / jobs, commands, peakRssMb: peak };
   } finally {
-    await worker.stop();
+    await Promise.all(workers.map((w) => w.stop()));
     probe.disconnect();
   }
 }
 
-async function latencyRun(side: Side, server: RedisServer): Promise<{ latencies: number[]; idleRssMb: number }> {
+interface Pickup {
+  firstMs: number;
+  idleP50: number;
+  idleP99: number;
+  p50: number;
+  p99: number;
+  idleRssMb: number;
+}
+
+const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function latencyRun(side: Side, server: RedisServer): Promise<Pickup> {
   const probe = server.client();
   await probe.flushall();
   probe.disconnect();
-  const total = LATENCY_WARMUP + LATENCY_JOBS;
+  const total = 1 + IDLE_JOBS + LATENCY_JOBS;
   const worker = watch(side.start(server.url, { BENCH_MODE: 'latency', BENCH_JOBS: String(total) }), side.name);
   const pusher = await side.pusher(server.url);
   try {
-    await Promise.race([worker.ready, worker.result]);
+    await deadline(Promise.race([worker.ready, worker.result]), 120000, `${side.name} boot`);
     const idleRssMb = rssMb(worker.child.pid!, 'VmRSS');
-    for (let i = 0; i < total; i++) {
+    // The first job meets code no job has run yet: what warm-up at start is for.
+    await pusher.push(monotonicMicros());
+    for (let i = 0; i < IDLE_JOBS; i++) {
+      await pause(IDLE_GAP_MS);
       await pusher.push(monotonicMicros());
-      // Far apart enough that each job meets an idle worker: this is pickup latency, not queueing.
-      await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const { latencies_us: latencies } = (await worker.result) as { latencies_us: number[] };
-    return { latencies: latencies.slice(LATENCY_WARMUP), idleRssMb };
+    await pause(IDLE_GAP_MS);
+    for (let i = 0; i < LATENCY_JOBS; i++) {
+      await pusher.push(monotonicMicros());
+      await pause(LATENCY_GAP_MS);
+    }
+    const { latencies_us: latencies } = (await deadline(worker.result, 120000, `${side.name} latency`)) as { latencies_us: number[] };
+    const idle = latencies.slice(1, 1 + IDLE_JOBS);
+    const stream = latencies.slice(1 + IDLE_JOBS);
+    return { firstMs: latencies[0] / 1000, idleP50: percentile(idle, 50), idleP99: percentile(idle, 99), p50: percentile(stream, 50), p99: percentile(stream, 99), idleRssMb };
   } finally {
     await pusher.close();
     await worker.stop();
@@ -233,11 +341,11 @@ function percentile(values: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
 }
 
-function topCommands(commands: Record<string, number>): string {
+function topCommands(commands: Record<string, number>, jobs: number): string {
   return Object.entries(commands)
     .sort((a, b) => b[1] - a[1])
     .slice(0, 4)
-    .map(([name, calls]) => `${name} ${(calls / JOBS).toFixed(2)}`)
+    .map(([name, calls]) => `${name} ${(calls / jobs).toFixed(2)}`)
     .join(', ');
 }
 
@@ -265,89 +373,154 @@ function buildWorkers(sides: Side[]): void {
     }
   }
   // Compiled src/redis/scripts.js looks for lua/ two levels up, as from dist/.
-  if (!existsSync(join(BUILD, 'lua'))) symlinkSync(join(ROOT, 'lua'), join(BUILD, 'lua'));
+  const lua = join(BUILD, 'lua');
+  const linked = existsSync(lua) || lstatSync(lua, { throwIfNoEntry: false }) ? readlinkSync(lua) : undefined;
+  if (linked !== join(ROOT, 'lua')) {
+    rmSync(lua, { force: true });
+    symlinkSync(join(ROOT, 'lua'), lua);
+  }
 }
 
-export interface ProcessingResult {
-  name: string;
+export interface ThroughputResult {
+  side: string;
+  shape: string;
+  processes: number;
+  jobs: number;
   jobsPerSecond: number;
   commandsPerJob: number;
+  redisCpuUsPerJob: number;
   peakRssMb: number;
-  /** RSS of the idle worker right after boot: the floor under the peak. */
-  idleRssMb: number;
-  p50Us: number;
-  p99Us: number;
+  rounds: Round[];
 }
 
-export async function runProcessingBench(sides: Side[] = [wurkSide('reliable'), wurkSide('basic'), bullmq, sidekiqSide(false)]): Promise<ProcessingResult[]> {
+export interface LatencyResult extends Pickup {
+  side: string;
+  rounds: Pickup[];
+}
+
+const ms = (us: number) => `${(us / 1000).toFixed(2)} ms`;
+
+/** "2.13×" of wurk's figure over a peer's; for figures where lower is better pass `lowerIsBetter`. */
+function ratio(wurk: number, peer: number, lowerIsBetter = false): string {
+  return `${(lowerIsBetter ? peer / wurk : wurk / peer).toFixed(2)}×`;
+}
+
+function printThroughput(sides: Side[], results: ThroughputResult[], shapes: Shape[], counts: number[]): void {
+  const reference = sides[0].name;
+  console.log(`\nthroughput: concurrency ${CONCURRENCY} per process, median of ${ROUNDS} rounds (order alternating); ratio = ${reference} ÷ the row's side`);
+  console.log(`  ${'shape'.padEnd(12)} ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'ratio'.padStart(6)}  ${'cmds/job'.padStart(8)}  ${'Redis CPU/job'.padStart(13)}  ${'peak RSS'.padStart(8)}   rounds (jobs/s)`);
+  for (const shape of shapes) {
+    for (const processes of counts) {
+      const rows = results.filter((r) => r.shape === shape.name && r.processes === processes);
+      const ours = rows.find((r) => r.side === reference)!;
+      for (const r of rows) {
+        const label = `${shape.name} ×${processes}`;
+        console.log(
+          `  ${label.padEnd(12)} ${r.side.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${(r === ours ? '' : ratio(ours.jobsPerSecond, r.jobsPerSecond)).padStart(6)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.redisCpuUsPerJob.toFixed(1)} µs`.padStart(13)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(8)}   [${r.rounds.map((x) => Math.round(x.jobsPerSecond)).join(', ')}]`,
+        );
+      }
+      console.log(`  ${''.padEnd(12)} (${rows[0].jobs} jobs each)`);
+    }
+  }
+  const noop = results.filter((r) => r.shape === 'noop' && r.processes === counts[0]);
+  if (noop.length > 0) {
+    console.log(`  Redis commands per job by name, noop ×${counts[0]} (last round):`);
+    for (const r of noop) console.log(`    ${r.side.padEnd(26)} ${topCommands(r.rounds[r.rounds.length - 1].commands, r.jobs)}`);
+  }
+}
+
+function printLatency(latency: LatencyResult[]): void {
+  const ours = latency[0];
+  console.log(`\npickup latency (enqueue → perform start), median of ${ROUNDS} rounds; ratio = the peer's figure ÷ ${ours.side}'s (above 1: wurk is faster)`);
+  console.log(`  first job after boot; idle: ${IDLE_JOBS} jobs ${IDLE_GAP_MS} ms apart; stream: ${LATENCY_JOBS} jobs ${LATENCY_GAP_MS} ms apart`);
+  console.log(`  ${'side'.padEnd(26)} ${'first job'.padStart(10)}  ${'idle p50'.padStart(17)}  ${'idle p99'.padStart(17)}  ${'stream p50'.padStart(17)}  ${'stream p99'.padStart(17)}  ${'idle RSS'.padStart(8)}   stream p99 by round`);
+  for (const r of latency) {
+    const vs = (a: number, b: number) => (r === ours ? '' : ` (${ratio(a, b, true)})`);
+    console.log(
+      `  ${r.side.padEnd(26)} ${`${r.firstMs.toFixed(2)} ms`.padStart(10)}  ${(ms(r.idleP50) + vs(ours.idleP50, r.idleP50)).padStart(17)}  ${(ms(r.idleP99) + vs(ours.idleP99, r.idleP99)).padStart(17)}  ${(ms(r.p50) + vs(ours.p50, r.p50)).padStart(17)}  ${(ms(r.p99) + vs(ours.p99, r.p99)).padStart(17)}  ${`${r.idleRssMb.toFixed(0)} MB`.padStart(8)}   [${r.rounds.map((p) => ms(p.p99)).join(', ')}]`,
+    );
+  }
+  console.log('  first job after boot by round:');
+  for (const r of latency) console.log(`    ${r.side.padEnd(26)} ${r.rounds.map((p) => `${p.firstMs.toFixed(2)} ms`).join(', ')}`);
+}
+
+function listFromEnv(name: string, fallback: string): string[] {
+  return (process.env[name] ?? fallback).split(',').map((item) => item.trim()).filter(Boolean);
+}
+
+export async function runProcessingBench(sides: Side[], shapes: Shape[], counts: number[]): Promise<{ throughput: ThroughputResult[]; latency: LatencyResult[] }> {
   buildWorkers(sides);
   const servers = await Promise.all(sides.map(() => RedisServer.start()));
-  const rounds: Round[][] = sides.map(() => []);
-  const pickups: { p50: number; p99: number; idleRssMb: number }[][] = sides.map(() => []);
+  const runs = new Map<string, Round[]>();
+  const pickups: Pickup[][] = sides.map(() => []);
+  const key = (side: number, shape: Shape, processes: number) => `${side}/${shape.name}/${processes}`;
   try {
     for (let round = 0; round < ROUNDS; round++) {
-      // Rotate who goes first, so a warm CPU or page cache favours no side.
-      for (let k = 0; k < sides.length; k++) {
-        const index = (k + round) % sides.length;
-        rounds[index].push(await throughputRound(sides[index], servers[index]));
+      // Alternate who goes first, so a warm CPU or page cache favours no side.
+      const order = sides.map((_, k) => (k + round) % sides.length);
+      for (const shape of shapes) {
+        for (const processes of counts) {
+          for (const index of order) {
+            const runKey = key(index, shape, processes);
+            runs.set(runKey, [...(runs.get(runKey) ?? []), await throughputRound(sides[index], servers[index], shape, processes)]);
+          }
+        }
       }
-      for (let k = 0; k < sides.length; k++) {
-        const index = (k + round) % sides.length;
-        const { latencies, idleRssMb } = await latencyRun(sides[index], servers[index]);
-        pickups[index].push({ p50: percentile(latencies, 50), p99: percentile(latencies, 99), idleRssMb });
-      }
+      for (const index of order) pickups[index].push(await latencyRun(sides[index], servers[index]));
+      console.log(`  round ${round + 1}/${ROUNDS} done`);
     }
   } finally {
     await Promise.all(servers.map((server) => server.stop()));
   }
 
-  const results: ProcessingResult[] = sides.map((side, index) => ({
-    name: side.name,
-    jobsPerSecond: median(rounds[index].map((r) => r.jobsPerSecond)),
-    commandsPerJob: median(rounds[index].map((r) => r.commandsPerJob)),
-    peakRssMb: Math.max(...rounds[index].map((r) => r.peakRssMb)),
-    idleRssMb: median(pickups[index].map((p) => p.idleRssMb)),
-    p50Us: median(pickups[index].map((p) => p.p50)),
-    p99Us: median(pickups[index].map((p) => p.p99)),
-  }));
-
-  console.log(`\nprocessing: ${JOBS} no-op jobs, concurrency ${CONCURRENCY}, median of ${ROUNDS} rounds (order rotating)`);
-  console.log(`  ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'cmds/job'.padStart(8)}  ${'peak RSS'.padStart(9)}  ${'idle RSS'.padStart(9)}  ${'pickup p50'.padStart(10)}  ${'p99'.padStart(8)}   rounds (jobs/s)`);
-  sides.forEach((side, index) => {
-    const r = results[index];
-    const spread = rounds[index].map((x) => Math.round(x.jobsPerSecond)).join(', ');
-    console.log(
-      `  ${side.name.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(9)}  ${`${r.idleRssMb.toFixed(0)} MB`.padStart(9)}  ${`${(r.p50Us / 1000).toFixed(2)} ms`.padStart(10)}  ${`${(r.p99Us / 1000).toFixed(2)} ms`.padStart(8)}   [${spread}]`,
-    );
-  });
-  console.log('  pickup p99 by round:');
-  sides.forEach((side, index) => console.log(`    ${side.name.padEnd(26)} ${pickups[index].map((p) => `${(p.p99 / 1000).toFixed(2)} ms`).join(', ')}`));
-  console.log('  commands per job by name (last round):');
-  sides.forEach((side, index) => console.log(`    ${side.name.padEnd(26)} ${topCommands(rounds[index][rounds[index].length - 1].commands)}`));
-
-  const find = (prefix: string) => results.find((r) => r.name.startsWith(prefix));
-  const bull = find('BullMQ');
-  const ruby = results.find((r) => r.name === 'Sidekiq 6.4.1') ?? find('Sidekiq');
-  console.log('\nratios (targets with reliable fetch: ≥ 2× BullMQ, ≥ 2.5× Sidekiq, ≤ 2 commands/job, p99 pickup ≤ 1 ms, peak RSS ≤ 70 MB)');
-  for (const r of results.filter((x) => x.name.startsWith('wurk'))) {
-    const vs = (other: ProcessingResult | undefined) => (other ? `${(r.jobsPerSecond / other.jobsPerSecond).toFixed(2)}× ${other.name}` : '');
-    console.log(`  ${r.name.padEnd(26)} ${vs(bull)}, ${vs(ruby)}`);
+  const throughput: ThroughputResult[] = [];
+  for (const shape of shapes) {
+    for (const processes of counts) {
+      sides.forEach((side, index) => {
+        const rounds = runs.get(key(index, shape, processes))!;
+        throughput.push({
+          side: side.name,
+          shape: shape.name,
+          processes,
+          jobs: jobsOf(shape),
+          jobsPerSecond: median(rounds.map((r) => r.jobsPerSecond)),
+          commandsPerJob: median(rounds.map((r) => r.commandsPerJob)),
+          redisCpuUsPerJob: median(rounds.map((r) => r.redisCpuUsPerJob)),
+          peakRssMb: median(rounds.map((r) => r.peakRssMb)),
+          rounds,
+        });
+      });
+    }
   }
-  return results;
-}
-
-/** `BENCH_SIDES=bullmq,sidekiq` runs a subset (names: reliable, basic, bullmq, sidekiq, sidekiq-quiet). */
-function selectedSides(): Side[] {
-  const all: Record<string, Side> = { reliable: wurkSide('reliable'), basic: wurkSide('basic'), bullmq, sidekiq: sidekiqSide(false), 'sidekiq-quiet': sidekiqSide(true) };
-  const names = (process.env.BENCH_SIDES ?? 'reliable,basic,bullmq,sidekiq').split(',').map((name) => name.trim());
-  return names.map((name) => {
-    if (!all[name]) throw new Error(`BENCH_SIDES: unknown side ${JSON.stringify(name)} (known: ${Object.keys(all).join(', ')})`);
-    return all[name];
+  const latency: LatencyResult[] = sides.map((side, index) => {
+    const rounds = pickups[index];
+    const of = (field: keyof Pickup) => median(rounds.map((p) => p[field]));
+    return { side: side.name, firstMs: of('firstMs'), idleP50: of('idleP50'), idleP99: of('idleP99'), p50: of('p50'), p99: of('p99'), idleRssMb: of('idleRssMb'), rounds };
   });
+  printThroughput(sides, throughput, shapes, counts);
+  printLatency(latency);
+  return { throughput, latency };
 }
 
-export async function runSelectedProcessingBench(): Promise<ProcessingResult[]> {
-  return runProcessingBench(selectedSides());
+/**
+ * BENCH_SIDES (reliable, basic, bullmq, sidekiq = log WARN, sidekiq-info = stock logging; the first is
+ * the one ratios are taken against), BENCH_SHAPES (noop, cpu, io, 1kb, 100kb), BENCH_PROCESSES (1,4).
+ */
+export async function runSelectedProcessingBench(): Promise<{ throughput: ThroughputResult[]; latency: LatencyResult[] }> {
+  const allSides: Record<string, Side> = { reliable: wurkSide('reliable'), basic: wurkSide('basic'), bullmq, sidekiq: sidekiqSide(true), 'sidekiq-info': sidekiqSide(false) };
+  const sides = listFromEnv('BENCH_SIDES', 'reliable,bullmq,sidekiq').map((name) => {
+    if (!allSides[name]) throw new Error(`BENCH_SIDES: unknown side ${JSON.stringify(name)} (known: ${Object.keys(allSides).join(', ')})`);
+    return allSides[name];
+  });
+  const shapes = listFromEnv('BENCH_SHAPES', 'noop,cpu,io,1kb,100kb').map((name) => {
+    if (!SHAPES[name]) throw new Error(`BENCH_SHAPES: unknown shape ${JSON.stringify(name)} (known: ${Object.keys(SHAPES).join(', ')})`);
+    return SHAPES[name];
+  });
+  const counts = listFromEnv('BENCH_PROCESSES', '1,4').map((count) => {
+    if (!/^[1-9]\d*$/.test(count)) throw new Error(`BENCH_PROCESSES: ${JSON.stringify(count)} is not a process count`);
+    return Number(count);
+  });
+  return runProcessingBench(sides, shapes, counts);
 }
 
 if (require.main === module) {

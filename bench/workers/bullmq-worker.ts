@@ -1,10 +1,10 @@
 /**
  * The BullMQ 5 side of the processing benchmark: a Worker with concurrency 10
- * and a no-op processor, timed from inside the process (see sidekiq_worker.rb
- * for the protocol: BENCH_MODE, BENCH_JOBS, READY / RESULT lines).
+ * running BENCH_SHAPE, timed from inside the process (see recorder.ts for the
+ * protocol: BENCH_MODE, BENCH_JOBS, READY / PROGRESS / RESULT lines).
  */
 import { Worker } from 'bullmq';
-import { BenchRecorder } from './recorder';
+import { BenchRecorder, runShape } from './recorder';
 
 async function main(): Promise<void> {
   const recorder = new BenchRecorder();
@@ -12,7 +12,9 @@ async function main(): Promise<void> {
   const worker = new Worker(
     'bench',
     async (job) => {
-      recorder.ran(job.data.t as number | undefined);
+      recorder.started(job.data.t as number | undefined);
+      await runShape(recorder.shape);
+      recorder.finished();
     },
     { connection: { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null }, concurrency: 10 },
   );

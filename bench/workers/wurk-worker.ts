@@ -1,21 +1,23 @@
 /**
  * The wurk side of the processing benchmark: a minimal Nest application
- * context with WurkModule and one no-op worker, concurrency 10, the fetch
- * from BENCH_FETCH (see sidekiq_worker.rb for the BENCH_MODE / BENCH_JOBS
- * protocol and the READY / RESULT lines).
+ * context with WurkModule and one worker running BENCH_SHAPE, concurrency 10, the fetch
+ * from BENCH_FETCH (see recorder.ts for the BENCH_MODE / BENCH_JOBS
+ * protocol and the READY / PROGRESS / RESULT lines).
  */
 import 'reflect-metadata';
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule } from '../../src';
-import { BenchRecorder } from './recorder';
+import { BenchRecorder, runShape } from './recorder';
 
 const recorder = new BenchRecorder();
 
 @Worker()
 class NoopJob {
-  perform(pushedAt?: number): void {
-    recorder.ran(pushedAt);
+  async perform(pushedAt?: number): Promise<void> {
+    recorder.started(pushedAt);
+    await runShape(recorder.shape);
+    recorder.finished();
   }
 }
 
