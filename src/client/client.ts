@@ -36,6 +36,8 @@ export interface ClientConfig {
   writes?: WritePolicy;
   /** The server for error messages (the current master with Sentinel). */
   server?: () => string;
+  /** Capsule name → the queue of a worker that names the capsule and no queue (its first queue). */
+  capsuleQueues?: Readonly<Record<string, string>>;
 }
 
 /** Per-call overrides of a worker's options (`client.set({ queue: 'low' }).performAsync(...)`). */
@@ -125,6 +127,16 @@ export class Client {
   /** Enqueues at a Date or at epoch seconds; an epoch in milliseconds throws InvalidScheduleError. */
   performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     return this.set({}).performAt(at, worker, ...args);
+  }
+
+  /** The queue of a worker that names `capsule` and no queue: the capsule's first queue. */
+  capsuleQueue(capsule: string): string {
+    const queue = this.config.capsuleQueues?.[capsule];
+    if (queue === undefined) {
+      const known = Object.keys(this.config.capsuleQueues ?? {});
+      throw new InvalidJobError('capsule', `"${capsule}" is not a capsule of this app's capsules option (${known.length > 0 ? known.join(', ') : 'none configured'}); name the queue instead, or configure the capsule`);
+    }
+    return queue;
   }
 
   /** Per-call option overrides, merged over the worker's own (Sidekiq's `Worker.set`). */
@@ -280,7 +292,9 @@ export class ScopedClient {
   private enqueue(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {
     const options = workerOptionsOf(worker);
     if (!options) throw new InvalidJobError('worker', `${worker?.name ?? String(worker)} is not a @Worker class`);
-    const defaults = payloadDefaults(mergeWorkerOptions(options, this.overrides), DEFAULT_JOB_OPTIONS);
+    const merged = mergeWorkerOptions(options, this.overrides);
+    if (merged.capsule !== undefined && merged.queue === undefined) merged.queue = this.client.capsuleQueue(merged.capsule);
+    const defaults = payloadDefaults(merged, DEFAULT_JOB_OPTIONS);
     const item: Record<string, unknown> = { class: workerName(worker), args };
     if (at !== undefined) item.at = at;
     const payload = normalize(payloadFromHash(item), defaults, this.client.timestampMode);

@@ -85,3 +85,26 @@ export function IsNestedOptions(type: () => new () => object, what: string): Pro
     ValidateNested()(target, property);
   };
 }
+
+/**
+ * An array option whose elements are option objects of one class (`capsules:
+ * [{ name, queues }]`): each element's keys are checked like a nested
+ * option's, with paths such as `capsules[1].concurrency`.
+ */
+export function IsNestedOptionsList(type: () => new () => object, what: string): PropertyDecorator {
+  return (target, property) => {
+    const owner = target.constructor;
+    let map = nestedOptionClasses.get(owner);
+    if (!map) nestedOptionClasses.set(owner, (map = new Map()));
+    map.set(String(property), type);
+    IsArrayOf(what, (element) => element !== null && typeof element === 'object' && !Array.isArray(element))(target, property);
+    ValidateNested({ each: true })(target, property);
+  };
+}
+
+/** An option that must be given (inside a nested option object: `capsules[0].name`). */
+export const IsRequiredOption = (what: string): PropertyDecorator =>
+  ValidateBy({
+    name: 'isRequiredOption',
+    validator: { validate: (value: unknown) => value !== undefined, defaultMessage: () => `is required: ${what}` },
+  });

@@ -48,11 +48,17 @@ function asInstance(type: new () => object, value: object): object {
   const nested = nestedOptionClasses.get(type);
   for (const [property, nestedType] of nested ?? []) {
     const inner = (value as Record<string, unknown>)[property];
-    if (inner !== null && typeof inner === 'object' && !Array.isArray(inner)) {
+    if (Array.isArray(inner)) {
+      (instance as Record<string, unknown>)[property] = inner.map((element) => (isOptionObject(element) ? asInstance(nestedType(), element) : element));
+    } else if (isOptionObject(inner)) {
       (instance as Record<string, unknown>)[property] = asInstance(nestedType(), inner);
     }
   }
   return instance;
+}
+
+function isOptionObject(value: unknown): value is object {
+  return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
 function knownKeys(type: (new () => object) | undefined): string[] {

@@ -44,7 +44,14 @@ export interface BulkJobHash extends Omit<JobHash, 'args' | 'at' | 'jid'> {
 export interface WorkerOptions {
   /** The Sidekiq class string; defaults to the TS class name (so it can serve a Ruby producer's `HardWorker`). */
   name?: string;
+  /** Default: the first queue of `capsule` when one is named, else "default". */
   queue?: string;
+  /**
+   * The capsule (module option `capsules`) whose processors run this class:
+   * with no `queue`, its jobs go to that capsule's first queue; a `queue`
+   * the capsule does not process stops start-up. Never in the payload.
+   */
+  capsule?: string;
   retry?: boolean | number;
   /** Keep a status row for this class's jobs (StatusService). */
   track?: boolean;
@@ -73,7 +80,7 @@ export interface WorkerOptions {
 
 /** The keys of WorkerOptions, for the start-up check of a worker declared without the type (plain JS, a cast). */
 const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
-  name: true, queue: true, retry: true, track: true, backtrace: true, dead: true, tags: true, retry_for: true, retry_queue: true,
+  name: true, queue: true, capsule: true, retry: true, track: true, backtrace: true, dead: true, tags: true, retry_for: true, retry_queue: true,
   uniqueFor: true, uniqueUntil: true, custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

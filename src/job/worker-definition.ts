@@ -37,7 +37,7 @@ export function workerName(target: WorkerClass): string {
 }
 
 /** Keys of `WorkerOptions` that configure wurk and never reach a payload as themselves. */
-const NON_PAYLOAD_OPTIONS = new Set(['name', 'custom']);
+const NON_PAYLOAD_OPTIONS = new Set(['name', 'capsule', 'custom']);
 
 /** Members wurk writes itself: a `custom` member of the same name would be overwritten or would corrupt the job. */
 const RESERVED_MEMBERS = new Set([
@@ -89,6 +89,9 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   }
   if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue.length === 0)) {
     throw new WurkConfigError(where('queue'), 'must be a non-empty string');
+  }
+  if (options.capsule !== undefined && (typeof options.capsule !== 'string' || options.capsule.length === 0)) {
+    throw new WurkConfigError(where('capsule'), 'must be a non-empty string');
   }
   const retry = options.retry;
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && retry >= 0)) {

@@ -2,6 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { Client } from '../client/client';
 import type { PushTransport } from '../client/push-transport';
 import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
+import { capsuleDefaultQueues, capsuleGroups } from '../server/capsules';
 import type { ResolvedWurkOptions } from './wurk-options';
 
 /**
@@ -14,6 +15,6 @@ import type { ResolvedWurkOptions } from './wurk-options';
 @Injectable()
 export class ClientService extends Client {
   constructor(@Inject(WURK_PUSH_TRANSPORT) transport: PushTransport, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    super(transport, { timestamps: options.timestamps });
+    super(transport, { timestamps: options.timestamps, capsuleQueues: capsuleDefaultQueues(capsuleGroups(options.queues, options.concurrency, options.capsules)) });
   }
 }

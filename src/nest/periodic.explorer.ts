@@ -25,7 +25,7 @@ export class PeriodicExplorer implements OnModuleInit {
       if (!workerOptionsOf(target)) throw new WurkConfigError(`@Periodic(${target.name})`, 'must decorate a @Worker class');
       declarations.forEach(({ cron, options }, index) => {
         const source = declarations.length > 1 ? `@Periodic(${workerName(target)})[${index}]` : `@Periodic(${workerName(target)})`;
-        const entry = resolvePeriodicEntry({ ...options, cron, worker: target }, source);
+        const entry = resolvePeriodicEntry({ ...options, cron, worker: target }, source, this.periodic.capsuleQueues);
         try {
           this.periodic.add(entry);
         } catch (error) {

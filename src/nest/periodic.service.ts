@@ -2,6 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { resolvePeriodicEntries } from '../periodic/periodic-entry';
 import { PeriodicManager } from '../periodic/periodic-manager';
 import { RedisConnections } from '../redis/connections';
+import { capsuleDefaultQueues, capsuleGroups } from '../server/capsules';
 import { ClientService } from './client.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -13,13 +14,21 @@ import type { ResolvedWurkOptions } from './wurk-options';
  */
 @Injectable()
 export class PeriodicService extends PeriodicManager {
+  /** Capsule name → its first queue, where a worker naming the capsule and no queue is pushed. */
+  readonly capsuleQueues: Readonly<Record<string, string>>;
+
   constructor(connections: RedisConnections, client: ClientService, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    const entries = resolvePeriodicEntries(options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })));
+    const capsuleQueues = capsuleDefaultQueues(capsuleGroups(options.queues, options.concurrency, options.capsules));
+    const entries = resolvePeriodicEntries(
+      options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })),
+      capsuleQueues,
+    );
     // Through the client, so client middleware (status, uniqueness, the app's own) sees periodic pushes too.
     super(connections.command, (payload) => client.push(payload), entries, {
       tickInterval: options.tickInterval,
       newEntryGrace: options.periodicNewEntryGrace,
       logger: new Logger('WurkPeriodic'),
     });
+    this.capsuleQueues = capsuleQueues;
   }
 }

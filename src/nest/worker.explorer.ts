@@ -4,6 +4,7 @@ import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { WurkConfigError } from '../job/errors';
 import { declaredWorkerClasses, validateWorkerOptions, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
+import { CapsuleGroup, capsuleGroups, checkWorkerCapsule } from '../server/capsules';
 import { providerClasses } from './provider-classes';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -16,6 +17,7 @@ import type { ResolvedWurkOptions } from './wurk-options';
 @Injectable()
 export class WorkerExplorer implements OnModuleInit {
   private readonly logger = new Logger('Wurk');
+  private groups: CapsuleGroup[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -24,6 +26,7 @@ export class WorkerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
+    this.groups = capsuleGroups(this.options.queues, this.options.concurrency, this.options.capsules);
     for (const { wrapper, target } of providerClasses(this.discovery)) {
       if (workerOptionsOf(target)) this.register(wrapper, target);
     }
@@ -51,6 +54,7 @@ export class WorkerExplorer implements OnModuleInit {
     const name = workerName(target);
     const options = workerOptionsOf(target) ?? {};
     validateWorkerOptions(name, options);
+    checkWorkerCapsule(name, options.capsule, options.queue, this.groups);
     if (!wrapper.isDependencyTreeStatic()) {
       throw new WurkConfigError(`@Worker(${name})`, `${target.name} must be a singleton provider (request-scoped workers are not supported)`);
     }

@@ -7,6 +7,8 @@ import {
   IsCount,
   IsFlag,
   IsNestedOptions,
+  IsNestedOptionsList,
+  IsRequiredOption,
   IsObjectOption,
   IsOneOf,
   IsResolvedElsewhere,
@@ -25,6 +27,8 @@ import type { QueueSpec } from '../server/queue-order';
 import { QueueOrder } from '../server/queue-order';
 import type { ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
 import { SERVER_DEFAULTS } from '../server/server-options';
+import { capsuleGroups } from '../server/capsules';
+import type { CapsuleSpec } from '../server/capsules';
 import type { PeriodicEntryOptions } from '../periodic/periodic-entry';
 import { resolvePeriodicEntries } from '../periodic/periodic-entry';
 import { NEW_ENTRY_GRACE } from '../periodic/periodic-ticker';
@@ -37,6 +41,23 @@ const isMiddleware = (value: unknown) => isFunction(value) || (value !== null &&
 /** The scheme of a URL as given (`http`), for the message that refuses it. */
 const urlScheme = (url: unknown): string => (typeof url === 'string' ? (/^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1] ?? 'none') : typeof url);
 const isPlainEntry = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
+
+/** One element of `capsules`: a queue group with processors of its own (Sidekiq 7's capsule). */
+export class CapsuleOptions implements CapsuleSpec {
+  /** Shown on Sidekiq 8's Busy page; a worker names it in `@Worker({ capsule })`. Not "default" (the top-level group). */
+  @IsRequiredOption('the capsule\'s name')
+  @IsText({ nonEmpty: true })
+  name!: string;
+
+  /** This capsule's queues, strict or weighted like the top-level `queues`; no queue may be in two capsules. */
+  @IsRequiredOption('the queues this capsule processes')
+  @IsResolvedElsewhere()
+  queues!: QueueSpec;
+
+  /** Its jobs in flight at once (default: the top-level `concurrency`). */
+  @IsCount(1)
+  concurrency?: number;
+}
 
 /**
  * `WurkModule.forRoot()` options (and what a `forRootAsync` factory returns).
@@ -141,6 +162,16 @@ export class WurkModuleOptions {
   /** Strict `['critical', 'default']` or weighted `[['critical', 3], ['default', 1]]` (default `['default']`); checked by QueueOrder. */
   @IsResolvedElsewhere()
   queues?: QueueSpec;
+
+  /**
+   * More queue groups with processors of their own (Sidekiq 7's capsules),
+   * beside the default group the top-level `queues` and `concurrency`
+   * describe: `[{ name: 'slow', queues: ['reports'], concurrency: 2 }]`. A
+   * capsule's jobs never wait on another capsule's, however slow. Queues
+   * must be disjoint across groups.
+   */
+  @IsNestedOptionsList(() => CapsuleOptions, 'capsules { name, queues, concurrency }')
+  capsules?: CapsuleOptions[];
 
   /** `reliable` (default: a job stays in a private list until acknowledged) or `basic` (Sidekiq's BRPOP). */
   @IsOneOf(['reliable', 'basic'])
@@ -263,6 +294,7 @@ function defaultOptions() {
     processing: true,
     concurrency: SERVER_DEFAULTS.concurrency,
     queues: SERVER_DEFAULTS.queues,
+    capsules: [] as CapsuleOptions[],
     fetch: SERVER_DEFAULTS.fetch,
     shutdownTimeout: SERVER_DEFAULTS.shutdownTimeout,
     fetchTimeout: SERVER_DEFAULTS.fetchTimeout,
@@ -306,6 +338,7 @@ function checkCompoundOptions(options: WurkModuleOptions): void {
   if (options.periodic) resolvePeriodicEntries(options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })));
   if (options.api !== undefined) resolveApiOptions(options.api);
   if (options.queues !== undefined) new QueueOrder(options.queues);
+  if (options.capsules !== undefined) capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency ?? SERVER_DEFAULTS.concurrency, options.capsules);
 }
 
 /** Validates (an unknown key or a bad value throws WurkConfigError naming it) and fills in defaults. */

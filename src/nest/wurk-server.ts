@@ -7,6 +7,7 @@ import { writePolicyFor } from '../redis/durable-write';
 import { Heartbeat } from '../server/heartbeat';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
 import { JobLog } from '../server/job-log';
+import { capsuleGroups, capsuleHeartbeatInfo } from '../server/capsules';
 import { Manager } from '../server/manager';
 import type { JobLifecycleListener, ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -40,16 +41,14 @@ export class WurkServer {
     this.identity = newProcessIdentity();
     if (!options.processing) return;
     const logger = new Logger('Wurk');
-    const order = options.queues.map((entry) => (typeof entry === 'string' ? [entry, 0] : entry)) as Array<[string, number]>;
+    const groups = capsuleGroups(options.queues, options.concurrency, options.capsules);
     const heartbeat = (this.heartbeat = new Heartbeat({
       redis: options.redis,
       identity: this.identity,
       info: {
         tag: options.tag,
         labels: options.labels,
-        concurrency: options.concurrency,
-        queues: [...new Set(order.map(([name]) => name))],
-        weights: [Object.fromEntries(order)],
+        ...capsuleHeartbeatInfo(groups),
         version: packageVersion(),
         startedAt: Date.now() / 1000,
       },

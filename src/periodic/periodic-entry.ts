@@ -46,7 +46,7 @@ export interface PeriodicEntry {
 const ENTRY_KEYS = new Set(['cron', 'worker', 'class', 'args', 'queue', 'retry', 'unique', 'tz', 'catchUp']);
 
 /** Validates one declared entry; errors name it and the field, e.g. `periodic[1].cron`. */
-export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string): PeriodicEntry {
+export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string, capsuleQueues: Readonly<Record<string, string>> = {}): PeriodicEntry {
   const fail = (field: string, reason: string): never => {
     throw new WurkConfigError(field ? `${source}.${field}` : source, reason);
   };
@@ -70,6 +70,13 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
     if (!options) fail('worker', 'must be a @Worker class');
     className = workerName(input.worker);
     workerDefaults = payloadDefaults(options!, []);
+    // A worker that names its capsule and no queue runs on the capsule's first queue, as its performAsync pushes do.
+    const capsule = options!.capsule;
+    if (capsule !== undefined && options!.queue === undefined && input.queue === undefined) {
+      const queue = capsuleQueues[capsule];
+      if (queue === undefined) fail('worker', `names capsule "${capsule}", which is not in the capsules option`);
+      workerDefaults.push(['queue', queue]);
+    }
   } else {
     if (typeof input.class !== 'string' || input.class === '') fail('class', 'must be a non-empty class string');
     className = input.class as string;
@@ -121,10 +128,10 @@ function periodicJobId(schedule: CronSchedule, className: string, argsJson: stri
 }
 
 /** Resolves a list of entries; a second entry with the same pjid is refused, naming both. */
-export function resolvePeriodicEntries(inputs: ReadonlyArray<{ input: PeriodicEntryOptions; source: string }>): PeriodicEntry[] {
+export function resolvePeriodicEntries(inputs: ReadonlyArray<{ input: PeriodicEntryOptions; source: string }>, capsuleQueues: Readonly<Record<string, string>> = {}): PeriodicEntry[] {
   const byId = new Map<string, PeriodicEntry>();
   for (const { input, source } of inputs) {
-    const entry = resolvePeriodicEntry(input, source);
+    const entry = resolvePeriodicEntry(input, source, capsuleQueues);
     const existing = byId.get(entry.pjid);
     if (existing) throw new WurkConfigError(source, `declares the same periodic job as ${existing.source} (same cron, class, args, queue and retry)`);
     byId.set(entry.pjid, entry);

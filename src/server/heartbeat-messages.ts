@@ -10,9 +10,14 @@ export interface HeartbeatInfo {
   identity: string;
   tag: string;
   labels: string[];
+  /** The whole process's: every capsule's summed. */
   concurrency: number;
+  /** Every capsule's queues, the default group's first (Sidekiq's flat, de-duplicated list). */
   queues: string[];
+  /** One hash per capsule (queue → weight, 0 for strict order), in the order of `capsules`. */
   weights: Record<string, number>[];
+  /** Name and concurrency of each capsule, aligned with `weights`; absent = one capsule, "default", of `concurrency`. */
+  capsules?: Array<{ name: string; concurrency: number }>;
   version: string;
   /** Epoch seconds. */
   startedAt: number;

@@ -148,15 +148,22 @@ export class HeartbeatWriter {
 }
 
 /**
- * Sidekiq 8's `capsules` info element: wurk has one capsule, "default",
- * with Capsule#to_h's mode rule (all weights 0: strict, all 1: random,
- * otherwise weighted).
+ * Sidekiq 8's `capsules` info element, one entry per capsule (the default
+ * group is "default"), with Capsule#to_h's mode rule (all weights 0:
+ * strict, all 1: random, otherwise weighted).
  */
-export function capsulesOf(info: Pick<HeartbeatInfo, 'concurrency' | 'weights'>): Record<string, { concurrency: number; mode: string; weights: Record<string, number> }> {
-  const weights = Object.assign({}, ...info.weights) as Record<string, number>;
-  const values = Object.values(weights);
-  const mode = values.every((weight) => weight === 0) ? 'strict' : values.every((weight) => weight === 1) ? 'random' : 'weighted';
-  return { default: { concurrency: info.concurrency, mode, weights } };
+export function capsulesOf(
+  info: Pick<HeartbeatInfo, 'concurrency' | 'weights' | 'capsules'>,
+): Record<string, { concurrency: number; mode: string; weights: Record<string, number> }> {
+  const capsules = info.capsules ?? [{ name: 'default', concurrency: info.concurrency }];
+  return Object.fromEntries(
+    capsules.map(({ name, concurrency }, index) => {
+      const weights = info.capsules ? (info.weights[index] ?? {}) : (Object.assign({}, ...info.weights) as Record<string, number>);
+      const values = Object.values(weights);
+      const mode = values.every((weight) => weight === 0) ? 'strict' : values.every((weight) => weight === 1) ? 'random' : 'weighted';
+      return [name, { concurrency, mode, weights }];
+    }),
+  );
 }
 
 /** Runs a MULTI; a discarded transaction is an error, a failed command is in its reply. */
