@@ -1,13 +1,18 @@
 import type { TimestampMode } from '../job/time';
 import type { WritePolicy } from '../redis/durable-write';
 import type { DeathHandler, ErrorHandler } from './processor';
+import type { CapsuleSpec } from './capsules';
 import type { QueueSpec } from './queue-order';
 import type { ServerLogger } from './server-logger';
 
 /** What the process plane runs with; every interval in seconds. The Nest layer fills it from the module options. */
 export interface ServerOptions {
+  /** The default capsule's. */
   concurrency: number;
+  /** The default capsule's. */
   queues: QueueSpec;
+  /** More queue groups, each with processors and a fetch loop of its own (Sidekiq 7's capsules). */
+  capsules?: CapsuleSpec[];
   fetch: 'reliable' | 'basic';
   /** Seconds running jobs get to finish at shutdown before they are handed back. */
   shutdownTimeout: number;

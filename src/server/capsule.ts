@@ -1,0 +1,393 @@
+import type { MiddlewareChain } from '../job/middleware-chain';
+import type { WorkerRegistry } from '../job/worker-registry';
+import type { RedisConnections } from '../redis/connections';
+import { isUnreachable } from '../redis/redis-errors';
+import type { CapsuleGroup } from './capsules';
+import { BasicFetch } from './fetch/basic-fetch';
+import type { ClaimedJob, DeadTrim, Fetcher } from './fetch/fetcher';
+import type { PausedQueues } from './fetch/paused-queues';
+import { ReliableFetch } from './fetch/reliable-fetch';
+import type { HeartbeatPort, WorkItem } from './heartbeat-port';
+import type { ProcessIdentity } from './identity';
+import { defaultOverLimitBackoff } from './over-limit-policy';
+import { PendingFiling, Processor } from './processor';
+import { errorMessageOf } from './retry/error-fields';
+import type { ServerLogger } from './server-logger';
+import type { JobLifecycleListener, ServerContext } from './server-middleware';
+import { SERVER_DEFAULTS, ServerOptions } from './server-options';
+import type { GatedPool, SuspectGate } from './suspect-gate';
+
+/**
+ * Acks sent this long before a master switch is noticed are sent again to
+ * the new master: the span between Redis promoting the replica and the
+ * Sentinels announcing it (about a second), with a wide margin.
+ */
+const ACK_REPLAY_MS = 30000;
+
+/** Longest pause of the fetch loop after a failed fetch (Redis away). */
+const MAX_FETCH_BACKOFF_MS = 5000;
+
+/**
+ * The work-hash field of a processor slot, shaped like Sidekiq's tid (a
+ * thread's object id XOR the pid, base 36): short, distinct per slot, and
+ * stable while the slot is reused, as a thread's is.
+ */
+function threadId(pid: number, slot: number): string {
+  return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
+}
+
+/** A shutdown step that must not stop the shutdown (see Manager.bestEffort); the manager sets its time limit. */
+export type BestEffort = (what: string, step: () => Promise<unknown>) => Promise<void>;
+
+export interface CapsuleDeps {
+  group: CapsuleGroup;
+  /** The process-wide number of this capsule's first slot, so work-hash tids never collide across capsules. */
+  firstSlot: number;
+  connections: RedisConnections;
+  registry: WorkerRegistry;
+  heartbeat: HeartbeatPort;
+  identity: ProcessIdentity;
+  options: ServerOptions;
+  logger: ServerLogger;
+  dead: DeadTrim;
+  middleware: MiddlewareChain<ServerContext>;
+  listeners: JobLifecycleListener[];
+  /** Fires at the shutdown deadline; shared by every capsule. */
+  signal: AbortSignal;
+  /** Shared by every capsule: one read of the `paused` set for the process. */
+  paused: PausedQueues;
+  gate: SuspectGate;
+  /** The in-flight work changed; `now` = publish it at once, else with the next batch. */
+  workChanged(now: boolean): void;
+}
+
+/**
+ * One queue group's processors (Sidekiq 7's capsule): `concurrency` jobs in
+ * flight, fed by a fetch loop and a fetcher of its own that claims for the
+ * idle slots (plus `prefetch`) from this group's queues only, so a group
+ * busy with slow jobs never delays another's. The manager owns what the
+ * process has once: the heartbeat, the poller, orphan recovery, and the
+ * order of shutdown.
+ */
+export class Capsule implements GatedPool {
+  readonly fetcher: Fetcher;
+  readonly processor: Processor;
+  /** Filings that failed twice, retried until they land (see PendingFiling). */
+  readonly pending: PendingFiling[] = [];
+  readonly running = new Map<ClaimedJob, Promise<void>>();
+  readonly work = new Map<ClaimedJob, WorkItem>();
+  /** Claimed ahead of a free slot (reliable fetch's `prefetch`): in the claimed list, not yet started. */
+  private readonly prefetched: ClaimedJob[] = [];
+  /** Jobs whose start (fetcher.start) is on its way: each holds a slot. */
+  private readonly starting = new Map<ClaimedJob, Promise<void>>();
+  /** Slots held for the jobs a claim on its way may start directly. */
+  private reserved = 0;
+  private readonly freeTids: string[] = [];
+  private startRetry: NodeJS.Timeout | undefined;
+  private fetchLoop: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
+  private wakeScheduled = false;
+  private quieted = false;
+
+  constructor(private readonly deps: CapsuleDeps) {
+    const { connections, options, identity, group, logger } = deps;
+    for (let slot = group.concurrency - 1; slot >= 0; slot--) this.freeTids.push(threadId(identity.pid, deps.firstSlot + slot));
+    const fetchConnection = connections.dedicated(group.name === 'default' ? 'fetch' : `fetch:${group.name}`);
+    const durability = { writes: options.writes, server: () => connections.server };
+    const fetchOptions = { fetchTimeout: options.fetchTimeout, dead: deps.dead, logger, paused: deps.paused, durability, timestamps: options.timestamps };
+    this.fetcher =
+      options.fetch === 'basic'
+        ? new BasicFetch(fetchConnection, connections.command, group.order, fetchOptions)
+        : new ReliableFetch(fetchConnection, connections.command, group.order, identity, { ...fetchOptions, ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0 }, (name) =>
+            connections.dedicated(name),
+          );
+    connections.onMasterSwitch(() => {
+      this.fetcher.replayAcks?.();
+      this.wakeFetchLoop();
+    });
+    this.processor = new Processor({
+      registry: deps.registry,
+      middleware: deps.middleware,
+      listeners: deps.listeners,
+      heartbeat: deps.heartbeat,
+      fetcher: this.fetcher,
+      maxRetries: options.maxRetries,
+      timestamps: options.timestamps,
+      executionMetrics: options.executionMetrics,
+      errorHandlers: options.errorHandlers,
+      deathHandlers: options.deathHandlers,
+      logger,
+      signal: deps.signal,
+      pending: this.pending,
+      overLimit: {
+        retries: options.overLimitRetries ?? SERVER_DEFAULTS.overLimitRetries,
+        backoff: options.overLimitBackoff ?? defaultOverLimitBackoff,
+      },
+    });
+  }
+
+  get name(): string {
+    return this.deps.group.name;
+  }
+
+  get queueNames(): string[] {
+    return this.deps.group.order.names;
+  }
+
+  get concurrency(): number {
+    return this.deps.group.concurrency;
+  }
+
+  /** Slots taken: jobs running, on their way to start, or held for a claim that may start them directly. */
+  get occupied(): number {
+    return this.running.size + this.starting.size + this.reserved;
+  }
+
+  start(): void {
+    this.fetchLoop = this.runFetchLoop();
+  }
+
+  /** Payloads this capsule holds (running, starting, prefetched, awaiting a filing): not strays. */
+  known(into: Set<string>): void {
+    for (const job of this.running.keys()) into.add(job.raw);
+    for (const job of this.starting.keys()) into.add(job.raw);
+    for (const job of this.prefetched) into.add(job.raw);
+    for (const filing of this.pending) into.add(filing.job.raw);
+  }
+
+  /** Stops fetching; a fetch blocked on empty queues returns within fetchTimeout and what it took goes back. */
+  quiet(): void {
+    if (this.quieted) return;
+    this.quieted = true;
+    this.deps.gate.wait(this, false);
+    this.wakeFetchLoop();
+  }
+
+  /** Shutdown, first step: the fetch loop ends (a blocked fetch cut short) and every start on its way lands. */
+  async stopFetching(bestEffort: BestEffort): Promise<void> {
+    this.quiet();
+    // Cut a blocked fetch short: whatever it may still move is swept back by release().
+    this.fetcher.interrupt();
+    await bestEffort('fetch loop', () => this.fetchLoop ?? Promise.resolve());
+    clearTimeout(this.startRetry);
+    // A start on its way ends in a running job (or in nothing): wait for it before draining.
+    await bestEffort('job starts', async () => {
+      while (this.starting.size > 0) await Promise.allSettled([...this.starting.values()]);
+    });
+  }
+
+  /** Resolves when no job of this capsule runs (jobs started meanwhile included). */
+  async drained(): Promise<void> {
+    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+  }
+
+  /** Past the deadline: the jobs still running go back to their queues (they run again: at-least-once). */
+  async handBackUnfinished(bestEffort: BestEffort): Promise<ClaimedJob[]> {
+    const unfinished = [...this.running.keys()];
+    for (const job of unfinished) job.handedBack = true;
+    if (unfinished.length > 0) await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
+    return unfinished;
+  }
+
+  /** Shutdown, last step: files what can be filed, parks the rest, hands back every claim left. */
+  async release(bestEffort: BestEffort): Promise<void> {
+    await bestEffort('file pending', () => this.filePending());
+    const unfiled = this.pending.map((filing) => ({ job: filing.job, record: JSON.stringify({ set: filing.set, score: filing.score, payload: filing.payload }) }));
+    await bestEffort('release', () => this.fetcher.release(unfiled));
+  }
+
+  /** Retries the filings that failed twice; kept until they land. */
+  async filePending(): Promise<void> {
+    while (this.pending.length > 0) {
+      const filing = this.pending[0];
+      await this.fetcher.file(filing.job, filing.jid, filing.set, filing.score, filing.payload);
+      this.pending.shift();
+    }
+  }
+
+  /** A queue of this capsule was resumed: a fetch blocked on the others claims again with it. */
+  resumed(): void {
+    this.fetcher.wake?.();
+  }
+
+  /**
+   * Claims for every free slot, plus up to `prefetch` more with reliable
+   * fetch, so the next claim's round trip overlaps the jobs running now
+   * instead of following them. Prefetched jobs sit in this process's private
+   * list like running ones (a crash loses nothing) and are handed back
+   * unstarted at quiet or stop.
+   */
+  private async runFetchLoop(): Promise<void> {
+    const { options, group, logger } = this.deps;
+    const ahead = options.fetch === 'reliable' ? options.prefetch : 0;
+    let backoff = 0;
+    while (!this.quieted) {
+      this.startPrefetched();
+      const wanted = group.concurrency + ahead - this.running.size - this.starting.size - this.prefetched.length;
+      // While claimed jobs still wait, claim only once half the prefetch is
+      // used up: bigger batches, fewer commands per job.
+      if (wanted <= 0 || (this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2))) {
+        await new Promise<void>((resolve) => (this.wake = resolve));
+        continue;
+      }
+      // Free slots with nothing claimed ahead of them: their jobs are marked started by the claim itself.
+      const startNow = this.prefetched.length > 0 || !this.deps.gate.allows(this) ? 0 : Math.max(0, group.concurrency - this.running.size - this.starting.size);
+      this.reserved = startNow;
+      let jobs: ClaimedJob[];
+      try {
+        jobs = await this.fetcher.claim(wanted, startNow);
+        backoff = 0;
+      } catch (error) {
+        this.reserved = 0;
+        if (this.quieted) break;
+        backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
+        // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
+        if (!isUnreachable(error) && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS)) logger.error(`${this.label}fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
+        await new Promise((resolve) => setTimeout(resolve, backoff).unref());
+        continue;
+      }
+      this.reserved = 0;
+      // Claimed straight into the in-progress list for the free slots; quiet
+      // meanwhile, they go back like the prefetched ones (none has begun).
+      const direct = jobs.filter((job) => job.started);
+      if (this.quieted) this.prefetched.push(...direct);
+      else for (const job of direct) this.dispatch(job);
+      if (direct.length > 0) this.deps.workChanged(false);
+      this.prefetched.push(...jobs.filter((job) => !job.started));
+      if (this.quieted) break;
+      this.startPrefetched();
+    }
+    this.wake = undefined;
+    if (this.prefetched.length > 0) {
+      // Claimed but never started: they go straight back, to run elsewhere or later.
+      const unstarted = this.prefetched.splice(0);
+      try {
+        await this.fetcher.giveBack(unstarted);
+      } catch (error) {
+        logger.error(`${this.label}giving back ${unstarted.length} unstarted job(s) failed (release() at stop sweeps them back): ${errorMessageOf(error)}`);
+      }
+    }
+  }
+
+  /** Log prefix naming the capsule, when there is more than the default one. */
+  private get label(): string {
+    return this.deps.group.name === 'default' ? '' : `capsule ${this.deps.group.name}: `;
+  }
+
+  /**
+   * Moves claimed jobs into free slots, oldest claim first. A suspect runs
+   * alone in the process (see SuspectGate): it waits for every running job
+   * to settle, and nothing starts beside it. A job of a queue paused
+   * meanwhile goes back instead.
+   */
+  startPrefetched(): void {
+    const { gate, paused } = this.deps;
+    let pausedJobs: ClaimedJob[] | undefined;
+    while (this.prefetched.length > 0 && !this.quieted && gate.allows(this)) {
+      const next = this.prefetched[0];
+      if (paused.has(next.queue)) {
+        (pausedJobs ??= []).push(this.prefetched.shift() as ClaimedJob);
+        continue;
+      }
+      if (next.suspect ? gate.occupied > 0 : this.occupied >= this.deps.group.concurrency) {
+        gate.wait(this, next.suspect === true);
+        break;
+      }
+      gate.wait(this, false);
+      this.prefetched.shift();
+      if (next.suspect) gate.isolating = true;
+      const begun = this.begin(next).finally(() => this.starting.delete(next));
+      this.starting.set(next, begun);
+    }
+    if (pausedJobs) void this.giveBackPaused(pausedJobs);
+  }
+
+  private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      await this.fetcher.giveBack(jobs);
+    } catch (error) {
+      // Still ours (basic fetch holds them nowhere else): kept, and offered back again at the next start.
+      this.prefetched.push(...jobs);
+      this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) of a paused queue failed (will retry): ${errorMessageOf(error)}`);
+    }
+  }
+
+  /**
+   * Marks the job started in Redis before its perform runs: from then on a
+   * death of this process counts against it (and only it), and it can no
+   * longer be handed back unstarted by anyone else.
+   */
+  private async begin(expected: ClaimedJob): Promise<void> {
+    let job: ClaimedJob | null;
+    try {
+      // Acks held for jobs that already ran must land first: a suspect may take the process down.
+      if (expected.suspect) await this.fetcher.flush();
+      job = await this.fetcher.start(expected);
+    } catch (error) {
+      this.prefetched.unshift(expected);
+      if (expected.suspect) this.deps.gate.release(this);
+      this.deps.logger.error(`${this.label}could not start a claimed job (retrying): ${errorMessageOf(error)}`);
+      clearTimeout(this.startRetry);
+      this.startRetry = setTimeout(() => this.startPrefetched(), 500).unref();
+      return;
+    }
+    if (job && job !== expected) {
+      // `expected` was handed back meanwhile; `job` is the one now started. Its own entry here is stale too.
+      const twin = this.prefetched.findIndex((other) => other.raw === job?.raw && other.queue === job.queue);
+      if (twin >= 0) job.suspect = this.prefetched.splice(twin, 1)[0].suspect;
+    }
+    if (!job || (job.suspect && !expected.suspect)) {
+      // Nothing to start, or a suspect that may not run beside others: it goes back unstarted.
+      if (job) {
+        const back = job;
+        await this.fetcher.giveBack([back]).catch((error) => this.deps.logger.error(`${this.label}give back failed: ${errorMessageOf(error)}`));
+      }
+      if (expected.suspect) this.deps.gate.release(this);
+      this.startPrefetched();
+      this.wakeFetchLoop();
+      return;
+    }
+    this.dispatch(job);
+    this.deps.workChanged(false);
+  }
+
+  private dispatch(job: ClaimedJob): void {
+    const tid = this.freeTids.pop() ?? 'x';
+    this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
+    const run = this.processor
+      .run(job)
+      .catch((error) => this.deps.logger.error(`${this.label}processor failed unexpectedly: ${errorMessageOf(error)}`))
+      .then(async () => {
+        if (!job.suspect && !this.deps.gate.isolating) return;
+        // A suspect that ran: its ack or filing lands before anything else starts.
+        await this.fetcher.flush().catch((error) => this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
+        if (job.suspect || this.deps.gate.isolating) this.deps.gate.release(this);
+      })
+      .finally(() => {
+        this.running.delete(job);
+        this.work.delete(job);
+        this.freeTids.push(tid);
+        // A slot is free: start a prefetched job now, even while the fetch loop waits on Redis.
+        this.startPrefetched();
+        this.deps.gate.nudge(this);
+        this.deps.workChanged(false);
+        this.wakeFetchLoop();
+      });
+    this.running.set(job, run);
+  }
+
+  /** Batches wake-ups: jobs finishing in the same turn of the event loop lead to one fetch for all their slots. */
+  wakeFetchLoop(): void {
+    if (this.wakeScheduled) return;
+    this.wakeScheduled = true;
+    setImmediate(() => {
+      this.wakeScheduled = false;
+      const wake = this.wake;
+      this.wake = undefined;
+      wake?.();
+      // An idle (blocked) or quiet fetcher would hold these acks until its
+      // next call: send them now.
+      if (!wake) void this.fetcher.flush(true).catch((error) => this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
+    });
+  }
+}
