@@ -71,16 +71,20 @@ export const IsResolvedElsewhere = (): PropertyDecorator => Allow();
 /** Option classes whose nested objects are option classes too: owner → property → class. */
 export const nestedOptionClasses = new WeakMap<object, Map<string, () => new () => object>>();
 
+function registerNestedClass(target: object, property: string | symbol, type: () => new () => object): void {
+  const owner = target.constructor;
+  let map = nestedOptionClasses.get(owner);
+  if (!map) nestedOptionClasses.set(owner, (map = new Map()));
+  map.set(String(property), type);
+}
+
 /**
  * An object option with an option class of its own: its keys are checked
  * (unknown ones refused, with their full path `api.tokenz`) and its rules run.
  */
 export function IsNestedOptions(type: () => new () => object, what: string): PropertyDecorator {
   return (target, property) => {
-    const owner = target.constructor;
-    let map = nestedOptionClasses.get(owner);
-    if (!map) nestedOptionClasses.set(owner, (map = new Map()));
-    map.set(String(property), type);
+    registerNestedClass(target, property, type);
     IsObjectOption(what)(target, property);
     ValidateNested()(target, property);
   };
@@ -93,10 +97,7 @@ export function IsNestedOptions(type: () => new () => object, what: string): Pro
  */
 export function IsNestedOptionsList(type: () => new () => object, what: string): PropertyDecorator {
   return (target, property) => {
-    const owner = target.constructor;
-    let map = nestedOptionClasses.get(owner);
-    if (!map) nestedOptionClasses.set(owner, (map = new Map()));
-    map.set(String(property), type);
+    registerNestedClass(target, property, type);
     IsArrayOf(what, (element) => element !== null && typeof element === 'object' && !Array.isArray(element))(target, property);
     ValidateNested({ each: true })(target, property);
   };
