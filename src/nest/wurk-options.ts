@@ -186,10 +186,11 @@ export class WurkModuleOptions {
   fetchTimeout?: number;
 
   /**
-   * Jobs reliable fetch may claim beyond the free slots (default 10), so the
-   * next claim's round trip overlaps running jobs. They wait in this
-   * process's private list, not in `queue:<name>`, so `Queue#size` does not
-   * count them; 0 claims only for free slots.
+   * Most jobs reliable fetch may claim beyond the free slots (default 10),
+   * so the next claim's round trip overlaps running jobs; fewer (none for
+   * slow jobs) as observed job durations grow, so an idle neighbour gets
+   * them. They wait in this process's private list, not in `queue:<name>`,
+   * so `Queue#size` does not count them; 0 claims only for free slots.
    */
   @IsCount(0)
   prefetch?: number;

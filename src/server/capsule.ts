@@ -15,6 +15,7 @@ import { errorMessageOf } from './retry/error-fields';
 import type { ServerLogger } from './server-logger';
 import type { JobLifecycleListener, ServerContext } from './server-middleware';
 import { SERVER_DEFAULTS, ServerOptions } from './server-options';
+import { PrefetchSizer } from './prefetch-sizer';
 import type { GatedPool, SuspectGate } from './suspect-gate';
 
 /**
@@ -26,6 +27,13 @@ const ACK_REPLAY_MS = 30000;
 
 /** Longest pause of the fetch loop after a failed fetch (Redis away). */
 const MAX_FETCH_BACKOFF_MS = 5000;
+
+/**
+ * Prefetched jobs waiting while no job of the capsule started or finished
+ * for this long are handed back: the jobs running are slow, and an idle
+ * neighbour could run the waiting ones now.
+ */
+const DEFAULT_STALL_MS = 100;
 
 /**
  * The work-hash field of a processor slot, shaped like Sidekiq's tid (a
@@ -88,9 +96,18 @@ export class Capsule implements GatedPool {
   private wake: (() => void) | undefined;
   private wakeScheduled = false;
   private quieted = false;
+  private readonly sizer: PrefetchSizer;
+  /** When a job of this capsule last started or finished (performance.now()). */
+  private lastTurnover = 0;
+  /** When a stall check last found the event loop had been blocked (see checkStall). */
+  private loopResumedAt = 0;
+  private stallTimer: NodeJS.Timeout | undefined;
+  private readonly stallMs: number;
 
   constructor(private readonly deps: CapsuleDeps) {
     const { connections, options, identity, group, logger } = deps;
+    this.stallMs = options.prefetchStallMs ?? DEFAULT_STALL_MS;
+    this.sizer = new PrefetchSizer(options.fetch === 'reliable' ? options.prefetch : 0, group.concurrency);
     for (let slot = group.concurrency - 1; slot >= 0; slot--) this.freeTids.push(threadId(identity.pid, deps.firstSlot + slot));
     const fetchConnection = connections.dedicated(group.name === 'default' ? 'fetch' : `fetch:${group.name}`);
     const durability = { writes: options.writes, server: () => connections.server };
@@ -144,6 +161,7 @@ export class Capsule implements GatedPool {
   }
 
   start(): void {
+    this.lastTurnover = performance.now();
     this.fetchLoop = this.runFetchLoop();
   }
 
@@ -159,6 +177,7 @@ export class Capsule implements GatedPool {
   quiet(): void {
     if (this.quieted) return;
     this.quieted = true;
+    clearTimeout(this.stallTimer);
     this.deps.gate.wait(this, false);
     this.wakeFetchLoop();
   }
@@ -210,6 +229,10 @@ export class Capsule implements GatedPool {
     this.fetcher.wake?.();
   }
 
+  interruptClaim(): void {
+    if (this.reserved > 0) this.fetcher.wake?.();
+  }
+
   /**
    * Claims for every free slot, plus up to `prefetch` more with reliable
    * fetch, so the next claim's round trip overlaps the jobs running now
@@ -219,10 +242,10 @@ export class Capsule implements GatedPool {
    */
   private async runFetchLoop(): Promise<void> {
     const { options, group, logger } = this.deps;
-    const ahead = options.fetch === 'reliable' ? options.prefetch : 0;
     let backoff = 0;
     while (!this.quieted) {
       this.startPrefetched();
+      const ahead = this.sizer.ahead;
       const wanted = group.concurrency + ahead - this.running.size - this.starting.size - this.prefetched.length;
       // While claimed jobs still wait, claim only once half the prefetch is
       // used up: bigger batches, fewer commands per job.
@@ -239,6 +262,7 @@ export class Capsule implements GatedPool {
         backoff = 0;
       } catch (error) {
         this.reserved = 0;
+        this.deps.gate.nudge(this);
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
         // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
@@ -253,6 +277,8 @@ export class Capsule implements GatedPool {
       if (this.quieted) this.prefetched.push(...direct);
       else for (const job of direct) this.dispatch(job);
       if (direct.length > 0) this.deps.workChanged(false);
+      // Only now, with its direct starts counted as running, may a suspect waiting elsewhere judge the process empty.
+      this.deps.gate.nudge(this);
       this.prefetched.push(...jobs.filter((job) => !job.started));
       if (this.quieted) break;
       this.startPrefetched();
@@ -300,6 +326,54 @@ export class Capsule implements GatedPool {
       this.starting.set(next, begun);
     }
     if (pausedJobs) void this.giveBackPaused(pausedJobs);
+    if (this.prefetched.length > 0) this.armStallGuard();
+  }
+
+  private armStallGuard(): void {
+    if (this.stallTimer || this.quieted) return;
+    const wait = Math.max(0, this.stallMs - (performance.now() - this.stallWatchedSince()));
+    const due = performance.now() + wait;
+    this.stallTimer = setTimeout(() => this.checkStall(due), wait).unref();
+  }
+
+  /** The start of the window in which no turnover means slow jobs. */
+  private stallWatchedSince(): number {
+    return Math.max(this.lastTurnover, this.loopResumedAt);
+  }
+
+  /**
+   * Prefetch must not hold jobs an idle neighbour could run: when nothing
+   * started or finished for the stall time (100 ms) while jobs wait
+   * claimed, the jobs are slow; the prefetch shrinks to what the sizer now
+   * allows (none for jobs that slow) and the rest go back to the head of
+   * their queue, unstarted, in their order. A check that fires late
+   * measured a blocked event loop (a GC pause, a CPU-bound perform), not
+   * slow jobs: it starts a fresh window instead of judging.
+   */
+  private checkStall(due: number): void {
+    this.stallTimer = undefined;
+    if (this.quieted || this.prefetched.length === 0) return;
+    const now = performance.now();
+    if (now - due > this.stallMs / 2) this.loopResumedAt = now;
+    const still = now - this.stallWatchedSince();
+    if (still < this.stallMs) {
+      this.armStallGuard();
+      return;
+    }
+    this.sizer.atLeast(still);
+    const excess = this.prefetched.splice(this.sizer.ahead);
+    if (excess.length > 0) void this.giveBackExcess(excess);
+    if (this.prefetched.length > 0) this.armStallGuard();
+  }
+
+  private async giveBackExcess(jobs: ClaimedJob[]): Promise<void> {
+    try {
+      await this.fetcher.giveBack(jobs);
+    } catch (error) {
+      // Still claimed by this process: kept, to start here or go back at stop.
+      this.prefetched.push(...jobs);
+      this.deps.logger.error(`${this.label}handing back ${jobs.length} prefetched job(s) of slow jobs failed (kept): ${errorMessageOf(error)}`);
+    }
   }
 
   private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {
@@ -353,6 +427,7 @@ export class Capsule implements GatedPool {
 
   private dispatch(job: ClaimedJob): void {
     const tid = this.freeTids.pop() ?? 'x';
+    const began = (this.lastTurnover = performance.now());
     this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
     const run = this.processor
       .run(job)
@@ -364,6 +439,8 @@ export class Capsule implements GatedPool {
         if (job.suspect || this.deps.gate.isolating) this.deps.gate.release(this);
       })
       .finally(() => {
+        this.lastTurnover = performance.now();
+        this.sizer.observe(this.lastTurnover - began);
         this.running.delete(job);
         this.work.delete(job);
         this.freeTids.push(tid);

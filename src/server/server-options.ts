@@ -20,6 +20,12 @@ export interface ServerOptions {
   fetchTimeout: number;
   /** Jobs reliable fetch may claim beyond the free slots, to overlap the next claim with running jobs. */
   prefetch: number;
+  /**
+   * Milliseconds without a job starting or finishing after which prefetched
+   * jobs are handed back (default 100; see Capsule.checkStall). Not a module
+   * option: tests of the prefetch itself hold jobs on purpose and raise it.
+   */
+  prefetchStallMs?: number;
   pollInterval: number;
   orphanThreshold: number;
   orphanCheckInterval: number;

@@ -2,6 +2,8 @@
 export interface GatedPool {
   readonly occupied: number;
   startPrefetched(): void;
+  /** Ends a claim blocked on empty queues now (it holds slots for jobs it might start directly). */
+  interruptClaim(): void;
 }
 
 /**
@@ -36,8 +38,15 @@ export class SuspectGate {
 
   /** `pool` has a suspect next and waits for the process to empty (or no longer does). */
   wait(pool: GatedPool, waiting: boolean): void {
-    if (waiting) this.waiting.add(pool);
-    else if (this.waiting.delete(pool)) this.resumeOthers(pool);
+    if (waiting) {
+      if (this.waiting.has(pool)) return;
+      this.waiting.add(pool);
+      // An idle neighbour's blocked claim holds its free slots for jobs it might start directly:
+      // it must return, and claim again without starting any, for the process to count as empty.
+      for (const other of this.pools) if (other !== pool) other.interruptClaim();
+    } else if (this.waiting.delete(pool)) {
+      this.resumeOthers(pool);
+    }
   }
 
   /** A slot came free in `from`: a capsule waiting for the process to empty may be able to start its suspect. */

@@ -90,7 +90,7 @@ describe('capsules', () => {
     });
     await h.manager.start();
     await h.manager.ready;
-    await waitFor(() => ran.length === 2, { what: 'both recovered jobs to run, each in its capsule' });
+    await waitFor(() => ran.length === 2, { timeout: 15000, what: 'both recovered jobs to run, each in its capsule' });
     expect(ran.sort()).toEqual(['default', 'slow']);
   });
 });

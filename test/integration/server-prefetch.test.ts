@@ -27,7 +27,7 @@ describe('prefetch (reliable fetch)', () => {
   it('claims up to concurrency + prefetch and starts only concurrency', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3, prefetchStallMs: 60000 });
     await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
     await h.manager.start();
     await waitFor(async () => (await redis.llen(privateKey(h))) === 2 && (await redis.llen(claimedKey(h))) === 3, { what: '2 started and 3 claimed jobs' });
@@ -41,7 +41,7 @@ describe('prefetch (reliable fetch)', () => {
   it('hands prefetched jobs back unstarted at stop, in their order, while running ones finish', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10, prefetchStallMs: 60000 });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3], [4]] });
     await h.manager.start();
     await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, { what: 'the claim' });
@@ -58,7 +58,7 @@ describe('prefetch (reliable fetch)', () => {
 
   it('never takes a prefetched job for a stray: reconcile passes leave it to run once', async () => {
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
     await h.manager.start();
     const redis = server.client();

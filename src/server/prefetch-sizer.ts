@@ -1,0 +1,46 @@
+/**
+ * Longest a prefetched job should wait for a slot of this process, on
+ * average, while it could be running on an idle neighbour: beyond this the
+ * prefetch costs more latency than the claim round trip it hides (well
+ * under a millisecond).
+ */
+const MAX_PREFETCH_WAIT_MS = 5;
+
+/** Weight of the newest job duration in the running mean: about the last ten jobs count. */
+const NEWEST_WEIGHT = 0.2;
+
+/**
+ * Sizes reliable fetch's prefetch from how long jobs take, so prefetch
+ * never holds jobs an idle neighbour could run. A prefetched job waits
+ * about (prefetch ÷ concurrency) × the mean job time for a slot; the
+ * prefetch is the largest (up to the `prefetch` option) that keeps that
+ * under MAX_PREFETCH_WAIT_MS: the whole option for no-op and millisecond
+ * jobs, none for jobs of 100 ms and more. Before any job finished the
+ * option applies as given (no-op throughput from the first claim); a
+ * stall check in the capsule (Capsule.checkStall) corrects that within a tenth of a second when
+ * the jobs turn out slow.
+ */
+export class PrefetchSizer {
+  private meanMs: number | undefined;
+
+  constructor(
+    private readonly limit: number,
+    private readonly concurrency: number,
+  ) {}
+
+  /** A job took `ms` from start to settle. */
+  observe(ms: number): void {
+    this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) * NEWEST_WEIGHT;
+  }
+
+  /** No slot came free for `ms`: jobs take at least that long now, whatever the mean said. */
+  atLeast(ms: number): void {
+    if (this.meanMs === undefined || this.meanMs < ms) this.meanMs = ms;
+  }
+
+  /** Jobs to claim beyond the free slots. */
+  get ahead(): number {
+    if (this.limit === 0 || this.meanMs === undefined) return this.limit;
+    return Math.min(this.limit, Math.floor((this.concurrency * MAX_PREFETCH_WAIT_MS) / Math.max(this.meanMs, 0.001)));
+  }
+}
