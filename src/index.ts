@@ -83,7 +83,7 @@ export type { PerformArgs, WorkerClass, WorkerInstance } from './job/worker-defi
 export type { TimestampMode } from './job/time';
 export { InvalidJobError, InvalidPayloadError, WurkConfigError, WurkError } from './job/errors';
 export { Keys } from './redis/keys';
-export { CommandInDoubtError, RedisUnavailableError } from './redis/redis-errors';
+export { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from './redis/redis-errors';
 export type { RedisConnectionOptions } from './redis/connection';
 
 // --- Processing ---------------------------------------------------------------

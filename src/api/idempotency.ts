@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
+import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
 import { Keys } from '../redis/keys';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse } from './response';
@@ -17,6 +18,19 @@ export class WriteMayHaveAppliedError extends Error {
     super(`the push may have been applied: ${cause instanceof Error ? cause.message : String(cause)}`);
     this.name = 'WriteMayHaveAppliedError';
   }
+}
+
+/**
+ * Whether a failed push may have reached Redis, so its claim must be kept:
+ * only a connection-level failure (the connection dropped with the write
+ * unanswered, or Redis stayed away past the write deadline, possibly after
+ * the master took it), or a push known to have landed in part. An error
+ * reply (WRONGTYPE, a score Redis cannot parse) means the command was not
+ * applied: the claim is then released, or the corrected request would meet
+ * 409 for the whole TTL.
+ */
+export function pushMayHaveApplied(error: unknown): boolean {
+  return error instanceof CommandInDoubtError || error instanceof RedisUnavailableError || error instanceof PartlyAppliedError;
 }
 
 /** The Idempotency-Key header, checked before any claim (contract §1.7.2); undefined when absent. */

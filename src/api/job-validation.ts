@@ -1,6 +1,6 @@
 import { MAX_NESTING } from '../job/json-native';
 import { JobPayload } from '../job/payload';
-import { arrayElements, nestingDepth } from '../job/raw-json';
+import { arrayElements, nestingDepth, objectMembers } from '../job/raw-json';
 import type { ResolvedApiOptions } from './api-options';
 import { hasScope, Principal } from './auth';
 import { ApiProblem, invalidRequest } from './problem';
@@ -119,4 +119,53 @@ export function checkArgsSize(payload: JobPayload, bulk: boolean, maxBytes: numb
  */
 export function checkTrack(payload: JobPayload): void {
   if (payload.has('track') && typeof payload.get('track') !== 'boolean') throw invalidRequest('track must be true or false.');
+}
+
+/**
+ * True when a JSON number text does not survive as a finite double: it
+ * overflows to ±Infinity (`1e400`), or underflows to 0 although its digits
+ * are not all zero (`1e-400`). Redis refuses such a score outright, and a
+ * Ruby Sidekiq that reads `Infinity` into a job cannot write it back when
+ * the job fails, losing it.
+ */
+function lostAsDouble(number: string): boolean {
+  const value = Number(number);
+  if (!Number.isFinite(value)) return true;
+  return value === 0 && /[1-9]/.test(number.replace(/[eE].*$/, ''));
+}
+
+/** Only a number with an exponent or hundreds of digits can leave a double's range; most bodies skip the walk. */
+const MAYBE_OUT_OF_RANGE = /[0-9][eE][+-]?[0-9]|[0-9.]{300}/;
+
+function unstorableNumberAt(text: string, path: string): string | undefined {
+  const first = text[0];
+  if (first === '[') {
+    const elements = arrayElements(text);
+    for (let index = 0; index < elements.length; index++) {
+      const found = unstorableNumberAt(elements[index], `${path}[${index}]`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  if (first === '{') {
+    for (const [key, value] of objectMembers(text)) {
+      const found = unstorableNumberAt(value, path === '' ? key : `${path}.${key}`);
+      if (found) return found;
+    }
+    return undefined;
+  }
+  return (first === '-' || (first >= '0' && first <= '9')) && lostAsDouble(text) ? path : undefined;
+}
+
+/**
+ * Every number of the body (`at`, `args` and the rest) must be one Redis
+ * can score and Ruby can write back: refused here, naming the field (e.g.
+ * `args[1].amount`), before anything reaches Redis.
+ */
+export function checkStorableNumbers(payload: JobPayload): void {
+  for (const [key, value] of payload.rawEntries()) {
+    if (!MAYBE_OUT_OF_RANGE.test(value)) continue;
+    const field = unstorableNumberAt(value, key);
+    if (field) throw invalidRequest(`${field} must be a number a double can hold: finite, and not so small it rounds to 0.`, { field });
+  }
 }

@@ -4,8 +4,8 @@ import type { Client } from '../client/client';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
 import type { ResolvedApiOptions } from './api-options';
-import { IdempotencyGuard, idempotencyKey, WriteMayHaveAppliedError } from './idempotency';
-import { checkArgsSize, checkClassAllowed, checkTrack, parseJobBody, validJid } from './job-validation';
+import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from './idempotency';
+import { checkArgsSize, checkClassAllowed, checkStorableNumbers, checkTrack, parseJobBody, validJid } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
@@ -64,6 +64,7 @@ export class JobsRoutes {
     checkClassAllowed(payload, request.principal, options.enqueueClasses);
     checkArgsSize(payload, bulk, options.maxArgsBytes);
     checkTrack(payload);
+    checkStorableNumbers(payload);
     if (!bulk) {
       const jid = await this.clientCall(() => this.deps.client.push(payload));
       return jsonResponse(jid ? 201 : 200, { jid });
@@ -78,7 +79,7 @@ export class JobsRoutes {
       return await call();
     } catch (error) {
       if (error instanceof InvalidJobError) throw invalidRequest(`${error.message}.`);
-      throw new WriteMayHaveAppliedError(error);
+      throw pushMayHaveApplied(error) ? new WriteMayHaveAppliedError(error) : error;
     }
   }
 

@@ -9,6 +9,7 @@ import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import type { WritePolicy } from '../redis/durable-write';
+import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
 import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
 import { Duration, epochForAt, epochForInterval } from './schedule-time';
 
@@ -174,10 +175,32 @@ export class Client {
     const jids: (string | null)[] = [];
     const transport = this.transport;
     const fast = transport instanceof RedisPushTransport && !this.middlewareApplies(base) && !transport.hooksApply(base);
+    const progress = { written: false };
+    try {
+      await this.writeBulk(base, argsList, times, batchSize, explicitJid, fast, jids, progress);
+    } catch (error) {
+      // Earlier batches are in Redis: the caller must not take this for a push that wrote nothing.
+      const inDoubt = error instanceof PartlyAppliedError || error instanceof CommandInDoubtError || error instanceof RedisUnavailableError;
+      throw progress.written && !inDoubt ? new PartlyAppliedError(error) : error;
+    }
+    return jids;
+  }
+
+  private async writeBulk(
+    base: JobPayload,
+    argsList: string[],
+    times: number[] | undefined,
+    batchSize: number,
+    explicitJid: boolean,
+    fast: boolean,
+    jids: (string | null)[],
+    progress: { written: boolean },
+  ): Promise<void> {
     for (let start = 0; start < argsList.length; start += batchSize) {
       const end = Math.min(start + batchSize, argsList.length);
       if (fast) {
-        await this.writeBulkSlice(transport as RedisPushTransport, base, argsList, times, start, end, explicitJid, jids);
+        await this.writeBulkSlice(this.transport as RedisPushTransport, base, argsList, times, start, end, explicitJid, jids);
+        progress.written = true;
         continue;
       }
       const slice: JobPayload[] = [];
@@ -189,9 +212,11 @@ export class Client {
         jids.push(pushed ? job.jid : null);
         if (pushed) slice.push(job);
       }
-      if (slice.length > 0) await this.write(slice);
+      if (slice.length > 0) {
+        await this.write(slice);
+        progress.written = true;
+      }
     }
-    return jids;
   }
 
   /**

@@ -58,28 +58,37 @@ export class RedisPushTransport implements PushTransport {
       if (!list) byQueue.set(job.queue, (list = []));
       list.push(job.toString());
     }
-    await this.commit((pipeline) => {
-      if (byQueue.size > 0) {
-        pipeline.sadd(Keys.queues, ...byQueue.keys());
-        for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
-      }
-      if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
-      for (const { hook } of this.pipelineHooks) {
-        for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
-      }
-    });
+    // Pipeline positions of the commands that write jobs (after SADD queues); the rest are side writes.
+    const firstJobWrite = byQueue.size > 0 ? 1 : 0;
+    const jobWrites = byQueue.size + (scheduled.length > 0 ? 1 : 0);
+    await this.commit(
+      (pipeline) => {
+        if (byQueue.size > 0) {
+          pipeline.sadd(Keys.queues, ...byQueue.keys());
+          for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
+        }
+        if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
+        for (const { hook } of this.pipelineHooks) {
+          for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
+        }
+      },
+      (index) => index >= firstJobWrite && index < firstJobWrite + jobWrites,
+    );
   }
 
   /** The spliced bulk path: entries already rendered (with scores when scheduled). */
   async writeRendered(queue: string, entries: string[], scheduled: boolean): Promise<void> {
-    await this.commit((pipeline) => {
-      if (scheduled) {
-        pipeline.zadd(Keys.schedule, ...entries);
-      } else {
-        pipeline.sadd(Keys.queues, queue);
-        pipeline.lpush(Keys.queue(queue), ...entries);
-      }
-    });
+    await this.commit(
+      (pipeline) => {
+        if (scheduled) {
+          pipeline.zadd(Keys.schedule, ...entries);
+        } else {
+          pipeline.sadd(Keys.queues, queue);
+          pipeline.lpush(Keys.queue(queue), ...entries);
+        }
+      },
+      (index) => index === (scheduled ? 0 : 1),
+    );
   }
 
   /**
@@ -87,7 +96,7 @@ export class RedisPushTransport implements PushTransport {
    * switch, and rejected with RedisUnavailableError once `writes.deadlineMs`
    * passes (see redis/durable-write.ts).
    */
-  private commit(append: (pipeline: ChainableCommander) => void): Promise<void> {
-    return writeDurably(this.redis, append, this.writes, this.server);
+  private commit(append: (pipeline: ChainableCommander) => void, jobWrite: (index: number) => boolean): Promise<void> {
+    return writeDurably(this.redis, append, this.writes, this.server, jobWrite);
   }
 }

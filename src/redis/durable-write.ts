@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type { ChainableCommander } from 'ioredis';
 import { ReplyError } from 'ioredis';
-import { CommandInDoubtError, isMasterMovedReply, RedisUnavailableError } from './redis-errors';
+import { CommandInDoubtError, isMasterMovedReply, PartlyAppliedError, RedisUnavailableError } from './redis-errors';
 
 /** How hard a write tries before it is reported done or rejected. */
 export interface WritePolicy {
@@ -44,8 +44,15 @@ interface Attempt {
  * Without `replicas` a dropped connection stays CommandInDoubtError: the
  * write may well be in Redis, and the caller decides.
  */
-export function writeDurably(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy, server: () => string): Promise<void> {
-  return retryUntilDurable(redis, () => writeOnce(redis, append, policy), policy, server);
+export function writeDurably(
+  redis: Redis,
+  append: (pipeline: ChainableCommander) => void,
+  policy: WritePolicy,
+  server: () => string,
+  /** The pipeline positions that matter (a push's job writes): one applied beside a refused command makes it a PartlyAppliedError. */
+  essential: (index: number) => boolean = () => true,
+): Promise<void> {
+  return retryUntilDurable(redis, () => writeOnce(redis, append, policy, essential), policy, server);
 }
 
 /**
@@ -129,7 +136,7 @@ async function runOnce<T>(redis: Redis, run: () => Promise<T>, policy: WritePoli
   return stream ? waitAgain(redis, stream, policy) : { done: false, reason: new Error('the connection dropped after the write') };
 }
 
-async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy): Promise<Attempt> {
+async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy, essential: (index: number) => boolean): Promise<Attempt> {
   const pipeline = redis.pipeline();
   append(pipeline);
   const writes = pipeline.length;
@@ -142,7 +149,11 @@ async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) =>
   }
   const failure = results.slice(0, writes).find(([error]) => error);
   // ioredis reports a pipeline's failures per command, the connection's as well as Redis's.
-  if (failure) return notApplied(failure[0], policy);
+  if (failure) {
+    const refused = failure[0] instanceof ReplyError && !isMasterMovedReply(failure[0]);
+    if (refused && results.slice(0, writes).some(([error], index) => !error && essential(index))) throw new PartlyAppliedError(failure[0]);
+    return notApplied(failure[0], policy);
+  }
   if (policy.replicas === 0) return { done: true };
   return acknowledged(results[writes], policy, streamOf(redis));
 }

@@ -11,6 +11,19 @@ export class CommandInDoubtError extends Error {
 }
 
 /**
+ * Writes that failed after some of them were applied: a later batch of a
+ * bulk push, or a side command (the queue registry, a status row) of a
+ * pipeline whose job write went through. Sending them all again would
+ * apply those twice (enqueue jobs twice).
+ */
+export class PartlyAppliedError extends Error {
+  constructor(override readonly cause: unknown) {
+    super(`failed after some of its writes were applied: ${cause instanceof Error ? cause.message : String(cause)}`);
+    this.name = 'PartlyAppliedError';
+  }
+}
+
+/**
  * A push (or a filing) could not be made durable within its bound: Redis
  * was unreachable, the server was a read-only replica with no master to
  * move to, or no replica acknowledged the write. The job is not reported

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
 import { Client } from '../../src/client/client';
 import { InvalidJobError } from '../../src/job/errors';
+import { PartlyAppliedError } from '../../src/redis/redis-errors';
 import { InvalidScheduleError } from '../../src/client/schedule-time';
 import { JobPayload } from '../../src/job/payload';
 import { defineWorker } from '../../src/job/worker-definition';
@@ -176,5 +177,33 @@ describe('Client against a real redis-server', () => {
   it('refuses a Date argument before touching Redis', async () => {
     await expect(client.push({ class: 'X', args: [1, { when: new Date() }] })).rejects.toThrow('args[1].when is a Date');
     expect(await server.redis.dbsize()).toBe(0);
+  });
+
+  describe('a push that fails tells whether any of its jobs was written', () => {
+    it('surfaces the error reply itself when no job was written', async () => {
+      await server.redis.set('queue:default', 'not a list');
+      const failure = await client.push({ class: 'X', args: [] }).catch((error: unknown) => error);
+      expect(failure).not.toBeInstanceOf(PartlyAppliedError);
+      expect(String(failure)).toMatch(/WRONGTYPE/);
+    });
+
+    it('is a PartlyAppliedError when the job went in and a side write of its pipeline failed', async () => {
+      await server.redis.set('queues', 'not a set');
+      await expect(client.push({ class: 'X', args: [] })).rejects.toBeInstanceOf(PartlyAppliedError);
+      expect(await server.redis.llen('queue:default')).toBe(1);
+    });
+
+    it('is a PartlyAppliedError when a later bulk batch fails after an earlier one was written', async () => {
+      const hooked = new Client(connection, { timestamps: 'seconds' });
+      hooked.addPipelineHook((pipeline, job) => {
+        if (job.args[0] === 2) pipeline.hset('a-string', 'f', 'v');
+      });
+      await server.redis.set('a-string', 'x');
+      await server.redis.set('queue:other', 'not a list');
+      // The first batch fails as a whole: nothing of this push was written.
+      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], queue: 'other' })).rejects.not.toBeInstanceOf(PartlyAppliedError);
+      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 })).rejects.toBeInstanceOf(PartlyAppliedError);
+      expect(await server.redis.llen('queue:default')).toBe(2);
+    });
   });
 });
