@@ -4,7 +4,7 @@
 -- the oldest claim ending up first.
 --
 -- KEYS[1] = private list, KEYS[2] = public queue (queue:<name>), KEYS[3] =
--- queues, KEYS[4] = wurk:unsettled.
+-- queues, KEYS[4] = wurk:unsettled, KEYS[5] = retry, KEYS[6] = dead.
 -- ARGV[1] = queue name, ARGV[2] = d (payloads to acknowledge), ARGV[3] = u
 -- (unfiled failures), then d payloads, then u pairs (payload as fetched,
 -- JSON record {set, score, payload} to file later).
@@ -13,22 +13,60 @@
 --
 -- An unfiled failure already ran: handing it back to its queue would run it
 -- again, dropping it would lose it. Parked in wurk:unsettled, it is filed by
--- whichever live process next checks for orphans.
+-- whichever live process next checks for orphans. A script is not rolled
+-- back when a command fails, so a job leaves the private list only after the
+-- write that holds it elsewhere succeeded: when wurk:unsettled cannot take
+-- it (a key of the wrong type), it is filed in its own set, else in dead,
+-- and when nothing can take it, it stays in the private list, out of the
+-- hand-back, for orphan recovery.
 local drops = tonumber(ARGV[2])
 local unsettled = tonumber(ARGV[3])
 for i = 4, 3 + drops do
   redis.call("LREM", KEYS[1], -1, ARGV[i])
 end
+
+-- True when a redis.pcall reply is not an error.
+local function applied(reply)
+  return type(reply) ~= "table" or reply.err == nil
+end
+
+-- The first write among wurk:unsettled, the record's own set and dead that succeeds.
+local function park(record)
+  if applied(redis.pcall("RPUSH", KEYS[4], record)) then return true end
+  local ok, fields = pcall(cjson.decode, record)
+  if not ok or type(fields) ~= "table" or type(fields.payload) ~= "string" then return false end
+  local set = fields.set == "retry" and KEYS[5] or KEYS[6]
+  if tonumber(fields.score) and applied(redis.pcall("ZADD", set, fields.score, fields.payload)) then return true end
+  local now = redis.call("TIME")
+  return applied(redis.pcall("ZADD", KEYS[6], now[1] .. "." .. string.format("%06d", tonumber(now[2])), fields.payload))
+end
+
+-- Payloads that nothing could take, with their multiplicity: left where they are.
+local kept = {}
 local base = 4 + drops
 for i = 0, unsettled - 1 do
   local payload, record = ARGV[base + 2 * i], ARGV[base + 2 * i + 1]
-  if redis.call("LREM", KEYS[1], -1, payload) == 1 then
-    redis.call("RPUSH", KEYS[4], record)
+  if redis.call("LPOS", KEYS[1], payload) then
+    if park(record) then
+      redis.call("LREM", KEYS[1], -1, payload)
+    else
+      kept[payload] = (kept[payload] or 0) + 1
+    end
   end
 end
+-- Newest claim (the left end) first, each to the right end of the queue, so
+-- the oldest ends up rightmost: fetched next. A kept payload is rotated past
+-- instead, and is all that is left at the end.
 local moved = 0
-while redis.call("LMOVE", KEYS[1], KEYS[2], "LEFT", "RIGHT") do
-  moved = moved + 1
+for _ = 1, redis.call("LLEN", KEYS[1]) do
+  local job = redis.call("LINDEX", KEYS[1], 0)
+  if kept[job] and kept[job] > 0 then
+    kept[job] = kept[job] - 1
+    redis.call("LMOVE", KEYS[1], KEYS[1], "LEFT", "RIGHT")
+  else
+    redis.call("LMOVE", KEYS[1], KEYS[2], "LEFT", "RIGHT")
+    moved = moved + 1
+  end
 end
 if moved > 0 then
   redis.call("SADD", KEYS[3], ARGV[1])

@@ -44,8 +44,10 @@ while true do
   -- Unstarted: newest claim first (the left end), each to the right end of
   -- the queue, so the oldest claim ends up rightmost: the next one fetched.
   -- Started: oldest first, each to the left end, so among themselves too
-  -- the oldest is fetched first.
-  local job = redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
+  -- the oldest is fetched first. Read here, popped only once it is written
+  -- elsewhere: a script is not rolled back when a command fails (a key of
+  -- the wrong type), and the job must then still be in the list.
+  local job = redis.call("LINDEX", KEYS[1], unstarted and 0 or -1)
   if not job then break end
   local ok, decoded = pcall(cjson.decode, job)
   local fields = (ok and type(decoded) == "table") and decoded or {}
@@ -60,6 +62,7 @@ while true do
   end
   if count > tonumber(ARGV[5]) then
     redis.call("RPUSH", KEYS[6], job)
+    redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
     parked = parked + 1
   else
     if not started then
@@ -68,6 +71,7 @@ while true do
       redis.call("LPUSH", KEYS[2], job)
       redis.pcall("SADD", KEYS[7], job) -- only a hint: a failure costs the isolation, never the job
     end
+    redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
     moved = moved + 1
     -- A periodic job that holds its entry's running lock until executed:
     -- the lock must follow the job back onto the queue, or the ticker would

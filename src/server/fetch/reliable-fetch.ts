@@ -341,7 +341,7 @@ export class ReliableFetch implements Fetcher {
         await runScript(
           this.command,
           'release',
-          [privateKey, Keys.queue(queue), Keys.queues, Keys.unsettled],
+          [privateKey, Keys.queue(queue), Keys.queues, Keys.unsettled, Keys.retry, Keys.dead],
           [queue, drops.length, parked.length, ...drops, ...parked.flatMap((failure) => [failure.job.raw, failure.record])],
         );
         held.delete(privateKey);
