@@ -158,15 +158,24 @@ export class Processor {
 
   private async interrupt(job: ClaimedJob, payload: JobPayload, error: unknown, outOfRetries: boolean): Promise<JobOutcome> {
     const { deps } = this;
-    const plan = planInterrupt(payload, error, outOfRetries, deps.timestamps);
-    const filing: PendingFiling = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
+    let filing: PendingFiling;
+    try {
+      const plan = planInterrupt(payload, error, outOfRetries, deps.timestamps);
+      filing = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
+    } catch (planError) {
+      // The seed's last resort: not even the interrupt can be planned (a
+      // middleware left a member that no longer parses). The job ran, so it
+      // is filed in dead from the bytes as fetched, never handed back.
+      deps.logger.error(`could not plan the interrupt of job ${payload.jid} (${errorMessageOf(planError)}); filing it in dead`);
+      filing = lastResortFiling(job, error, deps.timestamps);
+    }
     try {
       await deps.fetcher.file(job, filing.jid, filing.set, filing.score, filing.payload);
     } catch (writeError) {
       // Remembered with its payload: filed later by this process, never
       // handed back to its queue as a stray (it already ran).
       deps.pending.push(filing);
-      deps.logger.error(`could not interrupt job ${payload.jid} either (${errorMessageOf(writeError)}); will file it in ${plan.set} later`);
+      deps.logger.error(`could not interrupt job ${filing.jid} either (${errorMessageOf(writeError)}); will file it in ${filing.set} later`);
     }
     return { kind: 'interrupted', error };
   }
@@ -234,6 +243,30 @@ export class Processor {
 function metricsClassName(payload: JobPayload): string {
   const wrapped = payload.get<unknown>('wrapped');
   return typeof wrapped === 'string' && wrapped.length > 0 ? wrapped : payload.className;
+}
+
+/**
+ * The simplest dead entry for a job that ran and whose failure could not be
+ * planned: the payload as fetched (it parsed once, so it parses again) with
+ * the error fields, or, should even that fail, the fetched bytes wrapped as
+ * an unparseable job is. Never throws.
+ */
+function lastResortFiling(job: ClaimedJob, error: unknown, timestamps: TimestampMode): PendingFiling {
+  const now = nowMs();
+  let entry: JobPayload;
+  try {
+    entry = JobPayload.parse(job.raw);
+  } catch {
+    entry = JobPayload.fromEntries([
+      ['class', 'Wurk::InvalidPayload'],
+      ['args', [job.raw]],
+      ['queue', job.queue],
+      ['jid', newJid()],
+    ]);
+  }
+  entry.set('error_class', errorClassOf(error)).set('error_message', errorMessageOf(error));
+  if (!entry.has('failed_at')) entry.setRaw('failed_at', timestampText(now, timestamps));
+  return { job, jid: entry.jid, set: 'dead', score: scoreText(now), payload: entry.toString() };
 }
 
 /** 1 for a job's first run, then `retry_count + 2` (`retry_count` is 0 after the first failure). */

@@ -1,6 +1,7 @@
 import type { JobPayload } from '../job/payload';
 import { floatText, nowMs, toEpochSeconds } from '../job/time';
 import type { JobExecution } from '../server/job-execution';
+import { errorClassOf, errorMessageOf } from '../server/retry/error-fields';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
 import type { StatusOptions } from './status-options';
 import { StatusProgress } from './status-progress';
@@ -128,13 +129,9 @@ function epochText(value: unknown): string | undefined {
 function errorFields(error: unknown, reason: string | undefined): StatusFields {
   const fields: StatusFields = {};
   // The class is named as the retry payload's error_class is, so the row and Sidekiq's Retries page agree.
-  if (error instanceof Error) {
-    const name = error.constructor?.name;
-    fields.error_class = name && name !== 'Error' ? name : error.name || 'Error';
-    fields.error_message = error.message;
-  } else if (error !== undefined && error !== null) {
-    fields.error_class = typeof error === 'object' ? (error.constructor?.name ?? 'Error') : typeof error;
-    fields.error_message = String(error);
+  if (error !== undefined && error !== null) {
+    fields.error_class = errorClassOf(error);
+    fields.error_message = errorMessageOf(error);
   }
   if (reason !== undefined && fields.error_message === undefined) fields.error_message = reason;
   if (fields.error_message !== undefined) fields.error_message = capUtf8(fields.error_message, ERROR_MESSAGE_CAP_BYTES).text;

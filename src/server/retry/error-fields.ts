@@ -3,24 +3,58 @@ import { deflateSync } from 'node:zlib';
 /** Sidekiq truncates `error_message` to this many characters. */
 const MAX_MESSAGE = 10000;
 
-/** What Sidekiq records as `error_class`: the exception's class name. */
+/**
+ * What Sidekiq records as `error_class`: the exception's class name. A
+ * perform may throw anything (a Symbol, `undefined`, an object without a
+ * prototype, a Proxy whose every trap throws): this never throws itself, so
+ * filing the failure cannot fail on it.
+ */
 export function errorClassOf(error: unknown): string {
-  if (error instanceof Error) {
-    const ctor = error.constructor?.name;
-    return ctor && ctor !== 'Error' ? ctor : error.name || 'Error';
+  try {
+    if (error instanceof Error) {
+      const ctor = error.constructor?.name;
+      if (typeof ctor === 'string' && ctor !== '' && ctor !== 'Error') return ctor;
+      return typeof error.name === 'string' && error.name !== '' ? error.name : 'Error';
+    }
+    if (typeof error !== 'object' || error === null) return typeof error;
+    const ctor = (error as { constructor?: { name?: unknown } }).constructor?.name;
+    return typeof ctor === 'string' && ctor !== '' ? ctor : 'Object';
+  } catch {
+    return 'Error';
   }
-  return typeof error === 'object' && error !== null ? (error.constructor?.name ?? 'Error') : typeof error;
 }
 
+/** Best-effort text of a thrown value; never throws (see errorClassOf). */
 export function errorMessageOf(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = messageText(error);
   return message.length > MAX_MESSAGE ? message.slice(0, MAX_MESSAGE) : message;
+}
+
+function messageText(error: unknown): string {
+  try {
+    return error instanceof Error ? String(error.message) : String(error);
+  } catch {
+    // No usable toString (a null prototype, one that throws): its JSON, if it has one.
+  }
+  try {
+    const json = JSON.stringify(error);
+    if (typeof json === 'string') return json;
+  } catch {
+    // Cyclic, a BigInt member, a throwing getter: nothing printable.
+  }
+  return `(an unprintable ${errorClassOf(error)})`;
 }
 
 /** Stack frames without the leading message line and the "    at " indentation. */
 export function backtraceOf(error: unknown): string[] {
-  if (!(error instanceof Error) || !error.stack) return [];
-  return error.stack
+  let stack: unknown;
+  try {
+    stack = error instanceof Error ? error.stack : undefined;
+  } catch {
+    return [];
+  }
+  if (typeof stack !== 'string') return [];
+  return stack
     .split('\n')
     .filter((line) => /^\s+at /.test(line))
     .map((line) => line.replace(/^\s+at /, ''));
