@@ -43,7 +43,7 @@ export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicat
   onApplicationBootstrap(): void {
     const count = this.periodic.entries().length;
     if (!this.tickerEnabled || count === 0) return;
-    this.periodic.start(this.server.ready);
+    this.periodic.start(this.server.ready, () => this.server.isQuiet);
     this.logger.log(`ticking ${count} periodic entr${count === 1 ? 'y' : 'ies'} every ${this.options.tickInterval}s`);
   }
 

@@ -109,6 +109,11 @@ export class WurkServer {
     this.closing = true;
   }
 
+  /** True once quieted (locally or from Sidekiq's Web UI); never in a producer-only app. */
+  get isQuiet(): boolean {
+    return this.manager?.isQuiet ?? false;
+  }
+
   /** Stops fetching; running jobs finish (Sidekiq's Quiet). */
   quiet(): void {
     this.manager?.quiet();

@@ -67,16 +67,16 @@ export class PeriodicManager {
   /**
    * Publishes the schedule (best-effort: it is for dashboards, and Redis
    * being away at boot must not take the process down) and starts ticking
-   * once `ready` resolves.
+   * once `ready` resolves, skipping ticks while `quiet()` says so.
    */
-  start(ready?: Promise<unknown>): void {
+  start(ready?: Promise<unknown>, quiet?: () => boolean): void {
     this.store.publish(this.entries()).catch((error) =>
       // Redis away is said by the connections' watch; what is left to say is what it costs.
       isConnectionError(error)
         ? this.logger.warn('periodic schedule not published (Redis away at start-up): dashboards list it after the next start')
         : this.logger.error(`periodic schedule not published: ${errorText(error)}`),
     );
-    this.ticker.start(ready);
+    this.ticker.start(ready, quiet);
   }
 
   stop(): Promise<void> {

@@ -67,6 +67,10 @@ export class PeriodicTicker extends EventEmitter {
   private stopped = true;
   /** Set by stop(): a tick in progress finishes the entry it is on and goes no further. */
   private halted = false;
+  /** pjid → the slot this process rolled back: owed, so never passed over as late when retried. */
+  private readonly owed = new Map<string, number>();
+  /** The process is quiet (Sidekiq's Quiet): no slot is claimed or pushed meanwhile. */
+  private isQuiet: () => boolean = () => false;
 
   constructor(
     private readonly entries: () => readonly PeriodicEntry[],
@@ -100,9 +104,15 @@ export class PeriodicTicker extends EventEmitter {
     return (this.options.tickInterval * 2 + 1) * 1000;
   }
 
-  /** Starts ticking once `ready` resolves (the first orphan check: the running locks it re-takes must exist first). */
-  start(ready: Promise<unknown> = Promise.resolve()): void {
+  /**
+   * Starts ticking once `ready` resolves (the first orphan check: the running
+   * locks it re-takes must exist first). While `quiet()` says so, ticks are
+   * skipped, as the seed ticks only `unless @manager.quiet?`: a quieted
+   * process is on its way out and must not push new work.
+   */
+  start(ready: Promise<unknown> = Promise.resolve(), quiet: () => boolean = () => false): void {
     if (!this.stopped) return;
+    this.isQuiet = quiet;
     this.stopped = false;
     this.halted = false;
     ready.then(
@@ -123,7 +133,7 @@ export class PeriodicTicker extends EventEmitter {
   private schedule(delayMs: number): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.tick()
+      this.running = (this.isQuiet() ? Promise.resolve() : this.tick())
         .catch((error) => this.options.logger.error(`periodic tick failed: ${errorText(error)}`))
         .finally(() => {
           this.running = undefined;
@@ -195,6 +205,7 @@ export class PeriodicTicker extends EventEmitter {
         break;
     }
     this.blocked.delete(entry.pjid);
+    this.owed.delete(entry.pjid);
     this.checked.set(entry.pjid, slot);
   }
 
@@ -224,6 +235,9 @@ export class PeriodicTicker extends EventEmitter {
    */
   private catchUpRule(entry: PeriodicEntry, slot: number, now: number): CatchUpRule {
     const age = now - slot * 1000;
+    // A slot rolled back here is owed, however late its retry comes (Redis
+    // away for a while): the rollback exists so the slot is not lost.
+    if (this.owed.get(entry.pjid) === slot) return 'fire';
     if (entry.catchUp) return age > (this.options.newEntryGrace ?? NEW_ENTRY_GRACE) * 1000 ? 'prime' : 'fire';
     return age > this.lateAfterMs ? 'late' : 'prime';
   }
@@ -233,6 +247,7 @@ export class PeriodicTicker extends EventEmitter {
     try {
       pushed = await this.push(this.payload(entry, slot, jid));
     } catch (error) {
+      this.owed.set(entry.pjid, slot);
       await this.rollback({ entry, slot, previous, jid });
       throw error;
     }

@@ -64,8 +64,15 @@ export class RunningLockListener implements JobLifecycleListener {
         break;
       }
       case 'interrupted':
-        // Back in a queue (or retry) with no end in sight: the short active TTL would free the entry while it waits.
-        await this.set(lock, QUEUED_LOCK_TTL, 'restore the queued TTL of');
+        if (outcome.filedIn === 'dead') {
+          // Interrupted into dead: it will not run again, so nothing may wait on it.
+          await this.set(lock, 0, 'release');
+        } else if (outcome.filedIn === 'retry' && outcome.retryAt !== undefined) {
+          await this.set(lock, Math.max(0, outcome.retryAt / 1000 - nowMs() / 1000) + QUEUED_LOCK_TTL, 'extend over the interrupt of');
+        } else {
+          // Back in a queue with no end in sight: the short active TTL would free the entry while it waits.
+          await this.set(lock, QUEUED_LOCK_TTL, 'restore the queued TTL of');
+        }
         break;
     }
   }

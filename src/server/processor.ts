@@ -159,9 +159,11 @@ export class Processor {
   private async interrupt(job: ClaimedJob, payload: JobPayload, error: unknown, outOfRetries: boolean): Promise<JobOutcome> {
     const { deps } = this;
     let filing: PendingFiling;
+    let retryAt: number | undefined;
     try {
       const plan = planInterrupt(payload, error, outOfRetries, deps.timestamps);
       filing = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
+      if (plan.set === 'retry') retryAt = plan.retryAt;
     } catch (planError) {
       // The seed's last resort: not even the interrupt can be planned (a
       // middleware left a member that no longer parses). The job ran, so it
@@ -177,7 +179,7 @@ export class Processor {
       deps.pending.push(filing);
       deps.logger.error(`could not interrupt job ${filing.jid} either (${errorMessageOf(writeError)}); will file it in ${filing.set} later`);
     }
-    return { kind: 'interrupted', error };
+    return { kind: 'interrupted', error, filedIn: filing.set, retryAt };
   }
 
   /** Not a JSON object: filed in dead, wrapped so Sidekiq's Dead page renders it; never run, never dropped. */

@@ -40,8 +40,12 @@ export type JobOutcome =
   | { kind: 'dead'; error: unknown; reason?: string }
   /** Failed and dropped on purpose: `retry: false`, or `dead: false` at exhaustion. */
   | { kind: 'failed'; error: unknown }
-  /** Ended without an outcome: handed back at shutdown, or the interrupt path of the settle rules. */
-  | { kind: 'interrupted'; error?: unknown }
+  /**
+   * Ended without an outcome: handed back at shutdown, or the interrupt path
+   * of the settle rules, which says where the job went (`filedIn`, and
+   * `retryAt` in epoch ms for `retry`), written or still to be written.
+   */
+  | { kind: 'interrupted'; error?: unknown; filedIn?: 'retry' | 'dead'; retryAt?: number }
   /** Over its limiter (OverLimitError): filed in `schedule` for `retryAt` (epoch ms), not a failure. */
   | { kind: 'rescheduled'; error: unknown; retryAt: number };
 

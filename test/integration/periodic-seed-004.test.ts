@@ -1,0 +1,119 @@
+import type { INestApplicationContext } from '@nestjs/common';
+import { Client, CommandInDoubtError, JobPayload, PeriodicService, resolvePeriodicEntry, RunningLockListener, WurkServer } from '../../src';
+import type { PeriodicEntry } from '../../src';
+import type { PeriodicLogger } from '../../src/periodic/periodic-logger';
+import { PeriodicStore } from '../../src/periodic/periodic-store';
+import { PeriodicTicker } from '../../src/periodic/periodic-ticker';
+import type { JobOutcome } from '../../src/server/server-middleware';
+import { periodicApp, recordTicker } from '../support/periodic-app';
+import { usePrivateRedis } from '../support/private-redis';
+import { useHarnesses } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+const silent: PeriodicLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+const TICK = 5;
+/** This year's 1 January: a yearly entry's current slot for the whole test. */
+const SLOT = Date.UTC(new Date().getUTCFullYear(), 0, 1) / 1000;
+
+/** A ticker over the real store, driven tick by tick with explicit clocks; `push` decides each push's fate. */
+function tickerFor(redis: ConstructorParameters<typeof PeriodicStore>[0], entry: PeriodicEntry, push: (payload: JobPayload) => Promise<string | null>) {
+  const ticker = new PeriodicTicker(() => [entry], new PeriodicStore(redis), push, { tickInterval: TICK, logger: silent });
+  const seen = { enqueued: [] as number[], skipped: [] as string[], failed: [] as number[] };
+  ticker.on('enqueued', ({ slot }) => seen.enqueued.push(slot));
+  ticker.on('skipped', ({ reason }) => seen.skipped.push(reason));
+  ticker.on('entryFailed', ({ retryIn }) => seen.failed.push(retryIn));
+  return { ticker, seen };
+}
+
+/** The Cogworker 0.5.0 ticker and processor rules (seed 004) that wurk's periodic follows. */
+describe('periodic: seed 004 rules', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+
+  it('pushes a rolled-back slot when its retry comes late, with catchUp off: the rollback exists so the slot is not lost', async () => {
+    const entry = resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly', catchUp: false }, 'test');
+    // An entry seen before: its first slot is not a priming one.
+    await server.redis.set(`periodic:last_slot:${entry.pjid}`, String(SLOT - 3600));
+    const client = new Client(server.redis, { timestamps: 'seconds' });
+    let calls = 0;
+    const { ticker, seen } = tickerFor(server.redis, entry, async (payload) => {
+      if (++calls === 1) throw new Error('Connection is closed.');
+      return client.push(payload);
+    });
+    await ticker.tick(SLOT * 1000 + 1000);
+    expect(seen.failed).toHaveLength(1);
+    expect(await server.redis.get(`periodic:last_slot:${entry.pjid}`)).toBe(String(SLOT - 3600));
+    // Redis was away for a minute: the retry is far more than two ticks late.
+    await ticker.tick(SLOT * 1000 + 60_000);
+    expect(seen.skipped).toEqual([]);
+    expect(seen.enqueued).toEqual([SLOT]);
+    expect(calls).toBe(2);
+  });
+
+  it('treats CommandInDoubtError as Redis away: the entry is retried on the very next tick, not backed off', async () => {
+    const entry = resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly' }, 'test');
+    const client = new Client(server.redis, { timestamps: 'seconds' });
+    let calls = 0;
+    const { ticker, seen } = tickerFor(server.redis, entry, async (payload) => {
+      if (++calls === 1) throw new CommandInDoubtError('LPUSH');
+      return client.push(payload);
+    });
+    await ticker.tick(SLOT * 1000 + 1000);
+    expect(seen.failed).toEqual([TICK]);
+    // A backed-off entry would be passed over for TICK seconds of real time.
+    await ticker.tick(SLOT * 1000 + 2000);
+    expect(seen.enqueued).toEqual([SLOT]);
+  });
+
+  describe('a quieted process', () => {
+    let app: INestApplicationContext | undefined;
+    afterEach(async () => {
+      await app?.close();
+      app = undefined;
+    });
+
+    it('pushes no slot while quiet (the seed ticks only unless quiet)', async () => {
+      app = await periodicApp(server.url, {
+        processing: true,
+        queues: ['elsewhere'],
+        tickInterval: 0.1,
+        fetchTimeout: 0.2,
+        periodic: [{ cron: '* * * * * *', class: 'EverySecond', queue: 'p' }],
+      });
+      await app.init();
+      const seen = recordTicker(app);
+      await waitFor(() => seen.enqueued.length >= 1, { what: 'a first slot pushed' });
+      app.get(WurkServer).quiet();
+      const ticks = seen.tick.length;
+      const pushed = await server.redis.llen('queue:p');
+      // Exposure, not synchronization: about 15 tick intervals and 2 new slots while quiet.
+      await new Promise((resolve) => setTimeout(resolve, 2200));
+      expect(seen.tick.length).toBe(ticks);
+      expect(await server.redis.llen('queue:p')).toBe(pushed);
+      expect(app.get(PeriodicService).entries()).toHaveLength(1);
+    });
+  });
+});
+
+describe('periodic: an until_executed job interrupted into dead', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+
+  it('releases its running lock: it will not run again, so no slot may wait on it', async () => {
+    const redis = server.client();
+    const jid = 'eeeeeeeeeeeeeeeeeeeeeeee';
+    await redis.set('periodic:running:p1', jid, 'EX', 86400);
+    // The retry write fails, and this is its 4th interruption: the interrupt files it in dead.
+    await redis.set('retry', 'not a sorted set');
+    const outcomes: JobOutcome[] = [];
+    const h = harness([{ name: 'Locked', instance: { perform: () => Promise.reject(new Error('failed')) } }]);
+    h.manager.addListener(new RunningLockListener(new PeriodicStore(h.connections.command), silent, { activeTtl: 60, refreshEvery: 10 }));
+    h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
+    const payload = { class: 'Locked', queue: 'default', jid, retry: true, args: [], interrupted_count: 3, periodic_pjid: 'p1', periodic_until_executed: true };
+    await redis.lpush('queue:default', JSON.stringify(payload));
+    await h.manager.start();
+    await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
+    expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'dead' });
+    expect(JSON.parse((await redis.zrange('dead', '0', '-1'))[0])).toMatchObject({ jid, interrupted_count: 4 });
+    await waitFor(async () => (await redis.exists('periodic:running:p1')) === 0, { timeout: 2000, what: 'the running lock released' });
+  });
+});
