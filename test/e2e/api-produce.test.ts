@@ -263,6 +263,18 @@ describe('HTTP API: the produce routes', () => {
       expect(await server.redis.zcard('retry')).toBe(0);
     });
 
+    it('looks in schedule before retry: a jid in both leaves schedule first, then retry', async () => {
+      const jid = 'b1b2c3d4e5f6a1b2c3d4e5f6';
+      const job = (extra: Record<string, unknown>) => JSON.stringify({ retry: true, queue: 'default', class: 'RecordJob', args: [], jid, created_at: 1.7e9, ...extra });
+      await server.redis.zadd('retry', String(Date.now() / 1000 + 30), job({ retry_count: 0, error_message: 'boom', error_class: 'RuntimeError', failed_at: 1.7e9 }));
+      await server.redis.zadd('schedule', String(Date.now() / 1000 + 600), job({}));
+      const first = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${jid}`, token: ADMIN_TOKEN });
+      expect(first.json).toEqual({ jid, set: 'schedule' });
+      expect(await server.redis.zcard('retry')).toBe(1);
+      const second = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${jid}`, token: ADMIN_TOKEN });
+      expect(second.json).toEqual({ jid, set: 'retry' });
+    });
+
     it('answers 404 for a queued job and leaves it queued', async () => {
       const created = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] });
       const res = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${created.json.jid}`, token: ADMIN_TOKEN });

@@ -64,6 +64,85 @@ describe('periodic: seed 004 rules', () => {
     expect(seen.enqueued).toEqual([SLOT]);
   });
 
+  describe('the rollback script', () => {
+    const store = () => new PeriodicStore(server.redis);
+    const keys = { last: 'periodic:last_slot:p1', lock: `periodic:lock:p1:${SLOT}`, running: 'periodic:running:p1' };
+
+    async function claimed(previous: string | null): Promise<void> {
+      if (previous !== null) await server.redis.set(keys.last, previous);
+      await server.redis.set(keys.last, String(SLOT));
+      await server.redis.set(keys.lock, 'j1', 'EX', 20);
+    }
+
+    it('writes slot - 1, not DEL, when there was no last_slot: the slot can still fire, even with catchUp off', async () => {
+      await claimed(null);
+      await store().rollback('p1', SLOT, '', 'j1');
+      expect(await server.redis.get(keys.last)).toBe(String(SLOT - 1));
+      expect(await server.redis.exists(keys.lock)).toBe(0);
+    });
+
+    it('puts the previous last_slot back, only while last_slot still is this slot', async () => {
+      await claimed(String(SLOT - 3600));
+      await store().rollback('p1', SLOT, String(SLOT - 3600), 'j1');
+      expect(await server.redis.get(keys.last)).toBe(String(SLOT - 3600));
+      // A later slot claimed since: left alone (but this slot's lock still goes).
+      await server.redis.set(keys.last, String(SLOT + 60));
+      await server.redis.set(keys.lock, 'j1');
+      await store().rollback('p1', SLOT, String(SLOT - 3600), 'j1');
+      expect(await server.redis.get(keys.last)).toBe(String(SLOT + 60));
+      expect(await server.redis.exists(keys.lock)).toBe(0);
+    });
+
+    it('releases the running lock in the same step, owner-checked, and best-effort', async () => {
+      await claimed(null);
+      await server.redis.set(keys.running, 'j1');
+      await store().rollback('p1', SLOT, '', 'j1');
+      expect(await server.redis.exists(keys.running)).toBe(0);
+      await claimed(null);
+      await server.redis.set(keys.running, 'someone-else');
+      await store().rollback('p1', SLOT, '', 'j1');
+      expect(await server.redis.get(keys.running)).toBe('someone-else');
+      // A lock of the wrong type does not make an applied rollback fail (and be retried forever).
+      await claimed(null);
+      await server.redis.del(keys.running);
+      await server.redis.hset(keys.running, 'not', 'a string');
+      await expect(store().rollback('p1', SLOT, '', 'j1')).resolves.toBeUndefined();
+      expect(await server.redis.get(keys.last)).toBe(String(SLOT - 1));
+    });
+  });
+
+  describe('a rollback that fails on its own', () => {
+    /** The push fails as if Redis were away (no entry back-off) after last_slot was made unreadable, so the rollback fails too. */
+    async function failedRollback() {
+      const entry = resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly' }, 'test');
+      const { ticker, seen } = tickerFor(server.redis, entry, async () => {
+        await server.redis.del(`periodic:last_slot:${entry.pjid}`);
+        await server.redis.hset(`periodic:last_slot:${entry.pjid}`, 'not', 'a string');
+        throw new Error('Connection is closed.');
+      });
+      const rollbacks: unknown[] = [];
+      ticker.on('rollbackFailed', (event) => rollbacks.push(event));
+      await ticker.tick(SLOT * 1000 + 1000);
+      expect(rollbacks).toHaveLength(1);
+      expect(seen.failed).toEqual([TICK]);
+      return { ticker, seen, rollbacks };
+    }
+
+    it('backs off: it is not retried on the very next tick', async () => {
+      const { ticker, rollbacks } = await failedRollback();
+      await ticker.tick(SLOT * 1000 + 2000);
+      expect(rollbacks).toHaveLength(1);
+    });
+
+    it("keeps the entry's slot unlooked-at while its rollback is pending", async () => {
+      const { ticker, seen } = await failedRollback();
+      await ticker.tick(SLOT * 1000 + 2000);
+      // A claim would have read the unreadable last_slot and failed the entry.
+      expect(seen.failed).toEqual([TICK]);
+      expect(seen.enqueued).toEqual([]);
+    });
+  });
+
   describe('a quieted process', () => {
     let app: INestApplicationContext | undefined;
     afterEach(async () => {
@@ -115,5 +194,61 @@ describe('periodic: an until_executed job interrupted into dead', () => {
     expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'dead' });
     expect(JSON.parse((await redis.zrange('dead', '0', '-1'))[0])).toMatchObject({ jid, interrupted_count: 4 });
     await waitFor(async () => (await redis.exists('periodic:running:p1')) === 0, { timeout: 2000, what: 'the running lock released' });
+  });
+});
+
+/**
+ * The processor's interrupt (seed 004), for a job that ran and failed and
+ * whose retry/dead write failed: the key of the planned set holds the wrong
+ * type, so the interrupt cannot land either and is remembered; once the key
+ * is repaired, the orphan check files it where and when it was planned.
+ */
+describe('processor: the interrupt rules', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+  const jid = 'ffffffffffffffffffffffff';
+
+  async function interrupt(extra: Record<string, unknown>, broken: 'retry' | 'dead', landsIn: 'retry' | 'dead' = broken): Promise<{ outcome: JobOutcome; settledAt: number; score: number; entry: Record<string, unknown> }> {
+    const redis = server.client();
+    await redis.set(broken, 'not a sorted set');
+    const outcomes: JobOutcome[] = [];
+    let settledAt = 0;
+    const h = harness([{ name: 'Failing', instance: { perform: () => Promise.reject(new Error('failed')) } }], { orphanCheckInterval: 1 });
+    h.manager.addListener({ onSettled: (_context, outcome) => void (outcomes.push(outcome), (settledAt = Date.now() / 1000)) });
+    await redis.lpush('queue:default', JSON.stringify({ class: 'Failing', queue: 'default', jid, retry: true, args: [], ...extra }));
+    await h.manager.start();
+    await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
+    await redis.del(broken);
+    await waitFor(async () => (await redis.zcard(landsIn)) === 1, { timeout: 15000, what: `the filing in ${landsIn}` });
+    const [member, score] = await redis.zrange(landsIn, '0', '-1', 'WITHSCORES');
+    return { outcome: outcomes[0], settledAt, score: Number(score), entry: JSON.parse(member) };
+  }
+
+  it.each([
+    [1, {}],
+    [2, { interrupted_count: 1 }],
+    [3, { interrupted_count: 2 }],
+  ])('files interruption %i in retry after 30 s times the count', async (count, extra) => {
+    const { outcome, settledAt, score, entry } = await interrupt(extra, 'retry');
+    expect(outcome).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    expect(entry).toMatchObject({ jid, interrupted_count: count, error_message: 'failed' });
+    expect(score - settledAt).toBeGreaterThan(30 * count - 3);
+    expect(score - settledAt).toBeLessThanOrEqual(30 * count + 0.5);
+    expect(await server.client().zcard('dead')).toBe(0);
+  });
+
+  it('files the 4th interruption in dead', async () => {
+    const { outcome, entry } = await interrupt({ interrupted_count: 3 }, 'retry', 'dead');
+    expect(outcome).toMatchObject({ kind: 'interrupted', filedIn: 'dead' });
+    expect(entry).toMatchObject({ jid, interrupted_count: 4 });
+    expect(await server.client().zcard('retry')).toBe(0);
+  });
+
+  it('files an interruption in dead when no retries are left', async () => {
+    const { outcome, entry, score, settledAt } = await interrupt({ retry: 2, retry_count: 1 }, 'dead');
+    expect(outcome).toMatchObject({ kind: 'interrupted', filedIn: 'dead' });
+    expect(entry).toMatchObject({ jid, interrupted_count: 1, retry_count: 2 });
+    expect(Math.abs(score - settledAt)).toBeLessThan(3);
+    expect(await server.client().zcard('retry')).toBe(0);
   });
 });
