@@ -102,6 +102,8 @@ export class Capsule implements GatedPool {
   /** When a stall check last found the event loop had been blocked (see checkStall). */
   private loopResumedAt = 0;
   private stallTimer: NodeJS.Timeout | undefined;
+  /** The last claim failed (Redis away): stalls mean nothing until one succeeds. */
+  private fetchFailing = false;
   private readonly stallMs: number;
 
   constructor(private readonly deps: CapsuleDeps) {
@@ -260,8 +262,10 @@ export class Capsule implements GatedPool {
       try {
         jobs = await this.fetcher.claim(wanted, startNow);
         backoff = 0;
+        this.fetchFailing = false;
       } catch (error) {
         this.reserved = 0;
+        this.fetchFailing = true;
         this.deps.gate.nudge(this);
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
@@ -353,6 +357,12 @@ export class Capsule implements GatedPool {
   private checkStall(due: number): void {
     this.stallTimer = undefined;
     if (this.quieted || this.prefetched.length === 0) return;
+    // Redis away stalls every job alike: nothing to judge, and a hand-back could not land.
+    if (this.fetchFailing) {
+      this.loopResumedAt = performance.now();
+      this.armStallGuard();
+      return;
+    }
     const now = performance.now();
     if (now - due > this.stallMs / 2) this.loopResumedAt = now;
     const still = now - this.stallWatchedSince();
