@@ -297,6 +297,14 @@ export class Capsule implements GatedPool {
         logger.error(`${this.label}giving back ${unstarted.length} unstarted job(s) failed (release() at stop sweeps them back): ${errorMessageOf(error)}`);
       }
     }
+    // Jobs that finished while the last claim was on its way held their acks
+    // for it, and it had left before them: no claim follows a quiet, so they
+    // go now, or a quiet process would keep finished jobs in its private list.
+    try {
+      await this.fetcher.flush();
+    } catch (error) {
+      logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`);
+    }
   }
 
   /** Log prefix naming the capsule, when there is more than the default one. */
