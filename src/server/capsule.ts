@@ -428,7 +428,10 @@ export class Capsule implements GatedPool {
       const twin = this.prefetched.findIndex((other) => other.raw === job?.raw && other.queue === job.queue);
       if (twin >= 0) job.suspect = this.prefetched.splice(twin, 1)[0].suspect;
     }
-    if (!job || (job.suspect && !expected.suspect)) {
+    // Its queue was paused while the start mark was on its way: `pause()` has
+    // returned, so nothing of that queue may begin now; it goes back unstarted.
+    const pausedMeanwhile = job !== null && this.deps.paused.has(job.queue);
+    if (!job || (job.suspect && !expected.suspect) || pausedMeanwhile) {
       // Nothing to start, or a suspect that may not run beside others: it goes back unstarted.
       if (job) {
         const back = job;
