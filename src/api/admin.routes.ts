@@ -18,6 +18,22 @@ const NAME_SHAPE = /^[\x21-\x7e]{1,255}$/;
 const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
 type SetSegment = keyof typeof SETS;
 
+/**
+ * A sorted set's routes: the contract's list and per-entry actions, and
+ * wurk's set-wide ones (run all, kill all, clear). Dead has no kill.
+ */
+function setRoutes(segment: SetSegment): RouteSpec[] {
+  const route = (name: string, method: RouteSpec['method'], path: string, scope: RouteSpec['scope']): RouteSpec => ({ name: `${segment}.${name}`, method, pattern: `/v1/${segment}${path}`, scope });
+  return [
+    route('list', 'GET', '', 'read'),
+    route('run', 'POST', '/:jid/run', 'admin'),
+    ...(segment === 'dead' ? [] : [route('kill', 'POST', '/:jid/kill', 'admin'), route('kill_all', 'POST', '/kill-all', 'admin')]),
+    route('delete', 'DELETE', '/:jid', 'admin'),
+    route('run_all', 'POST', '/run-all', 'admin'),
+    route('clear', 'DELETE', '', 'admin'),
+  ];
+}
+
 /** The read and operate routes of contract §1.10; `read` to look, `admin` to act. */
 export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'stats', method: 'GET', pattern: '/v1/stats', scope: 'read' },
@@ -26,25 +42,15 @@ export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'queues.show', method: 'GET', pattern: '/v1/queues/:name', scope: 'read' },
   { name: 'queues.pause', method: 'POST', pattern: '/v1/queues/:name/pause', scope: 'admin' },
   { name: 'queues.unpause', method: 'POST', pattern: '/v1/queues/:name/unpause', scope: 'admin' },
-  ...(Object.keys(SETS) as SetSegment[]).flatMap((segment): RouteSpec[] => [
-    { name: `${segment}.list`, method: 'GET', pattern: `/v1/${segment}`, scope: 'read' },
-    { name: `${segment}.run`, method: 'POST', pattern: `/v1/${segment}/:jid/run`, scope: 'admin' },
-    ...(segment === 'dead' ? [] : [{ name: `${segment}.kill`, method: 'POST', pattern: `/v1/${segment}/:jid/kill`, scope: 'admin' } as RouteSpec]),
-    { name: `${segment}.delete`, method: 'DELETE', pattern: `/v1/${segment}/:jid`, scope: 'admin' },
-  ]),
+  ...(Object.keys(SETS) as SetSegment[]).flatMap(setRoutes),
   { name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
   { name: 'processes.show', method: 'GET', pattern: '/v1/processes/:identity', scope: 'read' },
   { name: 'processes.quiet', method: 'POST', pattern: '/v1/processes/:identity/quiet', scope: 'admin' },
   { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
   { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
   { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
-  // wurk's additions to §1.10, what a dashboard needs beyond the contract's reads.
+  // wurk's additions to §1.10, what a dashboard needs beyond the contract's reads (the set-wide actions are with the sets above).
   { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
-  ...(Object.keys(SETS) as SetSegment[]).flatMap((segment): RouteSpec[] => [
-    { name: `${segment}.run_all`, method: 'POST', pattern: `/v1/${segment}/run-all`, scope: 'admin' },
-    ...(segment === 'dead' ? [] : [{ name: `${segment}.kill_all`, method: 'POST', pattern: `/v1/${segment}/kill-all`, scope: 'admin' } as RouteSpec]),
-    { name: `${segment}.clear`, method: 'DELETE', pattern: `/v1/${segment}`, scope: 'admin' },
-  ]),
   { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
   { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
 ];

@@ -104,7 +104,7 @@ describe('dashboard in a real Chromium', () => {
       if (message.type() === 'error') problems.push(message.text());
     });
     page.on('pageerror', (error) => problems.push(error.message));
-    (page as Page & { problems?: string[] }).problems = problems;
+    pageProblems.set(page, problems);
     await page.goto(`${base}${hash}`);
     await page.fill('input[name=token]', token);
     await page.click('button[type=submit]');
@@ -112,8 +112,10 @@ describe('dashboard in a real Chromium', () => {
     return page;
   }
 
+  /** Console errors and uncaught exceptions of each page (a CSP violation is one). */
+  const pageProblems = new WeakMap<Page, string[]>();
   function problemsOf(page: Page): string[] {
-    return (page as Page & { problems?: string[] }).problems ?? [];
+    return pageProblems.get(page) ?? [];
   }
 
   it('serves the page under a strict CSP, redirects to the trailing slash, and refuses other files', async () => {
