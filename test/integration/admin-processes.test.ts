@@ -2,9 +2,10 @@ import { Health } from '../../src/admin/health';
 import { ProcessSet } from '../../src/admin/process-set';
 import { WorkSet } from '../../src/admin/work-set';
 import { Keys } from '../../src/redis/keys';
-import { Heartbeat } from '../../src/server/heartbeat';
+import type { Heartbeat } from '../../src/server/heartbeat';
 import type { RemoteSignal } from '../../src/server/heartbeat-port';
 import { newProcessIdentity } from '../../src/server/identity';
+import { startLiveHeartbeat } from '../support/live-heartbeat';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
@@ -18,15 +19,7 @@ describe('admin: processes and busy work over live heartbeats', () => {
   const runAt = Math.floor(Date.now() / 1000) - 5;
 
   beforeAll(async () => {
-    heartbeat = new Heartbeat({
-      redis: { url: server.url },
-      identity,
-      info: { tag: 'billing', labels: ['blue'], concurrency: 10, queues: ['critical', 'default'], weights: [{ critical: 2, default: 1 }], version: '0.1.0', startedAt: Date.now() / 1000 - 60 },
-      interval: 0.2,
-      ttl: 60,
-    });
-    heartbeat.onSignal((signal) => received.push(signal));
-    await heartbeat.start();
+    heartbeat = await startLiveHeartbeat(server.url, identity, received);
     heartbeat.setWork([{ tid: 'p1', queue: 'critical', payload: PAYLOAD, runAt }]);
   });
 

@@ -1,9 +1,10 @@
-import { Heartbeat } from '../../src/server/heartbeat';
+import type { Heartbeat } from '../../src/server/heartbeat';
 import type { RemoteSignal } from '../../src/server/heartbeat-port';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
 import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
+import { startLiveHeartbeat } from '../support/live-heartbeat';
 import { usePrivateRedis } from '../support/private-redis';
 
 interface RubyProcess {
@@ -72,15 +73,7 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
   const runAt = Math.floor(Date.now() / 1000) - 5;
 
   beforeAll(async () => {
-    heartbeat = new Heartbeat({
-      redis: { url: server.url },
-      identity,
-      info: { tag: 'billing', labels: ['blue'], concurrency: 10, queues: ['critical', 'default'], weights: [{ critical: 2, default: 1 }], version: '0.1.0', startedAt: Date.now() / 1000 - 60 },
-      interval: 0.2,
-      ttl: 60,
-    });
-    heartbeat.onSignal((signal) => received.push(signal));
-    await heartbeat.start();
+    heartbeat = await startLiveHeartbeat(server.url, identity, received);
     heartbeat.setWork([
       { tid: 'p1', queue: 'critical', payload: PAYLOAD_A, runAt },
       { tid: 'p2', queue: 'default', payload: PAYLOAD_B, runAt: runAt + 1 },
