@@ -4,6 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
 import { Client, ClientService, InvalidJobError, JobPayload, uniqueDigest, Worker, WurkConfigError, WurkModule } from '../../src';
 import { uniqueClientMiddleware, carriesUniqueFor } from '../../src/unique/unique-client';
+import { ApiApp, call, ENQUEUE_TOKEN, startApiApp, TOKENS } from '../e2e/api-app';
 import { commandDelta, commandStats } from '../support/command-counter';
 import { usePrivateRedis } from '../support/private-redis';
 import { RedisServer } from '../support/redis-server';
@@ -212,5 +213,30 @@ describe('unique jobs (contract §5)', () => {
     @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, processing: false })], providers: [Encrypted] })
     class BadModule {}
     await expect(NestFactory.createApplicationContext(BadModule, { logger: false, abortOnError: false })).rejects.toThrow(WurkConfigError);
+  });
+});
+
+describe('unique jobs over the HTTP API', () => {
+  const server = usePrivateRedis();
+  let api: ApiApp;
+
+  beforeAll(async () => {
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' });
+  });
+  afterAll(async () => {
+    await api.close();
+  });
+
+  it('a losing push is 200 {"jid":null} and writes nothing; bulk has null at its index', async () => {
+    const job = JSON.stringify({ class: 'Ruby::Mailer', queue: 'http', args: [1.0], unique_for: 60 });
+    const first = await call(api.port, { method: 'POST', path: '/api/v1/jobs', token: ENQUEUE_TOKEN, body: job });
+    expect(first.status).toBe(201);
+    const second = await call(api.port, { method: 'POST', path: '/api/v1/jobs', token: ENQUEUE_TOKEN, body: job });
+    expect([second.status, second.text]).toEqual([200, '{"jid":null}']);
+    expect(await server.redis.llen('queue:http')).toBe(1);
+    const bulk = await call(api.port, { method: 'POST', path: '/api/v1/jobs/bulk', token: ENQUEUE_TOKEN, body: JSON.stringify({ class: 'Ruby::Mailer', queue: 'http', args: [[1.0], [2]], unique_for: 60 }) });
+    expect(bulk.json.jids[0]).toBeNull();
+    expect(bulk.json.jids[1]).toMatch(/^[0-9a-f]{24}$/);
+    expect(await server.redis.llen('queue:http')).toBe(2);
   });
 });
