@@ -1,42 +1,41 @@
--- Reliable fetch: acknowledges finished jobs, then claims up to ARGV[2] jobs
--- into this process's lists of claimed (not yet started) jobs, in one round
--- trip.
+-- Reliable fetch: acknowledges finished jobs, marks claimed jobs started,
+-- then claims up to ARGV[2] jobs into this process's lists of claimed (not
+-- yet started) jobs, in one round trip.
 --
 -- KEYS[3i-2] = queue:<name> (public), KEYS[3i-1] = its claimed list
 --   (queue:<name>|<host>|<pid>|<nonce>|1), KEYS[3i] = its in-progress list
 --   (…|0), for i = 1..ARGV[1], in fetch order;
 -- KEYS[3n+1] = paused (Sidekiq Pro's SET of paused queue names),
--- KEYS[3n+2] = wurk:suspects, KEYS[3n+3] = dead;
--- KEYS[3n+4..] = super_fetch:recovered:<jid> of every acknowledged job.
--- ARGV[1] = n (queue triples), ARGV[2] = most jobs to claim (0 = acks only),
--- ARGV[3] = m: claim only from the first m triples (the others, paused
--- queues, are listed for their acks only), ARGV[4] = s: the oldest s jobs
--- claimed go straight to the in-progress list (the caller holds s free
--- slots and starts them at once), ARGV[5] = dead trim: drop entries scored
--- below this, ARGV[6] = keep at most this many dead entries, ARGV[7] = now
--- (float seconds, the dead score), ARGV[8] = now as a payload timestamp
--- (failed_at), then per triple i: a mode ("D" =
--- nothing else of ours is in that in-progress list, drop it whole; "L" =
--- LTRIM them off its tail when they are its c oldest entries, else LREM
--- each), a count c, and c payloads to ack.
+-- KEYS[3n+2] = wurk:suspects;
+-- KEYS[3n+3..] = super_fetch:recovered:<jid> of every acknowledged job.
+-- ARGV[1] = n (queue triples), ARGV[2] = most jobs to claim (0 = acks and
+-- starts only), ARGV[3] = m: claim only from the first m triples (the
+-- others, paused queues or queues named for their acks and starts only,
+-- are not claimed from), ARGV[4] = s: the oldest s jobs claimed go straight
+-- to the in-progress list (the caller holds s free slots and starts them at
+-- once); then per triple i: a mode ("D" = nothing else of ours is in that
+-- in-progress list, drop it whole; "L" = LTRIM them off its tail when they
+-- are its c oldest entries, else LREM each), a count c of payloads to ack,
+-- a count b of claimed jobs to start (the b oldest of its claimed list move
+-- to its in-progress list: their performs are about to begin), and the c
+-- payloads.
 --
--- Returns a flat array {triple index, state, payload, ...}, oldest first,
--- state "s" (started: in the in-progress list), "c" (claimed) or "x" (a
--- claimed suspect: recovered from a dead process after it started there,
--- it runs alone, so it and every job after it are only claimed) or "d"
--- (bytes that are not valid UTF-8, payload ""); then
--- {"!", key, error} for every key that
--- holds the wrong type (skipped, so one bad key never stops the other
--- queues), {"?", key, count} for every ack batch that matched fewer jobs
--- than it named (a bug or a foreign writer: the caller logs it loudly), and
--- {"P", triple index, ""} for every claimable queue found paused (the
--- caller must not block on it either).
+-- Returns a flat array {triple index, state, payload, ...}, oldest first:
+-- state "b" (begun: one of the b claimed jobs just moved to the in-progress
+-- list), then for the jobs claimed by this call "s" (started: claimed
+-- straight into the in-progress list), "c" (claimed) or "x" (a claimed
+-- suspect: recovered from a dead process after it started there, it runs
+-- alone, so it and every job after it are only claimed); then
+-- {"!", key, error} for every key that holds the wrong type (skipped, so one
+-- bad key never stops the other queues), {"?", key, count} for every ack
+-- batch that matched fewer jobs than it named (a bug or a foreign writer:
+-- the caller logs it loudly), and {"P", triple index, ""} for every
+-- claimable queue found paused (the caller must not block on it either).
 --
--- A claimed payload whose bytes are not valid UTF-8 never reaches the
--- caller: ioredis would decode it with replacement characters, and every
--- later step that finds a payload by value (acknowledging it, filing it,
--- handing it back) would match nothing. It is filed in dead instead,
--- wrapped as Wurk::InvalidPayload with its bytes kept base64-encoded.
+-- Payloads go out as stored. The caller reads them as bytes and files in
+-- dead any that is not valid UTF-8 (ioredis would decode it with replacement
+-- characters, and every later step that finds a payload by value would
+-- match nothing): checking here, in Lua, costs a millisecond per 100 KB.
 --
 -- A queue in `paused` is not claimed from even when listed as claimable:
 -- the caller's view of the set may be seconds old, and a pause must stop
@@ -45,14 +44,23 @@
 -- Claiming is LRANGE + LTRIM + LPUSH per queue, not one LMOVE per job: three
 -- commands for a whole batch. The jobs sit in the claimed list from the same
 -- atomic step, so a crash right after loses nothing; a job moves on to the
--- in-progress list (one LMOVE) only when its perform is about to start,
+-- in-progress list only when its perform is about to start (the starts of
+-- one turn of the caller's event loop travel together, with its acks),
 -- unless it was claimed for a free slot and went there at once.
+
+-- Acknowledged payloads longer than this are removed one LREM each, never
+-- compared by reading the list's tail: every payload read into Lua costs
+-- about a microsecond per 1 KB, more than the LREMs it saves.
+local LARGE_PAYLOAD = 2048
 
 -- Whether the `count` oldest jobs of a private list (its right end) are
 -- exactly the acknowledged ones, in any order: then one LTRIM removes them
 -- all. Jobs are claimed in batches and mostly finish in claim order, so
 -- this is the common case when other jobs of ours are still running.
 local function tail_matches(list, pos, count)
+  for j = pos, pos + count - 1 do
+    if #ARGV[j] > LARGE_PAYLOAD then return false end
+  end
   local tail = redis.pcall("LRANGE", list, -count, -1)
   if type(tail) ~= "table" or tail.err or #tail ~= count then return false end
   local wanted = {}
@@ -65,19 +73,19 @@ local function tail_matches(list, pos, count)
   return true
 end
 
--- #include invalid_payload
-
 local n = tonumber(ARGV[1])
 local limit = tonumber(ARGV[2])
 local out = {}
 local claimable = tonumber(ARGV[3])
 local suspects = KEYS[3 * n + 2]
 local start_left = tonumber(ARGV[4])
-local pos = 9
+local begin = {}
+local pos = 5
 for i = 1, n do
   local mode = ARGV[pos]
   local count = tonumber(ARGV[pos + 1])
-  pos = pos + 2
+  begin[i] = tonumber(ARGV[pos + 2])
+  pos = pos + 3
   if count > 0 then
     local started = KEYS[3 * i]
     local matched = count
@@ -107,8 +115,45 @@ for i = 1, n do
     pos = pos + count
   end
 end
-if #KEYS > 3 * n + 3 then
-  redis.call("DEL", unpack(KEYS, 3 * n + 4))
+if #KEYS > 3 * n + 2 then
+  redis.call("DEL", unpack(KEYS, 3 * n + 3))
+end
+
+-- Moves the b oldest jobs of triple i's claimed list to its in-progress
+-- list (fewer when some were handed back meanwhile). The push comes before
+-- the trim: a failing push leaves them claimed, never in neither list.
+local function start_claimed(i, b)
+  local claimed, started = KEYS[3 * i - 1], KEYS[3 * i]
+  if b == 1 then
+    local moved = redis.pcall("LMOVE", claimed, started, "RIGHT", "LEFT")
+    if type(moved) == "table" and moved.err then
+      out[#out + 1] = "!"; out[#out + 1] = started; out[#out + 1] = moved.err
+    elseif moved then
+      out[#out + 1] = i; out[#out + 1] = "b"; out[#out + 1] = moved
+    end
+    return
+  end
+  local items = redis.pcall("LRANGE", claimed, -b, -1)
+  if items.err then
+    out[#out + 1] = "!"; out[#out + 1] = claimed; out[#out + 1] = items.err
+    return
+  end
+  if #items == 0 then return end
+  local oldest_first = {}
+  for k = #items, 1, -1 do oldest_first[#oldest_first + 1] = items[k] end
+  local pushed = redis.pcall("LPUSH", started, unpack(oldest_first))
+  if type(pushed) == "table" and pushed.err then
+    out[#out + 1] = "!"; out[#out + 1] = started; out[#out + 1] = pushed.err
+    return
+  end
+  redis.call("LTRIM", claimed, 0, -#items - 1)
+  for _, payload in ipairs(oldest_first) do
+    out[#out + 1] = i; out[#out + 1] = "b"; out[#out + 1] = payload
+  end
+end
+
+for i = 1, n do
+  if begin[i] > 0 then start_claimed(i, begin[i]) end
 end
 
 -- A `paused` key of the wrong type pauses nothing, as the caller's own read does.
@@ -140,9 +185,7 @@ for i = 1, claimable do
     local states, started, waiting = {}, {}, {}
     for k = 1, size do
       local state = "c"
-      if not valid_utf8(oldest_first[k]) then
-        state = "d"
-      elseif any_suspects and redis.call("SISMEMBER", suspects, oldest_first[k]) == 1 then
+      if any_suspects and redis.call("SISMEMBER", suspects, oldest_first[k]) == 1 then
         state = "x"
         start_left = 0
       elseif start_left > 0 then
@@ -150,7 +193,7 @@ for i = 1, claimable do
         start_left = start_left - 1
       end
       states[k] = state
-      if state == "s" then started[#started + 1] = oldest_first[k] elseif state ~= "d" then waiting[#waiting + 1] = oldest_first[k] end
+      if state == "s" then started[#started + 1] = oldest_first[k] else waiting[#waiting + 1] = oldest_first[k] end
     end
     local pushed = #waiting > 0 and redis.pcall("LPUSH", claimed, unpack(waiting)) or 0
     if type(pushed) == "table" and pushed.err then
@@ -167,17 +210,7 @@ for i = 1, claimable do
       end
       redis.call("LTRIM", public, 0, -size - 1)
       for k = 1, size do
-        local payload = oldest_first[k]
-        if states[k] == "d" then
-          local filed, err = pcall(bury_invalid, KEYS[3 * n + 3], payload, string.sub(public, 7), "not valid UTF-8", ARGV[8], ARGV[7], ARGV[5], ARGV[6])
-          if not filed then
-            -- Dead cannot take it: it stays at the head of its queue, never lost.
-            redis.call("RPUSH", public, payload)
-            out[#out + 1] = "!"; out[#out + 1] = KEYS[3 * n + 3]; out[#out + 1] = tostring(err)
-          end
-          payload = ""
-        end
-        out[#out + 1] = i; out[#out + 1] = states[k]; out[#out + 1] = payload
+        out[#out + 1] = i; out[#out + 1] = states[k]; out[#out + 1] = oldest_first[k]
       end
       want = want - size
     end

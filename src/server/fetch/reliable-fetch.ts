@@ -2,12 +2,12 @@ import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../../job/time';
 import { Keys } from '../../redis/keys';
-import { runScript } from '../../redis/scripts';
+import { runScript, runScriptForBytes } from '../../redis/scripts';
 import type { ProcessIdentity } from '../identity';
 import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
-import { buryInvalidBytes, invalidPayloadArgs, logInvalidBytes } from './invalid-bytes';
+import { buryInvalidBytes } from './invalid-bytes';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
@@ -30,6 +30,12 @@ export interface ReliableFetchOptions {
 
 /** At most this many sent acks are kept for a replay, whatever the window. */
 const MAX_REPLAY_ACKS = 50000;
+
+interface PendingStart {
+  expected: ClaimedJob;
+  resolve(job: ClaimedJob | null): void;
+  reject(error: unknown): void;
+}
 
 interface SentAck {
   at: number;
@@ -95,6 +101,8 @@ export class ReliableFetch implements Fetcher {
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
   private readonly badKeysLogged = new Map<string, number>();
+  /** Starts asked for in this turn of the event loop, sent together by sendStarts. */
+  private pendingStarts: PendingStart[] = [];
   /** Acks sent within `ackReplayMs`, oldest first. */
   private sentAcks: SentAck[] = [];
 
@@ -246,29 +254,60 @@ export class ReliableFetch implements Fetcher {
    * the jobs claimed before it were handed back meanwhile (by the
    * heartbeat thread while the event loop was stuck, or a lost reply), and
    * null means none is left. What it returns is ours to run either way.
+   *
+   * The starts asked for in one turn of the event loop travel in one
+   * fetch.lua call, with the acks held meanwhile: a slot that frees up
+   * costs no round trip of its own.
    */
   async start(expected: ClaimedJob): Promise<ClaimedJob | null> {
-    const privateKey = this.privateKey(expected.queue);
     while (this.dropping) await this.dropping;
-    this.count(privateKey, 1);
-    let raw: string | null;
-    try {
-      raw = await this.command.lmove(this.claimedKey(expected.queue), privateKey, 'RIGHT', 'LEFT');
-    } catch (error) {
+    this.count(this.privateKey(expected.queue), 1);
+    return new Promise<ClaimedJob | null>((resolve, reject) => {
+      this.pendingStarts.push({ expected, resolve, reject });
+      // Sent one turn later: the claim that the same freed slots wake (also
+      // a setImmediate) then carries them, and they cost no call of their own.
+      if (this.pendingStarts.length === 1) setImmediate(() => setImmediate(() => void this.sendStarts()));
+    });
+  }
+
+  /** Starts no other fetch.lua call took along meanwhile. */
+  private async sendStarts(): Promise<void> {
+    if (this.pendingStarts.length === 0) return;
+    // Outside the one-at-a-time order of the other calls, so it never drops
+    // an in-progress list whole: a claim on its way may be starting jobs in
+    // it. Its failure reached the starts it carried; nothing else waits on it.
+    await this.runFetch(this.command, [], 0, 0, false).catch(() => undefined);
+  }
+
+  /** Resolves each start carried by a fetch.lua call with the job it moved (in order, by queue). */
+  private settleStarts(batch: PendingStart[], begun: ClaimedJob[], badKeys: Set<string>): void {
+    for (const { expected, resolve, reject } of batch) {
+      const index = begun.findIndex((job) => job.queue === expected.queue);
+      const job = index >= 0 ? begun.splice(index, 1)[0] : undefined;
+      const privateKey = this.privateKey(expected.queue);
+      if (job?.raw === expected.raw) {
+        expected.privateKey = privateKey;
+        resolve(expected);
+      } else if (job) {
+        resolve(job);
+      } else {
+        this.count(privateKey, -1);
+        // A list of the wrong type moved nothing: the caller retries, as after any failed start.
+        const refused = [this.claimedKey(expected.queue), privateKey].find((key) => badKeys.has(key));
+        if (refused) reject(new Error(`could not mark a job of ${expected.queue} started: ${refused} holds the wrong kind of value`));
+        else resolve(null);
+      }
+    }
+  }
+
+  private failStarts(batch: PendingStart[], error: unknown): void {
+    for (const { expected, reject } of batch) {
       // It may have moved with the reply lost: then it is a stray there.
+      const privateKey = this.privateKey(expected.queue);
       this.count(privateKey, -1);
       this.taint(privateKey);
-      throw error;
+      reject(error);
     }
-    if (raw === null) {
-      this.count(privateKey, -1);
-      return null;
-    }
-    if (raw === expected.raw) {
-      expected.privateKey = privateKey;
-      return expected;
-    }
-    return { raw, queue: expected.queue, privateKey };
   }
 
   acknowledge(job: ClaimedJob, jid: string): void {
@@ -430,34 +469,39 @@ export class ReliableFetch implements Fetcher {
     return run;
   }
 
-  private async runFetch(connection: Redis, queues: string[], max: number, startNow: number): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
+  /**
+   * One fetch.lua call: every call carries the held acks and the starts
+   * asked for so far, and claims up to `max` jobs from `queues` (none when 0).
+   */
+  private async runFetch(connection: Redis, queues: string[], max: number, startNow: number, mayDrop = true): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
+    const startBatch = this.pendingStarts;
+    this.pendingStarts = [];
+    const starts = new Map<string, number>();
+    for (const { expected } of startBatch) starts.set(expected.queue, (starts.get(expected.queue) ?? 0) + 1);
     const held = this.held;
     const jids = this.heldJids;
     const replayed = this.replaying;
     this.replaying = false;
     this.held = new Map();
     this.heldJids = [];
-    // Queues not fetched from this time (paused) still get their acks.
-    const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && held.has(this.privateKey(name)))];
+    // Queues not fetched from this time (paused, or a call for starts only) still get their acks and starts.
+    const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && (held.has(this.privateKey(name)) || starts.has(name)))];
     const keys: string[] = [];
-    const args: (string | number)[] = [listed.length, max, queues.length, startNow, ...invalidPayloadArgs(this.options)];
+    const args: (string | number)[] = [listed.length, max, queues.length, startNow];
     let dropsWhole = false;
     for (const queue of listed) {
       const privateKey = this.privateKey(queue);
       keys.push(Keys.queue(queue), this.claimedKey(queue), privateKey);
-      const acks = held.get(privateKey);
-      if (acks && acks.length > 0) {
-        const whole = (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
-        dropsWhole ||= whole;
-        args.push(whole ? 'D' : 'L', acks.length, ...acks);
-      } else {
-        args.push('L', 0);
-      }
+      const acks = held.get(privateKey) ?? [];
+      const whole = mayDrop && acks.length > 0 && (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
+      dropsWhole ||= whole;
+      args.push(whole ? 'D' : 'L', acks.length, starts.get(queue) ?? 0, ...acks);
     }
-    keys.push(Keys.paused, Keys.suspects, Keys.dead);
+    keys.push(Keys.paused, Keys.suspects);
     for (const jid of jids) keys.push(Keys.recovered(jid));
-    let reply: Array<string | number>;
-    const call = runScript<Array<string | number>>(connection, 'fetch', keys, args);
+    let reply: Array<Buffer | number>;
+    // Payloads come back as bytes: whether they are valid UTF-8 is checked here, not in Lua.
+    const call = runScriptForBytes<Array<Buffer | number>>(connection, 'fetch', keys, args);
     if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
     try {
       reply = await call;
@@ -467,43 +511,56 @@ export class ReliableFetch implements Fetcher {
       this.restore(held, jids);
       if (max > 0) for (const queue of queues) this.taint(this.claimedKey(queue));
       if (startNow > 0) for (const queue of queues) this.taint(this.privateKey(queue));
+      this.failStarts(startBatch, error);
       throw error;
     }
     this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
+    const begun: ClaimedJob[] = [];
     const badKeys = new Set<string>();
     const pausedNow = new Set<string>();
     for (let i = 0; i < reply.length; i += 3) {
-      if (reply[i] === 'P') {
+      const head = String(reply[i]);
+      if (head === 'P') {
         // Paused since our last read of the set: not blocked on either.
-        pausedNow.add(queues[Number(reply[i + 1]) - 1]);
+        pausedNow.add(listed[Number(reply[i + 1]) - 1]);
         continue;
       }
-      if (reply[i] === '!') {
+      if (head === '!') {
         badKeys.add(String(reply[i + 1]));
         this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
         continue;
       }
-      if (reply[i] === '?' && replayed) continue;
-      if (reply[i] === '?') {
+      if (head === '?' && replayed) continue;
+      if (head === '?') {
         // An acknowledgment that removes nothing leaves a job that ran where
         // orphan recovery would run it again: never accepted in silence.
         this.options.logger.error(`acknowledging ${String(reply[i + 2])} job(s) matched nothing in ${String(reply[i + 1])}`);
         continue;
       }
-      const queue = queues[Number(reply[i]) - 1];
-      const state = reply[i + 1];
-      const raw = String(reply[i + 2]);
-      if (state === 'd') {
-        logInvalidBytes(this.options.logger, queue);
-      } else if (state === 's') {
-        const privateKey = this.privateKey(queue);
-        this.count(privateKey, 1);
-        jobs.push({ raw, queue, privateKey, started: true });
-      } else {
-        jobs.push({ raw, queue, privateKey: this.claimedKey(queue), suspect: state === 'x' });
+      const queue = listed[Number(reply[i]) - 1];
+      const state = String(reply[i + 1]);
+      const bytes = reply[i + 2] as Buffer;
+      const started = state === 's' || state === 'b';
+      const list = started ? this.privateKey(queue) : this.claimedKey(queue);
+      if (!isUtf8(bytes)) {
+        // Decoded, it would no longer match itself in Redis: filed in dead from its list, bytes as they came.
+        if (state === 'b') this.count(list, -1);
+        await buryInvalidBytes(this.command, bytes, queue, list, this.options).catch((error) => {
+          // Still in our list: reconcile hands it back to its queue, and the next claim files it again.
+          this.taint(list);
+          this.options.logger.error(`filing a job of ${queue} that is not valid UTF-8 in dead failed (kept, will retry): ${error instanceof Error ? error.message : String(error)}`);
+        });
+        continue;
       }
+      const raw = bytes.toString('utf8');
+      if (state === 'b') begun.push({ raw, queue, privateKey: list });
+      else if (state === 's') {
+        this.count(list, 1);
+        jobs.push({ raw, queue, privateKey: list, started: true });
+      } else jobs.push({ raw, queue, privateKey: list, suspect: state === 'x' });
     }
+    this.settleStarts(startBatch, begun, badKeys);
     return { jobs, badKeys, pausedNow };
   }
 
