@@ -55,4 +55,17 @@ describe('raw JSON spans', () => {
     expect(nestingDepth('[[["[[[["]]]')).toBe(3);
     expect(nestingDepth('1')).toBe(0);
   });
+
+  it('reads members before any span is found, and keeps the text order of keys JavaScript would reorder', () => {
+    const payload = JobPayload.parse('{"b":1.0,"1":[2],"class":"A","args":[1.0,12345678901234567890]}');
+    expect(payload.has('1')).toBe(true);
+    expect(payload.has('toString')).toBe(false);
+    expect(payload.get('toString')).toBeUndefined();
+    expect(payload.get('1')).toEqual([2]);
+    expect(payload.className).toBe('A');
+    expect(payload.keys()).toEqual(['b', '1', 'class', 'args']);
+    expect(payload.getRaw('args')).toBe('[1.0,12345678901234567890]');
+    payload.set('class', 'B');
+    expect(payload.toString()).toBe('{"b":1.0,"1":[2],"class":"B","args":[1.0,12345678901234567890]}');
+  });
 });
