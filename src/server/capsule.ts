@@ -275,6 +275,7 @@ export class Capsule implements GatedPool {
         continue;
       }
       this.reserved = 0;
+      for (const job of jobs) this.sizer.observePayload(job.raw.length);
       // Claimed straight into the in-progress list for the free slots; quiet
       // meanwhile, they go back like the prefetched ones (none has begun).
       const direct = jobs.filter((job) => job.started);

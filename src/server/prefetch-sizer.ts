@@ -6,7 +6,17 @@
  */
 const MAX_PREFETCH_WAIT_MS = 5;
 
-/** Weight of the newest job duration in the running mean: about the last ten jobs count. */
+/**
+ * Mean payload size (characters) from which nothing is prefetched. A
+ * prefetched job is marked started by a second pass of its payload through
+ * Redis's Lua (about a microsecond of Redis CPU per kilobyte); a job claimed
+ * for a free slot goes straight to the in-progress list in the claim
+ * itself. For large payloads that second pass costs Redis more than the
+ * claim round trip that prefetch hides costs the process.
+ */
+const LARGE_PAYLOAD = 16 * 1024;
+
+/** Weight of the newest job duration (and payload size) in the running means: about the last ten jobs count. */
 const NEWEST_WEIGHT = 0.2;
 
 /**
@@ -22,6 +32,7 @@ const NEWEST_WEIGHT = 0.2;
  */
 export class PrefetchSizer {
   private meanMs: number | undefined;
+  private meanPayload = 0;
 
   constructor(
     private readonly limit: number,
@@ -33,6 +44,11 @@ export class PrefetchSizer {
     this.meanMs = this.meanMs === undefined ? ms : this.meanMs + (ms - this.meanMs) * NEWEST_WEIGHT;
   }
 
+  /** A job of `length` characters was claimed. */
+  observePayload(length: number): void {
+    this.meanPayload += (length - this.meanPayload) * NEWEST_WEIGHT;
+  }
+
   /** No slot came free for `ms`: jobs take at least that long now, whatever the mean said. */
   atLeast(ms: number): void {
     if (this.meanMs === undefined || this.meanMs < ms) this.meanMs = ms;
@@ -40,6 +56,7 @@ export class PrefetchSizer {
 
   /** Jobs to claim beyond the free slots. */
   get ahead(): number {
+    if (this.meanPayload >= LARGE_PAYLOAD) return 0;
     if (this.limit === 0 || this.meanMs === undefined) return this.limit;
     return Math.min(this.limit, Math.floor((this.concurrency * MAX_PREFETCH_WAIT_MS) / Math.max(this.meanMs, 0.001)));
   }
