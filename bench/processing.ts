@@ -128,7 +128,9 @@ async function sidekiqPusher(url: string): Promise<{ push(pushedAtUs: number): P
 }
 
 function nodeWorker(script: string, url: string, env: Record<string, string>): ChildProcess {
-  return spawn(process.execPath, [join(BUILD, 'bench', 'workers', script)], {
+  // BENCH_NODE_ARGS: extra flags for the Node workers (e.g. --cpu-prof --cpu-prof-dir=…), for the README's profiles.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  return spawn(process.execPath, [...nodeArgs, join(BUILD, 'bench', 'workers', script)], {
     cwd: ROOT,
     env: { ...process.env, ...env, REDIS_URL: url },
     stdio: ['ignore', 'pipe', 'inherit'],
