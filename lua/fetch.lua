@@ -17,12 +17,14 @@
 -- in-progress list, drop it whole; "L" = LTRIM them off its tail when they
 -- are its c oldest entries, else LREM each), a count c of payloads to ack,
 -- a count b of claimed jobs to start (the b oldest of its claimed list move
--- to its in-progress list: their performs are about to begin), and the c
--- payloads.
+-- to its in-progress list: their performs are about to begin), suffixed
+-- "?" when some of them were claimed without a look at the suspects set (a
+-- blocking BLMOVE cannot look), and the c payloads.
 --
 -- Returns a flat array {triple index, state, payload, ...}, oldest first:
 -- state "b" (begun: one of the b claimed jobs just moved to the in-progress
--- list), then for the jobs claimed by this call "s" (started: claimed
+-- list) or "y" (with "?": the next of them is a suspect, which runs alone;
+-- it and the jobs after it stay claimed), then for the jobs claimed by this call "s" (started: claimed
 -- straight into the in-progress list), "c" (claimed) or "x" (a claimed
 -- suspect: recovered from a dead process after it started there, it runs
 -- alone, so it and every job after it are only claimed); then
@@ -79,12 +81,14 @@ local out = {}
 local claimable = tonumber(ARGV[3])
 local suspects = KEYS[3 * n + 2]
 local start_left = tonumber(ARGV[4])
-local begin = {}
+local begin, look = {}, {}
 local pos = 5
 for i = 1, n do
   local mode = ARGV[pos]
   local count = tonumber(ARGV[pos + 1])
-  begin[i] = tonumber(ARGV[pos + 2])
+  local starts, unchecked = string.match(ARGV[pos + 2], "^(%d+)(%??)$")
+  begin[i] = tonumber(starts)
+  look[i] = unchecked == "?"
   pos = pos + 3
   if count > 0 then
     local started = KEYS[3 * i]
@@ -119,11 +123,36 @@ if #KEYS > 3 * n + 2 then
   redis.call("DEL", unpack(KEYS, 3 * n + 3))
 end
 
+-- One look at the suspects set per call, only when something asks for it
+-- (members are checked only when there are any: rare, after a process died
+-- mid-job).
+local any_suspects
+local function suspects_exist()
+  if any_suspects == nil then
+    local size = redis.pcall("SCARD", suspects)
+    any_suspects = type(size) == "number" and size > 0
+  end
+  return any_suspects
+end
+
+local function is_suspect(payload)
+  return redis.call("SISMEMBER", suspects, payload) == 1
+end
+
 -- Moves the b oldest jobs of triple i's claimed list to its in-progress
 -- list (fewer when some were handed back meanwhile). The push comes before
--- the trim: a failing push leaves them claimed, never in neither list.
-local function start_claimed(i, b)
+-- the trim: a failing push leaves them claimed, never in neither list. With
+-- `look`, a suspect among them stops the move there ("y").
+local function start_claimed(i, b, look)
   local claimed, started = KEYS[3 * i - 1], KEYS[3 * i]
+  look = look and suspects_exist()
+  if b == 1 and look then
+    local oldest = redis.pcall("LINDEX", claimed, -1)
+    if type(oldest) == "string" and is_suspect(oldest) then
+      out[#out + 1] = i; out[#out + 1] = "y"; out[#out + 1] = oldest
+      return
+    end
+  end
   if b == 1 then
     local moved = redis.pcall("LMOVE", claimed, started, "RIGHT", "LEFT")
     if type(moved) == "table" and moved.err then
@@ -139,21 +168,34 @@ local function start_claimed(i, b)
     return
   end
   if #items == 0 then return end
-  local oldest_first = {}
-  for k = #items, 1, -1 do oldest_first[#oldest_first + 1] = items[k] end
+  local oldest_first, suspect = {}, nil
+  for k = #items, 1, -1 do
+    if look and is_suspect(items[k]) then
+      suspect = items[k]
+      break
+    end
+    oldest_first[#oldest_first + 1] = items[k]
+  end
+  if #oldest_first == 0 then
+    out[#out + 1] = i; out[#out + 1] = "y"; out[#out + 1] = suspect
+    return
+  end
   local pushed = redis.pcall("LPUSH", started, unpack(oldest_first))
   if type(pushed) == "table" and pushed.err then
     out[#out + 1] = "!"; out[#out + 1] = started; out[#out + 1] = pushed.err
     return
   end
-  redis.call("LTRIM", claimed, 0, -#items - 1)
+  redis.call("LTRIM", claimed, 0, -#oldest_first - 1)
   for _, payload in ipairs(oldest_first) do
     out[#out + 1] = i; out[#out + 1] = "b"; out[#out + 1] = payload
+  end
+  if suspect then
+    out[#out + 1] = i; out[#out + 1] = "y"; out[#out + 1] = suspect
   end
 end
 
 for i = 1, n do
-  if begin[i] > 0 then start_claimed(i, begin[i]) end
+  if begin[i] > 0 then start_claimed(i, begin[i], look[i]) end
 end
 
 -- A `paused` key of the wrong type pauses nothing, as the caller's own read does.
@@ -162,10 +204,7 @@ local function is_paused(public)
   return member == 1
 end
 
--- One look at the suspects set per call; members are only checked when
--- there are any (rare: after a process died mid-job).
-local any_suspects = limit > 0 and redis.pcall("SCARD", suspects)
-any_suspects = type(any_suspects) == "number" and any_suspects > 0
+local claim_looks = limit > 0 and suspects_exist()
 
 local want = limit
 for i = 1, claimable do
@@ -185,7 +224,7 @@ for i = 1, claimable do
     local states, started, waiting = {}, {}, {}
     for k = 1, size do
       local state = "c"
-      if any_suspects and redis.call("SISMEMBER", suspects, oldest_first[k]) == 1 then
+      if claim_looks and is_suspect(oldest_first[k]) then
         state = "x"
         start_left = 0
       elseif start_left > 0 then

@@ -4,7 +4,7 @@ import type { RedisConnections } from '../redis/connections';
 import { isUnreachable } from '../redis/redis-errors';
 import type { CapsuleGroup } from './capsules';
 import { BasicFetch } from './fetch/basic-fetch';
-import type { ClaimedJob, DeadTrim, Fetcher } from './fetch/fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
 import type { PausedQueues } from './fetch/paused-queues';
 import { ReliableFetch } from './fetch/reliable-fetch';
 import type { HeartbeatPort, WorkItem } from './heartbeat-port';
@@ -160,6 +160,11 @@ export class Capsule implements GatedPool {
   /** Slots taken: jobs running, on their way to start, or held for a claim that may start them directly. */
   get occupied(): number {
     return this.running.size + this.starting.size + this.reserved;
+  }
+
+  /** See Fetcher.warmUp. */
+  async warmUp(): Promise<void> {
+    await this.fetcher.warmUp?.();
   }
 
   start(): void {
@@ -411,11 +416,11 @@ export class Capsule implements GatedPool {
    * longer be handed back unstarted by anyone else.
    */
   private async begin(expected: ClaimedJob): Promise<void> {
-    let job: ClaimedJob | null;
+    let started: ClaimedJob | null | NotStarted;
     try {
       // Acks held for jobs that already ran must land first: a suspect may take the process down.
       if (expected.suspect) await this.fetcher.flush();
-      job = await this.fetcher.start(expected);
+      started = await this.fetcher.start(expected);
     } catch (error) {
       this.prefetched.unshift(expected);
       if (expected.suspect) this.deps.gate.release(this);
@@ -424,6 +429,18 @@ export class Capsule implements GatedPool {
       this.startRetry = setTimeout(() => this.startPrefetched(), 500).unref();
       return;
     }
+    if (started !== null && 'notStarted' in started) {
+      // A suspect, found only now (it came by a blocking wait): it waits at
+      // the front, to run alone once the process is empty. This start still
+      // holds its slot until it returns, and a claim may be blocked holding
+      // slots for direct starts: both let go first.
+      this.prefetched.unshift(started.notStarted);
+      if (expected.suspect) this.deps.gate.release(this);
+      this.fetcher.wake?.();
+      setImmediate(() => this.startPrefetched());
+      return;
+    }
+    let job = started;
     if (job && job !== expected) {
       // `expected` was handed back meanwhile; `job` is the one now started. Its own entry here is stale too.
       const twin = this.prefetched.findIndex((other) => other.raw === job?.raw && other.queue === job.queue);

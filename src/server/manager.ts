@@ -18,6 +18,7 @@ import { consoleLogger, ServerLogger } from './server-logger';
 import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from './server-middleware';
 import type { ServerOptions } from './server-options';
 import { SuspectGate } from './suspect-gate';
+import { warmJobPaths } from './job-execution';
 
 export interface ManagerDeps {
   connections: RedisConnections;
@@ -46,6 +47,9 @@ const HEARTBEAT_LEAVE_MS = 500;
  * `shutdownTimeout`, then their AbortSignal fires and the unfinished ones
  * are handed back.
  */
+/** Longest start() waits for the fetch connections and scripts (see Capsule.warmUp). */
+const WARM_UP_LIMIT_MS = 2000;
+
 export class Manager {
   /** Resolves once the first orphan check completed (at once when never started). */
   readonly ready: Promise<void>;
@@ -161,6 +165,12 @@ export class Manager {
 
     heartbeat.onSignal((signal) => this.onSignal(signal));
     await heartbeat.start();
+    // Connections open and scripts loaded before start resolves: the first
+    // job after boot meets the same paths as every later one. Bounded: with
+    // Redis away the fetch loops retry on their own.
+    let bound: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([warmJobPaths(), ...this.capsules.map((capsule) => capsule.warmUp())]), new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
+    clearTimeout(bound);
     // Stopped while the first beat was on its way (an app closed during boot).
     if (this.stopping) return;
     for (const capsule of this.capsules) capsule.start();

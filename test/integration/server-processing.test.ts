@@ -1,4 +1,5 @@
 import { JobPayload } from '../../src/job/payload';
+import { scriptSha } from '../../src/redis/scripts';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { commandDelta, commandStats } from '../support/command-counter';
@@ -65,6 +66,20 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await waitFor(() => order.length === 34);
     expect(peak).toBeLessThanOrEqual(3);
     expect(peak).toBeGreaterThan(1);
+  });
+
+  it('resolves start() warm: the fetch script loaded and the paused set read, so the first job meets the paths every later one does', async () => {
+    const redis = server.client();
+    await redis.script('FLUSH');
+    let ran = 0;
+    const h = harness([{ name: 'NoopJob', instance: { perform: () => void ran++ } }], { concurrency: 2 });
+    const before = await commandStats(redis);
+    await h.manager.start();
+    const delta = commandDelta(before, await commandStats(redis));
+    expect(await redis.script('EXISTS', scriptSha('fetch'))).toEqual([1]);
+    expect(delta.smembers).toBeGreaterThanOrEqual(1);
+    await h.client.push({ class: 'NoopJob', args: [] });
+    await waitFor(() => ran === 1, { what: 'the first job' });
   });
 
   it('uses at most 1.6 Redis commands per job (INFO commandstats, Lua calls included) and a third of a round trip, under load', async () => {

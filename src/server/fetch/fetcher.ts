@@ -8,10 +8,21 @@ export interface ClaimedJob {
   privateKey?: string;
   /** Recovered from a dead process after it started there: it may be what killed it, so it runs alone. */
   suspect?: boolean;
+  /** Taken by a blocking wait, which cannot look at the suspects set: its start looks instead. */
+  unchecked?: boolean;
   /** Claimed straight into the in-progress list for a free slot: it must start now, with no `start` call. */
   started?: boolean;
   /** Set at shutdown once the job was handed back: its late finish must not settle it. */
   handedBack?: boolean;
+}
+
+/**
+ * A start that did not happen: `job` (`expected` or the claimed job found in
+ * its place) is a suspect and must wait to run alone; it stays claimed, and
+ * goes back to the front of the jobs waiting for a slot.
+ */
+export interface NotStarted {
+  notStarted: ClaimedJob;
 }
 
 /** Where a job that ran is filed instead of being acknowledged alone: failed (retry, dead) or over its limiter (schedule). */
@@ -28,9 +39,10 @@ export interface Fetcher {
   /**
    * Marks a claimed job started, just before its perform. Resolves to the job
    * to run: `expected`, another claimed job when `expected` was handed back
-   * meanwhile, or null when nothing claimed is left to start.
+   * meanwhile, null when nothing claimed is left to start, or NotStarted
+   * when the next claimed job turned out to be a suspect.
    */
-  start(expected: ClaimedJob): Promise<ClaimedJob | null>;
+  start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted>;
   /** Records that a job ran; may be held and sent with the next fetch. */
   acknowledge(job: ClaimedJob, jid: string): void;
   /**
@@ -60,6 +72,12 @@ export interface Fetcher {
    * to the deposed master only; they are sent again to the new one.
    */
   replayAcks?(): void;
+  /**
+   * Boot: opens the connections a fetch waits on and loads the fetch script,
+   * so the first job after start is no slower than the rest. Never throws
+   * (Redis away at boot is the fetch loop's to retry).
+   */
+  warmUp?(): Promise<void>;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
   reconcile?(known: Set<string>): Promise<number>;
 }

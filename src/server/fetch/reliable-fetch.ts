@@ -2,13 +2,13 @@ import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../../job/time';
 import { Keys } from '../../redis/keys';
-import { runScript, runScriptForBytes } from '../../redis/scripts';
+import { runScript, runScriptForBytes, scriptSha } from '../../redis/scripts';
 import type { ProcessIdentity } from '../identity';
 import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import { buryInvalidBytes } from './invalid-bytes';
-import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
+import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { PausedQueues } from './paused-queues';
 import { FilingDurability, runSettle } from './settle';
@@ -33,7 +33,7 @@ const MAX_REPLAY_ACKS = 50000;
 
 interface PendingStart {
   expected: ClaimedJob;
-  resolve(job: ClaimedJob | null): void;
+  resolve(job: ClaimedJob | null | NotStarted): void;
   reject(error: unknown): void;
 }
 
@@ -101,6 +101,8 @@ export class ReliableFetch implements Fetcher {
   private serial: Promise<unknown> = Promise.resolve();
   private interrupted = false;
   private readonly badKeysLogged = new Map<string, number>();
+  /** Starts asked for and not yet answered. */
+  private startsOnTheirWay = 0;
   /** Starts asked for in this turn of the event loop, sent together by sendStarts. */
   private pendingStarts: PendingStart[] = [];
   /** Acks sent within `ackReplayMs`, oldest first. */
@@ -158,7 +160,9 @@ export class ReliableFetch implements Fetcher {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    return this.blockOnAll(ready);
+    // Each blocked wait may take a job; with a free slot for every one, and no
+    // other start on its way, the job is marked started as it arrives.
+    return this.blockOnAll(ready, startNow >= ready.length && this.startsOnTheirWay === 0);
   }
 
   /**
@@ -168,14 +172,14 @@ export class ReliableFetch implements Fetcher {
    * the first to move a job unblocks the others (CLIENT UNBLOCK), and a job
    * another one moved in that instant is claimed too, never lost.
    */
-  private async blockOnAll(queues: string[]): Promise<ClaimedJob[]> {
-    if (queues.length === 1) return this.block(this.fetchConnection, queues[0]);
+  private async blockOnAll(queues: string[], startOnArrival: boolean): Promise<ClaimedJob[]> {
+    if (queues.length === 1) return this.block(this.fetchConnection, queues[0], startOnArrival);
     const connections = queues.map((queue, index) => (index === 0 ? this.fetchConnection : this.waiter(queue)));
     const ids = await Promise.all(connections.map((connection) => this.clientId(connection)));
     let woken = false;
     const outcomes = await Promise.allSettled(
       queues.map(async (queue, index) => {
-        const jobs = await this.block(connections[index], queue);
+        const jobs = await this.block(connections[index], queue, startOnArrival);
         if (jobs.length > 0 && !woken) {
           woken = true;
           const others = ids.filter((_, other) => other !== index);
@@ -211,32 +215,82 @@ export class ReliableFetch implements Fetcher {
     return id;
   }
 
-  private async block(connection: Redis, queue: string): Promise<ClaimedJob[]> {
+  /**
+   * Waits for a job of `queue` (BLMOVE into the claimed list). With
+   * `startOnArrival`, a fetch.lua start rides behind the BLMOVE on the same
+   * connection: Redis runs it the moment the BLMOVE returns, so a job that
+   * meets an idle process is marked started with no round trip of its own
+   * (one round trip from push to perform, as Sidekiq's BRPOP). The claimed
+   * list is empty then (nothing prefetched, no start on its way), so what the
+   * start moves is what the BLMOVE took; a suspect is left claimed ("y"), and
+   * after a timeout it moves nothing.
+   */
+  private async block(connection: Redis, queue: string, startOnArrival = false): Promise<ClaimedJob[]> {
     const claimedKey = this.claimedKey(queue);
+    const privateKey = this.privateKey(queue);
     // Known before blocking, so `wake` can unblock it (asked later, the ID would queue behind the BLMOVE).
     await this.clientId(connection);
     this.blockingOn.add(claimedKey);
     this.blocked.add(connection);
+    if (startOnArrival) this.count(privateKey, 1);
     let bytes: Buffer | null;
+    // The start's reply: only its state is read (the payload is the BLMOVE's, as bytes).
+    let started: Array<string | number> | undefined;
     try {
-      bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
+      if (startOnArrival) {
+        const keys = [Keys.queue(queue), claimedKey, privateKey, Keys.paused, Keys.suspects];
+        const [moved, start] = (await connection
+          .pipeline()
+          .blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout)
+          .evalsha(scriptSha('fetch'), keys.length, ...keys, 1, 0, 0, 0, 'L', 0, '1?')
+          .exec()) as Array<[Error | null, unknown]>;
+        if (moved[0]) throw moved[0];
+        bytes = moved[1] as Buffer | null;
+        // The start failed (NOSCRIPT after a script flush, a key of the wrong type): the job waits claimed, started the usual way.
+        started = start[0] ? undefined : (start[1] as Array<string | number>);
+      } else {
+        bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
+      }
     } catch (error) {
+      if (startOnArrival) {
+        this.count(privateKey, -1);
+        this.taint(privateKey);
+      }
       this.taint(claimedKey);
       throw error;
     } finally {
       this.blockingOn.delete(claimedKey);
       this.blocked.delete(connection);
     }
+    const begun = started !== undefined && started.length === 3 && String(started[1]) === 'b';
+    if (startOnArrival && !begun) this.count(privateKey, -1);
     if (bytes === null) return [];
+    const list = begun ? privateKey : claimedKey;
     // Read as bytes: decoded, a payload that is not valid UTF-8 would no longer match itself in Redis.
     if (!isUtf8(bytes)) {
-      await buryInvalidBytes(this.command, bytes, queue, claimedKey, this.options);
+      if (begun) this.count(privateKey, -1);
+      await buryInvalidBytes(this.command, bytes, queue, list, this.options);
       return [];
     }
     const raw = bytes.toString('utf8');
-    // A recovered suspect often arrives this way: the reaper's push wakes an idle process.
-    const suspect = (await this.command.sismember(Keys.suspects, raw).catch(() => 0)) === 1;
-    return [{ raw, queue, privateKey: claimedKey, suspect }];
+    if (begun) return [{ raw, queue, privateKey, started: true }];
+    const suspect = started !== undefined && started.length === 3 && String(started[1]) === 'y';
+    // Not known a suspect or not: a recovered suspect often arrives this way
+    // (the reaper's push wakes an idle process), so its start looks at the
+    // suspects set, in the same call.
+    return [suspect ? { raw, queue, privateKey: claimedKey, suspect: true } : { raw, queue, privateKey: claimedKey, unchecked: started === undefined }];
+  }
+
+  async warmUp(): Promise<void> {
+    const [first, ...others] = this.order.names;
+    const blocking = [this.fetchConnection, ...others.map((queue) => this.waiter(queue))];
+    // Blocked waits need their CLIENT ID known; a start riding behind a BLMOVE
+    // needs the script loaded; the first claim waits for the first read of `paused`.
+    await Promise.all([
+      ...blocking.map((connection) => this.clientId(connection)),
+      first === undefined ? undefined : this.exclusive(() => this.runFetch(this.command, [], 0, 0)),
+      this.paused.filter(this.order.names),
+    ]).catch(() => undefined);
   }
 
   /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
@@ -259,10 +313,11 @@ export class ReliableFetch implements Fetcher {
    * fetch.lua call, with the acks held meanwhile: a slot that frees up
    * costs no round trip of its own.
    */
-  async start(expected: ClaimedJob): Promise<ClaimedJob | null> {
+  async start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
     while (this.dropping) await this.dropping;
     this.count(this.privateKey(expected.queue), 1);
-    return new Promise<ClaimedJob | null>((resolve, reject) => {
+    this.startsOnTheirWay++;
+    return new Promise<ClaimedJob | null | NotStarted>((resolve, reject) => {
       this.pendingStarts.push({ expected, resolve, reject });
       // Sent one turn later: the claim that the same freed slots wake (also
       // a setImmediate) then carries them, and they cost no call of their own.
@@ -279,28 +334,58 @@ export class ReliableFetch implements Fetcher {
     await this.runFetch(this.command, [], 0, 0, false).catch(() => undefined);
   }
 
-  /** Resolves each start carried by a fetch.lua call with the job it moved (in order, by queue). */
-  private settleStarts(batch: PendingStart[], begun: ClaimedJob[], badKeys: Set<string>): void {
+  /**
+   * Resolves each start carried by a fetch.lua call with the job it moved (in
+   * order, by queue). After a suspect ("y") nothing of its queue moved: that
+   * start and the later ones are NotStarted, resolved last one first, so
+   * each putting its job back at the front keeps their order.
+   */
+  private settleStarts(batch: PendingStart[], begun: ClaimedJob[], suspects: Map<string, string>, badKeys: Set<string>): void {
+    this.startsOnTheirWay -= batch.length;
+    const notStarted: Array<() => void> = [];
     for (const { expected, resolve, reject } of batch) {
       const index = begun.findIndex((job) => job.queue === expected.queue);
       const job = index >= 0 ? begun.splice(index, 1)[0] : undefined;
       const privateKey = this.privateKey(expected.queue);
-      if (job?.raw === expected.raw) {
-        expected.privateKey = privateKey;
-        resolve(expected);
-      } else if (job) {
-        resolve(job);
-      } else {
-        this.count(privateKey, -1);
-        // A list of the wrong type moved nothing: the caller retries, as after any failed start.
-        const refused = [this.claimedKey(expected.queue), privateKey].find((key) => badKeys.has(key));
-        if (refused) reject(new Error(`could not mark a job of ${expected.queue} started: ${refused} holds the wrong kind of value`));
-        else resolve(null);
+      if (job) {
+        if (job.raw !== expected.raw) resolve(job);
+        else {
+          expected.privateKey = privateKey;
+          expected.unchecked = false;
+          resolve(expected);
+        }
+        continue;
       }
+      this.count(privateKey, -1);
+      const suspect = suspects.get(expected.queue);
+      if (suspect !== undefined) {
+        const waiting = this.waitingJob(expected, suspect);
+        suspects.set(expected.queue, '');
+        notStarted.push(() => resolve({ notStarted: waiting }));
+        continue;
+      }
+      // A list of the wrong type moved nothing: the caller retries, as after any failed start.
+      const refused = [this.claimedKey(expected.queue), privateKey].find((key) => badKeys.has(key));
+      if (refused) reject(new Error(`could not mark a job of ${expected.queue} started: ${refused} holds the wrong kind of value`));
+      else resolve(null);
     }
+    for (const settle of notStarted.reverse()) settle();
+  }
+
+  /** `expected`, flagged a suspect when it is the one found (`suspect` = its payload; '' = one found before it). */
+  private waitingJob(expected: ClaimedJob, suspect: string): ClaimedJob {
+    if (suspect === '') return expected;
+    if (suspect === expected.raw) {
+      expected.suspect = true;
+      expected.unchecked = false;
+      return expected;
+    }
+    // `expected` was handed back meanwhile; the suspect found in its place is ours to run, alone.
+    return { raw: suspect, queue: expected.queue, privateKey: this.claimedKey(expected.queue), suspect: true };
   }
 
   private failStarts(batch: PendingStart[], error: unknown): void {
+    this.startsOnTheirWay -= batch.length;
     for (const { expected, reject } of batch) {
       // It may have moved with the reply lost: then it is a stray there.
       const privateKey = this.privateKey(expected.queue);
@@ -493,9 +578,10 @@ export class ReliableFetch implements Fetcher {
       const privateKey = this.privateKey(queue);
       keys.push(Keys.queue(queue), this.claimedKey(queue), privateKey);
       const acks = held.get(privateKey) ?? [];
+      const unchecked = startBatch.some(({ expected }) => expected.queue === queue && expected.unchecked);
       const whole = mayDrop && acks.length > 0 && (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
       dropsWhole ||= whole;
-      args.push(whole ? 'D' : 'L', acks.length, starts.get(queue) ?? 0, ...acks);
+      args.push(whole ? 'D' : 'L', acks.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...acks);
     }
     keys.push(Keys.paused, Keys.suspects);
     for (const jid of jids) keys.push(Keys.recovered(jid));
@@ -517,6 +603,7 @@ export class ReliableFetch implements Fetcher {
     this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
+    const suspects = new Map<string, string>();
     const badKeys = new Set<string>();
     const pausedNow = new Set<string>();
     for (let i = 0; i < reply.length; i += 3) {
@@ -541,6 +628,11 @@ export class ReliableFetch implements Fetcher {
       const queue = listed[Number(reply[i]) - 1];
       const state = String(reply[i + 1]);
       const bytes = reply[i + 2] as Buffer;
+      if (state === 'y') {
+        // Valid UTF-8: it was a claim of ours (checked then) before it was a suspect.
+        suspects.set(queue, bytes.toString('utf8'));
+        continue;
+      }
       const started = state === 's' || state === 'b';
       const list = started ? this.privateKey(queue) : this.claimedKey(queue);
       if (!isUtf8(bytes)) {
@@ -560,7 +652,7 @@ export class ReliableFetch implements Fetcher {
         jobs.push({ raw, queue, privateKey: list, started: true });
       } else jobs.push({ raw, queue, privateKey: list, suspect: state === 'x' });
     }
-    this.settleStarts(startBatch, begun, badKeys);
+    this.settleStarts(startBatch, begun, suspects, badKeys);
     return { jobs, badKeys, pausedNow };
   }
 
