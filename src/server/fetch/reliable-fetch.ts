@@ -53,16 +53,17 @@ interface SentAck {
  * (idle processors plus `prefetch`) per call (LRANGE + LTRIM + LPUSH for the batch) and carries the acks
  * held since the previous call (one LREM each, or a single DEL of the
  * private list when nothing else of ours is in it, plus one multi-key DEL of
- * the recovery counters). Under load that is well under one command per job;
+ * the recovery counters). Under load that is well under one call per job;
  * an idle process blocks in BLMOVE and wakes the moment a job arrives.
  *
  * Claimed jobs wait in a list of their own (`…|1`) and move into the
- * in-progress list (`…|0`) with one LMOVE just before their `perform`
- * starts, so Redis knows which jobs started: orphan recovery counts only
+ * in-progress list (`…|0`) just before their `perform` starts (the starts of
+ * one turn of the event loop in one fetch.lua call, riding the claim or the
+ * BLMOVE when there is one), so Redis knows which jobs started: orphan recovery counts only
  * those toward `maxOrphanings`, and jobs that never started can be handed
  * back by anyone who takes the claimed list (the heartbeat thread when this
  * process's event loop is stuck, orphan recovery when it died) without ever
- * running twice: a job handed back is simply not there for the LMOVE.
+ * running twice: a job handed back is simply not there for its start.
  *
  * What this hides from `Queue#size`: jobs claimed but not yet started sit in
  * the claimed list: the idle processors' share plus the manager's `prefetch`.
