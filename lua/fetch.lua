@@ -19,7 +19,8 @@
 -- a count b of claimed jobs to start (the b oldest of its claimed list move
 -- to its in-progress list: their performs are about to begin), suffixed
 -- "?" when some of them were claimed without a look at the suspects set (a
--- blocking BLMOVE cannot look), and the c payloads.
+-- blocking BLMOVE cannot look), "!" when the start rides behind that BLMOVE
+-- (it also looks at `paused`), and the c payloads.
 --
 -- Returns a flat array {triple index, state, payload, ...}, oldest first:
 -- state "b" (begun: one of the b claimed jobs just moved to the in-progress
@@ -86,9 +87,10 @@ local pos = 5
 for i = 1, n do
   local mode = ARGV[pos]
   local count = tonumber(ARGV[pos + 1])
-  local starts, unchecked = string.match(ARGV[pos + 2], "^(%d+)(%??)$")
+  local starts, mark = string.match(ARGV[pos + 2], "^(%d+)([%?!]?)$")
   begin[i] = tonumber(starts)
-  look[i] = unchecked == "?"
+  look[i] = mark
+
   pos = pos + 3
   if count > 0 then
     local started = KEYS[3 * i]
@@ -123,6 +125,12 @@ if #KEYS > 3 * n + 2 then
   redis.call("DEL", unpack(KEYS, 3 * n + 3))
 end
 
+-- A `paused` key of the wrong type pauses nothing, as the caller's own read does.
+local function is_paused(public)
+  local member = redis.pcall("SISMEMBER", KEYS[3 * n + 1], string.sub(public, 7))
+  return member == 1
+end
+
 -- One look at the suspects set per call, only when something asks for it
 -- (members are checked only when there are any: rare, after a process died
 -- mid-job).
@@ -142,10 +150,16 @@ end
 -- Moves the b oldest jobs of triple i's claimed list to its in-progress
 -- list (fewer when some were handed back meanwhile). The push comes before
 -- the trim: a failing push leaves them claimed, never in neither list. With
--- `look`, a suspect among them stops the move there ("y").
-local function start_claimed(i, b, look)
+-- `mark` "?" or "!", a suspect among them stops the move there ("y"); with
+-- "!" (a start riding behind a BLMOVE, which cannot look at `paused`), a
+-- paused queue moves nothing ("P").
+local function start_claimed(i, b, mark)
   local claimed, started = KEYS[3 * i - 1], KEYS[3 * i]
-  look = look and suspects_exist()
+  if mark == "!" and is_paused(KEYS[3 * i - 2]) then
+    out[#out + 1] = "P"; out[#out + 1] = i; out[#out + 1] = ""
+    return
+  end
+  local look = mark ~= "" and suspects_exist()
   if b == 1 and look then
     local oldest = redis.pcall("LINDEX", claimed, -1)
     if type(oldest) == "string" and is_suspect(oldest) then
@@ -198,11 +212,6 @@ for i = 1, n do
   if begin[i] > 0 then start_claimed(i, begin[i], look[i]) end
 end
 
--- A `paused` key of the wrong type pauses nothing, as the caller's own read does.
-local function is_paused(public)
-  local member = redis.pcall("SISMEMBER", KEYS[3 * n + 1], string.sub(public, 7))
-  return member == 1
-end
 
 local claim_looks = limit > 0 and suspects_exist()
 

@@ -88,3 +88,27 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
     await waitFor(() => state.completed.size === 2 * PER_QUEUE, { timeout: 60000, what: 'every job completed after resume' });
   });
 });
+
+describe('a pause made by another process reaches an idle, blocked fetch', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+
+  it('a job pushed to the paused queue is not started by the wait that takes it: it goes back, and runs after resume', async () => {
+    const ran: string[] = [];
+    const h = harness([{ name: 'Tick', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 5, queues: ['a'], fetchTimeout: 5 });
+    // No onPauseChange: the pause comes from another process, which this one learns of only from Redis.
+    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+    await h.manager.start();
+    await h.client.push({ class: 'Tick', queue: 'a', args: ['before'] });
+    await waitFor(() => ran.length === 1, { what: 'the job before the pause' });
+    // Idle now: the fetch waits on `a`, blocked, with a free slot for the job it takes.
+    await waitFor(async () => (await server.redis.client('LIST')).toString().includes('cmd=blmove'), { what: 'the blocked wait' });
+    await admin.queues.queue('a').pause();
+    await h.client.push({ class: 'Tick', queue: 'a', args: ['paused'] });
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 1 && (await server.redis.keys('queue:a|*')).length === 0, { what: 'the job back on its paused queue, nothing claimed' });
+    expect(ran).toEqual(['before']);
+    await admin.queues.queue('a').resume();
+    await waitFor(() => ran.length === 2, { timeout: 10000, what: 'the job after resume' });
+    expect(ran).toEqual(['before', 'paused']);
+  });
+});

@@ -43,6 +43,11 @@ export class PausedQueues {
     return this.paused.size > 0 && this.paused.has(queue);
   }
 
+  /** A script found `queue` in the set: paused here too until the next read says otherwise. */
+  sawPaused(queue: string): void {
+    this.paused.add(queue);
+  }
+
   /** This process just paused or resumed `queue` in Redis. */
   note(queue: string, paused: boolean): void {
     this.noteEpoch++;

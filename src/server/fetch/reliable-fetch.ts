@@ -243,7 +243,7 @@ export class ReliableFetch implements Fetcher {
         const [moved, start] = (await connection
           .pipeline()
           .blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout)
-          .evalsha(scriptSha('fetch'), keys.length, ...keys, 1, 0, 0, 0, 'L', 0, '1?')
+          .evalsha(scriptSha('fetch'), keys.length, ...keys, 1, 0, 0, 0, 'L', 0, '1!')
           .exec()) as Array<[Error | null, unknown]>;
         if (moved[0]) throw moved[0];
         bytes = moved[1] as Buffer | null;
@@ -275,6 +275,16 @@ export class ReliableFetch implements Fetcher {
     }
     const raw = bytes.toString('utf8');
     if (begun) return [{ raw, queue, privateKey, started: true }];
+    if (started !== undefined && String(started[0]) === 'P') {
+      // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
+      this.paused.sawPaused(queue);
+      await this.giveBack([{ raw, queue, privateKey: claimedKey }]).catch((error) => {
+        // Still claimed: reconcile hands it back.
+        this.taint(claimedKey);
+        this.options.logger.error(`giving back a job of paused ${queue} failed (reconcile will): ${error instanceof Error ? error.message : String(error)}`);
+      });
+      return [];
+    }
     const suspect = started !== undefined && started.length === 3 && String(started[1]) === 'y';
     // Not known a suspect or not: a recovered suspect often arrives this way
     // (the reaper's push wakes an idle process), so its start looks at the
