@@ -102,7 +102,7 @@ describe('a pause made by another process reaches an idle, blocked fetch', () =>
     await h.client.push({ class: 'Tick', queue: 'a', args: ['before'] });
     await waitFor(() => ran.length === 1, { what: 'the job before the pause' });
     // Idle now: the fetch waits on `a`, blocked, with a free slot for the job it takes.
-    await waitFor(async () => (await server.redis.client('LIST')).toString().includes('cmd=blmove'), { what: 'the blocked wait' });
+    await waitFor(async () => String(await server.redis.client('LIST')).includes('cmd=blmove'), { what: 'the blocked wait' });
     await admin.queues.queue('a').pause();
     await h.client.push({ class: 'Tick', queue: 'a', args: ['paused'] });
     await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 1 && (await server.redis.keys('queue:a|*')).length === 0, { what: 'the job back on its paused queue, nothing claimed' });
