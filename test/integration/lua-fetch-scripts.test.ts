@@ -1,0 +1,223 @@
+import { Keys } from '../../src/redis/keys';
+import { runScript } from '../../src/redis/scripts';
+import { usePrivateRedis } from '../support/private-redis';
+
+/**
+ * The rules of the scripts that move a fetched job (KEYS/ARGV as documented
+ * at the top of each lua/*.lua), pinned at the script: order on the queue,
+ * multiplicity (one LREM removes one copy), "looked up before written,
+ * removed after", and the fallbacks that only a key of the wrong type
+ * reaches. The processing tests go through a whole server and cannot tell
+ * most of these apart.
+ */
+describe('fetch-side scripts', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const redis = () => server.redis;
+  const PRIVATE = Keys.privateQueue('q', 'host', 1, 'nonce');
+  const CLAIMED = Keys.claimedQueue('q', 'host', 1, 'nonce');
+  const QUEUE = Keys.queue('q');
+
+  describe('basic_fetch', () => {
+    const fetch = (queues: string[]) => runScript<Array<number | string>>(redis(), 'basic_fetch', [...queues.map(Keys.queue), Keys.paused], queues);
+
+    it('pops the oldest job (right end) of the first queue in order that has one and is not paused', async () => {
+      await redis().sadd(Keys.paused, 'a');
+      await redis().lpush(Keys.queue('a'), 'a1');
+      await redis().lpush(Keys.queue('c'), 'c-old', 'c-new');
+      expect(await fetch(['a', 'b', 'c'])).toEqual([3, 'c-old']);
+      expect(await redis().lrange(Keys.queue('c'), 0, -1)).toEqual(['c-new']);
+      expect(await redis().llen(Keys.queue('a'))).toBe(1);
+    });
+
+    it('finding nothing answers 0 and the index of every paused queue', async () => {
+      await redis().sadd(Keys.paused, 'a', 'c');
+      await redis().lpush(Keys.queue('a'), 'a1');
+      expect(await fetch(['a', 'b', 'c'])).toEqual([0, 1, 3]);
+      expect(await fetch(['b'])).toEqual([0]);
+    });
+
+    it('a paused key of the wrong type pauses nothing', async () => {
+      await redis().set(Keys.paused, 'x');
+      await redis().lpush(Keys.queue('a'), 'a1');
+      expect(await fetch(['a'])).toEqual([1, 'a1']);
+    });
+  });
+
+  describe('bury_invalid', () => {
+    const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    const bury = (inList: boolean) => runScript<number>(redis(), 'bury_invalid', [CLAIMED, Keys.dead], [BYTES, 'q', 0, 100, 50, 50, inList ? 'L' : '']);
+
+    it('files the bytes in dead wrapped and base64-encoded, and takes one copy out of the list', async () => {
+      await redis().lpush(CLAIMED, BYTES, 'other', BYTES);
+      expect(await bury(true)).toBe(1);
+      const [entry, score] = await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES');
+      expect(score).toBe('50');
+      expect(JSON.parse(entry)).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'q', args: [BYTES.toString('base64')], retry: false });
+      const left = await redis().lrangeBuffer(CLAIMED, 0, -1);
+      expect(left.filter((bytes) => bytes.equals(BYTES))).toHaveLength(1);
+      expect(left).toHaveLength(2);
+    });
+
+    it('bytes no longer in the list are not filed (another process took them): 0', async () => {
+      await redis().lpush(CLAIMED, 'other');
+      expect(await bury(true)).toBe(0);
+      expect(await redis().zcard(Keys.dead)).toBe(0);
+    });
+
+    it('without "L" (basic fetch: the job is in no list) files them and leaves the list alone', async () => {
+      await redis().lpush(CLAIMED, BYTES);
+      expect(await bury(false)).toBe(1);
+      expect(await redis().zcard(Keys.dead)).toBe(1);
+      expect(await redis().llen(CLAIMED)).toBe(1);
+    });
+  });
+
+  describe('give_back', () => {
+    const giveBack = (payloads: string[]) => runScript<number>(redis(), 'give_back', [PRIVATE, QUEUE], payloads);
+
+    it('pushes each payload still in the private list to the right end of the queue, the oldest claim rightmost', async () => {
+      await redis().lpush(QUEUE, 'waiting');
+      await redis().lpush(PRIVATE, 'a', 'b', 'keep');
+      expect(await giveBack(['a', 'gone', 'b'])).toBe(2);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['waiting', 'b', 'a']);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['keep']);
+    });
+
+    it('removes one copy per payload given', async () => {
+      await redis().lpush(PRIVATE, 'dup', 'dup');
+      expect(await giveBack(['dup'])).toBe(1);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['dup']);
+    });
+  });
+
+  describe('hand_back_unstarted', () => {
+    const handBack = () => runScript<number>(redis(), 'hand_back_unstarted', [CLAIMED, QUEUE, Keys.queues], ['q']);
+
+    it('moves the whole claimed list to the right end of the queue in order, and names the queue in queues', async () => {
+      await redis().lpush(QUEUE, 'waiting');
+      await redis().lpush(CLAIMED, 'oldest', 'middle', 'newest');
+      expect(await handBack()).toBe(3);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['waiting', 'newest', 'middle', 'oldest']);
+      expect(await redis().exists(CLAIMED)).toBe(0);
+      expect(await redis().smembers(Keys.queues)).toEqual(['q']);
+    });
+
+    it('one job is handed back and named; none names nothing', async () => {
+      expect(await handBack()).toBe(0);
+      expect(await redis().exists(Keys.queues)).toBe(0);
+      await redis().lpush(CLAIMED, 'only');
+      expect(await handBack()).toBe(1);
+      expect(await redis().smembers(Keys.queues)).toEqual(['q']);
+    });
+  });
+
+  describe('settle', () => {
+    const RECOVERED = Keys.recovered('jid1');
+    const settle = (set: string, inList: boolean, trim: [cutoff: string | number, max: number] = ['', 0]) =>
+      runScript<number>(redis(), 'settle', [set, PRIVATE, RECOVERED], [42, 'filed', 'fetched', inList ? 'L' : '', ...trim]);
+
+    it('files the payload scored, takes one copy of the fetched one out of the list and drops the recovery counter', async () => {
+      await redis().zadd(Keys.retry, 1, 'older');
+      await redis().lpush(PRIVATE, 'fetched', 'other', 'fetched');
+      await redis().set(RECOVERED, 2);
+      expect(await settle(Keys.retry, true)).toBe(1);
+      expect(await redis().zrange(Keys.retry, 0, -1, 'WITHSCORES')).toEqual(['older', '1', 'filed', '42']);
+      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['fetched', 'other']);
+      expect(await redis().exists(RECOVERED)).toBe(0);
+    });
+
+    it('a job no longer in its list is not filed (it was recovered, or this call was applied before): 0, nothing written', async () => {
+      await redis().lpush(PRIVATE, 'other');
+      await redis().set(RECOVERED, 2);
+      expect(await settle(Keys.retry, true)).toBe(0);
+      expect(await redis().exists(Keys.retry)).toBe(0);
+      expect(await redis().get(RECOVERED)).toBe('2');
+    });
+
+    it('without "L" (basic fetch) files it and leaves the list alone', async () => {
+      await redis().lpush(PRIVATE, 'fetched');
+      expect(await settle(Keys.dead, false)).toBe(1);
+      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['filed']);
+      expect(await redis().llen(PRIVATE)).toBe(1);
+    });
+
+    it('filing in dead with a cutoff trims entries scored below it (not at it), then all but the newest max', async () => {
+      await redis().zadd(Keys.dead, 5, 'old', 10, 'at-cutoff', 20, 'd1', 30, 'd2');
+      await redis().lpush(PRIVATE, 'fetched');
+      expect(await settle(Keys.dead, true, [10, 3])).toBe(1);
+      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['d1', 'd2', 'filed']);
+    });
+  });
+
+  describe('release', () => {
+    const UNSETTLED = Keys.unsettled;
+    const release = (acks: string[], unfiled: Array<[payload: string, record: string]>) =>
+      runScript<number>(redis(), 'release', [PRIVATE, QUEUE, Keys.queues, UNSETTLED, Keys.retry, Keys.dead], ['q', acks.length, unfiled.length, ...acks, ...unfiled.flat()]);
+    const record = (set: string, score: unknown, payload: unknown) => JSON.stringify({ set, score, payload });
+    /** Claims pushed the way fetch does (LPUSH: the newest at the left end). */
+    const claim = (...payloads: string[]) => redis().lpush(PRIVATE, ...payloads);
+
+    it('acknowledges the finished jobs (one copy each) and hands every other one back, the oldest claim rightmost', async () => {
+      await redis().lpush(QUEUE, 'waiting');
+      await claim('j1', 'done1', 'dup', 'j2', 'done2', 'dup', 'j3');
+      expect(await release(['done1', 'done2', 'dup'], [])).toBe(4);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['waiting', 'j3', 'dup', 'j2', 'j1']);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+      expect(await redis().smembers(Keys.queues)).toEqual(['q']);
+    });
+
+    it('with nothing to hand back names no queue; one job is handed back and named', async () => {
+      await claim('done');
+      expect(await release(['done'], [])).toBe(0);
+      expect(await redis().exists(Keys.queues)).toBe(0);
+      await claim('j1');
+      expect(await release([], [])).toBe(1);
+      expect(await redis().smembers(Keys.queues)).toEqual(['q']);
+    });
+
+    it('parks each unfiled failure still in the list in wurk:unsettled, never on the queue', async () => {
+      await claim('f1', 'j1', 'f2');
+      const r1 = record('retry', 10, 'f1-filed');
+      const r2 = record('dead', 11, 'f2-filed');
+      expect(await release([], [['f1', r1], ['gone', record('retry', 12, 'x')], ['f2', r2]])).toBe(1);
+      expect(await redis().lrange(UNSETTLED, 0, -1)).toEqual([r1, r2]);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['j1']);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+    });
+
+    it('when wurk:unsettled cannot take it, files it in its own set at its score', async () => {
+      await redis().set(UNSETTLED, 'wrong type');
+      await claim('f1', 'f2');
+      expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 11, 'f2-filed')]])).toBe(0);
+      expect(await redis().zrange(Keys.retry, 0, -1, 'WITHSCORES')).toEqual(['f1-filed', '10']);
+      expect(await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES')).toEqual(['f2-filed', '11']);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+    });
+
+    it('when its own set cannot take it either, or its score is no number, files it in dead scored now', async () => {
+      await redis().set(UNSETTLED, 'wrong type');
+      await redis().set(Keys.retry, 'wrong type');
+      await claim('f1', 'f2');
+      const before = Date.now() / 1000;
+      expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 'soon', 'f2-filed')]])).toBe(0);
+      const dead = await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES');
+      expect(dead.filter((_, i) => i % 2 === 0).sort()).toEqual(['f1-filed', 'f2-filed']);
+      for (const score of dead.filter((_, i) => i % 2 === 1)) expect(Number(score)).toBeGreaterThanOrEqual(Math.floor(before));
+      expect(await redis().exists(PRIVATE)).toBe(0);
+    });
+
+    it('when nothing can take it, or its record cannot be read, it stays in the private list (one copy per failure), out of the hand-back', async () => {
+      await redis().set(UNSETTLED, 'wrong type');
+      await redis().set(Keys.dead, 'wrong type');
+      await claim('f1', 'j1', 'f1', 'bad', 'nopayload');
+      const reply = await release([], [
+        ['f1', record('dead', 10, 'f1-filed')],
+        ['bad', 'not json'],
+        ['nopayload', JSON.stringify({ set: 'retry', score: 1 })],
+      ]);
+      expect(reply).toBe(2);
+      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['bad', 'f1', 'nopayload']);
+      expect((await redis().lrange(QUEUE, 0, -1)).sort()).toEqual(['f1', 'j1']);
+    });
+  });
+});
