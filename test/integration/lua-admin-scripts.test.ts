@@ -17,15 +17,15 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
     it('"pop" moves the n lowest-scored entries into dead scored now, and leaves the rest', async () => {
       await redis().zadd(Keys.retry, 1, 'a', 2, 'b', 3, 'c');
       expect(await kill([100, 0, 1000, 'pop', 2])).toBe(2);
-      expect(await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES')).toEqual(['a', '100', 'b', '100']);
-      expect(await redis().zrange(Keys.retry, 0, -1)).toEqual(['c']);
+      expect(await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES')).toEqual(['a', '100', 'b', '100']);
+      expect(await redis().zrange(Keys.retry, '0', '-1')).toEqual(['c']);
     });
 
     it('"members" moves each listed entry still in the source, and only those', async () => {
       await redis().zadd(Keys.retry, 1, 'a', 2, 'b', 3, 'c');
       expect(await kill([100, 0, 1000, 'members', 'a', 'gone', 'c'])).toBe(2);
-      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['a', 'c']);
-      expect(await redis().zrange(Keys.retry, 0, -1)).toEqual(['b']);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['a', 'c']);
+      expect(await redis().zrange(Keys.retry, '0', '-1')).toEqual(['b']);
     });
 
     it('after a move, trims dead: entries scored below the cutoff (the cutoff itself stays), then all but the newest max', async () => {
@@ -33,7 +33,7 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
       await redis().zadd(Keys.retry, 1, 'a');
       expect(await kill([100, 50, 3, 'members', 'a'])).toBe(1);
       // 'old' is below the cutoff; of at-cutoff, d1, d2, a the newest 3 stay.
-      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['d1', 'd2', 'a']);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d1', 'd2', 'a']);
     });
 
     it('moving nothing trims nothing', async () => {

@@ -50,7 +50,7 @@ describe('fetch-side scripts', () => {
     it('files the bytes in dead wrapped and base64-encoded, and takes one copy out of the list', async () => {
       await redis().lpush(CLAIMED, BYTES, 'other', BYTES);
       expect(await bury(true)).toBe(1);
-      const [entry, score] = await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES');
+      const [entry, score] = await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES');
       expect(score).toBe('50');
       expect(JSON.parse(entry)).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'q', args: [BYTES.toString('base64')], retry: false });
       const left = await redis().lrangeBuffer(CLAIMED, 0, -1);
@@ -121,7 +121,7 @@ describe('fetch-side scripts', () => {
       await redis().lpush(PRIVATE, 'fetched', 'other', 'fetched');
       await redis().set(RECOVERED, 2);
       expect(await settle(Keys.retry, true)).toBe(1);
-      expect(await redis().zrange(Keys.retry, 0, -1, 'WITHSCORES')).toEqual(['older', '1', 'filed', '42']);
+      expect(await redis().zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual(['older', '1', 'filed', '42']);
       expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['fetched', 'other']);
       expect(await redis().exists(RECOVERED)).toBe(0);
     });
@@ -137,7 +137,7 @@ describe('fetch-side scripts', () => {
     it('without "L" (basic fetch) files it and leaves the list alone', async () => {
       await redis().lpush(PRIVATE, 'fetched');
       expect(await settle(Keys.dead, false)).toBe(1);
-      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['filed']);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['filed']);
       expect(await redis().llen(PRIVATE)).toBe(1);
     });
 
@@ -145,7 +145,7 @@ describe('fetch-side scripts', () => {
       await redis().zadd(Keys.dead, 5, 'old', 10, 'at-cutoff', 20, 'd1', 30, 'd2');
       await redis().lpush(PRIVATE, 'fetched');
       expect(await settle(Keys.dead, true, [10, 3])).toBe(1);
-      expect(await redis().zrange(Keys.dead, 0, -1)).toEqual(['d1', 'd2', 'filed']);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d1', 'd2', 'filed']);
     });
   });
 
@@ -189,8 +189,8 @@ describe('fetch-side scripts', () => {
       await redis().set(UNSETTLED, 'wrong type');
       await claim('f1', 'f2');
       expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 11, 'f2-filed')]])).toBe(0);
-      expect(await redis().zrange(Keys.retry, 0, -1, 'WITHSCORES')).toEqual(['f1-filed', '10']);
-      expect(await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES')).toEqual(['f2-filed', '11']);
+      expect(await redis().zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual(['f1-filed', '10']);
+      expect(await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES')).toEqual(['f2-filed', '11']);
       expect(await redis().exists(PRIVATE)).toBe(0);
     });
 
@@ -200,7 +200,7 @@ describe('fetch-side scripts', () => {
       await claim('f1', 'f2');
       const before = Date.now() / 1000;
       expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 'soon', 'f2-filed')]])).toBe(0);
-      const dead = await redis().zrange(Keys.dead, 0, -1, 'WITHSCORES');
+      const dead = await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES');
       expect(dead.filter((_, i) => i % 2 === 0).sort()).toEqual(['f1-filed', 'f2-filed']);
       for (const score of dead.filter((_, i) => i % 2 === 1)) expect(Number(score)).toBeGreaterThanOrEqual(Math.floor(before));
       expect(await redis().exists(PRIVATE)).toBe(0);

@@ -63,6 +63,13 @@ function codeSpans(line: string): Array<[number, number]> {
   return spans;
 }
 
+/** Where a `--` comment starts outside strings, or -1. */
+function commentStart(line: string): number {
+  const spans = codeSpans(line);
+  const end = spans.length === 0 ? 0 : spans[spans.length - 1][1];
+  return line.startsWith('--', end) ? end : -1;
+}
+
 function inSpans(index: number, spans: Array<[number, number]>): boolean {
   return spans.some(([from, to]) => index >= from && index < to);
 }
@@ -72,8 +79,36 @@ function isDroppableCall(code: string): boolean {
   return /^\s*redis\.call\(/.test(code);
 }
 
+/**
+ * Per line, the part that is inside a `--[[ ... ]]` block comment (a
+ * multi-line header, as in status_write.lua): blanked, so its prose is never
+ * mutated. Text after the closing `]]` stays code.
+ */
+function blankBlockComments(lines: string[]): string[] {
+  let inside = false;
+  return lines.map((line) => {
+    let out = '';
+    let rest = line;
+    for (;;) {
+      if (inside) {
+        const close = rest.indexOf(']]');
+        if (close === -1) return out + ' '.repeat(rest.length);
+        out += ' '.repeat(close + 2);
+        rest = rest.slice(close + 2);
+        inside = false;
+      }
+      const open = commentStart(rest);
+      if (open === -1 || !rest.startsWith('--[[', open)) return out + rest;
+      out += rest.slice(0, open) + '    ';
+      rest = rest.slice(open + 4);
+      inside = true;
+    }
+  });
+}
+
 export function mutantsOf(script: string, source: string): LuaMutant[] {
   const lines = source.split('\n');
+  const code = blankBlockComments(lines);
   const mutants: LuaMutant[] = [];
   const add = (line: number, operator: string, column: number, description: string, mutatedLine: string): void => {
     const copy = lines.slice();
@@ -88,8 +123,8 @@ export function mutantsOf(script: string, source: string): LuaMutant[] {
     });
   };
   lines.forEach((text, index) => {
-    const spans = codeSpans(text);
-    if (spans.every(([from, to]) => text.slice(from, to).trim() === '')) return;
+    const spans = codeSpans(code[index]);
+    if (spans.every(([from, to]) => code[index].slice(from, to).trim() === '')) return;
     for (const { operator, pattern, replace } of REPLACEMENTS) {
       for (const match of text.matchAll(pattern)) {
         const at = match.index ?? 0;
@@ -99,7 +134,7 @@ export function mutantsOf(script: string, source: string): LuaMutant[] {
         add(index, operator, at, `\`${match[0]}\` → \`${replacement || '(removed)'}\``, mutated);
       }
     }
-    if (isDroppableCall(text)) add(index, 'drop-call', 0, `dropped \`${text.trim()}\``, `-- mutant: ${text}`);
+    if (isDroppableCall(code[index])) add(index, 'drop-call', 0, `dropped \`${text.trim()}\``, `-- mutant: ${text}`);
     const returned = /\breturn (0|1)\b/.exec(text);
     if (returned && inSpans(returned.index, spans)) {
       const flipped = returned[1] === '0' ? '1' : '0';
