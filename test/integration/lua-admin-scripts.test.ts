@@ -28,12 +28,18 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
       expect(await redis().zrange(Keys.retry, '0', '-1')).toEqual(['b']);
     });
 
-    it('after a move, trims dead: entries scored below the cutoff (the cutoff itself stays), then all but the newest max', async () => {
-      await redis().zadd(Keys.dead, 10, 'old', 50, 'at-cutoff', 60, 'd1', 70, 'd2');
+    it('after a move, trims dead of entries scored below the cutoff (the cutoff itself stays)', async () => {
+      await redis().zadd(Keys.dead, 10, 'old', 50, 'at-cutoff', 60, 'd1');
       await redis().zadd(Keys.retry, 1, 'a');
-      expect(await kill([100, 50, 3, 'members', 'a'])).toBe(1);
-      // 'old' is below the cutoff; of at-cutoff, d1, d2, a the newest 3 stay.
-      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d1', 'd2', 'a']);
+      expect(await kill([100, 50, 1000, 'members', 'a'])).toBe(1);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['at-cutoff', 'd1', 'a']);
+    });
+
+    it('after a move, trims dead to the newest max entries', async () => {
+      await redis().zadd(Keys.dead, 10, 'd1', 50, 'd2', 60, 'd3');
+      await redis().zadd(Keys.retry, 1, 'a');
+      expect(await kill([100, 0, 3, 'members', 'a'])).toBe(1);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d2', 'd3', 'a']);
     });
 
     it('moving nothing trims nothing', async () => {

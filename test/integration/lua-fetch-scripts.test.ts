@@ -141,11 +141,18 @@ describe('fetch-side scripts', () => {
       expect(await redis().llen(PRIVATE)).toBe(1);
     });
 
-    it('filing in dead with a cutoff trims entries scored below it (not at it), then all but the newest max', async () => {
-      await redis().zadd(Keys.dead, 5, 'old', 10, 'at-cutoff', 20, 'd1', 30, 'd2');
+    it('filing in dead with a cutoff trims entries scored below it (not at it)', async () => {
+      await redis().zadd(Keys.dead, 5, 'old', 10, 'at-cutoff', 20, 'd1');
       await redis().lpush(PRIVATE, 'fetched');
-      expect(await settle(Keys.dead, true, [10, 3])).toBe(1);
-      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d1', 'd2', 'filed']);
+      expect(await settle(Keys.dead, true, [10, 1000])).toBe(1);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['at-cutoff', 'd1', 'filed']);
+    });
+
+    it('filing in dead with a cutoff trims it to the newest max entries', async () => {
+      await redis().zadd(Keys.dead, 5, 'd1', 10, 'd2', 20, 'd3');
+      await redis().lpush(PRIVATE, 'fetched');
+      expect(await settle(Keys.dead, true, [0, 3])).toBe(1);
+      expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['d2', 'd3', 'filed']);
     });
   });
 
