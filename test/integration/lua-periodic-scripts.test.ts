@@ -36,6 +36,12 @@ describe('periodic scripts', () => {
       expect(await redis().get(LAST)).toBe('101');
     });
 
+    it('a slot equal to last_slot loses even once its slot lock has expired', async () => {
+      await redis().set(LAST, '100');
+      expect(await claim(100)).toBe(0);
+      expect(await redis().exists(lock(100))).toBe(0);
+    });
+
     it('a slot whose lock another process holds loses and records nothing', async () => {
       await redis().set(LAST, '100');
       await redis().set(lock(101), 'other');

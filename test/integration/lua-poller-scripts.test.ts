@@ -41,6 +41,7 @@ describe('lua/promote.lua', () => {
       ['first member', '{"enqueued_at":1.5,"queue":"q","args":[1.0]}', `{"enqueued_at":${STAMP},"queue":"q","args":[1.0]}`],
       ['after nested arrays and objects', '{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":1,"jid":"x"}', `{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":${STAMP},"jid":"x"}`],
       ['after escaped quotes and backslashes', '{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":2}', `{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":${STAMP}}`],
+      ['after an escaped quote that ends its string', '{"queue":"q","args":["\\""],"enqueued_at":1}', `{"queue":"q","args":["\\""],"enqueued_at":${STAMP}}`],
       ['a space before the colon', '{"queue":"q","enqueued_at" :2,"jid":"x"}', `{"queue":"q","enqueued_at" :${STAMP},"jid":"x"}`],
       ['a nested enqueued_at is not the job\'s', '{"queue":"q","args":[{"enqueued_at":5}]}', `{"queue":"q","args":[{"enqueued_at":5}],"enqueued_at":${STAMP}}`],
       ['none yet: appended', '{"queue":"q","jid":"x"}', `{"queue":"q","jid":"x","enqueued_at":${STAMP}}`],
