@@ -182,13 +182,13 @@ describe('fetch-side scripts', () => {
       expect(await redis().smembers(Keys.queues)).toEqual(['q']);
     });
 
-    it('parks each unfiled failure still in the list in wurk:unsettled, never on the queue', async () => {
-      await claim('f1', 'j1', 'f2');
+    it('parks each unfiled failure still in the list in wurk:unsettled (one copy each), never on the queue', async () => {
+      await claim('f1', 'j1', 'f2', 'f1');
       const r1 = record('retry', 10, 'f1-filed');
       const r2 = record('dead', 11, 'f2-filed');
-      expect(await release([], [['f1', r1], ['gone', record('retry', 12, 'x')], ['f2', r2]])).toBe(1);
+      expect(await release([], [['f1', r1], ['gone', record('retry', 12, 'x')], ['f2', r2]])).toBe(2);
       expect(await redis().lrange(UNSETTLED, 0, -1)).toEqual([r1, r2]);
-      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['j1']);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['f1', 'j1']);
       expect(await redis().exists(PRIVATE)).toBe(0);
     });
 
@@ -216,14 +216,17 @@ describe('fetch-side scripts', () => {
     it('when nothing can take it, or its record cannot be read, it stays in the private list (one copy per failure), out of the hand-back', async () => {
       await redis().set(UNSETTLED, 'wrong type');
       await redis().set(Keys.dead, 'wrong type');
-      await claim('f1', 'j1', 'f1', 'bad', 'nopayload');
+      await claim('f1', 'j1', 'f1', 'bad', 'number', 'nopayload', 'numeric-payload');
       const reply = await release([], [
         ['f1', record('dead', 10, 'f1-filed')],
         ['bad', 'not json'],
+        ['number', '5'],
         ['nopayload', JSON.stringify({ set: 'retry', score: 1 })],
+        ['numeric-payload', JSON.stringify({ set: 'retry', score: 1, payload: 5 })],
       ]);
       expect(reply).toBe(2);
-      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['bad', 'f1', 'nopayload']);
+      expect(await redis().exists(Keys.retry)).toBe(0);
+      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['bad', 'f1', 'nopayload', 'number', 'numeric-payload']);
       expect((await redis().lrange(QUEUE, 0, -1)).sort()).toEqual(['f1', 'j1']);
     });
   });

@@ -79,6 +79,8 @@ describe('limiter scripts', () => {
     it('Retry-After is the ceiling in whole seconds of when the oldest request leaves the window', async () => {
       // A window of 10^6 s makes the ceiling land on 10^6 whenever the second call runs at least 1 µs after the first.
       expect(await hit(1, 1_000_000, 'a')).toEqual([1, 0]);
+      // The key lives for the window to the millisecond (10^9 ms here): 999,000,999 would be 1,000 s short.
+      expect(await redis().pttl(KEY)).toBeGreaterThan(1_000_000_000 - 60_000);
       expect(await hit(1, 1_000_000, 'b')).toEqual([0, 1_000_000]);
     });
   });
