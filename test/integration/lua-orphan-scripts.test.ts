@@ -23,7 +23,7 @@ describe('lua/requeue_orphans.lua', () => {
   const LOCK_TTL = 700;
   const LOCK_PREFIX = 'periodic:running:';
 
-  const requeue = (list: string, options: { identity?: string; now?: number; unstarted?: boolean } = {}) =>
+  const requeue = (list: string, options: { identity?: string; now?: number; unstarted?: boolean; maxOrphanings?: number } = {}) =>
     runScript<[number, number]>(
       redis(),
       'requeue_orphans',
@@ -33,7 +33,7 @@ describe('lua/requeue_orphans.lua', () => {
         THRESHOLD,
         options.now ?? NOW,
         'super_fetch:recovered:',
-        MAX_ORPHANINGS,
+        options.maxOrphanings ?? MAX_ORPHANINGS,
         COUNTER_TTL,
         LOCK_PREFIX,
         LOCK_TTL,
@@ -80,6 +80,7 @@ describe('lua/requeue_orphans.lua', () => {
       await fill(STARTED, job('a'));
       await redis().hset(IDENTITY, 'beat', NOW);
       expect(await requeue(STARTED, { identity: '' })).toEqual([1, 0]);
+      expect(await redis().smembers(Keys.queues)).toEqual(['q']);
     });
 
     it('a key that is not a list is left alone: {-2, 0}', async () => {
@@ -120,6 +121,15 @@ describe('lua/requeue_orphans.lua', () => {
     expect(await redis().lrange(Keys.repeatOrphans, 0, -1)).toEqual([job('poison')]);
     expect(await redis().lrange(QUEUE, 0, -1)).toEqual([job('other'), job('last-chance')]);
     expect(await redis().exists(STARTED)).toBe(0);
+  });
+
+  it('with maxOrphanings 0 a started job is parked at its first recovery; what counts no recovery is never parked', async () => {
+    await fill(CLAIMED, job('unstarted'));
+    expect(await requeue(CLAIMED, { unstarted: true, maxOrphanings: 0 })).toEqual([1, 0]);
+    await redis().lpush(STARTED, job('started'), '42', Buffer.from([0x7b, 0xff, 0x7d]));
+    expect(await requeue(STARTED, { maxOrphanings: 0 })).toEqual([2, 1]);
+    expect(await redis().lrange(Keys.repeatOrphans, 0, -1)).toEqual([job('started')]);
+    expect(await redis().llen(QUEUE)).toBe(3);
   });
 
   it('only parking names no queue', async () => {
