@@ -1,5 +1,6 @@
 import { Client } from '../../src/client/client';
 import { JobPayload } from '../../src/job/payload';
+import { runScript } from '../../src/redis/scripts';
 import { enqueuedRowHook } from '../../src/status/enqueued-row';
 import { InvalidStatusStateError, StatusWriter } from '../../src/status/status-writer';
 import { StatusStore } from '../../src/status/status-store';
@@ -41,6 +42,11 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
     await waitFor(async () => (await server.redis.exists('status:short')) === 0, { what: 'the row to expire' });
     expect(await writer.write('short', { progress: 5 }, { ttl: 60, create: false })).toBe(false);
     expect(await server.redis.exists('status:short')).toBe(0);
+  });
+
+  it('status_write.lua given no field writes nothing and answers 0', async () => {
+    expect(await runScript<number>(server.redis, 'status_write', ['status:empty'], [60, '1'])).toBe(0);
+    expect(await server.redis.exists('status:empty')).toBe(0);
   });
 
   it('refuses a state outside the state machine', async () => {
