@@ -3,6 +3,8 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
 import { Client, ClientService, InvalidJobError, JobPayload, uniqueDigest, Worker, WurkConfigError, WurkModule } from '../../src';
+import { Keys } from '../../src/redis/keys';
+import { runScript } from '../../src/redis/scripts';
 import { uniqueClientMiddleware, carriesUniqueFor } from '../../src/unique/unique-client';
 import { ApiApp, call, ENQUEUE_TOKEN, startApiApp, TOKENS } from '../e2e/api-app';
 import { commandDelta, commandStats } from '../support/command-counter';
@@ -158,6 +160,14 @@ describe('unique jobs (contract §5)', () => {
     const jid = (await client.push({ class: 'Ruby::Job', queue: 'repush', args: ['a'], unique_for: 60 }))!;
     expect(await client.push({ class: 'Ruby::Job', queue: 'repush', args: ['a'], unique_for: 60 })).toBeNull();
     expect(await client.push({ class: 'Ruby::Job', queue: 'repush', args: ['a'], unique_for: 60, jid })).toBe(jid);
+  });
+
+  it('unique_release.lua deletes the lock only for the jid holding it, and answers whether it did', async () => {
+    await server.redis.set(Keys.unique('release-probe'), 'newer');
+    expect(await runScript<number>(server.redis, 'unique_release', [Keys.unique('release-probe')], ['older'])).toBe(0);
+    expect(await server.redis.get(Keys.unique('release-probe'))).toBe('newer');
+    expect(await runScript<number>(server.redis, 'unique_release', [Keys.unique('release-probe')], ['newer'])).toBe(1);
+    expect(await server.redis.exists(Keys.unique('release-probe'))).toBe(0);
   });
 
   it('bulk: a job that loses its lock is null at its index, the rest are pushed', async () => {
