@@ -1,7 +1,7 @@
 import type { ChainableCommander } from 'ioredis';
 import type Redis from 'ioredis';
 import type { JobPayload } from '../job/payload';
-import { NO_REPLICA_WAIT, WritePolicy, writeDurably } from '../redis/durable-write';
+import { NO_REPLICA_WAIT, sendDurably, WritePolicy, writeDurably } from '../redis/durable-write';
 import { Keys } from '../redis/keys';
 
 /** A job the client scheduled: `at` and `enqueued_at` removed, its score in float epoch seconds as text. */
@@ -28,6 +28,9 @@ export interface PushTransport {
  */
 export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, enqueuedAtMs: number) => void;
 
+/** In SADD queues + LPUSH, the LPUSH. */
+const isJobWrite = (index: number) => index === 1;
+
 /** Sidekiq's wire layout: SADD queues + LPUSH queue:<q>, ZADD schedule, in one pipeline (never MULTI, never a script: see redis/scripts.ts). */
 export class RedisPushTransport implements PushTransport {
   private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
@@ -51,7 +54,14 @@ export class RedisPushTransport implements PushTransport {
     return this.pipelineHooks.some(({ appliesTo }) => !appliesTo || appliesTo(job));
   }
 
+  /** Whether any hook is registered at all: with none, a push need not build a JobPayload for them to look at. */
+  hasHooks(): boolean {
+    return this.pipelineHooks.length > 0;
+  }
+
   async write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
+    if (scheduled.length === 0 && immediate.length === 1 && !this.hooksApply(immediate[0])) return this.pushOne(immediate[0].queue, immediate[0].toString());
+    if (immediate.length === 0 && scheduled.length === 1) return this.scheduleOne(scheduled[0].score, scheduled[0].job.toString());
     const byQueue = new Map<string, string[]>();
     for (const job of immediate) {
       let list = byQueue.get(job.queue);
@@ -74,6 +84,16 @@ export class RedisPushTransport implements PushTransport {
       },
       (index) => index >= firstJobWrite && index < firstJobWrite + jobWrites,
     );
+  }
+
+  /** One immediate job that no hook wants: SADD + LPUSH, sent as plain commands (see sendDurably). */
+  pushOne(queue: string, text: string): Promise<void> {
+    return sendDurably(this.redis, [['sadd', Keys.queues, queue], ['lpush', Keys.queue(queue), text]], this.writes, this.server, isJobWrite);
+  }
+
+  /** One scheduled job: a ZADD, sent as a plain command. */
+  scheduleOne(score: string, text: string): Promise<void> {
+    return sendDurably(this.redis, [['zadd', Keys.schedule, score, text]], this.writes, this.server);
   }
 
   /** The spliced bulk path: entries already rendered (with scores when scheduled). */

@@ -50,9 +50,119 @@ export function writeDurably(
   policy: WritePolicy,
   server: () => string,
   /** The pipeline positions that matter (a push's job writes): one applied beside a refused command makes it a PartlyAppliedError. */
-  essential: (index: number) => boolean = () => true,
+  essential: (index: number) => boolean = everyWrite,
 ): Promise<void> {
-  return retryUntilDurable(redis, () => writeOnce(redis, append, policy, essential), policy, server);
+  const attemptOnce = () => writeOnce(redis, append, policy, essential);
+  if (!sendsAtOnce(redis, policy)) return retryUntilDurable(redis, attemptOnce, policy, server);
+  const deadline = Date.now() + policy.deadlineMs;
+  let writes = 0;
+  return firstAttempt(() => {
+    const pipeline = redis.pipeline();
+    append(pipeline);
+    writes = pipeline.length;
+    return pipeline.exec();
+  }).then((results) => judgeFirst(redis, results, writes, policy, server, essential, attemptOnce, deadline));
+}
+
+/** One command and its arguments, as ioredis's `call` takes them. */
+export type RedisWrite = readonly [command: string, ...args: string[]];
+
+/**
+ * writeDurably for writes known up front (a push's SADD + LPUSH), with the
+ * same guarantee and errors. On a ready connection with no replica to wait
+ * for they go out as plain commands in one socket write (the stream corked
+ * around them), which costs the client less than a pipeline object; every
+ * other case, and every retry, is writeDurably's pipeline.
+ */
+export function sendDurably(
+  redis: Redis,
+  writes: readonly RedisWrite[],
+  policy: WritePolicy,
+  server: () => string,
+  essential: (index: number) => boolean = everyWrite,
+): Promise<void> {
+  const append = (pipeline: ChainableCommander) => {
+    for (const [command, ...args] of writes) pipeline.call(command, ...args);
+  };
+  if (!sendsAtOnce(redis, policy)) return writeDurably(redis, append, policy, server, essential);
+  const deadline = Date.now() + policy.deadlineMs;
+  return firstAttempt(() => sendCorked(redis, writes)).then((results) =>
+    judgeFirst(redis, results, writes.length, policy, server, essential, () => writeOnce(redis, append, policy, essential), deadline),
+  );
+}
+
+/**
+ * The common case (connected, no replica to wait for) is one round trip: no
+ * timer, no retry state, nothing allocated for a failure that did not
+ * happen. The retry loop takes over only after one did.
+ */
+function sendsAtOnce(redis: Redis, policy: WritePolicy): boolean {
+  return policy.replicas === 0 && redis.status === 'ready';
+}
+
+type Replies = [Error | null, unknown][];
+
+/** The replies of a first attempt, or what stopped it (as a rejection, never a synchronous throw). */
+function firstAttempt(send: () => Promise<Replies | null>): Promise<Replies | { failed: unknown }> {
+  let sent: Promise<Replies | null>;
+  try {
+    sent = send();
+  } catch (error) {
+    return Promise.reject(error);
+  }
+  return sent.then(
+    (results) => results ?? [],
+    (error: unknown) => ({ failed: error }),
+  );
+}
+
+function judgeFirst(
+  redis: Redis,
+  results: Replies | { failed: unknown },
+  writes: number,
+  policy: WritePolicy,
+  server: () => string,
+  essential: (index: number) => boolean,
+  attemptOnce: () => Promise<Attempt>,
+  deadline: number,
+): Promise<void> | undefined {
+  const attempt = 'failed' in results ? notApplied(results.failed, policy) : judgeWrites(redis, results, writes, policy, essential);
+  return attempt.done ? undefined : retryUntilDurable(redis, attemptOnce, policy, server, { attempt, deadline });
+}
+
+/**
+ * Sends each write as its own command, all in one socket write: the same
+ * bytes as a pipeline of them. Resolves to every reply, in order, the way
+ * a pipeline's exec does.
+ */
+function sendCorked(redis: Redis, writes: readonly RedisWrite[]): Promise<Replies> {
+  const stream = (redis as unknown as { stream?: { cork?(): void; uncork?(): void } }).stream;
+  const replies: Promise<unknown>[] = [];
+  stream?.cork?.();
+  try {
+    for (const [command, ...args] of writes) replies.push(redis.call(command, ...args));
+  } finally {
+    stream?.uncork?.();
+  }
+  return settleAll(replies);
+}
+
+function settleAll(replies: Promise<unknown>[]): Promise<Replies> {
+  if (replies.length === 0) return Promise.resolve([]);
+  return new Promise((resolve) => {
+    const results: Replies = new Array(replies.length);
+    let pending = replies.length;
+    const settled = (index: number, error: Error | null, value: unknown) => {
+      results[index] = [error, value];
+      if (--pending === 0) resolve(results);
+    };
+    for (let index = 0; index < replies.length; index++) {
+      replies[index].then(
+        (value) => settled(index, null, value),
+        (error: Error) => settled(index, error, undefined),
+      );
+    }
+  });
 }
 
 /**
@@ -67,14 +177,27 @@ export async function runDurably<T>(redis: Redis, run: () => Promise<T>, policy:
   return replies;
 }
 
-async function retryUntilDurable(redis: Redis, attemptOnce: () => Promise<Attempt>, policy: WritePolicy, server: () => string): Promise<void> {
-  const deadline = Date.now() + policy.deadlineMs;
+const everyWrite = () => true;
+
+/** Nothing sent yet; its reason, should the deadline pass before Redis is ready, is made only then. */
+const NOT_SENT: Attempt = { done: false };
+const DONE: Attempt = { done: true };
+
+/** After a first attempt that failed (`after`), or from the start. */
+async function retryUntilDurable(
+  redis: Redis,
+  attemptOnce: () => Promise<Attempt>,
+  policy: WritePolicy,
+  server: () => string,
+  after?: { attempt: Attempt; deadline: number },
+): Promise<void> {
+  const deadline = after ? after.deadline : Date.now() + policy.deadlineMs;
   let pause = FIRST_PAUSE_MS;
-  let attempt: Attempt = { done: false, reason: new Error('not connected') };
-  for (let first = true; ; first = false) {
+  let attempt = after ? after.attempt : NOT_SENT;
+  for (let first = !after; ; first = false) {
     if (!first) {
       if (attempt.done) return;
-      if (Date.now() + pause > deadline) throw unavailable(attempt.reason, policy, server());
+      if (Date.now() + pause > deadline) throw unavailable(attempt, policy, server());
       await new Promise((resolve) => setTimeout(resolve, pause));
       pause = Math.min(pause * 2, MAX_PAUSE_MS);
     }
@@ -83,7 +206,7 @@ async function retryUntilDurable(redis: Redis, attemptOnce: () => Promise<Attemp
       attempt = await waitAgain(redis, stream, policy);
       continue;
     }
-    if (!(await readyWithin(redis, deadline - Date.now()))) throw unavailable(attempt.reason, policy, server());
+    if (!(await readyWithin(redis, deadline - Date.now()))) throw unavailable(attempt, policy, server());
     attempt = await attemptOnce();
   }
 }
@@ -131,7 +254,7 @@ async function runOnce<T>(redis: Redis, run: () => Promise<T>, policy: WritePoli
   } catch (error) {
     return notApplied(error, policy);
   }
-  if (policy.replicas === 0) return { done: true };
+  if (policy.replicas === 0) return DONE;
   const stream = streamOf(redis);
   return stream ? waitAgain(redis, stream, policy) : { done: false, reason: new Error('the connection dropped after the write') };
 }
@@ -147,14 +270,20 @@ async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) =>
   } catch (error) {
     return notApplied(error, policy);
   }
-  const failure = results.slice(0, writes).find(([error]) => error);
+  return judgeWrites(redis, results, writes, policy, essential);
+}
+
+/** What a pipeline's replies say of its first `writes` commands (and the WAIT after them, with `replicas`). */
+function judgeWrites(redis: Redis, results: [Error | null, unknown][], writes: number, policy: WritePolicy, essential: (index: number) => boolean): Attempt {
   // ioredis reports a pipeline's failures per command, the connection's as well as Redis's.
+  let failure: Error | null = null;
+  for (let index = 0; index < writes && index < results.length && !failure; index++) failure = results[index][0];
   if (failure) {
-    const refused = failure[0] instanceof ReplyError && !isMasterMovedReply(failure[0]);
-    if (refused && results.slice(0, writes).some(([error], index) => !error && essential(index))) throw new PartlyAppliedError(failure[0]);
-    return notApplied(failure[0], policy);
+    const refused = failure instanceof ReplyError && !isMasterMovedReply(failure);
+    if (refused && results.slice(0, writes).some(([error], index) => !error && essential(index))) throw new PartlyAppliedError(failure);
+    return notApplied(failure, policy);
   }
-  if (policy.replicas === 0) return { done: true };
+  if (policy.replicas === 0) return DONE;
   return acknowledged(results[writes], policy, streamOf(redis));
 }
 
@@ -177,7 +306,7 @@ async function waitAgain(redis: Redis, stream: object, policy: WritePolicy): Pro
 function acknowledged([error, replicas]: [Error | null, unknown], policy: WritePolicy, sameStream: object | undefined): Attempt {
   if (!sameStream) return { done: false, reason: new Error('the connection changed before a replica acknowledged the write') };
   if (error) return { done: false, reason: error };
-  if (Number(replicas) >= policy.replicas) return { done: true };
+  if (Number(replicas) >= policy.replicas) return DONE;
   return {
     done: false,
     reason: new Error(`${Number(replicas)} of ${policy.replicas} replica(s) acknowledged the write within ${policy.waitTimeoutMs} ms`),
@@ -195,7 +324,8 @@ function streamOf(redis: Redis): object | undefined {
   return redis.status === 'ready' ? (redis as unknown as { stream?: object }).stream : undefined;
 }
 
-function unavailable(reason: unknown, policy: WritePolicy, server: string): RedisUnavailableError {
+function unavailable(attempt: Attempt, policy: WritePolicy, server: string): RedisUnavailableError {
+  const reason = attempt === NOT_SENT ? new Error('not connected') : attempt.reason;
   const said = reason instanceof Error ? reason.message : String(reason);
   const written = policy.replicas > 0 && /replica/.test(said) ? '; the write reached the master and may still run' : '';
   return new RedisUnavailableError(server, `gave up after ${policy.deadlineMs / 1000} s: ${said}${written}`, { cause: reason });
