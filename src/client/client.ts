@@ -4,6 +4,7 @@ import { newJid } from '../job/jid';
 import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
 import { MiddlewareChain, MiddlewareFn } from '../job/middleware-chain';
 import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
+import { NormalizedText, normalizeToText } from '../job/normalize-text';
 import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
@@ -151,9 +152,49 @@ export class Client {
    * a registered worker's options. A JobPayload is pushed keeping its
    * members' bytes as they arrived.
    */
-  async push(item: JobHash | JobPayload): Promise<string | null> {
+  push(item: JobHash | JobPayload): Promise<string | null> {
+    if (!(item instanceof JobPayload) && this.pushesPlainly()) {
+      let normalized: NormalizedText | undefined;
+      try {
+        normalized = normalizeToText(item, DEFAULT_JOB_OPTIONS, this.config.timestamps);
+      } catch (error) {
+        return Promise.reject(error);
+      }
+      if (normalized) return this.pushText(normalized);
+    }
+    return this.pushPayload(item);
+  }
+
+  private async pushPayload(item: JobHash | JobPayload): Promise<string | null> {
     const payload = normalize(toPayload(item), DEFAULT_JOB_OPTIONS, this.config.timestamps);
     return this.pushNormalized(payload);
+  }
+
+  /**
+   * True when no middleware and no pipeline hook is registered, so nothing
+   * can look at or change a single push: it may skip the JobPayload and be
+   * rendered straight to its text (normalizeToText).
+   * @internal
+   */
+  pushesPlainly(): boolean {
+    return this.middleware.size === 0 && this.transport instanceof RedisPushTransport && !this.transport.hasHooks();
+  }
+
+  /**
+   * Writes a job rendered by normalizeToText as write() would: stamped with
+   * `enqueued_at` and pushed, or scheduled at its `at`.
+   * @internal
+   */
+  pushText(job: NormalizedText): Promise<string> {
+    const transport = this.transport as RedisPushTransport;
+    const written =
+      job.at === undefined
+        ? transport.pushOne(job.queue, job.open + ',"enqueued_at":' + timestampText(nowMs(), this.config.timestamps) + '}')
+        : transport.scheduleOne(scoreFromAt(job.at, job.atText as string), job.open + '}');
+    return written.then(() => {
+      if (this.pushObservers.length > 0) this.observePushed(job.className, job.queue, 1);
+      return job.jid;
+    });
   }
 
   /**
@@ -254,7 +295,7 @@ export class Client {
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
   async pushNormalized(payload: JobPayload, workerClass?: WorkerClass): Promise<string | null> {
-    if (!(await this.runMiddleware(payload, workerClass))) return null;
+    if (this.middlewareApplies(payload) && !(await this.middleware.run({ job: payload, workerClass }, async () => undefined))) return null;
     await this.write([payload]);
     return payload.jid;
   }
@@ -322,6 +363,10 @@ export class ScopedClient {
     const defaults = payloadDefaults(merged, DEFAULT_JOB_OPTIONS);
     const item: Record<string, unknown> = { class: workerName(worker), args };
     if (at !== undefined) item.at = at;
+    if (this.client.pushesPlainly()) {
+      const normalized = normalizeToText(item, defaults, this.client.timestampMode);
+      if (normalized) return this.client.pushText(normalized);
+    }
     const payload = normalize(payloadFromHash(item), defaults, this.client.timestampMode);
     return this.client.pushNormalized(payload, worker);
   }

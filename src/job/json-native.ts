@@ -45,21 +45,23 @@ function childPath(path: string, key: string | number): string {
  * unchanged, naming the path of the first offender (`args[1].when is a Date`).
  * `depth` is the nesting level of `value` itself within the whole payload.
  */
-export function assertJsonNative(value: unknown, path: string, depth: number, seen = new Set<object>()): void {
+export function assertJsonNative(value: unknown, path: string, depth: number, seen?: Set<object>): void {
   const bad = describe(value);
   if (bad) throw new InvalidJobError(path, `is ${bad}; job arguments must be plain JSON`);
   if (value === null || typeof value !== 'object') return;
   if (depth > MAX_NESTING) {
     throw new InvalidJobError(path, `nests deeper than ${MAX_NESTING} levels, which Ruby's JSON parser refuses`);
   }
-  if (seen.has(value)) throw new InvalidJobError(path, 'is a circular reference');
-  seen.add(value);
+  // Made for the first container only: most members are scalars, checked without it.
+  const ancestors = seen ?? new Set<object>();
+  if (ancestors.has(value)) throw new InvalidJobError(path, 'is a circular reference');
+  ancestors.add(value);
   if (Array.isArray(value)) {
-    value.forEach((item, index) => assertJsonNative(item, childPath(path, index), depth + 1, seen));
+    value.forEach((item, index) => assertJsonNative(item, childPath(path, index), depth + 1, ancestors));
   } else {
     for (const key of Object.keys(value)) {
-      assertJsonNative((value as Record<string, unknown>)[key], childPath(path, key), depth + 1, seen);
+      assertJsonNative((value as Record<string, unknown>)[key], childPath(path, key), depth + 1, ancestors);
     }
   }
-  seen.delete(value);
+  ancestors.delete(value);
 }

@@ -6,7 +6,7 @@ import { nestingDepth } from './raw-json';
 import { TimestampMode, nowMs, timestampText } from './time';
 
 /** Keys Sidekiq's client consumes itself and never stores. */
-const CLIENT_ONLY_KEYS = ['pool', 'batch_size', 'spread_interval'];
+export const CLIENT_ONLY_KEYS: readonly string[] = ['pool', 'batch_size', 'spread_interval'];
 
 /** Sidekiq's global defaults (`Sidekiq.default_job_options`), in Sidekiq's key order. */
 export const DEFAULT_JOB_OPTIONS: ReadonlyArray<readonly [string, unknown]> = [

@@ -11,7 +11,7 @@ interface Member {
 const keyTexts = new Map<string, string>();
 const KEY_CACHE_LIMIT = 1024;
 
-function keyText(key: string): string {
+export function keyText(key: string): string {
   let text = keyTexts.get(key);
   if (text === undefined) {
     text = JSON.stringify(key);
