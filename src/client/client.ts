@@ -295,7 +295,7 @@ export class Client {
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
   async pushNormalized(payload: JobPayload, workerClass?: WorkerClass): Promise<string | null> {
-    if (this.middlewareApplies(payload) && !(await this.middleware.run({ job: payload, workerClass }, async () => undefined))) return null;
+    if (!(await this.runMiddleware(payload, workerClass))) return null;
     await this.write([payload]);
     return payload.jid;
   }
