@@ -1,4 +1,5 @@
 import { didYouMean } from '../../src/job/did-you-mean';
+import type { WorkerOptions } from '../../src/job/job-hash';
 import { validateWorkerOptions } from '../../src/job/worker-definition';
 import { resolveOptions, WurkModuleOptions } from '../../src/nest/wurk-options';
 import { configError } from '../support/config-error';
@@ -70,5 +71,42 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     expect(didYouMean('trakc', ['track', 'tags'])).toBe('track');
     expect(didYouMean('connection', ['redis'], { connection: 'redis' })).toBe('redis');
     expect(didYouMean('xyz', ['concurrency'])).toBeUndefined();
+  });
+
+  it('suggests up to half the name wrong, no further, and the first of equally near names', () => {
+    expect(didYouMean('trxx', ['trap'])).toBe('trap'); // 2 edits in 4 letters: the limit
+    expect(didYouMean('txxx', ['trap'])).toBeUndefined(); // 3 edits
+    expect(didYouMean('tagz', ['tags', 'tagx'])).toBe('tags');
+  });
+
+  it.each([
+    [{ name: '' }, 'name', 'must be a non-empty string'],
+    [{ queue: '' }, 'queue', 'must be a non-empty string'],
+    [{ capsule: '' }, 'capsule', 'must be a non-empty string'],
+    [{ capsule: 7 }, 'capsule', 'must be a non-empty string'],
+    [{ retry: -1 }, 'retry', 'must be true, false or a non-negative integer'],
+    [{ tags: 'a' }, 'tags', 'must be an array of strings'],
+    [{ tags: ['a', 1] }, 'tags', 'must be an array of strings'],
+    [{ backtrace: 0 }, 'backtrace', 'must be a boolean or a positive integer'],
+    [{ backtrace: 1.5 }, 'backtrace', 'must be a boolean or a positive integer'],
+    [{ dead: 'no' }, 'dead', 'must be a boolean'],
+    [{ track: 1 }, 'track', 'must be a boolean'],
+    [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds'],
+    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds'],
+    [{ uniqueUntil: 'end' }, 'uniqueUntil', "must be 'success' or 'start'"],
+    [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
+    [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
+    [{ custom: { unique_for: 5 } }, 'custom.unique_for', 'is written by a worker option; set uniqueFor instead'],
+    [{ custom: { unique_until: 'start' } }, 'custom.unique_until', 'is written by a worker option; set uniqueUntil instead'],
+  ])('refuses %p, naming %s', (options, option, reason) => {
+    const error = configError(() => validateWorkerOptions('W', options as never));
+    expect(error.option).toBe(`@Worker(W).${option}`);
+    expect(error.message).toBe(`wurk option @Worker(W).${option} ${reason}`);
+  });
+
+  it('accepts each option at its edge', () => {
+    const edges: WorkerOptions = { name: 'N', queue: 'q', capsule: 'c', retry: 0, tags: [], backtrace: 1, dead: false, track: true, uniqueFor: 0.5, uniqueUntil: 'start' };
+    expect(() => validateWorkerOptions('W', edges)).not.toThrow();
+    expect(() => validateWorkerOptions('W', { retry: true, backtrace: false, uniqueUntil: 'success', uniqueFor: 1, custom: { encrypt: false } })).not.toThrow();
   });
 });

@@ -1,6 +1,7 @@
 import { InvalidJobError } from '../../src/job/errors';
 import { assertJsonNative } from '../../src/job/json-native';
-import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../../src/job/normalize';
+import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash, validatePayload } from '../../src/job/normalize';
+import { JobPayload } from '../../src/job/payload';
 import { floatText, timestampText, toEpochSeconds } from '../../src/job/time';
 
 function nested(depth: number): unknown {
@@ -50,6 +51,38 @@ describe('normalize', () => {
   });
 });
 
+describe('payload validation', () => {
+  const valid = (members: string) => () => validatePayload(JobPayload.parse(`{"class":"X","queue":"q","args":[],${members}}`));
+  const deepArgs = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
+
+  it("refuses stored args nested past Ruby's limit, which arrive as text and skip the argument check", () => {
+    // payload (1) + 99 arrays = 100 levels.
+    expect(() => validatePayload(JobPayload.parse(`{"class":"X","queue":"q","args":${deepArgs(99)}}`))).not.toThrow();
+    expect(() => validatePayload(JobPayload.parse(`{"class":"X","queue":"q","args":${deepArgs(100)}}`))).toThrow(
+      new InvalidJobError('args', "nests deeper than 100 levels, which Ruby's JSON parser refuses"),
+    );
+  });
+
+  it('takes retry_for as whole seconds from 0 to 1e9, and null as absent', () => {
+    for (const ok of ['0', '1000000000', 'null']) expect(valid(`"retry_for":${ok}`)).not.toThrow();
+    for (const bad of ['-1', '1000000001', '1.5', '"60"']) {
+      expect(valid(`"retry_for":${bad}`)).toThrow(new InvalidJobError('retry_for', 'must be a whole number of seconds (relative, below 1e9)'));
+    }
+  });
+
+  it('takes tags as an array of strings, and null as absent', () => {
+    expect(valid('"tags":["a"]')).not.toThrow();
+    expect(valid('"tags":null')).not.toThrow();
+    expect(valid('"tags":["a",1]')).toThrow(new InvalidJobError('tags', 'must be an array of strings'));
+  });
+
+  it('refuses a job that is not a hash', () => {
+    for (const item of [null, [], 'X']) {
+      expect(() => payloadFromHash(item as never)).toThrow(new InvalidJobError('job', "must be a hash with 'class' and 'args' keys"));
+    }
+  });
+});
+
 describe('JSON-native arguments', () => {
   class Money {
     cents = 1;
@@ -64,6 +97,8 @@ describe('JSON-native arguments', () => {
     [[new Map()], 'args[0] is a Map'],
     [[new Set()], 'args[0] is a Set'],
     [[10n], 'args[0] is a BigInt'],
+    [[Symbol('s')], 'args[0] is a Symbol'],
+    [[new (class {})()], 'args[0] is an instance of a class'],
     [[NaN], 'args[0] is NaN'],
     [[{ x: Infinity }], 'args[0].x is Infinity'],
     [[new Money()], 'args[0] is an instance of Money'],

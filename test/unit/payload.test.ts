@@ -27,6 +27,12 @@ describe('JobPayload', () => {
     expect(payload.delete('a').toString()).toBe('{"b":"x","c":3}');
   });
 
+  it('reads absent class, queue, jid and args as empty, and refuses a value JSON cannot encode, naming the member', () => {
+    const payload = JobPayload.parse('{}');
+    expect([payload.className, payload.queue, payload.jid, payload.args]).toEqual(['', '', '', []]);
+    expect(() => payload.set('at', undefined)).toThrow(new TypeError('at cannot be encoded as JSON'));
+  });
+
   it('refuses text that is not a JSON object', () => {
     expect(() => JobPayload.parse('not json at all')).toThrow(InvalidPayloadError);
     expect(() => JobPayload.parse('[1,2]')).toThrow(/not a JSON object/);
@@ -49,6 +55,13 @@ describe('raw JSON spans', () => {
     ]);
     expect(arrayElements('[[1],{"a":"[,]"},3.50,null]')).toEqual(['[1]', '{"a":"[,]"}', '3.50', 'null']);
     expect(arrayElements('[]')).toEqual([]);
+  });
+
+  it('names what it expected when handed the wrong kind of text', () => {
+    expect(() => objectMembers('[1]')).toThrow(new SyntaxError('not an object'));
+    expect(() => arrayElements('{}')).toThrow(new SyntaxError('not an array'));
+    expect(() => arrayElements('["a]')).toThrow(new SyntaxError('unterminated string'));
+    expect(() => arrayElements('[[1')).toThrow(new SyntaxError('unbalanced brackets'));
   });
 
   it('measures nesting depth outside strings', () => {
