@@ -30,7 +30,8 @@ function describe(value: unknown): string | undefined {
   if (Array.isArray(value)) return undefined;
   const proto = Object.getPrototypeOf(value);
   if (proto !== Object.prototype && proto !== null) {
-    return `an instance of ${(value as object).constructor?.name ?? 'a class'}`;
+    // An anonymous class has the name '', which would read "an instance of ".
+    return `an instance of ${(value as object).constructor?.name || 'a class'}`;
   }
   return undefined;
 }
