@@ -19,9 +19,3 @@ export function newJid(): string {
   offset += JID_BYTES;
   return jid;
 }
-
-const JID = /^[0-9a-f]{24}$/;
-
-export function isCanonicalJid(value: unknown): value is string {
-  return typeof value === 'string' && JID.test(value);
-}
