@@ -28,6 +28,7 @@ export function didYouMeanText(name: string, known: Iterable<string>, aliases?: 
 
 /** Levenshtein distance with adjacent transpositions counted as one edit (`trakc` → `track`). */
 function editDistance(a: string, b: string): number {
+  // Stryker disable next-line ArrayDeclaration: the zeros are placeholders, each cell is written before it is read.
   const rows: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
   for (let j = 1; j <= b.length; j++) rows[0][j] = j;
   for (let i = 1; i <= a.length; i++) {
