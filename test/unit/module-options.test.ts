@@ -76,6 +76,7 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
   it('suggests up to half the name wrong, no further, and the first of equally near names', () => {
     expect(didYouMean('trxx', ['trap'])).toBe('trap'); // 2 edits in 4 letters: the limit
     expect(didYouMean('txxx', ['trap'])).toBeUndefined(); // 3 edits
+    expect(didYouMean('x', ['ab'])).toBeUndefined(); // 2 edits in 1 letter
     expect(didYouMean('tagz', ['tags', 'tagx'])).toBe('tags');
   });
 
