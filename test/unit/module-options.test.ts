@@ -77,6 +77,10 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     expect(didYouMean('trxx', ['trap'])).toBe('trap'); // 2 edits in 4 letters: the limit
     expect(didYouMean('txxx', ['trap'])).toBeUndefined(); // 3 edits
     expect(didYouMean('x', ['ab'])).toBeUndefined(); // 2 edits in 1 letter
+    expect(didYouMean('ab', ['ba'])).toBe('ba'); // a swap of neighbours is one edit
+    expect(didYouMean('ab', ['ca'])).toBeUndefined(); // no swap: 2 edits
+    expect(didYouMean('ab', ['bc'])).toBeUndefined();
+    expect(didYouMean('abxy', ['bauv'])).toBeUndefined(); // a swap and two edits: 3
     expect(didYouMean('tagz', ['tags', 'tagx'])).toBe('tags');
   });
 
