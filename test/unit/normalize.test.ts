@@ -99,6 +99,7 @@ describe('JSON-native arguments', () => {
     [[10n], 'args[0] is a BigInt'],
     [[Symbol('s')], 'args[0] is a Symbol'],
     [[new (class {})()], 'args[0] is an instance of a class'],
+    [[Object.create(Object.create(null))], 'args[0] is an instance of a class'],
     [[NaN], 'args[0] is NaN'],
     [[{ x: Infinity }], 'args[0].x is Infinity'],
     [[new Money()], 'args[0] is an instance of Money'],
