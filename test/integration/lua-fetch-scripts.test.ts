@@ -43,6 +43,39 @@ describe('fetch-side scripts', () => {
     });
   });
 
+  describe('fetch: acknowledgments by LTRIM only when they are the list\'s oldest entries', () => {
+    /** fetch.lua with acks only (no claim, no start): one queue, mode "L", the payloads given. */
+    const ack = (payloads: string[]) =>
+      runScript<unknown[]>(redis(), 'fetch', [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects], [1, 0, 0, 0, 'L', payloads.length, '0', ...payloads]);
+    /** Started jobs pushed the way a start does (the newest at the left end). */
+    const started = (...payloads: string[]) => redis().lpush(PRIVATE, ...payloads);
+
+    it('the oldest entries acknowledged, in any order, all go', async () => {
+      await started('a', 'b', 'running');
+      expect(await ack(['b', 'a'])).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['running']);
+    });
+
+    it('a job that is not among the oldest: only it goes, the older one still running stays', async () => {
+      await started('older', 'acked', 'newer');
+      expect(await ack(['acked'])).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['newer', 'older']);
+    });
+
+    it('a tail holding one payload twice matches an ack of it once plus another only by count of each', async () => {
+      await started('a', 'a', 'b');
+      expect(await ack(['a', 'b'])).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['a']);
+    });
+
+    it('a payload over 2 KB is removed by value, never by position', async () => {
+      const big = `{"args":["${'x'.repeat(3000)}"]}`;
+      await started('older', big);
+      expect(await ack([big])).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['older']);
+    });
+  });
+
   describe('bury_invalid', () => {
     const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
     const bury = (inList: boolean) => runScript<number>(redis(), 'bury_invalid', [CLAIMED, Keys.dead], [BYTES, 'q', 0, 100, 50, 50, inList ? 'L' : '']);

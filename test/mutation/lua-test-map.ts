@@ -17,6 +17,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
   basic_fetch: ['test/integration/lua-fetch-scripts.test.ts', 'test/integration/server-processing.test.ts', 'test/integration/server-invalid-bytes.test.ts'],
   bury_invalid: ['test/integration/lua-fetch-scripts.test.ts', 'test/integration/server-invalid-bytes.test.ts'],
   fetch: [
+    'test/integration/lua-fetch-scripts.test.ts',
     'test/integration/server-processing.test.ts',
     'test/integration/server-prefetch.test.ts',
     'test/integration/server-orphans.test.ts',
