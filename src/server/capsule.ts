@@ -292,6 +292,9 @@ export class Capsule implements GatedPool {
       this.prefetched.push(...jobs.filter((job) => !job.started));
       if (this.quieted) break;
       this.startPrefetched();
+      // The jobs just dispatched reach their perform in microtasks: let them,
+      // before the next claim's write (a syscall) goes out ahead of them.
+      if (direct.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.wake = undefined;
     if (this.prefetched.length > 0) {
