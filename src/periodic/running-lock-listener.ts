@@ -14,7 +14,13 @@ export interface RunningLockTimes {
 /** `orphan_threshold` (300 s) + 60 + 60, as Cogworker: a dead process's job is recovered (and re-locks) before this runs out. */
 export const DEFAULT_ACTIVE_TTL = 420;
 
-function lockOf(job: JobPayload): { pjid: string; jid: string } | undefined {
+/** A periodic slot's running lock: the entry (pjid) and this execution (jid). */
+interface RunningLock {
+  pjid: string;
+  jid: string;
+}
+
+function lockOf(job: JobPayload): RunningLock | undefined {
   if (job.get('periodic_until_executed') !== true) return undefined;
   const pjid = job.get('periodic_pjid');
   return typeof pjid === 'string' && pjid !== '' && job.jid !== '' ? { pjid, jid: job.jid } : undefined;
@@ -37,9 +43,18 @@ export class RunningLockListener implements JobLifecycleListener {
     private readonly times: RunningLockTimes = { activeTtl: DEFAULT_ACTIVE_TTL, refreshEvery: 10 },
   ) {}
 
-  async onStart(context: ServerContext): Promise<void> {
+  // Jobs that are no periodic slot are answered synchronously: the processor awaits only a promise.
+  onStart(context: ServerContext): Promise<void> | undefined {
     const lock = lockOf(context.job);
-    if (!lock) return;
+    return lock ? this.hold(lock) : undefined;
+  }
+
+  onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
+    const lock = lockOf(context.job);
+    return lock ? this.settle(lock, outcome) : undefined;
+  }
+
+  private async hold(lock: RunningLock): Promise<void> {
     await this.set(lock, this.times.activeTtl, 'shorten');
     this.stopRefresh(lock.jid);
     const timer = setInterval(() => void this.set(lock, this.times.activeTtl, 'refresh'), this.times.refreshEvery * 1000);
@@ -47,9 +62,7 @@ export class RunningLockListener implements JobLifecycleListener {
     this.refreshers.set(lock.jid, timer);
   }
 
-  async onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> {
-    const lock = lockOf(context.job);
-    if (!lock) return;
+  private async settle(lock: RunningLock, outcome: JobOutcome): Promise<void> {
     this.stopRefresh(lock.jid);
     switch (outcome.kind) {
       case 'complete':
@@ -90,7 +103,7 @@ export class RunningLockListener implements JobLifecycleListener {
   }
 
   /** Best-effort: a failure leaves the lock to its TTL, and never changes the job's outcome. */
-  private async set(lock: { pjid: string; jid: string }, ttl: number, what: string): Promise<void> {
+  private async set(lock: RunningLock, ttl: number, what: string): Promise<void> {
     try {
       await this.store.setRunningLock(lock.pjid, lock.jid, ttl);
     } catch (error) {

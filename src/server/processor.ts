@@ -78,7 +78,8 @@ export class Processor {
     const attempt = attemptOf(payload);
     const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
     const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution };
-    if (deps.listeners.length > 0) await this.notify(context, undefined);
+    const starting = this.notify(context, undefined);
+    if (starting) await starting;
 
     let failed = false;
     let error: unknown;
@@ -111,7 +112,8 @@ export class Processor {
       outcome = await this.settleFailure(job, payload, error, worker);
       await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
     }
-    if (deps.listeners.length > 0) await this.notify(context, outcome);
+    const settling = this.notify(context, outcome);
+    if (settling) await settling;
   }
 
   /**
@@ -211,7 +213,8 @@ export class Processor {
       execution: { jid: wrapped.jid, queue: job.queue, attempt: 1, payload: wrapped, signal: deps.signal },
     };
     await this.died(wrapped, error);
-    if (deps.listeners.length > 0) await this.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
+    const settling = this.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
+    if (settling) await settling;
   }
 
   private died(payload: JobPayload, error: unknown): Promise<void> {
@@ -228,16 +231,51 @@ export class Processor {
     }
   }
 
-  /** onStart when `outcome` is undefined, else onSettled; listener errors are logged and swallowed. */
-  async notify(context: ServerContext, outcome: JobOutcome | undefined): Promise<void> {
-    for (const listener of this.deps.listeners) {
-      try {
-        if (outcome === undefined) await listener.onStart?.(context);
-        else await listener.onSettled?.(context, outcome);
-      } catch (error) {
-        this.deps.logger.error(`job lifecycle listener failed (ignored): ${errorMessageOf(error)}`);
-      }
+  /**
+   * onStart when `outcome` is undefined, else onSettled, listener by
+   * listener; listener errors are logged and swallowed. Listeners that answer
+   * synchronously (most, for most jobs) cost no await: with AsyncLocalStorage
+   * on, every promise of the per-job path runs Node's promise hooks.
+   * Undefined when nothing is left to wait for.
+   */
+  notify(context: ServerContext, outcome: JobOutcome | undefined): Promise<void> | undefined {
+    const { listeners } = this.deps;
+    for (let index = 0; index < listeners.length; index++) {
+      const pending = this.callListener(listeners[index], context, outcome);
+      if (pending) return this.notifyAfter(pending, context, outcome, index + 1);
     }
+    return undefined;
+  }
+
+  private async notifyAfter(pending: PromiseLike<void>, context: ServerContext, outcome: JobOutcome | undefined, next: number): Promise<void> {
+    const { listeners } = this.deps;
+    await this.listenerDone(pending);
+    for (let index = next; index < listeners.length; index++) {
+      const more = this.callListener(listeners[index], context, outcome);
+      if (more) await this.listenerDone(more);
+    }
+  }
+
+  private async listenerDone(pending: PromiseLike<void>): Promise<void> {
+    try {
+      await pending;
+    } catch (error) {
+      this.listenerFailed(error);
+    }
+  }
+
+  private callListener(listener: JobLifecycleListener, context: ServerContext, outcome: JobOutcome | undefined): PromiseLike<void> | undefined {
+    try {
+      const answer = outcome === undefined ? listener.onStart?.(context) : listener.onSettled?.(context, outcome);
+      return answer !== undefined && typeof (answer as PromiseLike<void>).then === 'function' ? answer : undefined;
+    } catch (error) {
+      this.listenerFailed(error);
+      return undefined;
+    }
+  }
+
+  private listenerFailed(error: unknown): void {
+    this.deps.logger.error(`job lifecycle listener failed (ignored): ${errorMessageOf(error)}`);
   }
 }
 

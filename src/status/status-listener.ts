@@ -39,9 +39,19 @@ export class StatusListener implements JobLifecycleListener {
     private readonly reportError: StatusErrorReporter,
   ) {}
 
-  async onStart(context: StatusContext): Promise<void> {
+  // Untracked jobs are answered synchronously: the processor awaits only a promise.
+  onStart(context: StatusContext): Promise<void> | undefined {
+    if (!isTracked(context.job) || context.job.jid === '') return undefined;
+    return this.startTracked(context);
+  }
+
+  onSettled(context: StatusContext, outcome: JobOutcome): Promise<void> | undefined {
+    if (!isTracked(context.job) || context.job.jid === '') return undefined;
+    return this.settleTracked(context, outcome);
+  }
+
+  private async startTracked(context: StatusContext): Promise<void> {
     const { job } = context;
-    if (!isTracked(job) || job.jid === '') return;
     const jid = job.jid;
     const progress = new StatusProgress(
       this.options.progressInterval * 1000,
@@ -68,9 +78,8 @@ export class StatusListener implements JobLifecycleListener {
     );
   }
 
-  async onSettled(context: StatusContext, outcome: JobOutcome): Promise<void> {
+  private async settleTracked(context: StatusContext, outcome: JobOutcome): Promise<void> {
     const { job } = context;
-    if (!isTracked(job) || job.jid === '') return;
     const jid = job.jid;
     const progress = this.progress.get(jid);
     this.progress.delete(jid);

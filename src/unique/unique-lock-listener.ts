@@ -20,14 +20,15 @@ import { UniqueLock, uniqueLockOf } from './unique-options';
 export class UniqueLockListener implements JobLifecycleListener {
   constructor(private readonly redis: Redis) {}
 
-  async onStart(context: ServerContext): Promise<void> {
-    if (lockOf(context.job)?.until === 'start') await this.release(context.job);
+  // Jobs without a lock are answered synchronously: the processor awaits only a promise.
+  onStart(context: ServerContext): Promise<void> | undefined {
+    return lockOf(context.job)?.until === 'start' ? this.release(context.job) : undefined;
   }
 
-  async onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> {
+  onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
     const lock = lockOf(context.job);
-    if (!lock || lock.until === 'start') return;
-    if (outcome.kind === 'complete' || outcome.kind === 'dead' || outcome.kind === 'failed') await this.release(context.job);
+    if (!lock || lock.until === 'start') return undefined;
+    return outcome.kind === 'complete' || outcome.kind === 'dead' || outcome.kind === 'failed' ? this.release(context.job) : undefined;
   }
 
   private async release(job: JobPayload): Promise<void> {

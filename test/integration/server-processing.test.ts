@@ -185,6 +185,34 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     expect(quietLogger.errors.some((line) => line.includes('listener bug'))).toBe(true);
   });
 
+  it('calls every listener in order, synchronous or not: a sync throw and a rejection are logged and the next listeners still run', async () => {
+    const calls: string[] = [];
+    const h = harness([{ name: 'OkJob', instance: { perform: () => void calls.push('perform') } }]);
+    quietLogger.errors.length = 0;
+    h.manager.addListener({
+      onStart: () => {
+        calls.push('sync start');
+      },
+      onSettled: () => {
+        throw new Error('sync listener bug');
+      },
+    });
+    h.manager.addListener({
+      onStart: async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        calls.push('async start');
+        throw new Error('async listener bug');
+      },
+      onSettled: async () => void calls.push('async settled'),
+    });
+    h.manager.addListener({ onStart: () => void calls.push('last start'), onSettled: () => void calls.push('last settled') });
+    await h.manager.start();
+    await h.client.push({ class: 'OkJob', args: [] });
+    await waitFor(() => calls.length === 6, { what: 'every listener' });
+    expect(calls).toEqual(['sync start', 'async start', 'last start', 'perform', 'async settled', 'last settled']);
+    expect(quietLogger.errors.filter((line) => /(sync|async) listener bug/.test(line))).toHaveLength(2);
+  });
+
   it.each(['reliable', 'basic'] as const)('does not fetch from a paused queue (%s fetch), and resumes when it is unpaused', async (fetch) => {
     const redis = server.client();
     const seen: string[] = [];
