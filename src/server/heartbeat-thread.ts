@@ -261,7 +261,8 @@ async function leave(writer: HeartbeatWriter, redis: Redis): Promise<void> {
   try {
     await writer.clear();
   } catch (error) {
-    log('error', `heartbeat could not leave the process registry at stop: ${describe(error)}`);
+    // Harmless (the entry expires with its heartbeat); Redis away is said once by the connection watch.
+    if (data.reportOutages || !(isUnreachable(error) || isUnreachable(rootReply(error)))) log('error', `heartbeat could not leave the process registry at stop: ${describe(error)}`);
   }
 }
 
