@@ -76,6 +76,121 @@ describe('fetch-side scripts', () => {
     });
   });
 
+  describe('fetch: starts, claims and what it reports', () => {
+    /**
+     * fetch.lua on one queue: `starts` is the per-triple start count with its
+     * mark ("2", "1?", "1!"), `acks` the payloads acknowledged ("L" mode),
+     * `max`/`startNow` the claim; extra keys are recovery counters.
+     */
+    const call = (o: { starts?: string; acks?: string[]; mode?: string; max?: number; startNow?: number; recovered?: string[] }) =>
+      runScript<Array<string | number>>(
+        redis(),
+        'fetch',
+        [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects, ...(o.recovered ?? [])],
+        [1, o.max ?? 0, 1, o.startNow ?? 0, o.mode ?? 'L', (o.acks ?? []).length, o.starts ?? '0', ...(o.acks ?? [])],
+      );
+    /** Claimed jobs, the oldest at the right end, as a claim leaves them. */
+    const claimed = (...oldestFirst: string[]) => redis().lpush(CLAIMED, ...oldestFirst);
+
+    it.each(['1', '3'])('starts move the oldest claimed jobs to the in-progress list, oldest first ("b"), in their order (%s)', async (count) => {
+      await claimed('j1', 'j2', 'j3', 'j4');
+      const n = Number(count);
+      const reply = await call({ starts: count });
+      expect(reply).toEqual(['j1', 'j2', 'j3'].slice(0, n).flatMap((job) => [1, 'b', job]));
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1', 'j2', 'j3'].slice(0, n).reverse());
+      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j4', 'j3', 'j2', 'j1'].slice(0, 4 - n));
+    });
+
+    it('asked for more starts than are claimed, it moves what is there; none claimed, nothing', async () => {
+      await claimed('j1');
+      expect(await call({ starts: '3' })).toEqual([1, 'b', 'j1']);
+      expect(await call({ starts: '2' })).toEqual([]);
+      expect(await call({ starts: '1' })).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1']);
+    });
+
+    it.each(['1?', '3?'])('with "?", a suspect stops the start there ("y"): it and every later job stay claimed (%s)', async (starts) => {
+      await redis().sadd(Keys.suspects, starts === '1?' ? 'j1' : 'j2');
+      await claimed('j1', 'j2', 'j3');
+      const reply = await call({ starts });
+      if (starts === '1?') {
+        expect(reply).toEqual([1, 'y', 'j1']);
+        expect(await redis().llen(PRIVATE)).toBe(0);
+        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2', 'j1']);
+      } else {
+        expect(reply).toEqual([1, 'b', 'j1', 1, 'y', 'j2']);
+        expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1']);
+        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2']);
+      }
+    });
+
+    it('without a mark a start does not look at the suspects set: the job it was told to start starts', async () => {
+      await redis().sadd(Keys.suspects, 'j1');
+      await claimed('j1');
+      expect(await call({ starts: '1' })).toEqual([1, 'b', 'j1']);
+    });
+
+    it('with "!" (a start riding behind a BLMOVE) a paused queue moves nothing ("P"); with "?" or none the pause is the caller\'s to check', async () => {
+      await redis().sadd(Keys.paused, 'q');
+      await claimed('j1', 'j2');
+      expect(await call({ starts: '1!' })).toEqual(['P', 1, '']);
+      expect(await redis().llen(CLAIMED)).toBe(2);
+      expect(await call({ starts: '1?' })).toEqual([1, 'b', 'j1']);
+      expect(await call({ starts: '1' })).toEqual([1, 'b', 'j2']);
+    });
+
+    it.each(['1', '2'])('an in-progress list of the wrong type: the start reports it ("!") and the jobs stay claimed (%s)', async (starts) => {
+      await redis().set(PRIVATE, 'x');
+      await claimed('j1', 'j2');
+      const reply = await call({ starts });
+      expect(reply[0]).toBe('!');
+      expect(reply[1]).toBe(PRIVATE);
+      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j2', 'j1']);
+    });
+
+    it('a claim starts the first startNow jobs ("s", straight to in-progress) and claims the rest ("c"), oldest first', async () => {
+      await redis().rpush(QUEUE, 'q3', 'q2', 'q1');
+      expect(await call({ max: 3, startNow: 2 })).toEqual([1, 's', 'q1', 1, 's', 'q2', 1, 'c', 'q3']);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['q2', 'q1']);
+      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['q3']);
+      expect(await redis().llen(QUEUE)).toBe(0);
+    });
+
+    it('a suspect in a claim is claimed "x", and nothing after it is started', async () => {
+      await redis().sadd(Keys.suspects, 'q2');
+      await redis().rpush(QUEUE, 'q3', 'q2', 'q1');
+      expect(await call({ max: 3, startNow: 3 })).toEqual([1, 's', 'q1', 1, 'x', 'q2', 1, 'c', 'q3']);
+    });
+
+    it('a paused queue is not claimed from ("P") and keeps its jobs', async () => {
+      await redis().sadd(Keys.paused, 'q');
+      await redis().rpush(QUEUE, 'q1');
+      expect(await call({ max: 5, startNow: 5 })).toEqual(['P', 1, '']);
+      expect(await redis().llen(QUEUE)).toBe(1);
+    });
+
+    it('"D" drops the in-progress list whole and reports nothing; acks that match nothing are reported ("?") with how many', async () => {
+      await redis().lpush(PRIVATE, 'a', 'b');
+      expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual([]);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+      expect(await call({ mode: 'D', acks: ['a'] })).toEqual(['?', PRIVATE, 1]);
+      expect(await call({ acks: ['c', 'd'] })).toEqual(['?', PRIVATE, 2]);
+    });
+
+    it('an ack that is not in progress but still claimed (its start lost in a failover) is removed from the claimed list', async () => {
+      await claimed('ran');
+      expect(await call({ acks: ['ran'] })).toEqual([]);
+      expect(await redis().llen(CLAIMED)).toBe(0);
+    });
+
+    it('drops the recovery counters named after the triples, with the acks', async () => {
+      await redis().set('super_fetch:recovered:j1', 1);
+      await redis().set('super_fetch:recovered:j2', 2);
+      expect(await call({ recovered: ['super_fetch:recovered:j1', 'super_fetch:recovered:j2'] })).toEqual([]);
+      expect(await redis().exists('super_fetch:recovered:j1', 'super_fetch:recovered:j2')).toBe(0);
+    });
+  });
+
   describe('bury_invalid', () => {
     const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
     const bury = (inList: boolean) => runScript<number>(redis(), 'bury_invalid', [CLAIMED, Keys.dead], [BYTES, 'q', 0, 100, 50, 50, inList ? 'L' : '']);
