@@ -183,6 +183,17 @@ describe('fetch-side scripts', () => {
       expect(await redis().llen(CLAIMED)).toBe(0);
     });
 
+    it('an ack found only in the claimed list removes one copy there, its twin stays', async () => {
+      await claimed('twin', 'twin');
+      expect(await call({ acks: ['twin'] })).toEqual([]);
+      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['twin']);
+    });
+
+    it('an ack in neither list, with the claimed list of the wrong type, is reported ("?"), not counted as matched', async () => {
+      await redis().set(CLAIMED, 'x');
+      expect(await call({ acks: ['gone'] })).toEqual(['?', PRIVATE, 1]);
+    });
+
     it('drops the recovery counters named after the triples, with the acks', async () => {
       await redis().set('super_fetch:recovered:j1', 1);
       await redis().set('super_fetch:recovered:j2', 2);
