@@ -194,7 +194,10 @@ describe('fetch-side scripts', () => {
       expect(await call({ acks: ['gone'] })).toEqual(['?', PRIVATE, 1]);
     });
 
-    it('drops the recovery counters named after the triples, with the acks', async () => {
+    it('drops the recovery counters named after the triples, one as well as several', async () => {
+      await redis().set('super_fetch:recovered:j0', 1);
+      expect(await call({ recovered: ['super_fetch:recovered:j0'] })).toEqual([]);
+      expect(await redis().exists('super_fetch:recovered:j0')).toBe(0);
       await redis().set('super_fetch:recovered:j1', 1);
       await redis().set('super_fetch:recovered:j2', 2);
       expect(await call({ recovered: ['super_fetch:recovered:j1', 'super_fetch:recovered:j2'] })).toEqual([]);
