@@ -124,6 +124,13 @@ describe('fetch-side scripts', () => {
       }
     });
 
+    it('with "?", a job that is not a suspect starts while the set holds others', async () => {
+      await redis().sadd(Keys.suspects, 'another');
+      await claimed('j1', 'j2');
+      expect(await call({ starts: '1?' })).toEqual([1, 'b', 'j1']);
+      expect(await call({ starts: '2?' })).toEqual([1, 'b', 'j2']);
+    });
+
     it('without a mark a start does not look at the suspects set: the job it was told to start starts', async () => {
       await redis().sadd(Keys.suspects, 'j1');
       await claimed('j1');
