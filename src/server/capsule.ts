@@ -162,11 +162,6 @@ export class Capsule implements GatedPool {
     return this.running.size + this.starting.size + this.reserved;
   }
 
-  /** See Fetcher.warmUp. */
-  async warmUp(): Promise<void> {
-    await this.fetcher.warmUp?.();
-  }
-
   start(): void {
     this.lastTurnover = performance.now();
     this.fetchLoop = this.runFetchLoop();

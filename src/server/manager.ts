@@ -47,7 +47,7 @@ const HEARTBEAT_LEAVE_MS = 500;
  * `shutdownTimeout`, then their AbortSignal fires and the unfinished ones
  * are handed back.
  */
-/** Longest start() waits for the fetch connections and scripts (see Capsule.warmUp). */
+/** Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp). */
 const WARM_UP_LIMIT_MS = 2000;
 
 export class Manager {
@@ -169,7 +169,7 @@ export class Manager {
     // job after boot meets the same paths as every later one. Bounded: with
     // Redis away the fetch loops retry on their own.
     let bound: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all([warmJobPaths(), ...this.capsules.map((capsule) => capsule.warmUp())]), new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
+    await Promise.race([Promise.all([warmJobPaths(), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]), new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
     clearTimeout(bound);
     // Stopped while the first beat was on its way (an app closed during boot).
     if (this.stopping) return;

@@ -263,7 +263,9 @@ export class ReliableFetch implements Fetcher {
       this.blockingOn.delete(claimedKey);
       this.blocked.delete(connection);
     }
-    const begun = started !== undefined && started.length === 3 && String(started[1]) === 'b';
+    // The start's one answer for this job: "b" (started), "y" (a suspect, left claimed), "P" (paused), or none.
+    const answer = started === undefined ? undefined : String(started[0] === 'P' ? 'P' : started[1]);
+    const begun = answer === 'b';
     if (startOnArrival && !begun) this.count(privateKey, -1);
     if (bytes === null) return [];
     const list = begun ? privateKey : claimedKey;
@@ -275,7 +277,7 @@ export class ReliableFetch implements Fetcher {
     }
     const raw = bytes.toString('utf8');
     if (begun) return [{ raw, queue, privateKey, started: true }];
-    if (started !== undefined && String(started[0]) === 'P') {
+    if (answer === 'P') {
       // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
       this.paused.sawPaused(queue);
       await this.giveBack([{ raw, queue, privateKey: claimedKey }]).catch((error) => {
@@ -285,11 +287,10 @@ export class ReliableFetch implements Fetcher {
       });
       return [];
     }
-    const suspect = started !== undefined && started.length === 3 && String(started[1]) === 'y';
     // Not known a suspect or not: a recovered suspect often arrives this way
     // (the reaper's push wakes an idle process), so its start looks at the
     // suspects set, in the same call.
-    return [suspect ? { raw, queue, privateKey: claimedKey, suspect: true } : { raw, queue, privateKey: claimedKey, unchecked: started === undefined }];
+    return [answer === 'y' ? { raw, queue, privateKey: claimedKey, suspect: true } : { raw, queue, privateKey: claimedKey, unchecked: started === undefined }];
   }
 
   async warmUp(): Promise<void> {
