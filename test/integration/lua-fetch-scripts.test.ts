@@ -169,6 +169,42 @@ describe('fetch-side scripts', () => {
       expect(await call({ max: 3, startNow: 3 })).toEqual([1, 's', 'q1', 1, 'x', 'q2', 1, 'c', 'q3']);
     });
 
+    it('a claim of one takes the oldest job, and a queue holding a single job is claimed from', async () => {
+      await redis().rpush(QUEUE, 'q2', 'q1');
+      expect(await call({ max: 1 })).toEqual([1, 'c', 'q1']);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['q2']);
+      expect(await call({ max: 5, startNow: 1 })).toEqual([1, 's', 'q2']);
+      expect(await redis().llen(QUEUE)).toBe(0);
+    });
+
+    it('a claim of one looks at the suspects set too: a suspect is claimed "x", never started', async () => {
+      await redis().sadd(Keys.suspects, 'q1');
+      await redis().rpush(QUEUE, 'q1');
+      expect(await call({ max: 1, startNow: 1 })).toEqual([1, 'x', 'q1']);
+      expect(await redis().llen(PRIVATE)).toBe(0);
+      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['q1']);
+    });
+
+    it('a claimed list of the wrong type: the claim reports it ("!") and every job stays on its queue, none started', async () => {
+      await redis().set(CLAIMED, 'x');
+      await redis().rpush(QUEUE, 'q3', 'q2', 'q1');
+      const reply = await call({ max: 3, startNow: 1 });
+      expect(reply.slice(0, 2)).toEqual(['!', CLAIMED]);
+      expect(reply).toHaveLength(3);
+      expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['q3', 'q2', 'q1']);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+    });
+
+    it('an in-progress list of the wrong type: the jobs a claim would start wait claimed ("c"), reported ("!")', async () => {
+      await redis().set(PRIVATE, 'x');
+      await redis().rpush(QUEUE, 'q2', 'q1');
+      const reply = await call({ max: 2, startNow: 1 });
+      expect(reply.slice(0, 2)).toEqual(['!', PRIVATE]);
+      expect(reply.slice(3)).toEqual([1, 'c', 'q1', 1, 'c', 'q2']);
+      expect((await redis().lrange(CLAIMED, 0, -1)).sort()).toEqual(['q1', 'q2']);
+      expect(await redis().llen(QUEUE)).toBe(0);
+    });
+
     it('a paused queue is not claimed from ("P") and keeps its jobs', async () => {
       await redis().sadd(Keys.paused, 'q');
       await redis().rpush(QUEUE, 'q1');
