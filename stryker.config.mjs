@@ -1,10 +1,13 @@
-// Stryker over the folders that decide a job's fate, one folder a run (`npm run mutate:ts` runs them all):
-// each folder keeps its own incremental file, because a run rewrites its file with the mutants of that run
-// only, and one shared file would forget every folder but the last.
-const FOLDERS = ['server', 'periodic', 'status', 'api', 'client', 'job'];
-const folder = process.env.WURK_MUTATE_FOLDER;
-if (!FOLDERS.includes(folder)) {
-  throw new Error(`WURK_MUTATE_FOLDER must be one of ${FOLDERS.join(', ')} (got ${folder ?? 'nothing'}); npm run mutate:ts sets it`);
+// Stryker over the code that decides a job's fate, one unit a run (`npm run mutate:ts` runs them all): each
+// unit keeps its own incremental file, because a run rewrites its file with the mutants of that run only,
+// and the big folders are split in units (test/mutation/stryker-units.json) so that each run fits in a
+// working session on 2 cores and its results are kept even when a later unit is cut short.
+import { readFileSync } from 'node:fs';
+
+const UNITS = JSON.parse(readFileSync(new URL('./test/mutation/stryker-units.json', import.meta.url), 'utf8'));
+const unit = process.env.WURK_MUTATE_UNIT;
+if (!(unit in UNITS)) {
+  throw new Error(`WURK_MUTATE_UNIT must be one of ${Object.keys(UNITS).join(', ')} (got ${unit ?? 'nothing'}); npm run mutate:ts sets it`);
 }
 
 export default {
@@ -15,14 +18,14 @@ export default {
   checkers: ['typescript'],
   tsconfigFile: 'tsconfig.json',
   coverageAnalysis: 'perTest',
-  mutate: [`src/${folder}/**/*.ts`],
+  mutate: UNITS[unit],
   ignoreStatic: true,
   incremental: true,
-  incrementalFile: `test/mutation/incremental/${folder}.json`,
+  incrementalFile: `test/mutation/incremental/${unit}.json`,
   concurrency: Number(process.env.WURK_MUTATE_CONCURRENCY ?? 1),
   timeoutMS: 20000,
   reporters: ['clear-text', 'progress', 'json'],
-  jsonReporter: { fileName: `reports/mutation/${folder}.json` },
-  tempDirName: `.stryker-tmp/${folder}`,
+  jsonReporter: { fileName: `reports/mutation/${unit}.json` },
+  tempDirName: `.stryker-tmp/${unit}`,
   thresholds: { high: 85, low: 70, break: null },
 };

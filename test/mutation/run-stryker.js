@@ -1,22 +1,25 @@
 /**
- * `npm run mutate:ts [folder ...]`: Stryker over each folder in turn (all six by default), then the score of
- * every folder from its committed incremental file, so the table also shows folders this run did not touch.
- * `--report` prints the table without running anything.
+ * `npm run mutate:ts [unit ...]`: Stryker over each unit in turn (all of test/mutation/stryker-units.json by
+ * default), then the score of every unit and folder from the committed incremental files, so the table also
+ * shows units this run did not touch. `--report` prints the table without running anything.
  *
  * Score as Stryker counts it: (killed + timed out) / (killed + timed out + survived + no coverage); mutants
- * that do not compile or crash the runner are invalid and left out, ignored ones too.
+ * that do not compile or crash the runner are invalid and left out, ignored ones (marked equivalent in the
+ * source with the reason) too.
  */
 const { spawnSync } = require('node:child_process');
 const { existsSync, readFileSync } = require('node:fs');
 const { join } = require('node:path');
 
-const FOLDERS = ['server', 'periodic', 'status', 'api', 'client', 'job'];
 const root = join(__dirname, '..', '..');
+const UNITS = require('./stryker-units.json');
+const FOLDERS = ['server', 'periodic', 'status', 'api', 'client', 'job'];
+const KEYS = ['mutants', 'Killed', 'Timeout', 'Survived', 'NoCoverage', 'invalid', 'Ignored'];
 const args = process.argv.slice(2);
 const reportOnly = args.includes('--report');
 const chosen = args.filter((arg) => !arg.startsWith('--'));
-for (const folder of chosen) {
-  if (!FOLDERS.includes(folder)) throw new Error(`unknown folder ${folder}; one of ${FOLDERS.join(', ')}`);
+for (const unit of chosen) {
+  if (!(unit in UNITS)) throw new Error(`unknown unit ${unit}; one of ${Object.keys(UNITS).join(', ')}`);
 }
 
 function run(command, argv, env = {}) {
@@ -24,34 +27,18 @@ function run(command, argv, env = {}) {
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
-function countsOf(folder) {
-  const file = join(root, 'test', 'mutation', 'incremental', `${folder}.json`);
-  const counts = { mutants: 0, Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, invalid: 0, Ignored: 0, Pending: 0 };
+function countsOf(unit) {
+  const file = join(__dirname, 'incremental', `${unit}.json`);
   if (!existsSync(file)) return undefined;
+  const counts = Object.fromEntries(KEYS.map((key) => [key, 0]));
   for (const { mutants } of Object.values(JSON.parse(readFileSync(file, 'utf8')).files)) {
     for (const { status } of mutants) {
       counts.mutants += 1;
-      if (status === 'CompileError' || status === 'RuntimeError') counts.invalid += 1;
-      else counts[status] = (counts[status] ?? 0) + 1;
+      const key = status === 'CompileError' || status === 'RuntimeError' ? 'invalid' : status;
+      counts[key] = (counts[key] ?? 0) + 1;
     }
   }
   return counts;
-}
-
-function printScores() {
-  const rows = ['| folder | mutants | killed | timed out | survived | no coverage | invalid | ignored | score |', '|---|---|---|---|---|---|---|---|---|'];
-  const total = { mutants: 0, Killed: 0, Timeout: 0, Survived: 0, NoCoverage: 0, invalid: 0, Ignored: 0 };
-  for (const folder of FOLDERS) {
-    const counts = countsOf(folder);
-    if (!counts) {
-      rows.push(`| ${folder} | not run | | | | | | | |`);
-      continue;
-    }
-    for (const key of Object.keys(total)) total[key] += counts[key];
-    rows.push(row(`src/${folder}`, counts));
-  }
-  rows.push(row('**total**', total));
-  console.log(rows.join('\n'));
 }
 
 function row(name, c) {
@@ -61,10 +48,42 @@ function row(name, c) {
   return `| ${name} | ${c.mutants} | ${c.Killed} | ${c.Timeout} | ${c.Survived} | ${c.NoCoverage} | ${c.invalid} | ${c.Ignored} | ${score} |`;
 }
 
+function add(into, counts) {
+  for (const key of KEYS) into[key] += counts[key];
+}
+
+function printScores() {
+  const rows = ['| unit | mutants | killed | timed out | survived | no coverage | invalid | ignored | score |', '|---|---|---|---|---|---|---|---|---|'];
+  const total = Object.fromEntries(KEYS.map((key) => [key, 0]));
+  for (const folder of FOLDERS) {
+    const units = Object.keys(UNITS).filter((unit) => unit === folder || unit.startsWith(`${folder}-`));
+    const sum = Object.fromEntries(KEYS.map((key) => [key, 0]));
+    const missing = [];
+    for (const unit of units) {
+      const counts = countsOf(unit);
+      if (!counts) {
+        missing.push(unit);
+        if (units.length > 1) rows.push(`| ${unit} | not run | | | | | | | |`);
+        continue;
+      }
+      add(sum, counts);
+      if (units.length > 1) rows.push(row(unit, counts));
+    }
+    if (missing.length === units.length) {
+      if (units.length === 1) rows.push(`| src/${folder} | not run | | | | | | | |`);
+      continue;
+    }
+    add(total, sum);
+    rows.push(row(`**src/${folder}**${missing.length > 0 ? ` (without ${missing.join(', ')})` : ''}`, sum));
+  }
+  rows.push(row('**total run**', total));
+  console.log(rows.join('\n'));
+}
+
 if (!reportOnly) {
   run(process.execPath, [join(__dirname, 'list-tests.js')]);
-  for (const folder of chosen.length > 0 ? chosen : FOLDERS) {
-    run(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'], { WURK_MUTATE_FOLDER: folder });
+  for (const unit of chosen.length > 0 ? chosen : Object.keys(UNITS)) {
+    run(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'], { WURK_MUTATE_UNIT: unit });
   }
 }
 printScores();
