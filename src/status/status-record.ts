@@ -32,7 +32,8 @@ export interface StatusRecord {
 }
 
 function float(value: string | undefined): number | null {
-  if (value === undefined || value === '') return null;
+  // Absent or empty was not recorded: null, never the 0 that Number('') makes of it.
+  if (!value) return null;
   const number = Number(value);
   return Number.isFinite(number) ? number : null;
 }
