@@ -94,11 +94,12 @@ export class StatusProgress implements ProgressReporter {
   }
 
   private clearTimer(): void {
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
   }
 }
 
+/** Number.isFinite, unlike the global isFinite, is false for anything but a number: '3' is no count. */
 function isCount(value: unknown): value is number {
-  return typeof value === 'number' && Number.isFinite(value);
+  return Number.isFinite(value);
 }
