@@ -1,5 +1,8 @@
+import { ReplyError } from 'ioredis';
 import { Client } from '../../src/client/client';
 import { JobPayload } from '../../src/job/payload';
+import type { WritePolicy } from '../../src/redis/durable-write';
+import { RedisUnavailableError } from '../../src/redis/redis-errors';
 import { runScript } from '../../src/redis/scripts';
 import { enqueuedRowHook } from '../../src/status/enqueued-row';
 import { InvalidStatusStateError, StatusWriter } from '../../src/status/status-writer';
@@ -8,6 +11,7 @@ import { isTracked } from '../../src/status/tracked';
 import { commandDelta, commandStats } from '../support/command-counter';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
+import { RedisServer } from '../support/redis-server';
 
 describe('status rows: the writer, the gate and the enqueued row', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
@@ -22,6 +26,18 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
     expect(written).toBe(true);
     expect(await server.redis.hgetall('status:j1')).toEqual({ state: 'running', class: 'W', attempt: '2' });
     expect(await server.redis.ttl('status:j1')).toBeGreaterThan(110);
+  });
+
+  it('drops null values as it drops undefined ones: nothing reads "null" back', async () => {
+    await writer.write('jn', { state: 'running', message: null as never, total: null as never }, { ttl: 60, create: true });
+    expect(await server.redis.hgetall('status:jn')).toEqual({ state: 'running' });
+  });
+
+  it('with nothing to write answers false without a round trip', async () => {
+    const before = await commandStats(server.redis);
+    expect(await writer.write('none', { message: undefined }, { ttl: 60, create: true })).toBe(false);
+    expect(commandDelta(before, await commandStats(server.redis))).toEqual({});
+    expect(await server.redis.exists('status:none')).toBe(0);
   });
 
   it('re-stamps the TTL on every write', async () => {
@@ -50,7 +66,9 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   });
 
   it('refuses a state outside the state machine', async () => {
-    await expect(writer.write('j3', { state: 'scheduled' as never }, { ttl: 60, create: true })).rejects.toThrow(InvalidStatusStateError);
+    const refused = writer.write('j3', { state: 'scheduled' as never }, { ttl: 60, create: true });
+    await expect(refused).rejects.toThrow(InvalidStatusStateError);
+    await expect(refused).rejects.toMatchObject({ name: 'InvalidStatusStateError', message: 'status state must be one of the contract\'s states (got "scheduled")' });
     expect(await server.redis.exists('status:j3')).toBe(0);
   });
 
@@ -102,6 +120,20 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
       expect(await server.redis.keys('status:*')).toEqual([]);
     });
 
+    it('writes nothing for an untracked job or one without a jid, even called past the client\'s own filter', async () => {
+      const hook = enqueuedRowHook(900);
+      const pipeline = server.redis.pipeline();
+      const job = (fields: Record<string, unknown>) => JobPayload.fromEntries(Object.entries({ class: 'W', args: [], queue: 'q', ...fields }));
+      hook(pipeline, job({ jid: 'plain0000001' }), Date.now());
+      hook(pipeline, job({ jid: 'off000000001', track: false }), Date.now());
+      hook(pipeline, job({ track: true }), Date.now());
+      hook(pipeline, job({ jid: '', track: true }), Date.now());
+      expect(pipeline.length).toBe(0);
+      hook(pipeline, job({ jid: 'tracked00001', track: true }), Date.now());
+      await pipeline.exec();
+      expect(await server.redis.keys('status*')).toEqual(['status:tracked00001']);
+    });
+
     it('writes nothing for a scheduled push: its first row is the running one', async () => {
       const before = await commandStats(server.redis);
       await client.push({ class: 'Later', args: [], track: true, at: Date.now() / 1000 + 600 });
@@ -119,6 +151,44 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
       await client.pushBulk({ class: 'Bulk', args: [[1], [2], [3]] });
       expect(commandDelta(before, await commandStats(server.redis))).toEqual({ sadd: 1, lpush: 1 });
       expect(await server.redis.keys('status:*')).toEqual([]);
+    });
+  });
+
+  /**
+   * A state change is done only once a replica has it (contract: status rows
+   * survive a master switch); a progress tick never waits for one.
+   */
+  describe('with replica acknowledgment', () => {
+    let replica: RedisServer;
+    const policy = (replicas: number, deadlineMs: number): WritePolicy => ({ replicas, waitTimeoutMs: 100, deadlineMs });
+
+    beforeAll(async () => {
+      replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(server.port)] });
+      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), { what: 'the replica in sync' });
+    });
+    afterAll(() => replica.stop());
+
+    it('a lifecycle write is done once a replica has it', async () => {
+      const durable = new StatusWriter(server.redis, { writes: policy(1, 5000), server: () => 'master' });
+      expect(await durable.write('r1', { state: 'complete', attempt: 1 }, { ttl: 60, create: true })).toBe(true);
+      expect(await replica.redis.hgetall('status:r1')).toEqual({ state: 'complete', attempt: '1' });
+    });
+
+    it('with too few replicas to acknowledge, a lifecycle write is rejected at its deadline; a progress write does not wait', async () => {
+      const durable = new StatusWriter(server.redis, { writes: policy(2, 500), server: () => 'master' });
+      const refused = durable.write('r2', { state: 'running' }, { ttl: 60, create: true });
+      await expect(refused).rejects.toThrow(RedisUnavailableError);
+      await expect(refused).rejects.toThrow(/1 of 2 replica\(s\) acknowledged/);
+      expect(await durable.write('r2', { progress: 3 }, { ttl: 60, create: false })).toBe(true);
+      expect(await server.redis.hgetall('status:r2')).toEqual({ state: 'running', progress: '3' });
+    });
+
+    it('waiting for no replica, a lifecycle write is one attempt: a refusal comes back at once, as Redis said it', async () => {
+      // The replica refuses writes (READONLY), the reply a master switch leaves; only a replica wait retries on it.
+      const direct = new StatusWriter(replica.redis, { writes: policy(0, 1000), server: () => 'replica' });
+      const refused = direct.write('r3', { state: 'running' }, { ttl: 60, create: true });
+      await expect(refused).rejects.toThrow(ReplyError);
+      await expect(refused).rejects.toThrow(/^READONLY/);
     });
   });
 });
