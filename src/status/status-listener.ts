@@ -142,7 +142,8 @@ function errorFields(error: unknown, reason: string | undefined): StatusFields {
     fields.error_class = errorClassOf(error);
     fields.error_message = errorMessageOf(error);
   }
-  if (reason !== undefined && fields.error_message === undefined) fields.error_message = reason;
+  // The reason stands in only for a missing message: an undefined reason leaves it missing.
+  if (fields.error_message === undefined) fields.error_message = reason;
   if (fields.error_message !== undefined) fields.error_message = capUtf8(fields.error_message, ERROR_MESSAGE_CAP_BYTES).text;
   return fields;
 }

@@ -78,6 +78,16 @@ describe('StatusListener', () => {
     expect(commandDelta(before, await commandStats(server.redis))).toEqual({});
   });
 
+  it('gives a tracked job without a jid no row, no command and no reporter: there is no key to write', async () => {
+    const l = listener();
+    const before = await commandStats(server.redis);
+    const ctx = context({ track: true, jid: '' });
+    await run(l, ctx, { kind: 'complete', result: 1 });
+    expect(ctx.execution.reporter).toBeUndefined();
+    expect(commandDelta(before, await commandStats(server.redis))).toEqual({});
+    expect(reported).toEqual([]);
+  });
+
   it('writes retrying with the error, then running attempt 2, then complete', async () => {
     const l = listener();
     await run(l, context({ track: true }), { kind: 'retrying', error: new RangeError('boom'), retryCount: 0, retryAt: Date.now() / 1000 + 15 });
@@ -109,9 +119,52 @@ describe('StatusListener', () => {
     expect(await store.get('abc123')).toMatchObject({ state: 'interrupted', progress: 4, total: 10, message: 'quarter', error_class: null });
   });
 
+  it('stamps finished_at in epoch seconds at the settle', async () => {
+    const l = listener();
+    const ctx = context({ track: true });
+    await l.onStart(ctx);
+    const before = Date.now() / 1000;
+    await l.onSettled(ctx, { kind: 'failed', error: new Error('x') });
+    const after = Date.now() / 1000;
+    const { finished_at } = (await store.get('abc123'))!;
+    // The row's clock (performance.timeOrigin + now) may stray from Date.now by milliseconds; seconds is the point.
+    expect(finished_at).toBeGreaterThan(before - 1);
+    expect(finished_at).toBeLessThan(after + 1);
+  });
+
+  it('writes no error on an interrupted row, even when the interrupt carries the error that caused it', async () => {
+    await run(listener(), context({ track: true }), { kind: 'interrupted', error: new Error('the reschedule write failed') });
+    const record = await store.get('abc123');
+    expect(record).toMatchObject({ state: 'interrupted', error_class: null, error_message: null });
+    expect(record!.finished_at).not.toBeNull();
+  });
+
+  it('over its limiter: back to enqueued with the attempt and the buffered progress, written even where the row lapsed during the run', async () => {
+    const l = listener({ progressInterval: 60 });
+    const ctx = context({ track: true, retry_count: 0 }, 2);
+    await l.onStart(ctx);
+    ctx.execution.reporter!.report(1, 10, 'batch');
+    ctx.execution.reporter!.report(3);
+    await server.redis.del('status:abc123');
+    await l.onSettled(ctx, { kind: 'rescheduled', error: new Error('over limit'), retryAt: Date.now() + 60_000 });
+    const record = await store.get('abc123');
+    expect(record).toMatchObject({ state: 'enqueued', attempt: 2, progress: 3, total: 10, message: 'batch', finished_at: null, error_class: null, error_message: null });
+    expect(await server.redis.ttl('status:abc123')).toBeGreaterThan(1790);
+  });
+
   it('uses the reason of a dead outcome when there is no error message', async () => {
     await run(listener(), context({ track: true }), { kind: 'dead', error: undefined, reason: 'orphaned 4 times' });
     expect(await store.get('abc123')).toMatchObject({ state: 'dead', error_message: 'orphaned 4 times' });
+  });
+
+  it('uses the reason when the dead outcome has a null error: no "null" message, no class', async () => {
+    await run(listener(), context({ track: true }), { kind: 'dead', error: null, reason: 'orphaned 4 times' });
+    expect(await store.get('abc123')).toMatchObject({ state: 'dead', error_class: null, error_message: 'orphaned 4 times' });
+  });
+
+  it("keeps the error's own message over the reason", async () => {
+    await run(listener(), context({ track: true }), { kind: 'dead', error: new RangeError('poison'), reason: 'killed its process 3 times' });
+    expect(await store.get('abc123')).toMatchObject({ state: 'dead', error_class: 'RangeError', error_message: 'poison' });
   });
 
   it('cuts a 100 KB result to 8192 bytes of valid UTF-8 and marks it truncated', async () => {
@@ -152,6 +205,14 @@ describe('StatusListener', () => {
     expect(reported.map(([, jid, what]) => [jid, what])).toEqual([['abc123', 'result']]);
   });
 
+  it('records no result, and reports nothing, for a value JSON cannot express (a function, a symbol)', async () => {
+    await run(listener(), context({ track: true }), { kind: 'complete', result: () => 1 });
+    expect(await store.get('abc123')).toMatchObject({ state: 'complete', result: null, result_truncated: false });
+    await run(listener(), context({ track: true }), { kind: 'complete', result: Symbol('s') });
+    expect(await store.get('abc123')).toMatchObject({ state: 'complete', result: null });
+    expect(reported).toEqual([]);
+  });
+
   it('re-stamps the TTL on each lifecycle write', async () => {
     const l = listener({ ttl: 300 });
     const ctx = context({ track: true });
@@ -172,6 +233,14 @@ describe('StatusListener', () => {
     const ttl = await server.redis.ttl('status:abc123');
     expect(ttl).toBeGreaterThan(7190);
     expect(ttl).toBeLessThanOrEqual(7200);
+  });
+
+  it('retention 0 stores nothing of the result, so an unserialisable one is not even looked at', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    await run(listener({ retention: 0 }), context({ track: true }), { kind: 'complete', result: circular });
+    expect(await server.redis.exists('status:abc123')).toBe(0);
+    expect(reported).toEqual([]);
   });
 
   it('swallows and reports a failed status write; the job outcome is untouched', async () => {
@@ -217,6 +286,19 @@ describe('StatusListener', () => {
       ctx.execution.reporter!.report(3, 9);
       await waitFor(async () => commandDelta(before, await commandStats(server.redis)).evalsha === 1, { what: 'the progress write' });
       expect(await server.redis.exists('status:abc123')).toBe(0);
+    });
+
+    it('reports a failed progress write as "progress" and carries on', async () => {
+      const l = listener({ progressInterval: 60 });
+      const ctx = context({ track: true });
+      await l.onStart(ctx);
+      // The row turned into a string under the job (another writer's key): the next HSET is refused.
+      await server.redis.del('status:abc123');
+      await server.redis.set('status:abc123', 'not a hash');
+      ctx.execution.reporter!.report(1, 2);
+      await waitFor(() => reported.length > 0, { what: 'the progress failure reported' });
+      expect(reported.map(([error, jid, what]) => [String(error), jid, what])).toEqual([[expect.stringMatching(/WRONGTYPE/), 'abc123', 'progress']]);
+      await expect(l.onSettled(ctx, { kind: 'complete', result: 1 })).resolves.toBeUndefined();
     });
 
     it('flush() bypasses the window and is false with nothing buffered', async () => {
