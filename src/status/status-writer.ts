@@ -58,11 +58,10 @@ export class StatusWriter {
       if (value !== undefined && value !== null) pairs.push(field, String(value));
     }
     if (pairs.length === 0) return false;
-    const gate = options.create
-      ? '1'
-      // Stryker disable next-line StringLiteral: status_write.lua compares the gate with "1" only, so "0" and "" are the same gate
-      : '0';
-    const run = () => runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, gate, ...pairs]);
+    // The create gate: "1" lets status_write.lua create the row, any other value writes onto a live row only.
+    // Stryker disable next-line StringLiteral: the script compares the gate with "1" only, so "0" and "" are the same gate
+    const liveRowOnly = '0';
+    const run = () => runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, options.create ? '1' : liveRowOnly, ...pairs]);
     const durability = this.durability;
     if (!options.create || !durability || durability.writes.replicas === 0) return (await run()) === 1;
     // The gate is "1" here and there are fields, so every run wrote the row: that runDurably resolved is the answer.
