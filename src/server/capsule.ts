@@ -6,6 +6,7 @@ import type { CapsuleGroup } from './capsules';
 import { BasicFetch } from './fetch/basic-fetch';
 import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
 import type { PausedQueues } from './fetch/paused-queues';
+import type { KnownJobs } from './fetch/known-jobs';
 import { ReliableFetch } from './fetch/reliable-fetch';
 import type { HeartbeatPort, WorkItem } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
@@ -167,12 +168,19 @@ export class Capsule implements GatedPool {
     this.fetchLoop = this.runFetchLoop();
   }
 
-  /** Payloads this capsule holds (running, starting, prefetched, awaiting a filing): not strays. */
-  known(into: Set<string>): void {
+  /**
+   * Payloads this capsule holds: not strays. A running job or one awaiting
+   * its filing may still sit in its claimed list (a failover lost the start),
+   * one starting in either list; a prefetched job only where its claim put it.
+   */
+  known(into: KnownJobs): void {
     for (const job of this.running.keys()) into.add(job.raw);
     for (const job of this.starting.keys()) into.add(job.raw);
-    for (const job of this.prefetched) into.add(job.raw);
     for (const filing of this.pending) into.add(filing.job.raw);
+    for (const job of this.prefetched) {
+      if (job.privateKey) into.addIn(job.privateKey, job.raw);
+      else into.add(job.raw);
+    }
   }
 
   /** Stops fetching; a fetch blocked on empty queues returns within fetchTimeout and what it took goes back. */

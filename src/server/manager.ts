@@ -7,6 +7,7 @@ import { Capsule } from './capsule';
 import { CapsuleGroup, capsuleGroups } from './capsules';
 import type { ClaimedJob, DeadTrim, Fetcher } from './fetch/fetcher';
 import { PausedQueues } from './fetch/paused-queues';
+import { KnownJobs } from './fetch/known-jobs';
 import type { HeartbeatPort, RemoteSignal } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
@@ -205,7 +206,7 @@ export class Manager {
         this.logger.error(`${capsule.pending.length} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
       }
       if (capsule.fetcher.reconcile) {
-        const known = new Set<string>();
+        const known = new KnownJobs();
         capsule.known(known);
         const strays = await capsule.fetcher.reconcile(known);
         if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);

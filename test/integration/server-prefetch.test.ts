@@ -65,7 +65,7 @@ describe('prefetch (reliable fetch)', () => {
     await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
-    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: Set<string>): Promise<number> } }).fetcher;
+    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: unknown): Promise<number> } }).fetcher;
     fetcher.tainted.add(privateKey(h));
     fetcher.tainted.add(claimedKey(h));
     const passes = jest.spyOn(fetcher, 'reconcile');
@@ -75,5 +75,27 @@ describe('prefetch (reliable fetch)', () => {
     await waitFor(() => worker.ran.length === 3, { what: 'the jobs to run' });
     await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h))) === 0, { what: 'the acks' });
     expect(worker.ran).toEqual([0, 1, 2]);
+  });
+
+  it('a prefetched job whose start landed with its reply lost is handed back from the in-progress list, and runs once', async () => {
+    const worker = gatedWorker();
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
+    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
+    await h.manager.start();
+    const redis = server.client();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
+    // What a Redis restart left behind in the chaos test: the start of job 1 was applied (it moved to the
+    // in-progress list) but its reply was lost, so the list is tainted and the capsule still holds job 1
+    // as prefetched, to retry a start that will move some other job. Job 1 must not be taken for ours there.
+    await redis.lmove(claimedKey(h), privateKey(h), 'RIGHT', 'LEFT');
+    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string> } }).fetcher;
+    fetcher.tainted.add(privateKey(h));
+    await waitFor(async () => (await redis.llen('queue:default')) === 1, { timeout: 15000, what: 'job 1 handed back by reconcile' });
+    expect(JSON.parse((await redis.lrange('queue:default', 0, -1))[0]).args).toEqual([1]);
+    expect(fetcher.tainted.has(privateKey(h))).toBe(true);
+    worker.release();
+    await waitFor(() => worker.ran.length === 3, { what: 'every job to run' });
+    await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h), 'queue:default')) === 0, { what: 'the acks' });
+    expect([...worker.ran].sort()).toEqual([0, 1, 2]);
   });
 });

@@ -1,3 +1,5 @@
+import type { KnownJobs } from './known-jobs';
+
 /** One job taken off a queue, as it sits in Redis. */
 export interface ClaimedJob {
   /** The payload text exactly as fetched (what acknowledging removes by value). */
@@ -79,7 +81,7 @@ export interface Fetcher {
    */
   warmUp?(): Promise<void>;
   /** Periodic self-check: hands back claimed jobs this process lost track of; resolves to how many. */
-  reconcile?(known: Set<string>): Promise<number>;
+  reconcile?(known: KnownJobs): Promise<number>;
 }
 
 /** Dead-set trimming, as Sidekiq's DeadSet#kill: at most `maxJobs`, none older than `timeout` seconds. */

@@ -10,6 +10,7 @@ import { deadTrimArgs } from './dead-trim';
 import { buryInvalidBytes } from './invalid-bytes';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
+import type { KnownJobs } from './known-jobs';
 import { PausedQueues } from './paused-queues';
 import { FilingDurability, runSettle } from './settle';
 
@@ -529,9 +530,9 @@ export class ReliableFetch implements Fetcher {
    * Hands back jobs sitting in a tainted private list that this process
    * does not know (a claim whose reply was lost): only those seen in two
    * consecutive passes, since a claim in flight during the first look is
-   * known by the second. `known` = payloads running or awaiting a filing.
+   * known by the second. `known` = what the capsule holds, by list.
    */
-  async reconcile(known: Set<string>): Promise<number> {
+  async reconcile(known: KnownJobs): Promise<number> {
     const epoch = this.taintEpoch;
     const seen = new Set<string>();
     let handedBack = 0;
@@ -539,7 +540,7 @@ export class ReliableFetch implements Fetcher {
       for (const privateKey of [this.claimedKey(queue), this.privateKey(queue)]) {
         if (!this.tainted.has(privateKey)) continue;
         const held = new Set(this.held.get(privateKey) ?? []);
-        const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(raw) && !held.has(raw));
+        const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
         const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
         for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
         if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
