@@ -171,11 +171,12 @@ export class Capsule implements GatedPool {
   /**
    * Payloads this capsule holds: not strays. A running job or one awaiting
    * its filing may still sit in its claimed list (a failover lost the start),
-   * one starting in either list; a prefetched job only where its claim put it.
+   * one starting in either list for now; a prefetched job only where its
+   * claim put it.
    */
   known(into: KnownJobs): void {
     for (const job of this.running.keys()) into.add(job.raw);
-    for (const job of this.starting.keys()) into.add(job.raw);
+    for (const job of this.starting.keys()) into.addStarting(job.raw);
     for (const filing of this.pending) into.add(filing.job.raw);
     for (const job of this.prefetched) {
       if (job.privateKey) into.addIn(job.privateKey, job.raw);

@@ -540,11 +540,16 @@ export class ReliableFetch implements Fetcher {
       for (const privateKey of [this.claimedKey(queue), this.privateKey(queue)]) {
         if (!this.tainted.has(privateKey)) continue;
         const held = new Set(this.held.get(privateKey) ?? []);
-        const strays = (await this.command.lrange(privateKey, 0, -1)).filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
+        const items = await this.command.lrange(privateKey, 0, -1);
+        const strays = items.filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
         const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
         for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
         if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
-        if (strays.length === 0 && epoch === this.taintEpoch) this.tainted.delete(privateKey);
+        // Untainted only once all it holds is settled as ours: a job whose start is on its way may come back
+        // not started and be dropped, and in a list no pass looks at it would stay for good (or go with the
+        // whole-list DEL of a later ack).
+        const settled = strays.length === 0 && !items.some((raw) => known.isStarting(raw));
+        if (settled && epoch === this.taintEpoch) this.tainted.delete(privateKey);
       }
     }
     this.strayCandidates = seen;
