@@ -41,7 +41,8 @@ export function epochForAt(at: Date | number, now: number = nowMs() / 1000, fiel
     if (!Number.isFinite(time)) throw new InvalidScheduleError(field, 'is an Invalid Date');
     return checkedAhead(time / 1000, now, field, at.toISOString());
   }
-  if (typeof at !== 'number' || !Number.isFinite(at)) throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
+  // Number.isFinite is false for anything that is not a number (no coercion), so it also refuses '1795942306' from untyped callers.
+  if (!Number.isFinite(at)) throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
   if (at - now > MAX_SCHEDULE_SECONDS && Math.abs(at / 1000 - now) <= MAX_SCHEDULE_SECONDS) {
     throw new InvalidScheduleError(
       field,
