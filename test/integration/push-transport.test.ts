@@ -34,7 +34,7 @@ describe('RedisPushTransport against a real redis-server', () => {
       hooked.addPipelineHook(() => undefined);
       await hooked.write([job(4)], [scheduled(5)], Date.now());
       expect((await server.redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([2, 4]);
-      expect((await server.redis.zrange('schedule', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([1, 3, 5]);
+      expect((await server.redis.zrange('schedule', 0, '-1')).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([1, 3, 5]);
       expect(await server.redis.smembers('queues')).toEqual(['default']);
     });
 
