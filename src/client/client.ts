@@ -103,7 +103,7 @@ export class Client {
     if (this.transport instanceof RedisPushTransport) this.transport.addPipelineHook(hook, appliesTo);
   }
 
-  /** Adds an observer of accepted pushes (metrics); with none, a push pays nothing for them. */
+  /** Adds an observer of accepted pushes (metrics); with none, a push pays one empty loop. */
   onPushed(observer: PushObserver): void {
     this.pushObservers.push(observer);
   }
@@ -192,7 +192,7 @@ export class Client {
         ? transport.pushOne(job.queue, job.open + ',"enqueued_at":' + timestampText(nowMs(), this.config.timestamps) + '}')
         : transport.scheduleOne(scoreFromAt(job.at, job.atText as string), job.open + '}');
     return written.then(() => {
-      if (this.pushObservers.length > 0) this.observePushed(job.className, job.queue, 1);
+      this.observePushed(job.className, job.queue, 1);
       return job.jid;
     });
   }
@@ -290,7 +290,7 @@ export class Client {
       else entries.push(job);
     }
     await transport.writeRendered(base.queue, entries, times !== undefined);
-    if (this.pushObservers.length > 0) this.observePushed(base.className, base.queue, end - start);
+    this.observePushed(base.className, base.queue, end - start);
   }
 
   /** Pushes a payload that is already normalized (used by ScopedClient). */
@@ -327,7 +327,7 @@ export class Client {
       }
     }
     await this.transport.write(immediate, scheduled, now);
-    if (this.pushObservers.length > 0) for (const job of jobs) this.observePushed(job.className, job.queue, 1);
+    for (const job of jobs) this.observePushed(job.className, job.queue, 1);
   }
 }
 
@@ -415,14 +415,13 @@ function bulkTimes(bulk: JobPayload, count: number): number[] | undefined {
     return Array.from({ length: count }, () => now + Math.random() * spread);
   }
   if (at === undefined) return undefined;
-  if (typeof at === 'number' && Number.isFinite(at)) return new Array(count).fill(at);
+  // The same rules as performAt: a millisecond epoch or a time past ten years would sit in the schedule unseen.
+  const now = nowMs() / 1000;
+  if (typeof at === 'number') return new Array<number>(count).fill(epochForAt(at, now, 'at'));
   if (!Array.isArray(at) || at.length !== count) {
     throw new InvalidJobError('at', 'must be a number or an array of numbers as long as args');
   }
-  at.forEach((value, index) => {
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidJobError(`at[${index}]`, 'must be a number of epoch seconds');
-  });
-  return at as number[];
+  return at.map((value: unknown, index) => epochForAt(value as number, now, `at[${index}]`));
 }
 
 function bulkBatchSize(bulk: JobPayload, scheduled: boolean): number {

@@ -1,0 +1,201 @@
+import Redis from 'ioredis';
+import { Client } from '../../src/client/client';
+import { InvalidScheduleError } from '../../src/client/schedule-time';
+import { InvalidJobError } from '../../src/job/errors';
+import { defineWorker } from '../../src/job/worker-definition';
+import { PartlyAppliedError } from '../../src/redis/redis-errors';
+import { thrownBy } from '../support/config-error';
+import { usePrivateRedis } from '../support/private-redis';
+
+class SlowReport {
+  perform(_n: number): void {}
+}
+defineWorker(SlowReport, { capsule: 'reports' });
+
+class NotAWorker {}
+
+/** The InvalidJobError a push rejects with; anything else fails the test. */
+async function refusal(push: () => Promise<unknown>): Promise<InvalidJobError> {
+  const error = await push().then(
+    () => undefined,
+    (caught: unknown) => caught,
+  );
+  if (error instanceof InvalidJobError) return error;
+  throw new Error(`expected an InvalidJobError, got ${String(error)}`);
+}
+
+describe('Client rules against a real redis-server', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  let connection: Redis;
+  let client: Client;
+
+  beforeAll(() => {
+    connection = server.client();
+    client = new Client(connection, { timestamps: 'seconds' });
+  });
+
+  describe('pushBulk refuses bad input before writing anything, naming the field', () => {
+    afterEach(async () => {
+      expect(await server.redis.dbsize()).toBe(0);
+    });
+
+    it('args', async () => {
+      for (const args of [undefined, 'x', { a: 1 }]) {
+        const error = await refusal(() => client.pushBulk({ class: 'B', args } as never));
+        expect(error.message).toBe('args must be an array of arrays: [[1], [2]]');
+      }
+    });
+
+    it('jid with more than one job', async () => {
+      expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], jid: 'a' }))).message).toBe('jid may only be given when pushing a single job');
+    });
+
+    it('batch_size', async () => {
+      for (const size of [0, -1, 1.5, '2']) {
+        expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1]], batch_size: size } as never))).message).toBe('batch_size must be a positive integer');
+      }
+    });
+
+    it('spread_interval', async () => {
+      expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: 10, at: 1 } as never))).message).toBe('spread_interval cannot be combined with at');
+      for (const spread of [4.9, '10', -10]) {
+        const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: spread } as never));
+        expect(error.message).toBe('spread_interval must be a number of seconds, at least 5');
+      }
+    });
+
+    it('at', async () => {
+      for (const at of ['soon', [1], [1, 2, 3]]) {
+        const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at } as never));
+        expect(error.message).toBe('at must be a number or an array of numbers as long as args');
+      }
+      const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at: [1_900_000_000, 'soon'] } as never));
+      expect(error.field).toBe('at[1]');
+      expect(error.message).toBe('at[1] must be a Date or epoch seconds (got soon)');
+    });
+
+    it('at in milliseconds or past ten years, as performAt refuses it', async () => {
+      const now = Date.now() / 1000;
+      const millis = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at: (now + 60) * 1000 }));
+      expect(millis).toBeInstanceOf(InvalidScheduleError);
+      expect(millis.field).toBe('at');
+      expect(millis.message).toMatch(/^at is \d+(\.\d+)?, an epoch in milliseconds/);
+      const far = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at: [now + 60, now + 11 * 365 * 86_400] }));
+      expect(far.field).toBe('at[1]');
+      expect(far.message).toMatch(/^at\[1\] is more than ten years away/);
+    });
+  });
+
+  describe('pushBulk scheduling', () => {
+    const scores = async () => (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+
+    it('schedules every job at one time given as a number', async () => {
+      await client.pushBulk({ class: 'B', args: [[1], [2]], at: 1_900_000_000.5 });
+      expect(await scores()).toEqual([1_900_000_000.5, 1_900_000_000.5]);
+    });
+
+    it('spreads jobs over spread_interval seconds from now (5 s allowed)', async () => {
+      const before = Date.now() / 1000;
+      await client.pushBulk({ class: 'B', args: Array.from({ length: 20 }, (_, i) => [i]), spread_interval: 10 });
+      const after = Date.now() / 1000;
+      const times = await scores();
+      expect(times).toHaveLength(20);
+      for (const time of times) {
+        expect(time).toBeGreaterThanOrEqual(before - 0.001);
+        expect(time).toBeLessThanOrEqual(after + 10);
+      }
+      // Spread, not bunched at now: 20 uniform draws all within the first 2 s of 10 has odds of 0.2^20.
+      expect(Math.max(...times) - before).toBeGreaterThan(2);
+      await client.pushBulk({ class: 'B', args: [[1]], spread_interval: 5 });
+      expect(await server.redis.zcard('schedule')).toBe(21);
+    });
+  });
+
+  describe('pushBulk failures tell whether any of its jobs was written', () => {
+    /** A client whose middleware makes queue:default refuse LPUSH just before job `poisoned` is written. */
+    const poisoning = (poisoned: number, halt: number[] = []) => {
+      const poisoner = new Client(connection, { timestamps: 'seconds' });
+      poisoner.use(async ({ job }, next) => {
+        if (halt.includes(job.args[0] as number)) return;
+        if (job.args[0] === poisoned) await server.redis.set('queue:default', 'not a list');
+        await next();
+      });
+      return poisoner;
+    };
+
+    it('wraps a later batch\'s plain refusal in a PartlyAppliedError once an earlier batch is in', async () => {
+      const failure = await poisoning(2)
+        .pushBulk({ class: 'B', args: [[1], [2]], batch_size: 1 })
+        .catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(PartlyAppliedError);
+      expect((failure as Error).message).toMatch(/^failed after some of its writes were applied: WRONGTYPE/);
+    });
+
+    it('is the plain refusal when the batches before it wrote nothing (every job halted)', async () => {
+      const failure = await poisoning(2, [1])
+        .pushBulk({ class: 'B', args: [[1], [2]], batch_size: 1 })
+        .catch((error: unknown) => error);
+      expect(failure).not.toBeInstanceOf(PartlyAppliedError);
+      expect(String(failure)).toMatch(/WRONGTYPE/);
+    });
+
+    it('passes a PartlyAppliedError of a later batch on as it is, not wrapped twice', async () => {
+      const hooked = new Client(connection, { timestamps: 'seconds' });
+      hooked.addPipelineHook((pipeline, job) => {
+        if (job.args[0] === 2) pipeline.hset('a-string', 'f', 'v');
+      });
+      await server.redis.set('a-string', 'x');
+      const failure = await hooked.pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 }).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(PartlyAppliedError);
+      expect((failure as Error).message).toMatch(/^failed after some of its writes were applied: WRONGTYPE/);
+    });
+  });
+
+  it('takes enqueued_at off a scheduled job however it was given', async () => {
+    const tagging = new Client(connection, { timestamps: 'seconds' });
+    tagging.use(async (_ctx, next) => next());
+    await tagging.push({ class: 'X', args: [], at: 1_900_000_000, enqueued_at: 1_800_000_000 } as never);
+    const [member] = await server.redis.zrange('schedule', 0, '-1');
+    expect(JSON.parse(member)).not.toHaveProperty('enqueued_at');
+    expect(JSON.parse(member)).not.toHaveProperty('at');
+  });
+
+  it('tells push observers the class, queue and count of every accepted push, a bulk batch at once', async () => {
+    const heard: Array<[string, string, number]> = [];
+    const observed = new Client(connection, { timestamps: 'seconds', capsuleQueues: { reports: 'reports-q' } });
+    observed.onPushed((className, queue, count) => heard.push([className, queue, count]));
+    await observed.push({ class: 'Plain', args: [] });
+    await observed.performAsync(SlowReport, 1);
+    await observed.performIn(60, SlowReport, 2);
+    await observed.pushBulk({ class: 'Bulk', args: [[1], [2], [3]], batch_size: 2, queue: 'b' });
+    observed.use(async (_ctx, next) => next());
+    await observed.push({ class: 'Mid', args: [] });
+    await observed.pushBulk({ class: 'Slow', args: [[1], [2]], batch_size: 2 });
+    expect(heard).toEqual([
+      ['Plain', 'default', 1],
+      ['SlowReport', 'reports-q', 1],
+      ['SlowReport', 'reports-q', 1],
+      ['Bulk', 'b', 2],
+      ['Bulk', 'b', 1],
+      ['Mid', 'default', 1],
+      ['Slow', 'default', 1],
+      ['Slow', 'default', 1],
+    ]);
+  });
+
+  it('refuses a worker naming a capsule the app does not have, listing the ones it has', () => {
+    const withCapsules = new Client(connection, { timestamps: 'seconds', capsuleQueues: { fast: 'fast-q', slow: 'slow-q' } });
+    const unknown = thrownBy(InvalidJobError, () => withCapsules.performAsync(SlowReport, 1));
+    expect(unknown.field).toBe('capsule');
+    expect(unknown.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (fast, slow); name the queue instead, or configure the capsule');
+    const none = thrownBy(InvalidJobError, () => client.performAsync(SlowReport, 1));
+    expect(none.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (none configured); name the queue instead, or configure the capsule');
+  });
+
+  it('refuses a class that is not a @Worker, naming it', () => {
+    const error = thrownBy(InvalidJobError, () => client.performAsync(NotAWorker as never));
+    expect(error.field).toBe('worker');
+    expect(error.message).toBe('worker NotAWorker is not a @Worker class');
+    expect(thrownBy(InvalidJobError, () => client.performAsync(undefined as never)).message).toBe('worker undefined is not a @Worker class');
+  });
+});
