@@ -151,6 +151,14 @@ describe('Client rules against a real redis-server', () => {
     });
   });
 
+  it('hands the transport a scheduled job\'s score as float seconds text, keeping a float at as given', async () => {
+    const scores: string[] = [];
+    const capturing = new Client({ write: async (_immediate, scheduled) => void scores.push(...scheduled.map(({ score }) => score)) }, { timestamps: 'seconds' });
+    await capturing.push({ class: 'X', args: [], at: 1_900_000_000 });
+    await capturing.push({ class: 'X', args: [], at: 1_900_000_000.25 });
+    expect(scores).toEqual(['1900000000.0', '1900000000.25']);
+  });
+
   it('takes enqueued_at off a scheduled job however it was given', async () => {
     const tagging = new Client(connection, { timestamps: 'seconds' });
     tagging.use(async (_ctx, next) => next());
