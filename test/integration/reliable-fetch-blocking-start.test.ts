@@ -1,0 +1,51 @@
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { QueueOrder } from '../../src/server/queue-order';
+import { Keys } from '../../src/redis/keys';
+import { usePrivateRedis } from '../support/private-redis';
+
+/**
+ * The start that rides behind an idle fetch's BLMOVE moves the oldest claimed job, which is the BLMOVE's
+ * only when nothing else is claimed. After a Redis restart an older job can still be claimed (a prefetched
+ * job whose start failed, waiting for a retry): the start moves that one, and the fetch must hand it out as
+ * started, never leave it in the in-progress list unknown (test/chaos/redis-restart lost such a job).
+ */
+describe('reliable fetch: a start behind a BLMOVE that moved an older claimed job', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const identity = { hostname: 'host', pid: 1, nonce: 'n0nce', identity: 'host:1:n0nce' };
+  const IN_PROGRESS = Keys.privateQueue('default', 'host', 1, 'n0nce');
+  const CLAIMED = Keys.claimedQueue('default', 'host', 1, 'n0nce');
+
+  function fetcher(): ReliableFetch {
+    const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    return new ReliableFetch(server.client(), server.client(), new QueueOrder(['default']), identity, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
+  }
+
+  it('the wait times out: the older job comes back started', async () => {
+    await server.redis.lpush(CLAIMED, 'older');
+    const jobs = await fetcher().claim(1, 1);
+    expect(jobs).toEqual([{ raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
+  });
+
+  it('a job arrives: the older one comes back started, the arrival claimed', async () => {
+    await server.redis.lpush(CLAIMED, 'older');
+    const claim = fetcher().claim(1, 1);
+    // The claim finds the queue empty, then blocks; the push wakes it.
+    const pusher = server.client();
+    setTimeout(() => void pusher.lpush(Keys.queue('default'), 'arrival'), 200);
+    const jobs = await claim;
+    expect(jobs).toEqual([
+      { raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true },
+      { raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true },
+    ]);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
+    expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
+  });
+
+  it('with nothing else claimed the arrival itself starts, as before', async () => {
+    const claim = fetcher().claim(1, 1);
+    const pusher = server.client();
+    setTimeout(() => void pusher.lpush(Keys.queue('default'), 'arrival'), 200);
+    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+  });
+});
