@@ -24,6 +24,17 @@ describe('prefetch (reliable fetch)', () => {
     return `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
   }
 
+  /** Three jobs, concurrency 1, prefetch 2, a reconcile pass every second: one running (held), two claimed. */
+  async function oneRunningTwoClaimed() {
+    const worker = gatedWorker();
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
+    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
+    await h.manager.start();
+    const redis = server.client();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
+    return { worker, h, redis };
+  }
+
   it('claims up to concurrency + prefetch and starts only concurrency', async () => {
     const redis = server.client();
     const worker = gatedWorker();
@@ -57,12 +68,7 @@ describe('prefetch (reliable fetch)', () => {
   });
 
   it('never takes a prefetched job for a stray: reconcile passes leave it to run once', async () => {
-    const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
-    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
-    await h.manager.start();
-    const redis = server.client();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
+    const { worker, h, redis } = await oneRunningTwoClaimed();
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
     const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: unknown): Promise<number> } }).fetcher;
@@ -78,12 +84,7 @@ describe('prefetch (reliable fetch)', () => {
   });
 
   it('a prefetched job whose start landed with its reply lost is handed back from the in-progress list, and runs once', async () => {
-    const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
-    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
-    await h.manager.start();
-    const redis = server.client();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
+    const { worker, h, redis } = await oneRunningTwoClaimed();
     // What a Redis restart left behind in the chaos test: the start of job 1 was applied (it moved to the
     // in-progress list) but its reply was lost, so the list is tainted and the capsule still holds job 1
     // as prefetched, to retry a start that will move some other job. Job 1 must not be taken for ours there.
