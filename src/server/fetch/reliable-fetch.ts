@@ -236,7 +236,7 @@ export class ReliableFetch implements Fetcher {
     this.blocked.add(connection);
     if (startOnArrival) this.count(privateKey, 1);
     let bytes: Buffer | null;
-    // The start's reply: only its state is read (the payload is the BLMOVE's, as bytes).
+    // The start's reply, as bytes: its state, and the payload it moved.
     let started: Array<Buffer | number> | undefined;
     try {
       if (startOnArrival) {
@@ -275,14 +275,8 @@ export class ReliableFetch implements Fetcher {
     // the older one sat in the in-progress list with nobody knowing it (the chaos restart test's lost job).
     if (moved && (bytes === null || !moved.equals(bytes))) return this.startedOlder(queue, moved, bytes);
     if (bytes === null) return [];
-    const list = begun ? privateKey : claimedKey;
-    // Read as bytes: decoded, a payload that is not valid UTF-8 would no longer match itself in Redis.
-    if (!isUtf8(bytes)) {
-      if (begun) this.count(privateKey, -1);
-      await buryInvalidBytes(this.command, bytes, queue, list, this.options);
-      return [];
-    }
-    const raw = bytes.toString('utf8');
+    const raw = await this.decodeOrBury(bytes, queue, begun);
+    if (raw === undefined) return [];
     if (begun) return [{ raw, queue, privateKey, started: true }];
     if (answer === 'P') {
       // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
@@ -302,18 +296,24 @@ export class ReliableFetch implements Fetcher {
 
   /** A start behind a BLMOVE moved `moved`, an older claimed job, not `waiting` (the BLMOVE's, if any). */
   private async startedOlder(queue: string, moved: Buffer, waiting: Buffer | null): Promise<ClaimedJob[]> {
-    const privateKey = this.privateKey(queue);
-    const claimedKey = this.claimedKey(queue);
     const jobs: ClaimedJob[] = [];
-    if (isUtf8(moved)) jobs.push({ raw: moved.toString('utf8'), queue, privateKey, started: true });
-    else {
-      this.count(privateKey, -1);
-      await buryInvalidBytes(this.command, moved, queue, privateKey, this.options);
-    }
-    if (waiting === null) return jobs;
-    if (isUtf8(waiting)) jobs.push({ raw: waiting.toString('utf8'), queue, privateKey: claimedKey, unchecked: true });
-    else await buryInvalidBytes(this.command, waiting, queue, claimedKey, this.options);
+    const started = await this.decodeOrBury(moved, queue, true);
+    if (started !== undefined) jobs.push({ raw: started, queue, privateKey: this.privateKey(queue), started: true });
+    const claimed = waiting === null ? undefined : await this.decodeOrBury(waiting, queue, false);
+    if (claimed !== undefined) jobs.push({ raw: claimed, queue, privateKey: this.claimedKey(queue), unchecked: true });
     return jobs;
+  }
+
+  /**
+   * A payload a BLMOVE or its start brought, as text; undefined when it is
+   * not valid UTF-8 (decoded, it would no longer match itself in Redis): it
+   * is then filed in dead from its list, bytes as they came.
+   */
+  private async decodeOrBury(bytes: Buffer, queue: string, started: boolean): Promise<string | undefined> {
+    if (isUtf8(bytes)) return bytes.toString('utf8');
+    if (started) this.count(this.privateKey(queue), -1);
+    await buryInvalidBytes(this.command, bytes, queue, started ? this.privateKey(queue) : this.claimedKey(queue), this.options);
+    return undefined;
   }
 
   async warmUp(): Promise<void> {
