@@ -1,7 +1,6 @@
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
-import { QueueOrder } from '../../src/server/queue-order';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
+import { CLAIMED, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';
 
 /**
  * The start that rides behind an idle fetch's BLMOVE moves the oldest claimed job, which is the BLMOVE's
@@ -11,14 +10,7 @@ import { usePrivateRedis } from '../support/private-redis';
  */
 describe('reliable fetch: a start behind a BLMOVE that moved an older claimed job', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const identity = { hostname: 'host', pid: 1, nonce: 'n0nce', identity: 'host:1:n0nce' };
-  const IN_PROGRESS = Keys.privateQueue('default', 'host', 1, 'n0nce');
-  const CLAIMED = Keys.claimedQueue('default', 'host', 1, 'n0nce');
-
-  function fetcher(): ReliableFetch {
-    const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    return new ReliableFetch(server.client(), server.client(), new QueueOrder(['default']), identity, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
-  }
+  const fetcher = () => reliableFetch(() => server.client());
 
   it('the wait times out: the older job comes back started', async () => {
     await server.redis.lpush(CLAIMED, 'older');
@@ -31,8 +23,8 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     await server.redis.lpush(CLAIMED, 'older');
     const claim = fetcher().claim(1, 1);
     // The claim finds the queue empty, then blocks; the push wakes it.
-    const pusher = server.client();
-    setTimeout(() => void pusher.lpush(Keys.queue('default'), 'arrival'), 200);
+    await untilBlocked(server.redis);
+    await server.redis.lpush(Keys.queue('default'), 'arrival');
     const jobs = await claim;
     expect(jobs).toEqual([
       { raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true },
@@ -44,8 +36,8 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
 
   it('with nothing else claimed the arrival itself starts, as before', async () => {
     const claim = fetcher().claim(1, 1);
-    const pusher = server.client();
-    setTimeout(() => void pusher.lpush(Keys.queue('default'), 'arrival'), 200);
+    await untilBlocked(server.redis);
+    await server.redis.lpush(Keys.queue('default'), 'arrival');
     expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
   });
 });

@@ -1,8 +1,7 @@
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
-import { QueueOrder } from '../../src/server/queue-order';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
+import { CLAIMED, IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
 
 /**
  * Reconcile's rules for a private list whose fetch reply was lost ("tainted"): what it holds that this
@@ -12,20 +11,17 @@ import { usePrivateRedis } from '../support/private-redis';
  */
 describe('reliable fetch: reconcile', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const identity = { hostname: 'host', pid: 1, nonce: 'n0nce', identity: 'host:1:n0nce' };
-  const IN_PROGRESS = Keys.privateQueue('default', 'host', 1, 'n0nce');
-  const CLAIMED = Keys.claimedQueue('default', 'host', 1, 'n0nce');
-
-  function fetcher(): { fetch: ReliableFetch; tainted: Set<string> } {
-    const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    const fetch = new ReliableFetch(server.client(), server.client(), new QueueOrder(['default']), identity, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
-    return { fetch, tainted: (fetch as unknown as { tainted: Set<string> }).tainted };
+  /** A fetcher whose in-progress list holds `job-a` and is tainted (a reply was lost there). */
+  async function taintedInProgress() {
+    const fetch = reliableFetch(() => server.client());
+    const tainted = (fetch as unknown as { tainted: Set<string> }).tainted;
+    await server.redis.lpush(IN_PROGRESS, 'job-a');
+    tainted.add(IN_PROGRESS);
+    return { fetch, tainted };
   }
 
   it('a job whose start is on its way keeps the list tainted; once it is dropped, two passes hand it back', async () => {
-    const { fetch, tainted } = fetcher();
-    await server.redis.lpush(IN_PROGRESS, 'job-a');
-    tainted.add(IN_PROGRESS);
+    const { fetch, tainted } = await taintedInProgress();
     const starting = new KnownJobs();
     starting.addStarting('job-a');
     expect(await fetch.reconcile(starting)).toBe(0);
@@ -38,9 +34,7 @@ describe('reliable fetch: reconcile', () => {
   });
 
   it('a list holding only running jobs is settled: its taint goes, and nothing is handed back', async () => {
-    const { fetch, tainted } = fetcher();
-    await server.redis.lpush(IN_PROGRESS, 'job-a');
-    tainted.add(IN_PROGRESS);
+    const { fetch, tainted } = await taintedInProgress();
     const running = new KnownJobs();
     running.add('job-a');
     expect(await fetch.reconcile(running)).toBe(0);
@@ -49,10 +43,8 @@ describe('reliable fetch: reconcile', () => {
   });
 
   it('a prefetched job is ours in the claimed list only: found in progress (its start landed, the reply lost), it is handed back', async () => {
-    const { fetch, tainted } = fetcher();
-    await server.redis.lpush(IN_PROGRESS, 'job-a');
+    const { fetch, tainted } = await taintedInProgress();
     await server.redis.lpush(CLAIMED, 'job-b');
-    tainted.add(IN_PROGRESS);
     tainted.add(CLAIMED);
     const prefetched = new KnownJobs();
     prefetched.addIn(CLAIMED, 'job-a');
