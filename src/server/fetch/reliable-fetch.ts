@@ -633,8 +633,10 @@ export class ReliableFetch implements Fetcher {
       reply = await call;
     } catch (error) {
       // Not known to have run: keep the acks for the next call, and assume a
-      // claim may have happened whose reply we lost.
+      // claim may have happened whose reply we lost. If the call did run, those
+      // acks match nothing the second time: expected, as after a replay.
       this.restore(held, jids);
+      this.replaying ||= held.size > 0;
       if (max > 0) for (const queue of queues) this.taint(this.claimedKey(queue));
       if (startNow > 0) for (const queue of queues) this.taint(this.privateKey(queue));
       this.failStarts(startBatch, error);
