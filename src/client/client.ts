@@ -357,7 +357,16 @@ export class ScopedClient {
     return this.enqueue(worker, args, at > nowMs() / 1000 ? at : undefined);
   }
 
+  /** A refused job rejects the promise, as every other failure of a push does: a `.catch()` on it sees the error. */
   private enqueue(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {
+    try {
+      return this.enqueueOrThrow(worker, args, at);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  private enqueueOrThrow(worker: WorkerClass, args: unknown[], at: number | undefined): Promise<string | null> {
     const options = workerOptionsOf(worker);
     if (!options) throw new InvalidJobError('worker', `${worker?.name ?? String(worker)} is not a @Worker class`);
     const merged = mergeWorkerOptions(options, this.overrides);

@@ -4,7 +4,7 @@ import { InvalidScheduleError } from '../../src/client/schedule-time';
 import { InvalidJobError } from '../../src/job/errors';
 import { defineWorker } from '../../src/job/worker-definition';
 import { PartlyAppliedError } from '../../src/redis/redis-errors';
-import { thrownBy } from '../support/config-error';
+import { rejectedBy } from '../support/config-error';
 import { usePrivateRedis } from '../support/private-redis';
 
 class SlowReport {
@@ -191,19 +191,19 @@ describe('Client rules against a real redis-server', () => {
     ]);
   });
 
-  it('refuses a worker naming a capsule the app does not have, listing the ones it has', () => {
+  it('refuses a worker naming a capsule the app does not have, listing the ones it has', async () => {
     const withCapsules = new Client(connection, { timestamps: 'seconds', capsuleQueues: { fast: 'fast-q', slow: 'slow-q' } });
-    const unknown = thrownBy(InvalidJobError, () => withCapsules.performAsync(SlowReport, 1));
+    const unknown = await rejectedBy(InvalidJobError, () => withCapsules.performAsync(SlowReport, 1));
     expect(unknown.field).toBe('capsule');
     expect(unknown.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (fast, slow); name the queue instead, or configure the capsule');
-    const none = thrownBy(InvalidJobError, () => client.performAsync(SlowReport, 1));
+    const none = await rejectedBy(InvalidJobError, () => client.performAsync(SlowReport, 1));
     expect(none.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (none configured); name the queue instead, or configure the capsule');
   });
 
-  it('refuses a class that is not a @Worker, naming it', () => {
-    const error = thrownBy(InvalidJobError, () => client.performAsync(NotAWorker as never));
+  it('refuses a class that is not a @Worker, naming it, by a rejected promise (not a throw)', async () => {
+    const error = await rejectedBy(InvalidJobError, () => client.performAsync(NotAWorker as never));
     expect(error.field).toBe('worker');
     expect(error.message).toBe('worker NotAWorker is not a @Worker class');
-    expect(thrownBy(InvalidJobError, () => client.performAsync(undefined as never)).message).toBe('worker undefined is not a @Worker class');
+    expect((await rejectedBy(InvalidJobError, () => client.performAsync(undefined as never))).message).toBe('worker undefined is not a @Worker class');
   });
 });

@@ -64,6 +64,6 @@ describe('capsule options', () => {
     await client.set({ queue: 'exports' }).performAsync(ReportWorker);
     expect(pushed).toEqual(['reports', 'exports']);
     const bare = new Client(transport, { timestamps: 'seconds' });
-    expect(() => bare.performAsync(ReportWorker)).toThrow(/capsule/);
+    await expect(bare.performAsync(ReportWorker)).rejects.toThrow(/capsule/);
   });
 });

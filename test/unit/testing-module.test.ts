@@ -99,7 +99,7 @@ describe('WurkTestingModule, fake mode', () => {
   });
 
   it('validates payloads as the real client does', async () => {
-    expect(() => client.performAsync(GreetWorker, new Date() as unknown as string, 1)).toThrow(InvalidJobError);
+    await expect(client.performAsync(GreetWorker, new Date() as unknown as string, 1)).rejects.toThrow(InvalidJobError);
     expect(wurk.jobs()).toEqual([]);
   });
 
