@@ -289,7 +289,7 @@ export class Capsule implements GatedPool {
       // meanwhile, they go back like the prefetched ones (none has begun).
       const direct = jobs.filter((job) => job.started);
       if (this.quieted) this.prefetched.push(...direct);
-      else for (const job of direct) this.dispatch(job);
+      else this.dispatchDirect(direct);
       if (direct.length > 0) this.deps.workChanged(false);
       // Only now, with its direct starts counted as running, may a suspect waiting elsewhere judge the process empty.
       this.deps.gate.nudge(this);
@@ -407,6 +407,23 @@ export class Capsule implements GatedPool {
     }
   }
 
+  /**
+   * Runs the jobs a claim marked started for the free slots. One of a queue
+   * paused while the claim's reply was on its way goes back unbegun: `pause()`
+   * has returned, so nothing of that queue may begin now (as for a prefetched
+   * job's start, see begin()).
+   */
+  private dispatchDirect(jobs: ClaimedJob[]): void {
+    const pausedJobs = jobs.filter((job) => this.deps.paused.has(job.queue));
+    for (const job of jobs) if (!pausedJobs.includes(job)) this.dispatch(job);
+    if (pausedJobs.length > 0) void this.giveBackStarted(pausedJobs);
+  }
+
+  /** Jobs marked started whose perform never began: back to their queue. A failure leaves them in the in-progress list, which release() at stop sweeps back. */
+  private async giveBackStarted(jobs: ClaimedJob[]): Promise<void> {
+    await this.fetcher.giveBack(jobs).catch((error) => this.deps.logger.error(`${this.label}give back failed: ${errorMessageOf(error)}`));
+  }
+
   private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {
     try {
       await this.fetcher.giveBack(jobs);
@@ -458,10 +475,7 @@ export class Capsule implements GatedPool {
     const pausedMeanwhile = job !== null && this.deps.paused.has(job.queue);
     if (!job || (job.suspect && !expected.suspect) || pausedMeanwhile) {
       // Nothing to start, or a suspect that may not run beside others: it goes back unstarted.
-      if (job) {
-        const back = job;
-        await this.fetcher.giveBack([back]).catch((error) => this.deps.logger.error(`${this.label}give back failed: ${errorMessageOf(error)}`));
-      }
+      if (job) await this.giveBackStarted([job]);
       if (expected.suspect) this.deps.gate.release(this);
       this.startPrefetched();
       this.wakeFetchLoop();

@@ -1,5 +1,6 @@
 import { WurkAdmin } from '../../src/admin/wurk-admin';
 import { Keys } from '../../src/redis/keys';
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
@@ -110,5 +111,50 @@ describe('a pause made by another process reaches an idle, blocked fetch', () =>
     await admin.queues.queue('a').resume();
     await waitFor(() => ran.length === 2, { timeout: 10000, what: 'the job after resume' });
     expect(ran).toEqual(['before', 'paused']);
+  });
+});
+
+describe('a claim answered after pause() returned in this app', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+  afterEach(() => jest.restoreAllMocks());
+
+  it('its jobs, marked started in Redis by the claim itself, go back unbegun; after resume each runs once', async () => {
+    const ran: number[] = [];
+    const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 5, queues: ['a'] });
+    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
+    // The first claim that brings jobs is held, its reply unread, until the queue is paused: the claim ran
+    // in Redis before the pause (its jobs are in the in-progress list), its reply is read after.
+    let claimed!: () => void;
+    const claimDone = new Promise<void>((resolve) => (claimed = resolve));
+    let pauseReturned!: () => void;
+    const pauseDone = new Promise<void>((resolve) => (pauseReturned = resolve));
+    const claim = ReliableFetch.prototype.claim;
+    let held = false;
+    jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(async function (this: ReliableFetch, max, startNow) {
+      const jobs = await claim.call(this, max, startNow);
+      if (jobs.length > 0 && !held) {
+        held = true;
+        claimed();
+        await pauseDone;
+      }
+      return jobs;
+    });
+    await h.client.pushBulk({ class: 'Tick', queue: 'a', args: [[1], [2], [3]] });
+    await h.manager.start();
+    await claimDone;
+    const [inProgress] = await server.redis.keys('queue:a|*|0');
+    expect(await server.redis.llen(inProgress)).toBe(3);
+
+    await admin.queues.queue('a').pause();
+    pauseReturned();
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 3, { what: 'the three jobs back on their paused queue' });
+    expect(await server.redis.exists(inProgress)).toBe(0);
+    expect(ran).toEqual([]);
+
+    await admin.queues.queue('a').resume();
+    await waitFor(() => ran.length === 3, { timeout: 10000, what: 'the jobs after resume' });
+    await waitFor(async () => (await server.redis.exists(inProgress, Keys.queue('a'))) === 0, { what: 'the acks' });
+    expect([...ran].sort()).toEqual([1, 2, 3]);
   });
 });
