@@ -1,5 +1,5 @@
 import { waitFor } from '../support/wait';
-import { readRuns, useChaosWorkers } from './fixtures/spawn-worker';
+import { readRuns, useChaosWorkers, whereAre } from './fixtures/spawn-worker';
 import { usePrivateRedis } from '../support/private-redis';
 
 describe('chaos: Redis stopped for 5 s mid-run', () => {
@@ -28,7 +28,14 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
     // The outage itself: five seconds with no Redis at all.
     await new Promise((resolve) => setTimeout(resolve, 5000));
     await server.boot();
-    await waitFor(() => readRuns(log).done.size === total, { timeout: 120000, interval: 200, what: 'every job after the restart' });
+    try {
+      await waitFor(() => readRuns(log).done.size === total, { timeout: 120000, interval: 200, what: 'every job after the restart' });
+    } catch (error) {
+      const { done } = readRuns(log);
+      const missing = jids.filter((jid) => !done.has(jid));
+      const redis = server.client();
+      throw new Error(`${(error as Error).message}\n${missing.length} job(s) never finished, found at:\n${await whereAre(redis, missing)}\nworker output (tail):\n${worker.output().slice(-3000)}`);
+    }
 
     const { done, started } = readRuns(log);
     expect(doneAtHalt).toBeLessThan(total);
@@ -39,5 +46,5 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
     await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { timeout: 20000, what: 'all acks flushed' });
     expect(await redis.llen('queue:default')).toBe(0);
     expect(worker.child.exitCode).toBeNull();
-  }, 120000);
+  }, 240000);
 });
