@@ -105,6 +105,8 @@ export class Capsule implements GatedPool {
   private stallTimer: NodeJS.Timeout | undefined;
   /** The last claim failed (Redis away): stalls mean nothing until one succeeds. */
   private fetchFailing = false;
+  /** The last start of a claimed job failed (Redis away): its retry is due, and jobs waiting meanwhile are not slow. */
+  private startsFailing = false;
   private readonly stallMs: number;
 
   constructor(private readonly deps: CapsuleDeps) {
@@ -379,7 +381,7 @@ export class Capsule implements GatedPool {
     this.stallTimer = undefined;
     if (this.quieted || this.prefetched.length === 0) return;
     // Redis away stalls every job alike: nothing to judge, and a hand-back could not land.
-    if (this.fetchFailing) {
+    if (this.fetchFailing || this.startsFailing) {
       this.loopResumedAt = performance.now();
       this.armStallGuard();
       return;
@@ -401,9 +403,11 @@ export class Capsule implements GatedPool {
     try {
       await this.fetcher.giveBack(jobs);
     } catch (error) {
-      // Still claimed by this process: kept, to start here or go back at stop.
+      // Still claimed by this process: kept, to start here or go back at stop. Started now if slots are
+      // free: with none running, no job's end would start them, and the fetch loop waits on prefetched ones.
       this.prefetched.push(...jobs);
       this.deps.logger.error(`${this.label}handing back ${jobs.length} prefetched job(s) of slow jobs failed (kept): ${errorMessageOf(error)}`);
+      this.startPrefetched();
     }
   }
 
@@ -445,7 +449,9 @@ export class Capsule implements GatedPool {
       // Acks held for jobs that already ran must land first: a suspect may take the process down.
       if (expected.suspect) await this.fetcher.flush();
       started = await this.fetcher.start(expected);
+      this.startsFailing = false;
     } catch (error) {
+      this.startsFailing = true;
       this.prefetched.unshift(expected);
       if (expected.suspect) this.deps.gate.release(this);
       this.deps.logger.error(`${this.label}could not start a claimed job (retrying): ${errorMessageOf(error)}`);

@@ -1,3 +1,4 @@
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -98,5 +99,29 @@ describe('prefetch (reliable fetch)', () => {
     await waitFor(() => worker.ran.length === 3, { what: 'every job to run' });
     await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h), 'queue:default')) === 0, { what: 'the acks' });
     expect([...worker.ran].sort()).toEqual([0, 1, 2]);
+  });
+
+  it('starts that fail (Redis away) are not taken for slow jobs: the prefetched jobs stay claimed, and run once starts work again', async () => {
+    const redis = server.client();
+    const worker = gatedWorker();
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, prefetchStallMs: 100 });
+    await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3]] });
+    await h.manager.start();
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, { what: 'one running, three claimed' });
+    // From here every start fails, as with Redis away, and so would a hand-back (after the start retry's
+    // 500 ms, as one queued behind reconnects does): jobs handed back as slow then would be kept by nobody.
+    const failedStarts = jest.spyOn(ReliableFetch.prototype, 'start').mockRejectedValue(new Error('Redis is away'));
+    const handBacks = jest.spyOn(ReliableFetch.prototype, 'giveBack').mockImplementation(() => new Promise((_, reject) => setTimeout(() => reject(new Error('Redis is away')), 700)));
+    try {
+      worker.release();
+      await waitFor(() => failedStarts.mock.calls.length >= 3, { what: 'three failed starts, a second apart (ten stall windows)' });
+      expect(handBacks).not.toHaveBeenCalled();
+      expect(await redis.llen(claimedKey(h))).toBe(3);
+    } finally {
+      failedStarts.mockRestore();
+      handBacks.mockRestore();
+    }
+    await waitFor(() => worker.ran.length === 4, { timeout: 10000, what: 'every job to run once starts work' });
+    expect(worker.ran).toEqual([0, 1, 2, 3]);
   });
 });
