@@ -34,7 +34,6 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
       const { done } = readRuns(log);
       const missing = jids.filter((jid) => !done.has(jid));
       const redis = server.client();
-      require('fs').writeFileSync('/tmp/restart-out.txt', worker.output());
       throw new Error(`${(error as Error).message}\n${missing.length} job(s) never finished, found at:\n${await whereAre(redis, missing)}\nworker output (tail):\n${worker.output().slice(-3000)}`);
     }
 
