@@ -16,8 +16,8 @@ export function didYouMean(name: string, known: Iterable<string>, aliases: Reado
       bestDistance = distance;
     }
   }
-  // Half the name may be wrong, no more: past that the suggestion is noise.
-  return best !== undefined && bestDistance <= Math.max(1, Math.ceil(name.length / 2)) ? best : undefined;
+  // Half the name may be wrong, no more: past that the suggestion is noise. (Nothing known leaves the distance infinite.)
+  return bestDistance <= Math.max(1, Math.ceil(name.length / 2)) ? best : undefined;
 }
 
 /** " (did you mean X?)" or nothing, to append to a reason. */
@@ -35,7 +35,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
+      // In the first row or column the character before the first reads undefined, which matches none: no bounds test needed.
+      if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
     }
   }
   return rows[a.length][b.length];

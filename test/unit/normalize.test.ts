@@ -2,7 +2,7 @@ import { InvalidJobError } from '../../src/job/errors';
 import { assertJsonNative } from '../../src/job/json-native';
 import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash, validatePayload } from '../../src/job/normalize';
 import { JobPayload } from '../../src/job/payload';
-import { floatText, timestampText, toEpochSeconds } from '../../src/job/time';
+import { floatText, nowMs, scoreText, timestampText, toEpochSeconds } from '../../src/job/time';
 
 function nested(depth: number): unknown {
   let value: unknown = 1;
@@ -76,6 +76,19 @@ describe('payload validation', () => {
     expect(valid('"tags":["a",1]')).toThrow(new InvalidJobError('tags', 'must be an array of strings'));
   });
 
+  it('refuses an at a middleware set to a number JSON cannot write', () => {
+    for (const at of [Infinity, NaN]) {
+      const payload = JobPayload.fromEntries([['class', 'X'], ['queue', 'q'], ['args', []]]).set('at', at);
+      expect(() => validatePayload(payload)).toThrow(new InvalidJobError('at', 'must be a number of epoch seconds'));
+    }
+    expect(valid('"at":1795933800.5')).not.toThrow();
+  });
+
+  it('checks a jid only when the payload has one', () => {
+    expect(() => validatePayload(JobPayload.parse('{"class":"X","queue":"q","args":[]}'))).not.toThrow();
+    expect(valid('"jid":""')).toThrow(new InvalidJobError('jid', 'must be a non-empty string'));
+  });
+
   it('refuses a job that is not a hash', () => {
     for (const item of [null, [], 'X']) {
       expect(() => payloadFromHash(item as never)).toThrow(new InvalidJobError('job', "must be a hash with 'class' and 'args' keys"));
@@ -133,5 +146,21 @@ describe('time', () => {
     expect(toEpochSeconds(1700000000.5)).toBe(1700000000.5);
     expect(toEpochSeconds(1700000000500)).toBe(1700000000.5);
     expect(toEpochSeconds('x')).toBeUndefined();
+    // 1e11 is the first value read as milliseconds (March 1973), the last one below it stays seconds (year 5138).
+    expect(toEpochSeconds(1e11)).toBe(1e8);
+    expect(toEpochSeconds(1e11 - 1)).toBe(1e11 - 1);
+    for (const bad of [NaN, Infinity, -Infinity, null, undefined]) expect(toEpochSeconds(bad)).toBeUndefined();
+  });
+
+  it('writes sorted-set scores as float seconds whatever the payload dialect', () => {
+    expect(scoreText(1700000000000)).toBe('1700000000.0');
+    expect(scoreText(1700000000123.5)).toBe('1700000000.1235');
+  });
+
+  it('reads the clock in epoch milliseconds with a fraction', () => {
+    const before = Date.now();
+    const now = nowMs();
+    expect(now).toBeGreaterThanOrEqual(before - 1);
+    expect(now).toBeLessThanOrEqual(Date.now() + 1);
   });
 });

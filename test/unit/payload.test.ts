@@ -1,5 +1,5 @@
 import { InvalidPayloadError } from '../../src/job/errors';
-import { JobPayload } from '../../src/job/payload';
+import { JobPayload, keyText } from '../../src/job/payload';
 import { arrayElements, nestingDepth, objectMembers } from '../../src/job/raw-json';
 
 describe('JobPayload', () => {
@@ -44,6 +44,52 @@ describe('JobPayload', () => {
     expect(payload.className).toBe('X');
     expect(payload.getRaw('args')).toBe('[ 1 , 2 ]');
     expect(payload.set('queue', 'q').toString()).toBe('{"class":"X","args":[ 1 , 2 ],"queue":"q"}');
+  });
+  it('keeps the stored text byte for byte when a delete finds nothing to remove', () => {
+    const stored = '{ "class" : "X", "args" : [1.0] }';
+    expect(JobPayload.parse(stored).delete('jid').toString()).toBe(stored);
+  });
+
+  it('clones into a payload of its own: same text, and a change to either leaves the other as it was', () => {
+    const stored = '{ "class" : "X", "args" : [1.0] }';
+    const original = JobPayload.parse(stored);
+    const copy = original.clone();
+    expect(copy.toString()).toBe(stored);
+    copy.set('queue', 'q');
+    expect(original.toString()).toBe(stored);
+    original.set('class', 'Y');
+    const second = original.clone();
+    second.delete('args');
+    expect(original.toString()).toBe('{"class":"Y","args":[1.0]}');
+    expect(second.toString()).toBe('{"class":"Y"}');
+    expect(copy.toString()).toBe('{"class":"X","args":[1.0],"queue":"q"}');
+  });
+
+  it('lists keys and a plain object view in text order, members read as decoded values', () => {
+    const payload = JobPayload.parse('{"b":1.0,"1":[2],"class":"A"}').set('queue', 'q');
+    expect(payload.keys()).toEqual(['b', '1', 'class', 'queue']);
+    expect(payload.rawEntries()).toEqual([['b', '1.0'], ['1', '[2]'], ['class', '"A"'], ['queue', '"q"']]);
+    expect(Object.entries(payload.toObject())).toEqual([['1', [2]], ['b', 1], ['class', 'A'], ['queue', 'q']]);
+    expect(payload.get('1')).toEqual([2]);
+    expect(payload.get('missing')).toBeUndefined();
+    expect(payload.has('queue')).toBe(true);
+    expect(payload.has('missing')).toBe(false);
+  });
+
+  it('reads class, queue, jid and args through their getters, after a change as before', () => {
+    const payload = JobPayload.parse('{"class":"A","queue":"q","jid":"j","args":[1]}');
+    expect([payload.className, payload.queue, payload.jid, payload.args]).toEqual(['A', 'q', 'j', [1]]);
+    payload.set('retry', 1);
+    expect([payload.className, payload.queue, payload.jid, payload.args]).toEqual(['A', 'q', 'j', [1]]);
+    const built = JobPayload.fromEntries([['class', 'B']]);
+    expect([built.className, built.queue, built.jid, built.args]).toEqual(['B', '', '', []]);
+  });
+
+  it('encodes member names as JSON strings, the same on every call', () => {
+    expect(keyText('class')).toBe('"class"');
+    expect(keyText('a"b\\')).toBe('"a\\"b\\\\"');
+    for (let i = 0; i < 1100; i++) expect(keyText(`k${i}`)).toBe(`"k${i}"`);
+    expect(keyText('k1050')).toBe('"k1050"');
   });
 });
 
