@@ -118,6 +118,10 @@ describe('JSON-native arguments', () => {
     [[new Money()], 'args[0] is an instance of Money'],
     [[cyclic], 'args[0].self is a circular reference'],
     [[{ 'a b': new Date() }], 'args[0]["a b"] is a Date'],
+    [[{ '1a': new Date() }], 'args[0]["1a"] is a Date'],
+    [[{ 'a-b': new Date() }], 'args[0]["a-b"] is a Date'],
+    [[{ $x: { _y: { z9: new Date() } } }], 'args[0].$x._y.z9 is a Date'],
+    [[{ a: [1, -Infinity] }], 'args[0].a[1] is -Infinity'],
   ])('refuses %p with "%s"', (args, message) => {
     expect(() => assertJsonNative(args, 'args', 2)).toThrow(message);
   });
@@ -126,6 +130,11 @@ describe('JSON-native arguments', () => {
     // payload (1) + args (2) + 98 arrays = 100 levels.
     expect(() => payloadFromHash({ class: 'X', args: [nested(98)] })).not.toThrow();
     expect(() => payloadFromHash({ class: 'X', args: [nested(99)] })).toThrow(/nests deeper than 100/);
+  });
+
+  it('accepts the same object twice side by side, which is no cycle', () => {
+    const shared = { a: [1] };
+    expect(() => assertJsonNative([shared, shared, { again: shared }], 'args', 2)).not.toThrow();
   });
 
   it('accepts plain JSON values, null-prototype objects included', () => {

@@ -33,10 +33,10 @@ describe('JobPayload', () => {
     expect(() => payload.set('at', undefined)).toThrow(new TypeError('at cannot be encoded as JSON'));
   });
 
-  it('refuses text that is not a JSON object', () => {
+  it('refuses text that is not a JSON object, saying which', () => {
     expect(() => JobPayload.parse('not json at all')).toThrow(InvalidPayloadError);
-    expect(() => JobPayload.parse('[1,2]')).toThrow(/not a JSON object/);
-    expect(() => JobPayload.parse('null')).toThrow(InvalidPayloadError);
+    expect(() => JobPayload.parse('{"class":')).toThrow(/^invalid job payload: not valid JSON \(.+\)$/);
+    for (const text of ['[1,2]', 'null', '5', '"X"']) expect(() => JobPayload.parse(text)).toThrow(new InvalidPayloadError('not a JSON object'));
   });
 
   it('tolerates whitespace that other writers leave', () => {
@@ -108,6 +108,16 @@ describe('raw JSON spans', () => {
     expect(() => arrayElements('{}')).toThrow(new SyntaxError('not an array'));
     expect(() => arrayElements('["a]')).toThrow(new SyntaxError('unterminated string'));
     expect(() => arrayElements('[[1')).toThrow(new SyntaxError('unbalanced brackets'));
+  });
+
+  it('skips every kind of JSON whitespace between tokens, and reads empty containers', () => {
+    expect(objectMembers('\t{\r\n "a"\t:\r\n1 ,\t"b" : [ ]\r\n}')).toEqual([
+      ['a', '1'],
+      ['b', '[ ]'],
+    ]);
+    expect(arrayElements(' [\t1 ,\r\n"x"\t,true\n]')).toEqual(['1', '"x"', 'true']);
+    expect(objectMembers(' { } ')).toEqual([]);
+    expect(arrayElements('\n[\t]')).toEqual([]);
   });
 
   it('measures nesting depth outside strings', () => {

@@ -135,6 +135,7 @@ describe('payloadDefaults', () => {
   it('keeps the global defaults when the worker sets nothing', () => {
     expect(payloadDefaults({}, DEFAULTS)).toEqual([['retry', true], ['queue', 'default']]);
     expect(payloadDefaults({ retry: 3 }, [])).toEqual([['retry', 3]]);
+    expect(payloadDefaults({ custom: undefined, queue: 'q' }, DEFAULTS)).toEqual([['retry', true], ['queue', 'q']]);
   });
 });
 
