@@ -1,6 +1,6 @@
 import { newJid } from './jid';
 import { assertJsonNative, MAX_NESTING } from './json-native';
-import { CLIENT_ONLY_KEYS } from './normalize';
+import { CLIENT_ONLY_KEYS, isRetryWindow } from './normalize';
 import { keyText } from './payload';
 import { nestingDepth } from './raw-json';
 import { nowMs, TimestampMode, timestampText } from './time';
@@ -135,7 +135,7 @@ function acceptable(key: string, value: unknown, text: string): boolean {
     case 'retry':
       return typeof value === 'boolean' || (Number.isInteger(value) && (value as number) >= 0);
     case 'retry_for':
-      return value === null || (Number.isInteger(value) && (value as number) <= 1e9 && (value as number) >= 0);
+      return value === null || isRetryWindow(value);
     case 'tags': {
       if (value === null) return true;
       const tags: unknown = Array.isArray(value) ? JSON.parse(text) : undefined;

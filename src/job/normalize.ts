@@ -14,6 +14,13 @@ export const DEFAULT_JOB_OPTIONS: ReadonlyArray<readonly [string, unknown]> = [
   ['queue', 'default'],
 ];
 
+/** Sidekiq 8.1's `retry_for`: whole seconds from the failure, never an epoch time. */
+export function isRetryWindow(value: unknown): boolean {
+  return Number.isInteger(value) && (value as number) >= 0 && (value as number) <= 1e9;
+}
+
+export const RETRY_WINDOW_RULE = 'must be a whole number of seconds (relative, below 1e9)';
+
 function fail(field: string, reason: string): never {
   throw new InvalidJobError(field, reason);
 }
@@ -44,9 +51,7 @@ export function validatePayload(payload: JobPayload): void {
   const at = payload.get('at');
   if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) fail('at', 'must be a number of epoch seconds');
   const retryFor = payload.get('retry_for');
-  if (retryFor !== undefined && retryFor !== null && (!Number.isInteger(retryFor) || (retryFor as number) > 1e9 || (retryFor as number) < 0)) {
-    fail('retry_for', 'must be a whole number of seconds (relative, below 1e9)');
-  }
+  if (retryFor !== undefined && retryFor !== null && !isRetryWindow(retryFor)) fail('retry_for', RETRY_WINDOW_RULE);
   const tags = payload.get('tags');
   if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
     fail('tags', 'must be an array of strings');

@@ -1,6 +1,7 @@
 import { didYouMeanText } from './did-you-mean';
 import { WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
+import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
 export interface WorkerInstance {
@@ -96,6 +97,13 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   const retry = options.retry;
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && retry >= 0)) {
     throw new WurkConfigError(where('retry'), 'must be true, false or a non-negative integer');
+  }
+  // Checked here too, or a bad one would boot fine and make every push of the class fail.
+  if (options.retry_for !== undefined && !isRetryWindow(options.retry_for)) {
+    throw new WurkConfigError(where('retry_for'), RETRY_WINDOW_RULE);
+  }
+  if (options.retry_queue !== undefined && (typeof options.retry_queue !== 'string' || options.retry_queue.length === 0)) {
+    throw new WurkConfigError(where('retry_queue'), 'must be a non-empty string');
   }
   if (options.tags !== undefined && !(Array.isArray(options.tags) && options.tags.every((t) => typeof t === 'string'))) {
     throw new WurkConfigError(where('tags'), 'must be an array of strings');
