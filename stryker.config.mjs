@@ -24,6 +24,8 @@ export default {
   incrementalFile: `test/mutation/incremental/${unit}.json`,
   concurrency: Number(process.env.WURK_MUTATE_CONCURRENCY ?? 1),
   timeoutMS: 20000,
+  // The initial run is the whole Jest config once; on a loaded 2-core machine it outlasts Stryker's 5 min default.
+  dryRunTimeoutMinutes: 30,
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: `reports/mutation/${unit}.json` },
   tempDirName: `.stryker-tmp/${unit}`,
