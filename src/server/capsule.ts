@@ -418,8 +418,11 @@ export class Capsule implements GatedPool {
    * job's start, see begin()).
    */
   private dispatchDirect(jobs: ClaimedJob[]): void {
-    const pausedJobs = jobs.filter((job) => this.deps.paused.has(job.queue));
-    for (const job of jobs) if (!pausedJobs.includes(job)) this.dispatch(job);
+    const pausedJobs: ClaimedJob[] = [];
+    for (const job of jobs) {
+      if (this.deps.paused.has(job.queue)) pausedJobs.push(job);
+      else this.dispatch(job);
+    }
     if (pausedJobs.length > 0) void this.giveBackStarted(pausedJobs);
   }
 
