@@ -6,6 +6,7 @@ import { scriptSha } from '../../src/redis/scripts';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
+import { RedisMonitor } from '../support/redis-monitor';
 
 /** A latch a job waits on, so a test can observe a transient state before letting the job go on. */
 class Gates {
@@ -201,9 +202,8 @@ describe('job status end to end on a real processor', () => {
   });
 
   it('an untracked job pushed and run leaves no status key and no status command', async () => {
-    const monitor = await server.redis.monitor();
-    const commands: string[][] = [];
-    monitor.on('monitor', (_time: string, args: string[]) => commands.push(args));
+    const monitor = await RedisMonitor.open(server.port);
+    const { commands } = monitor;
     try {
       const jid = (await client.performAsync(PlainWorker, 5))!;
       await waitFor(() => plainRuns.has(5), { timeout: 20000, what: 'the untracked job to run' });
@@ -216,7 +216,7 @@ describe('job status end to end on a real processor', () => {
       expect(commands.some((args) => args[1] === statusSha && args.some((arg) => arg === `status:${tracked}`))).toBe(true);
       expect(await server.redis.exists(`status:${jid}`)).toBe(0);
     } finally {
-      monitor.disconnect();
+      monitor.close();
     }
   });
 
