@@ -426,9 +426,21 @@ export class Capsule implements GatedPool {
     if (pausedJobs.length > 0) void this.giveBackStarted(pausedJobs);
   }
 
-  /** Jobs marked started whose perform never began: back to their queue. A failure leaves them in the in-progress list, which release() at stop sweeps back. */
+  /**
+   * Jobs marked started whose perform never began: back to their queue. A
+   * failed hand-back is tried again while the capsule runs: left in the
+   * in-progress list they would wait for stop (release() sweeps them), and a
+   * crash meanwhile would count a start that never happened against them.
+   */
   private async giveBackStarted(jobs: ClaimedJob[]): Promise<void> {
-    await this.fetcher.giveBack(jobs).catch((error) => this.deps.logger.error(`${this.label}give back failed: ${errorMessageOf(error)}`));
+    try {
+      await this.fetcher.giveBack(jobs);
+    } catch (error) {
+      this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) that never began failed (retrying): ${errorMessageOf(error)}`);
+      setTimeout(() => {
+        if (!this.quieted) void this.giveBackStarted(jobs);
+      }, 500).unref();
+    }
   }
 
   private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {

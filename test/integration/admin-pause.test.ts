@@ -3,7 +3,7 @@ import { Keys } from '../../src/redis/keys';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
-import { Harness, useHarnesses } from '../support/server-harness';
+import { Harness, quietLogger, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 const PER_QUEUE = 2500;
@@ -156,5 +156,47 @@ describe('a claim answered after pause() returned in this app', () => {
     await waitFor(() => ran.length === 3, { timeout: 10000, what: 'the jobs after resume' });
     await waitFor(async () => (await server.redis.exists(inProgress, Keys.queue('a'))) === 0, { what: 'the acks' });
     expect([...ran].sort()).toEqual([1, 2, 3]);
+  });
+
+  it('a hand-back of those jobs that fails is tried again while the process runs, not left for stop', async () => {
+    const ran: number[] = [];
+    const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 5, queues: ['a'] });
+    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
+    let claimed!: () => void;
+    const claimDone = new Promise<void>((resolve) => (claimed = resolve));
+    let pauseReturned!: () => void;
+    const pauseDone = new Promise<void>((resolve) => (pauseReturned = resolve));
+    const claim = ReliableFetch.prototype.claim;
+    let held = false;
+    jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(async function (this: ReliableFetch, max, startNow) {
+      const jobs = await claim.call(this, max, startNow);
+      if (jobs.length > 0 && !held) {
+        held = true;
+        claimed();
+        await pauseDone;
+      }
+      return jobs;
+    });
+    const giveBack = ReliableFetch.prototype.giveBack;
+    let refused = 0;
+    jest.spyOn(ReliableFetch.prototype, 'giveBack').mockImplementation(async function (this: ReliableFetch, jobs) {
+      if (refused++ === 0) throw new Error('READONLY You can\'t write against a read only replica.');
+      return giveBack.call(this, jobs);
+    });
+    await h.client.pushBulk({ class: 'Tick', queue: 'a', args: [[1], [2]] });
+    await h.manager.start();
+    await claimDone;
+    const [inProgress] = await server.redis.keys('queue:a|*|0');
+
+    await admin.queues.queue('a').pause();
+    pauseReturned();
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 2, { what: 'the jobs back on their paused queue after a refused hand-back' });
+    expect(refused).toBeGreaterThanOrEqual(2);
+    expect(await server.redis.exists(inProgress)).toBe(0);
+    expect(quietLogger.errors.some((line) => line.includes('never began failed (retrying)'))).toBe(true);
+
+    await admin.queues.queue('a').resume();
+    await waitFor(() => ran.length === 2, { timeout: 10000, what: 'the jobs after resume' });
+    expect([...ran].sort()).toEqual([1, 2]);
   });
 });

@@ -476,8 +476,10 @@ export class ReliableFetch implements Fetcher {
       list.push(job);
     }
     for (const [privateKey, list] of byList) {
-      await runScript(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
-      if (privateKey === this.privateKey(list[0].queue)) this.count(privateKey, -list.length);
+      const moved = await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
+      // Counted by what moved: a hand-back tried again after a partial failure must not count a job twice
+      // (an undercount would let an acknowledgment DEL a list that still holds a running job).
+      if (privateKey === this.privateKey(list[0].queue)) this.count(privateKey, -moved);
     }
   }
 
