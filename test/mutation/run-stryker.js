@@ -8,8 +8,8 @@
  * source with the reason) too.
  */
 const { spawnSync } = require('node:child_process');
-const { existsSync, readFileSync } = require('node:fs');
-const { join } = require('node:path');
+const { existsSync, readFileSync, writeFileSync } = require('node:fs');
+const { join, relative } = require('node:path');
 
 const root = join(__dirname, '..', '..');
 const UNITS = require('./stryker-units.json');
@@ -80,10 +80,31 @@ function printScores() {
   console.log(rows.join('\n'));
 }
 
+/**
+ * The test files that import the unit's files, directly or not: the only ones that can cover a mutant of it
+ * (code run in a worker thread or a child process is out of Stryker's sight anyway). The initial run, which
+ * runs every test file of the config to map coverage, is kept to them (stryker.jest.config.js reads the list).
+ */
+function writeRelatedTests(unit) {
+  const { minimatch } = require('minimatch');
+  const globs = UNITS[unit];
+  const files = spawnSync('git', ['ls-files', 'src'], { cwd: root, encoding: 'utf8' })
+    .stdout.split('\n')
+    .filter((file) => globs.some((glob) => !glob.startsWith('!') && minimatch(file, glob)) && !globs.some((glob) => glob.startsWith('!') && minimatch(file, glob.slice(1))));
+  const listed = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), '--config', join(__dirname, 'stryker.jest.config.js'), '--listTests', '--findRelatedTests', ...files], { cwd: root, encoding: 'utf8' });
+  if (listed.status !== 0) throw new Error(`jest --listTests failed for ${unit}: ${listed.stderr}`);
+  const tests = listed.stdout.split('\n').filter(Boolean).map((path) => relative(root, path)).sort();
+  const out = join(root, 'test', '.artifacts', `related-${unit}.json`);
+  writeFileSync(out, JSON.stringify(tests, null, 1));
+  console.log(`${unit}: ${files.length} source file(s), ${tests.length} related test file(s)`);
+  return out;
+}
+
 if (!reportOnly) {
   run(process.execPath, [join(__dirname, 'list-tests.js')]);
   for (const unit of chosen.length > 0 ? chosen : Object.keys(UNITS)) {
-    run(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'], { WURK_MUTATE_UNIT: unit });
+    const related = writeRelatedTests(unit);
+    run(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'], { WURK_MUTATE_UNIT: unit, WURK_RELATED_TESTS: related });
   }
 }
 printScores();

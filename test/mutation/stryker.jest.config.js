@@ -15,6 +15,7 @@
  *   poison floods run 6 to 45 s each; the rules they exercise (recovery, dead filing, requeue) have focused
  *   integration tests (server-orphans, server-retry, redis-outage, server-invalid-bytes, ...).
  */
+const { readFileSync } = require('node:fs');
 const { join } = require('node:path');
 const base = require('../../jest.config.js');
 
@@ -26,8 +27,12 @@ const leftOut = [
   '/test/chaos/(?!(wrong-types|strange-throws)\\.test\\.ts$)',
 ];
 
+// Set by run-stryker.js: the test files that import the unit under mutation; no other file can cover it.
+const related = process.env.WURK_RELATED_TESTS ? JSON.parse(readFileSync(process.env.WURK_RELATED_TESTS, 'utf8')) : undefined;
+
 module.exports = {
   ...base,
+  ...(related ? { testMatch: related.map((file) => `<rootDir>/${file}`) } : {}),
   rootDir: join(__dirname, '..', '..'),
   testPathIgnorePatterns: ['/node_modules/', ...leftOut],
   testEnvironment: join(__dirname, 'stryker-bail-environment.js'),
