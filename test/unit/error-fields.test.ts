@@ -54,6 +54,17 @@ describe('error fields of a failure', () => {
       expect(errorClassOf(anonymous)).toBe('Anon');
     });
 
+    it('is an Error whose constructor is gone or nameless: its name', () => {
+      const detached = new Error('x');
+      detached.name = 'Net::ReadTimeout';
+      Object.defineProperty(detached, 'constructor', { value: undefined });
+      expect(errorClassOf(detached)).toBe('Net::ReadTimeout');
+      const nameless = new Error('x');
+      nameless.name = 'Redis::CannotConnectError';
+      Object.defineProperty(nameless, 'constructor', { value: {} });
+      expect(errorClassOf(nameless)).toBe('Redis::CannotConnectError');
+    });
+
     it('is the typeof of a primitive, and Object for an object without a named constructor', () => {
       expect(errorClassOf('text')).toBe('string');
       expect(errorClassOf(7)).toBe('number');
@@ -92,6 +103,9 @@ describe('error fields of a failure', () => {
       cyclic.self = cyclic;
       expect(errorMessageOf(cyclic)).toBe('(an unprintable Object)');
       expect(errorMessageOf(hostile)).toBe('(an unprintable Error)');
+      // JSON.stringify answers undefined (not a string) for a toJSON that returns nothing.
+      const silent = { toString: () => { throw new Error('no'); }, toJSON: () => undefined };
+      expect(errorMessageOf(silent)).toBe('(an unprintable Object)');
     });
 
     it('keeps 10,000 characters, the first ones', () => {
@@ -103,7 +117,7 @@ describe('error fields of a failure', () => {
 
   describe('backtraceOf and encodeBacktrace: error_backtrace as Sidekiq 7.2.1+ writes it', () => {
     const error = new Error('x');
-    error.stack = 'Error: x\n    at perform (/app/job.ts:3:9)\n  at  run (/app/x.ts:1:1)\n\tat tick (node:internal)\nnot a frame at all';
+    error.stack = 'Error: missed the deadline at noon\n    at perform (/app/job.ts:3:9)\n  at  run (/app/x.ts:1:1)\n\tat tick (node:internal)\nnot a frame at all';
 
     it('keeps the frame lines, without their indentation and "at "', () => {
       expect(backtraceOf(error)).toEqual(['perform (/app/job.ts:3:9)', ' run (/app/x.ts:1:1)', 'tick (node:internal)']);

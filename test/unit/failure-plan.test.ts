@@ -23,6 +23,8 @@ describe('planFailure', () => {
     const plan = await planFailure(job({ retry_count: 1 }), 'mail', error, worker({ retry: 2 }), policy, NOW);
     expect(plan).toMatchObject({ kind: 'dead', retryCount: 2 });
     expect((await planFailure(job(), 'mail', error, worker({ retry: false }), policy, NOW)).kind).toBe('discard');
+    // Sidekiq tests `msg["retry"]` for truthiness: a null retry member drops the job like false.
+    expect((await planFailure(job({ retry: null }), 'mail', error, worker({ retry: 5 }), policy, NOW)).kind).toBe('discard');
     expect((await planFailure(job({ retry_count: 1 }), 'mail', error, undefined, policy, NOW)).kind).toBe('retry');
   });
 
@@ -57,6 +59,24 @@ describe('planFailure', () => {
     const at = async (retryFor: number) => (await planFailure(job({ retry: true, retry_count: 0, failed_at: failedAt, retry_for: retryFor }), 'mail', error, undefined, policy, NOW)).kind;
     expect(await at(60)).toBe('retry');
     expect(await at(59)).toBe('dead');
+    // A retried payload with no failed_at (another producer's): the window counts from this failure.
+    const noFirstFailure = async (retryFor: number) => (await planFailure(job({ retry: true, retry_count: 2, retry_for: retryFor }), 'mail', error, undefined, policy, NOW)).kind;
+    expect(await noFirstFailure(0)).toBe('retry');
+    expect(await noFirstFailure(-1)).toBe('dead');
+  });
+
+  it('takes a hook that throws for one that said nothing: the default backoff, then dead', async () => {
+    const throwing = worker({}, {
+      retryIn: () => {
+        throw new Error('hook bug');
+      },
+      retriesExhausted: () => {
+        throw new Error('hook bug');
+      },
+    });
+    const retried = await planFailure(job({ retry: 3, retry_count: 0 }), 'mail', error, throwing, policy, NOW);
+    expect(retried.kind === 'retry' && retried.retryAt - NOW).toBeGreaterThanOrEqual(15_000);
+    expect((await planFailure(job({ retry: 3, retry_count: 2 }), 'mail', error, throwing, policy, NOW)).kind).toBe('dead');
   });
 
   it("follows retryIn: 'discard' drops the job, 'kill' files it in dead, a positive number is the delay, anything else the default", async () => {

@@ -26,8 +26,7 @@ export function errorClassOf(error: unknown): string {
 
 /** Best-effort text of a thrown value; never throws (see errorClassOf). */
 export function errorMessageOf(error: unknown): string {
-  const message = messageText(error);
-  return message.length > MAX_MESSAGE ? message.slice(0, MAX_MESSAGE) : message;
+  return messageText(error).slice(0, MAX_MESSAGE);
 }
 
 function messageText(error: unknown): string {
@@ -51,14 +50,17 @@ export function backtraceOf(error: unknown): string[] {
   try {
     stack = error instanceof Error ? error.stack : undefined;
   } catch {
-    return [];
+    // A stack getter that throws: no frames.
   }
   if (typeof stack !== 'string') return [];
-  return stack
-    .split('\n')
-    .filter((line) => /^\s+at /.test(line))
-    .map((line) => line.replace(/^\s+at /, ''));
+  return stack.split('\n').flatMap((line) => {
+    const frame = FRAME.exec(line);
+    return frame ? [frame[1]] : [];
+  });
 }
+
+/** A frame line of a V8 stack; the message lines above the frames (which may hold " at ") do not start with blanks. */
+const FRAME = /^\s+at (.*)/;
 
 /**
  * `error_backtrace` as Sidekiq ≥ 7.2.1 writes it: JSON array of lines, zlib

@@ -41,7 +41,7 @@ async function callHook<T>(hook: () => T | Promise<T>): Promise<T | undefined> {
   try {
     return await hook();
   } catch {
-    return undefined;
+    // Falls through to undefined: the hook said nothing.
   }
 }
 
