@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { heartbeatThreadEntry } from '../../src/server/heartbeat';
 import type * as HeartbeatModule from '../../src/server/heartbeat';
@@ -45,7 +45,8 @@ describe('Heartbeat compiled to JavaScript', () => {
   it('loads the .ts entry through ts-node from source, and the .js entry with no ts-node from the build', () => {
     expect(heartbeatThreadEntry()).toEqual({ file: join(ROOT, 'src', 'server', 'heartbeat-thread.ts'), compiled: false });
     const entry = compiled.heartbeatThreadEntry();
-    expect(entry).toEqual({ file: join(out, 'dist', 'server', 'heartbeat-thread.js'), compiled: true });
+    // Node loaded the build by its real path: node_modules may be a symlink (a worktree's, Stryker's sandbox).
+    expect(entry).toEqual({ file: join(realpathSync(out), 'dist', 'server', 'heartbeat-thread.js'), compiled: true });
     expect(existsSync(entry.file)).toBe(true);
   });
 
