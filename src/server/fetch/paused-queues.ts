@@ -17,7 +17,7 @@ const REFRESH_MS = 2000;
 export class PausedQueues {
   private paused = new Set<string>();
   private readAt = 0;
-  private reading = false;
+  private reading: Promise<void> | undefined;
   private loggedFailure = false;
   /** Bumped by every `note`, so a read begun earlier re-applies the notes made since. */
   private noteEpoch = 0;
@@ -30,11 +30,24 @@ export class PausedQueues {
 
   private first: Promise<void> | undefined;
 
-  /** `queues` minus the paused ones, in the same order. Only the very first call waits for the read. */
+  /**
+   * `queues` minus the paused ones, in the same order. Only the very first
+   * call waits for the read, and a call that finds every queue paused: the
+   * fetcher then idles a whole fetch timeout, so a resume made by another
+   * process must be seen by this read, not by the next one (a fetch timeout
+   * later again).
+   */
   async filter(queues: string[]): Promise<string[]> {
     this.first ??= this.refresh();
     await this.first;
-    void this.refresh();
+    const read = this.refresh();
+    const open = this.open(queues);
+    if (open.length > 0 || queues.length === 0) return open;
+    await read;
+    return this.open(queues);
+  }
+
+  private open(queues: string[]): string[] {
     return this.paused.size === 0 ? queues : queues.filter((queue) => !this.paused.has(queue));
   }
 
@@ -62,9 +75,14 @@ export class PausedQueues {
     this.paused = next;
   }
 
-  private async refresh(): Promise<void> {
-    if (this.reading || Date.now() - this.readAt < REFRESH_MS) return;
-    this.reading = true;
+  /** Starts a read when the last one is older than REFRESH_MS; resolves when the read under way (if any) is done. */
+  private refresh(): Promise<void> {
+    if (this.reading) return this.reading;
+    if (Date.now() - this.readAt < REFRESH_MS) return Promise.resolve();
+    return (this.reading = this.read());
+  }
+
+  private async read(): Promise<void> {
     const startedAt = this.noteEpoch;
     await this.redis
       .smembers(Keys.paused)
@@ -83,7 +101,7 @@ export class PausedQueues {
       })
       .finally(() => {
         this.readAt = Date.now();
-        this.reading = false;
+        this.reading = undefined;
       });
   }
 }
