@@ -70,9 +70,8 @@ export function payloadDefaults(options: WorkerOptions, globalDefaults: Readonly
 
 /** A worker's options with per-call overrides over them; `custom` members merge rather than replace. */
 export function mergeWorkerOptions(options: WorkerOptions, overrides: Omit<WorkerOptions, 'name'>): WorkerOptions {
-  const merged: WorkerOptions = { ...options, ...overrides };
-  if (options.custom && overrides.custom) merged.custom = { ...options.custom, ...overrides.custom };
-  return merged;
+  // A side without custom adds nothing; a key already in `options` keeps its place (payload member order).
+  return { ...options, ...overrides, custom: { ...options.custom, ...overrides.custom } };
 }
 
 /** Start-up checks of a worker's options; errors name the worker and the option. */
@@ -81,7 +80,7 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   for (const key of Object.keys(options)) {
     // The type already refuses these; this catches plain JS and casts, which would copy the typo into every payload.
     if (!WORKER_OPTION_KEYS.includes(key)) {
-      throw new WurkConfigError(where(key), `is not a worker option${didYouMeanText(key, WORKER_OPTION_KEYS, { retries: 'retry' })} (extra payload members go in custom: { ... })`);
+      throw new WurkConfigError(where(key), `is not a worker option${didYouMeanText(key, WORKER_OPTION_KEYS)} (extra payload members go in custom: { ... })`);
     }
   }
   validateCustomMembers(where('custom'), options.custom);
@@ -117,7 +116,7 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.track !== undefined && typeof options.track !== 'boolean') {
     throw new WurkConfigError(where('track'), 'must be a boolean');
   }
-  if (options.uniqueFor !== undefined && !(typeof options.uniqueFor === 'number' && Number.isFinite(options.uniqueFor) && options.uniqueFor > 0)) {
+  if (options.uniqueFor !== undefined && !(Number.isFinite(options.uniqueFor) && options.uniqueFor > 0)) {
     throw new WurkConfigError(where('uniqueFor'), 'must be a positive number of seconds');
   }
   if (options.uniqueUntil !== undefined && options.uniqueUntil !== 'success' && options.uniqueUntil !== 'start') {
