@@ -119,12 +119,14 @@ describe('a claim answered after pause() returned in this app', () => {
   const harness = useHarnesses(server);
   afterEach(() => jest.restoreAllMocks());
 
-  it('its jobs, marked started in Redis by the claim itself, go back unbegun; after resume each runs once', async () => {
+  /**
+   * A worker on queue `a` whose first claim that brings jobs is held, its reply unread, until the queue is
+   * paused: the claim ran in Redis before the pause (its jobs are in the in-progress list), its reply is read after.
+   */
+  function heldClaimApp() {
     const ran: number[] = [];
     const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 5, queues: ['a'] });
     const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
-    // The first claim that brings jobs is held, its reply unread, until the queue is paused: the claim ran
-    // in Redis before the pause (its jobs are in the in-progress list), its reply is read after.
     let claimed!: () => void;
     const claimDone = new Promise<void>((resolve) => (claimed = resolve));
     let pauseReturned!: () => void;
@@ -140,6 +142,11 @@ describe('a claim answered after pause() returned in this app', () => {
       }
       return jobs;
     });
+    return { ran, h, admin, claimDone, pauseReturned: () => pauseReturned() };
+  }
+
+  it('its jobs, marked started in Redis by the claim itself, go back unbegun; after resume each runs once', async () => {
+    const { ran, h, admin, claimDone, pauseReturned } = heldClaimApp();
     await h.client.pushBulk({ class: 'Tick', queue: 'a', args: [[1], [2], [3]] });
     await h.manager.start();
     await claimDone;
@@ -159,24 +166,7 @@ describe('a claim answered after pause() returned in this app', () => {
   });
 
   it('a hand-back of those jobs that fails is tried again while the process runs, not left for stop', async () => {
-    const ran: number[] = [];
-    const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 5, queues: ['a'] });
-    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
-    let claimed!: () => void;
-    const claimDone = new Promise<void>((resolve) => (claimed = resolve));
-    let pauseReturned!: () => void;
-    const pauseDone = new Promise<void>((resolve) => (pauseReturned = resolve));
-    const claim = ReliableFetch.prototype.claim;
-    let held = false;
-    jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(async function (this: ReliableFetch, max, startNow) {
-      const jobs = await claim.call(this, max, startNow);
-      if (jobs.length > 0 && !held) {
-        held = true;
-        claimed();
-        await pauseDone;
-      }
-      return jobs;
-    });
+    const { ran, h, admin, claimDone, pauseReturned } = heldClaimApp();
     const giveBack = ReliableFetch.prototype.giveBack;
     let refused = 0;
     jest.spyOn(ReliableFetch.prototype, 'giveBack').mockImplementation(async function (this: ReliableFetch, jobs) {
