@@ -1,6 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import type { ClassExecutions, ExecutionCounts } from '../../src/server/metrics/execution-tally';
-import { writeExecutionMetrics } from '../../src/server/metrics/execution-metrics-writer';
+import { freshEachTest } from '../support/fresh-module';
 import { usePrivateRedis } from '../support/private-redis';
 
 const AT = Date.UTC(2026, 10, 30, 9, 5, 30);
@@ -20,6 +20,9 @@ function executions(processed: number, failed: number, ms: number, buckets: Reco
  */
 describe('writeExecutionMetrics: one flush as Sidekiq 7.3 and 8.1 write it', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  // Its TTLs are constants built at import.
+  const fresh = freshEachTest(() => require('../../src/server/metrics/execution-metrics-writer') as typeof import('../../src/server/metrics/execution-metrics-writer'));
+  const writeExecutionMetrics: typeof import('../../src/server/metrics/execution-metrics-writer').writeExecutionMetrics = (...args) => fresh.module.writeExecutionMetrics(...args);
 
   it("counts each class's runs, failures and successful milliseconds in the minute (7.x, 8.x) and the ten minutes (8.x)", async () => {
     const counts: ExecutionCounts = new Map([

@@ -1,7 +1,8 @@
 import { JobPayload } from '../../src/job/payload';
 import type { WorkerClass } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
-import { JOB_LOG_MODES, JobLog } from '../../src/server/job-log';
+import { JobLog } from '../../src/server/job-log';
+import { freshEachTest } from '../support/fresh-module';
 import { UnknownWorkerError } from '../../src/server/processor';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 
@@ -37,8 +38,17 @@ describe('JobLog', () => {
     jest.restoreAllMocks();
   });
 
+  // The modes are a table built at import.
+  const fresh = freshEachTest(() => require('../../src/server/job-log') as typeof import('../../src/server/job-log'));
+
   it('knows three modes', () => {
-    expect(JOB_LOG_MODES).toEqual(['failures', 'all', 'none']);
+    expect(fresh.module.JOB_LOG_MODES).toEqual(['failures', 'all', 'none']);
+  });
+
+  it('says no elapsed time for a job whose start it did not see', () => {
+    const { lines, log } = logged('all');
+    log.onSettled(context(), { kind: 'complete', result: 1 });
+    expect(lines).toEqual([`log class=MailJob jid=${JID} done`]);
   });
 
   it("in 'all' mode says start, done with the elapsed seconds, a reschedule and a hand-back", () => {

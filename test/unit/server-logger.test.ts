@@ -1,12 +1,15 @@
-import { consoleLogger } from '../../src/server/server-logger';
+import { freshEachTest } from '../support/fresh-module';
 
 describe('consoleLogger (standalone use, without Nest)', () => {
   afterEach(() => jest.restoreAllMocks());
+  // The logger is an object built at import.
+  const fresh = freshEachTest(() => require('../../src/server/server-logger') as typeof import('../../src/server/server-logger'));
 
   it('writes each level to its console method, prefixed [wurk]', () => {
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);
     const warn = jest.spyOn(console, 'warn').mockImplementation(() => undefined);
     const error = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    const { consoleLogger } = fresh.module;
     consoleLogger.log('started');
     consoleLogger.warn('slow');
     consoleLogger.error('failed');

@@ -1,5 +1,6 @@
 import { WurkConfigError } from '../../src/job/errors';
 import { WorkerOptions } from '../../src/job/job-hash';
+import { freshEachTest } from '../support/fresh-module';
 import {
   declaredWorkerClasses,
   defineWorker,
@@ -13,22 +14,12 @@ const DEFAULTS = [['retry', true], ['queue', 'default']] as const;
 
 type WorkerDefinitionModule = typeof import('../../src/job/worker-definition');
 
-/**
- * The module loaded afresh in each test of a block: its name tables (members wurk writes, options that never
- * reach a payload, payload names) are built at import, and Stryker runs a mutant's covering tests only, so
- * tables built when the file loaded would count as covered by no test here.
- */
-function freshEachTest(): { module: WorkerDefinitionModule; WurkConfigError: typeof WurkConfigError } {
-  const holder = {} as { module: WorkerDefinitionModule; WurkConfigError: typeof WurkConfigError };
-  beforeEach(() => {
-    jest.isolateModules(() => {
-      holder.module = require('../../src/job/worker-definition') as WorkerDefinitionModule;
-      // The error class of the same load: toThrow compares classes.
-      holder.WurkConfigError = (require('../../src/job/errors') as { WurkConfigError: typeof WurkConfigError }).WurkConfigError;
-    });
-  });
-  return holder;
-}
+/** The module and its error class, from one fresh load: toThrow compares classes. */
+const freshDefinition = () =>
+  freshEachTest(() => ({
+    ...(require('../../src/job/worker-definition') as WorkerDefinitionModule),
+    WurkConfigError: (require('../../src/job/errors') as { WurkConfigError: typeof WurkConfigError }).WurkConfigError,
+  }));
 
 function refusal(options: unknown): WurkConfigError | undefined {
   try {
@@ -117,7 +108,7 @@ describe('validateWorkerOptions', () => {
 });
 
 describe('validateCustomMembers', () => {
-  const fresh = freshEachTest();
+  const fresh = freshDefinition();
   const where = '@Worker(Mailer).custom';
   const refused = (custom: unknown) => () => fresh.module.validateCustomMembers(where, custom);
 
@@ -127,24 +118,24 @@ describe('validateCustomMembers', () => {
   });
 
   it('refuses a member that shadows a worker option, telling to set the option directly', () => {
-    expect(refused({ queue: 'mail' })).toThrow(new fresh.WurkConfigError(`${where}.queue`, 'is a worker option; set queue directly, not in custom'));
+    expect(refused({ queue: 'mail' })).toThrow(new fresh.module.WurkConfigError(`${where}.queue`, 'is a worker option; set queue directly, not in custom'));
   });
 
   it('refuses the payload member a worker option writes, naming that option', () => {
-    expect(refused({ unique_for: 60 })).toThrow(new fresh.WurkConfigError(`${where}.unique_for`, 'is written by a worker option; set uniqueFor instead'));
-    expect(refused({ unique_until: 'start' })).toThrow(new fresh.WurkConfigError(`${where}.unique_until`, 'is written by a worker option; set uniqueUntil instead'));
+    expect(refused({ unique_for: 60 })).toThrow(new fresh.module.WurkConfigError(`${where}.unique_for`, 'is written by a worker option; set uniqueFor instead'));
+    expect(refused({ unique_until: 'start' })).toThrow(new fresh.module.WurkConfigError(`${where}.unique_until`, 'is written by a worker option; set uniqueUntil instead'));
   });
 
   it.each(['class', 'args', 'jid', 'created_at', 'enqueued_at', 'at', 'error_class', 'error_message', 'error_backtrace', 'failed_at', 'retried_at', 'retry_count', 'interrupted_count'])(
     'refuses %s, a member wurk writes itself',
     (member) => {
-      expect(refused({ [member]: 1 })).toThrow(new fresh.WurkConfigError(`${where}.${member}`, 'is a payload member wurk writes itself'));
+      expect(refused({ [member]: 1 })).toThrow(new fresh.module.WurkConfigError(`${where}.${member}`, 'is a payload member wurk writes itself'));
     },
   );
 });
 
 describe('payloadDefaults', () => {
-  const fresh = freshEachTest();
+  const fresh = freshDefinition();
   const payloadDefaults: WorkerDefinitionModule['payloadDefaults'] = (...args) => fresh.module.payloadDefaults(...args);
 
   it("puts retry and queue first, then the options as declared under their payload names, custom members where custom stands", () => {
