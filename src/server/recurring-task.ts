@@ -36,7 +36,7 @@ export class RecurringTask {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
     await this.current;
   }

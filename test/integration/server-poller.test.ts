@@ -57,8 +57,16 @@ describe('scheduled / retry poller', () => {
     await poller().poll();
     const one = poller().nextDelayMs(() => 0);
     expect(one).toBe(2500);
+    expect(poller().nextDelayMs(() => 0.5)).toBe(5000);
     expect(poller().nextDelayMs(() => 0.999)).toBeLessThan(7500);
-    await redis.sadd('processes', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i', 'j', 'k', 'l');
+    // Nine processes: still [0.5, 1.5) × average; ten and more: [0, 2) × average.
+    await redis.sadd('processes', 'a', 'b', 'c', 'd', 'e', 'f', 'g', 'h', 'i');
+    await poller().poll();
+    expect(poller().nextDelayMs(() => 0)).toBe(2500 * 9);
+    await redis.sadd('processes', 'j');
+    await poller().poll();
+    expect(poller().nextDelayMs(() => 0)).toBe(0);
+    await redis.sadd('processes', 'k', 'l');
     await poller().poll();
     expect(poller().nextDelayMs(() => 0)).toBe(0);
     expect(poller().nextDelayMs(() => 0.5)).toBe(5000 * 12);

@@ -54,6 +54,9 @@ describe('RecurringTask', () => {
     finish();
     await stopping;
     expect(stopped).toBe(true);
+    // The run that was under way at stop() schedules no other.
+    await jest.advanceTimersByTimeAsync(1000);
+    expect(runs).toBe(2);
   });
 
   it('logs a failing streak at its start, then at most once a minute, and its end once', async () => {
