@@ -54,13 +54,11 @@ export function backtraceOf(error: unknown): string[] {
   }
   if (typeof stack !== 'string') return [];
   return stack.split('\n').flatMap((line) => {
-    const frame = FRAME.exec(line);
+    // A frame line of a V8 stack; the message lines above the frames (which may hold " at ") do not start with blanks.
+    const frame = /^\s+at (.*)/.exec(line);
     return frame ? [frame[1]] : [];
   });
 }
-
-/** A frame line of a V8 stack; the message lines above the frames (which may hold " at ") do not start with blanks. */
-const FRAME = /^\s+at (.*)/;
 
 /**
  * `error_backtrace` as Sidekiq ≥ 7.2.1 writes it: JSON array of lines, zlib
