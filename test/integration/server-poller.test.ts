@@ -52,6 +52,20 @@ describe('scheduled / retry poller', () => {
     expect(await redis.llen('queue:bulk')).toBe(250);
   });
 
+  it('goes on past a batch that held only garbage: what is due behind it moves in the same poll', async () => {
+    const redis = server.client();
+    const earlier = Date.now() / 1000 - 60;
+    const members: string[] = [];
+    // A whole batch of members that are not jobs, due first, then jobs due behind them.
+    for (let i = 0; i < 100; i++) members.push(String(earlier), `garbage-${i}`);
+    for (let i = 0; i < 150; i++) members.push(String(earlier + 30), JSON.stringify({ class: 'X', args: [i], queue: 'behind', jid: `g${i}` }));
+    await redis.zadd('schedule', ...members);
+    expect(await poller().poll()).toBe(150);
+    expect(await redis.llen('queue:behind')).toBe(150);
+    expect(await redis.zcard('dead')).toBe(100);
+    expect(await redis.zcard('schedule')).toBe(0);
+  });
+
   it('scales its interval with the number of processes, with Sidekiq jitter', async () => {
     const redis = server.client();
     await poller().poll();
