@@ -28,21 +28,18 @@ export class PausedQueues {
     private readonly logger: ServerLogger,
   ) {}
 
-  private first: Promise<void> | undefined;
-
   /**
-   * `queues` minus the paused ones, in the same order. Only the very first
-   * call waits for the read, and a call that finds every queue paused: the
-   * fetcher then idles a whole fetch timeout, so a resume made by another
-   * process must be seen by this read, not by the next one (a fetch timeout
-   * later again).
+   * `queues` minus the paused ones, in the same order. A call waits for the
+   * read it starts only when nothing was read yet, or when it finds every
+   * queue paused: the fetcher then idles a whole fetch timeout, so a resume
+   * made by another process must be seen by this read, not by the next one
+   * (a fetch timeout later again). Any other call answers from the last read.
    */
   async filter(queues: string[]): Promise<string[]> {
-    this.first ??= this.refresh();
-    await this.first;
     const read = this.refresh();
+    if (read && this.readAt === 0) await read;
     const open = this.open(queues);
-    if (open.length > 0 || queues.length === 0) return open;
+    if (!read || open.length > 0 || queues.length === 0) return open;
     await read;
     return this.open(queues);
   }
@@ -75,10 +72,10 @@ export class PausedQueues {
     this.paused = next;
   }
 
-  /** Starts a read when the last one is older than REFRESH_MS; resolves when the read under way (if any) is done. */
-  private refresh(): Promise<void> {
+  /** The read under way, or one started now when the last is older than REFRESH_MS; undefined when the last is fresh. */
+  private refresh(): Promise<void> | undefined {
     if (this.reading) return this.reading;
-    if (Date.now() - this.readAt < REFRESH_MS) return Promise.resolve();
+    if (Date.now() - this.readAt < REFRESH_MS) return undefined;
     return (this.reading = this.read());
   }
 
