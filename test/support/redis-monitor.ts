@@ -23,7 +23,8 @@ export class RedisMonitor {
     return new Promise((resolve, reject) => {
       const socket = new Socket();
       const monitor = new RedisMonitor(socket);
-      socket.once('error', reject);
+      // Kept for the socket's life: an error after MONITOR was acknowledged (the server stopped) is no crash.
+      socket.on('error', reject);
       socket.connect(port, '127.0.0.1', () => socket.write('MONITOR\r\n'));
       monitor.acknowledged = () => resolve(monitor);
     });
