@@ -427,20 +427,12 @@ export class Capsule implements GatedPool {
   }
 
   /**
-   * Jobs marked started whose perform never began: back to their queue. A
-   * failed hand-back is tried again while the capsule runs: left in the
-   * in-progress list they would wait for stop (release() sweeps them), and a
-   * crash meanwhile would count a start that never happened against them.
+   * Jobs marked started whose perform never began: back to their queue. When
+   * the hand-back fails they are strays of a tainted list, which the fetcher's
+   * reconcile hands back while the process lives (release() at stop otherwise).
    */
   private async giveBackStarted(jobs: ClaimedJob[]): Promise<void> {
-    try {
-      await this.fetcher.giveBack(jobs);
-    } catch (error) {
-      this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) that never began failed (retrying): ${errorMessageOf(error)}`);
-      setTimeout(() => {
-        if (!this.quieted) void this.giveBackStarted(jobs);
-      }, 500).unref();
-    }
+    await this.fetcher.giveBack(jobs).catch((error) => this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) that never began failed (reconcile will): ${errorMessageOf(error)}`));
   }
 
   private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {

@@ -282,8 +282,6 @@ export class ReliableFetch implements Fetcher {
       // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
       this.paused.sawPaused(queue);
       await this.giveBack([{ raw, queue, privateKey: claimedKey }]).catch((error) => {
-        // Still claimed: reconcile hands it back.
-        this.taint(claimedKey);
         this.options.logger.error(`giving back a job of paused ${queue} failed (reconcile will): ${error instanceof Error ? error.message : String(error)}`);
       });
       return [];
@@ -476,7 +474,15 @@ export class ReliableFetch implements Fetcher {
       list.push(job);
     }
     for (const [privateKey, list] of byList) {
-      const moved = await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
+      let moved: number;
+      try {
+        moved = await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
+      } catch (error) {
+        // Not known to have moved: what stays in the list and the caller no longer holds is a stray, which
+        // reconcile hands back while the process lives (and the taint keeps an ack from DELing the list).
+        this.taint(privateKey);
+        throw error;
+      }
       // Counted by what moved: a hand-back tried again after a partial failure must not count a job twice
       // (an undercount would let an acknowledgment DEL a list that still holds a running job).
       if (privateKey === this.privateKey(list[0].queue)) this.count(privateKey, -moved);
