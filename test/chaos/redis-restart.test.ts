@@ -41,7 +41,8 @@ describe('chaos: Redis stopped for 5 s mid-run', () => {
     expect(doneAtHalt).toBeLessThan(total);
     for (const jid of jids) expect(done.has(jid)).toBe(true);
     const twice = [...started].filter(([, pids]) => pids.length > 1).map(([jid]) => jid);
-    expect(twice).toEqual([]);
+    // The worker's own words (strays handed back, acks that matched nothing) say which path ran a job twice.
+    if (twice.length > 0) throw new Error(`ran twice: ${twice.join(', ')}\nworker output (tail):\n${worker.output().slice(-3000)}`);
     const redis = server.client();
     await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { timeout: 20000, what: 'all acks flushed' });
     expect(await redis.llen('queue:default')).toBe(0);

@@ -1,7 +1,9 @@
+import type Redis from 'ioredis';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
 import { CLAIMED, IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
+import { waitFor } from '../support/wait';
 
 /**
  * Reconcile's rules for a private list whose fetch reply was lost ("tainted"): what it holds that this
@@ -55,5 +57,21 @@ describe('reliable fetch: reconcile', () => {
     expect(await fetch.reconcile(prefetched)).toBe(1);
     expect(await server.redis.lrange(Keys.queue('default'), 0, -1)).toEqual(['job-a']);
     expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['job-b']);
+  });
+
+  it('an acknowledgment on its way is no stray: a claim carrying it, stuck behind its connection, lands it and nothing runs twice', async () => {
+    const { fetch } = await taintedInProgress();
+    const internals = fetch as unknown as { fetchConnection: Redis; held: Map<string, string[]> };
+    fetch.acknowledge({ raw: 'job-a', queue: 'default', privateKey: IN_PROGRESS }, 'jid-a');
+    // The claim's connection is busy for a second (as one reconnecting holds its commands offline).
+    const busy = internals.fetchConnection.blpop('never-filled', 1);
+    const claiming = fetch.claim(1, 0);
+    await waitFor(() => internals.held.size === 0, { what: 'the claim took the held ack' });
+    expect(await fetch.reconcile(new KnownJobs())).toBe(0);
+    expect(await fetch.reconcile(new KnownJobs())).toBe(0);
+    await busy;
+    expect(await claiming).toEqual([]);
+    expect(await server.redis.llen(IN_PROGRESS)).toBe(0);
+    expect(await server.redis.llen(Keys.queue('default'))).toBe(0);
   });
 });

@@ -73,6 +73,13 @@ export class ReliableFetch implements Fetcher {
   /** Acknowledged jobs not yet sent, by private list. */
   private held = new Map<string, string[]>();
   private heldJids: string[] = [];
+  /**
+   * Acks taken by a fetch.lua call still on its way: not strays either. A
+   * claim carrying them can sit in a reconnecting connection's offline queue
+   * for seconds while reconcile, on the command connection, looks twice at a
+   * tainted list: handed back then, a job that ran would run again.
+   */
+  private readonly sending = new Set<Map<string, string[]>>();
   /** Started jobs neither acknowledged nor filed nor handed back (or starts on their way), by in-progress list. */
   private readonly outstanding = new Map<string, number>();
   /**
@@ -569,7 +576,7 @@ export class ReliableFetch implements Fetcher {
     for (const queue of this.order.names) {
       for (const privateKey of [this.claimedKey(queue), this.privateKey(queue)]) {
         if (!this.tainted.has(privateKey)) continue;
-        const held = new Set(this.held.get(privateKey) ?? []);
+        const held = new Set([this.held, ...this.sending].flatMap((acks) => acks.get(privateKey) ?? []));
         const items = await this.command.lrange(privateKey, 0, -1);
         const strays = items.filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
         const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
@@ -617,6 +624,7 @@ export class ReliableFetch implements Fetcher {
     this.replaying = false;
     this.held = new Map();
     this.heldJids = [];
+    this.sending.add(held);
     // Queues not fetched from this time (paused, or a call for starts only) still get their acks and starts.
     const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && (held.has(this.privateKey(name)) || starts.has(name)))];
     const keys: string[] = [];
@@ -643,6 +651,7 @@ export class ReliableFetch implements Fetcher {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost. If the call did run, those
       // acks match nothing the second time: expected, as after a replay.
+      this.sending.delete(held);
       this.restore(held, jids);
       this.replaying ||= held.size > 0;
       if (max > 0) for (const queue of queues) this.taint(this.claimedKey(queue));
@@ -650,6 +659,7 @@ export class ReliableFetch implements Fetcher {
       this.failStarts(startBatch, error);
       throw error;
     }
+    this.sending.delete(held);
     this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
