@@ -1,3 +1,5 @@
+import { randomBytes } from 'node:crypto';
+
 /**
  * A stored job payload placed in a response as its bytes: parsing and
  * re-encoding it would turn a Ruby `1.0` into `1` and lose big integers.
@@ -12,12 +14,15 @@ export class RawJson {
  */
 export function stringifyWithRaw(value: unknown): string {
   const raws: string[] = [];
+  // A marker no string of the value can spell: the members around a payload (an error message, a
+  // queue name) are anyone's text, and a fixed marker in one of them would be swapped for a payload.
+  const marker = `\u0000raw:${randomBytes(8).toString('hex')}:`;
   const text = JSON.stringify(value, (_key, member: unknown) => {
     if (!(member instanceof RawJson)) return member;
     raws.push(member.text);
-    return `\u0000raw:${raws.length - 1}`;
+    return `${marker}${raws.length - 1}`;
   });
   if (raws.length === 0) return text;
-  // JSON.stringify escapes U+0000, so no other string in the output can look like a marker.
-  return text.replace(/"\\u0000raw:(\d+)"/g, (_marker, index: string) => raws[Number(index)]);
+  const escaped = JSON.stringify(marker).slice(1, -1);
+  return text.replace(new RegExp(`"${escaped.replace(/\\/g, '\\\\')}(\\d+)"`, 'g'), (_marker, index: string) => raws[Number(index)]);
 }
