@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import { join } from 'node:path';
 import { ClientContext, ClientService, JobPayload } from '../../src';
 import { RUBY_DIR, SidekiqProcess, startSidekiq } from '../support/sidekiq';
@@ -123,6 +124,30 @@ describe('HTTP API: the produce routes', () => {
       const res = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, huge, { 'idempotency-key': 'bad key with spaces' });
       expect(res.status).toBe(413);
       expect(res.json).toMatchObject({ type: 'payload_too_large', title: 'Payload Too Large', status: 413, detail: 'The request body may not exceed 1048576 bytes.', max_bytes: 1048576 });
+    });
+
+    it('cuts an endless upload instead of reading it: the socket closes after about four times the cap (1 MB here)', async () => {
+      const socket = connect(api.port, '127.0.0.1');
+      let response = '';
+      let written = 0;
+      socket.on('data', (data) => (response += data.toString()));
+      const closed = new Promise<void>((resolve) => socket.on('close', () => resolve()));
+      socket.on('error', () => undefined);
+      socket.write(`POST /api/v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ENQUEUE_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: ${100 * 1_048_576}\r\n\r\n`);
+      const piece = Buffer.alloc(65536, 'x');
+      let open = true;
+      void closed.then(() => (open = false));
+      // Writes as fast as the socket takes it, 100 MB at most: only the server cutting the socket stops it sooner.
+      while (open && written < 100 * 1_048_576) {
+        written += piece.length;
+        if (!socket.write(piece)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
+      }
+      await closed;
+      // What was written includes what the kernel buffers on both sides of a loopback socket (a few MB at most).
+      expect(written).toBeGreaterThan(4 * 1_048_576);
+      expect(written).toBeLessThan(16 * 1_048_576);
+      // Cut mid-upload, with the answer possibly unread: a 413 if anything came back at all.
+      if (response !== '') expect(response).toMatch(/^HTTP\/1\.1 413 /);
     });
 
     it('refuses a malformed Idempotency-Key before parsing the body', async () => {
