@@ -697,7 +697,7 @@ export class ReliableFetch implements Fetcher {
       const list = started ? this.privateKey(queue) : this.claimedKey(queue);
       if (!isUtf8(bytes)) {
         // Decoded, it would no longer match itself in Redis: filed in dead from its list, bytes as they came.
-        if (state === 'b') this.count(list, -1);
+        // Not counted down here: the start that moved it (state "b") finds no job of its own and is counted down once, by settleStarts.
         await buryInvalidBytes(this.command, bytes, queue, list, this.options).catch((error) => {
           // Still in our list: reconcile hands it back to its queue, and the next claim files it again.
           this.taint(list);
