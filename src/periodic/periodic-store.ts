@@ -23,11 +23,13 @@ export class PeriodicStore {
   constructor(private readonly redis: Redis) {}
 
   async claim(entry: PeriodicEntry, slot: number, jid: string, rule: CatchUpRule): Promise<ClaimResult> {
+    // Stryker disable next-line StringLiteral: the script checks for "until_executed" alone, so any other mode string is the same off.
+    const mode = entry.untilExecuted ? 'until_executed' : '';
     const result = await runScript<number | [number, string]>(
       this.redis,
       'periodic_claim',
       [Keys.periodicRunning(entry.pjid), Keys.periodicLastSlot(entry.pjid), Keys.periodicSlotLock(entry.pjid, slot)],
-      [slot, entry.untilExecuted ? 'until_executed' : '', SLOT_LOCK_TTL, jid, QUEUED_LOCK_TTL, rule === 'fire' ? '' : rule],
+      [slot, mode, SLOT_LOCK_TTL, jid, QUEUED_LOCK_TTL, rule === 'fire' ? '' : rule],
     );
     if (Array.isArray(result)) return { kind: 'won', previous: String(result[1] ?? '') };
     if (result === 2) return { kind: 'blocked' };

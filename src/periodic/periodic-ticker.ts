@@ -279,21 +279,19 @@ export class PeriodicTicker extends EventEmitter {
    * turns into a second run of the slot: it cannot be told from one that
    * never arrived.)
    */
-  private async rollback(pending: PendingRollback): Promise<boolean> {
+  private async rollback(pending: PendingRollback): Promise<void> {
     const { entry, slot, previous, jid } = pending;
     const key = `rollback:${entry.pjid}:${slot}`;
     try {
       await this.store.rollback(entry.pjid, slot, previous, jid);
       this.backoff.clear(key);
       this.emit('rolledBack', { entry, slot, jid });
-      return true;
     } catch (error) {
       this.pendingRollbacks.push(pending);
       // Only a rollback failing on its own backs off; Redis away is retried next tick.
       if (!isConnectionError(error)) this.backoff.fail(key);
       this.options.logger.error(`periodic ${entry.className}: slot ${slot} not rolled back (will retry): ${errorText(error)}`);
       this.emit('rollbackFailed', { entry, slot, jid, error });
-      return false;
     }
   }
 
