@@ -1,0 +1,104 @@
+import { createHash } from 'node:crypto';
+import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from '../../src/api/idempotency';
+import { ApiProblem } from '../../src/api/problem';
+import { ApiResponse, jsonResponse } from '../../src/api/response';
+import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../../src/redis/redis-errors';
+import { usePrivateRedis } from '../support/private-redis';
+
+const TTL = 600;
+
+/** The Idempotency-Key guard (contract §1.8) over a real Redis: claim, replay, misuse, release, keep. */
+describe('api: the idempotency guard', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const guard = () => new IdempotencyGuard(server.redis, TTL);
+  const SLOT = 'idempotency:test-slot';
+  const created = (): Promise<ApiResponse> => Promise.resolve(jsonResponse(201, { jid: 'abc' }));
+
+  async function refusal(run: Promise<unknown>): Promise<{ type: string; detail: string; headers: Record<string, string> }> {
+    const error = await run.then(() => undefined, (caught: unknown) => caught);
+    expect(error).toBeInstanceOf(ApiProblem);
+    const { type, detail, headers } = error as ApiProblem;
+    return { type, detail, headers };
+  }
+
+  it('takes 1 to 255 printable ASCII characters without spaces as a key, and nothing else', () => {
+    expect(idempotencyKey(undefined)).toBeUndefined();
+    expect(idempotencyKey(`a!~${'x'.repeat(252)}`)).toHaveLength(255);
+    for (const bad of ['', ' ', 'a b', 'x'.repeat(256), 'ü', 'tab\t', ['a', 'b']]) {
+      expect(() => idempotencyKey(bad)).toThrow(new ApiProblem('invalid_request', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.'));
+    }
+  });
+
+  it('scopes the slot by credential, route and key, and keeps the key itself out of Redis', () => {
+    const slot = guard().slot('principal', 'POST /v1/jobs', 'key-1');
+    expect(slot).toBe(`idempotency:${createHash('sha256').update('principal\nPOST /v1/jobs\nkey-1').digest('hex')}`);
+    expect(new Set([slot, guard().slot('other', 'POST /v1/jobs', 'key-1'), guard().slot('principal', 'POST /v1/jobs/bulk', 'key-1'), guard().slot('principal', 'POST /v1/jobs', 'key-2')]).size).toBe(4);
+  });
+
+  it('stores a success for the key lifetime and replays it for the same body, without running again', async () => {
+    let runs = 0;
+    const first = await guard().around(SLOT, Buffer.from('{"class":"A"}'), () => (runs++, created()));
+    expect(first.status).toBe(201);
+    const ttl = await server.redis.ttl(SLOT);
+    expect(ttl).toBeGreaterThan(TTL - 2);
+    const replay = await guard().around(SLOT, Buffer.from('{"class":"A"}'), () => (runs++, created()));
+    expect(runs).toBe(1);
+    expect(replay).toEqual({ status: 201, body: first.body, contentType: 'application/json', headers: { 'Idempotency-Replayed': 'true' } });
+    expect(await server.redis.ttl(SLOT)).toBeLessThanOrEqual(ttl);
+  });
+
+  it('answers 409 to another body under the same key, whatever became of the first', async () => {
+    await guard().around(SLOT, Buffer.from('{"class":"A"}'), created);
+    expect(await refusal(guard().around(SLOT, Buffer.from('{"class":"B"}'), created))).toEqual({
+      type: 'idempotency_key_reused', detail: 'This Idempotency-Key was already used with a different request body.', headers: {},
+    });
+  });
+
+  it('answers 409 "in progress" with Retry-After while the first request runs, or when the record is unreadable', async () => {
+    let finish: (response: ApiResponse) => void = () => undefined;
+    const first = guard().around(SLOT, Buffer.from('{}'), () => new Promise((resolve) => (finish = resolve)));
+    const inProgress = { type: 'request_in_progress', detail: 'A request with this Idempotency-Key is still being processed; retry shortly.', headers: { 'Retry-After': '1' } };
+    while ((await server.redis.exists(SLOT)) === 0) await new Promise((resolve) => setImmediate(resolve));
+    expect(await refusal(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
+    finish(jsonResponse(201, {}));
+    await first;
+    const fingerprint = createHash('sha256').update('{}').digest('hex');
+    for (const garbage of ['garbage', `201\n${fingerprint}`, `600\n${fingerprint}\n{}`, `20\n${fingerprint}\n{}`, `2011\n${fingerprint}\n{}`]) {
+      await server.redis.set(SLOT, garbage, 'EX', TTL);
+      expect(await refusal(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
+    }
+    await server.redis.set(SLOT, `599\n${fingerprint}\n{"kept":1}`, 'EX', TTL);
+    expect(await guard().around(SLOT, Buffer.from('{}'), created)).toMatchObject({ status: 599, body: '{"kept":1}' });
+  });
+
+  it('releases the key after an answer of 300 and up, so a corrected request may use it; keeps one below 300', async () => {
+    await guard().around(SLOT, Buffer.from('{}'), async () => jsonResponse(300, {}));
+    expect(await server.redis.exists(SLOT)).toBe(0);
+    await guard().around(SLOT, Buffer.from('{}'), async () => jsonResponse(299, {}));
+    expect(await server.redis.get(SLOT)).toMatch(/^299\n/);
+  });
+
+  it('releases the key when the push failed without reaching Redis, keeps it when the push may have landed', async () => {
+    const fails = (error: unknown) => () => Promise.reject(error);
+    await expect(guard().around(SLOT, Buffer.from('{}'), fails(new Error('WRONGTYPE')))).rejects.toThrow('WRONGTYPE');
+    expect(await server.redis.exists(SLOT)).toBe(0);
+    await expect(guard().around(SLOT, Buffer.from('{}'), fails(new WriteMayHaveAppliedError(new CommandInDoubtError('EVALSHA'))))).rejects.toThrow(WriteMayHaveAppliedError);
+    expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
+  });
+
+  it('a slot key Redis cannot read fails the request before anything runs', async () => {
+    await server.redis.hset(SLOT, 'not', 'a string');
+    let runs = 0;
+    await expect(guard().around(SLOT, Buffer.from('{}'), () => (runs++, created()))).rejects.toThrow(/WRONGTYPE/);
+    expect(runs).toBe(0);
+  });
+
+  it('takes only a dropped connection, Redis away, or a push that landed in part as "may have applied"', () => {
+    expect(pushMayHaveApplied(new CommandInDoubtError('LPUSH'))).toBe(true);
+    expect(pushMayHaveApplied(new RedisUnavailableError('127.0.0.1:1', 'down'))).toBe(true);
+    expect(pushMayHaveApplied(new PartlyAppliedError(new Error('x')))).toBe(true);
+    expect(pushMayHaveApplied(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(new WriteMayHaveAppliedError(new Error('gone')).message).toBe('the push may have been applied: gone');
+    expect(new WriteMayHaveAppliedError('gone').message).toBe('the push may have been applied: gone');
+  });
+});
