@@ -1,0 +1,52 @@
+import Redis from 'ioredis';
+import { transferableRedisOptions } from '../../src/server/heartbeat-messages';
+import { newProcessIdentity } from '../../src/server/identity';
+
+/** What crosses to the heartbeat thread, and the identity it beats under. */
+describe('heartbeat: thread data and identity', () => {
+  it('passes Redis options on without their functions, deep, keeping buffers and arrays as they are', () => {
+    const ca = Buffer.from('certificate');
+    const options = {
+      url: 'redis://127.0.0.1:1',
+      retryStrategy: () => 10,
+      tls: { ca, checkServerIdentity: () => undefined, servername: 'redis' },
+      sentinels: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }],
+      nothing: null,
+    };
+    const passed = transferableRedisOptions(options) as Record<string, unknown>;
+    expect(passed).toEqual({ url: 'redis://127.0.0.1:1', tls: { ca, servername: 'redis' }, sentinels: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }], nothing: null });
+    expect((passed.tls as { ca: Buffer }).ca).toBeInstanceOf(Buffer);
+    expect(transferableRedisOptions(undefined)).toBeUndefined();
+    expect(transferableRedisOptions({ list: [() => 1, 'x'] } as never)).toEqual({ list: [undefined, 'x'] });
+  });
+
+  it("takes an ioredis instance's own options", () => {
+    const redis = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, db: 3 });
+    try {
+      const passed = transferableRedisOptions(redis) as Record<string, unknown>;
+      expect(passed).toMatchObject({ host: '127.0.0.1', port: 1, db: 3 });
+      expect(Object.values(passed).some((value) => typeof value === 'function')).toBe(false);
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it("is Sidekiq's hostname:pid:nonce, with DYNO winning over the hostname as on Heroku", () => {
+    const saved = process.env.DYNO;
+    try {
+      delete process.env.DYNO;
+      const plain = newProcessIdentity();
+      expect(plain.identity).toBe(`${plain.hostname}:${process.pid}:${plain.nonce}`);
+      expect(plain.pid).toBe(process.pid);
+      expect(plain.nonce).toMatch(/^[0-9a-f]{12}$/);
+      expect(newProcessIdentity().nonce).not.toBe(plain.nonce);
+      process.env.DYNO = 'web.1';
+      expect(newProcessIdentity().hostname).toBe('web.1');
+      process.env.DYNO = '';
+      expect(newProcessIdentity().hostname).toBe(plain.hostname);
+    } finally {
+      if (saved === undefined) delete process.env.DYNO;
+      else process.env.DYNO = saved;
+    }
+  });
+});
