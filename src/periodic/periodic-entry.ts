@@ -83,12 +83,7 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
   }
   const args = input.args ?? [];
   if (!Array.isArray(args)) fail('args', 'must be an array');
-  let argsJson = '';
-  try {
-    argsJson = JSON.stringify(args);
-  } catch (error) {
-    fail('args', `must be JSON-encodable (${(error as Error).message})`);
-  }
+  const argsJson = encodeArgs(args, fail);
   if (input.queue !== undefined && (typeof input.queue !== 'string' || input.queue === '')) fail('queue', 'must be a non-empty string');
   const retry = input.retry;
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && retry >= 0)) {
@@ -115,6 +110,14 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
     schedule,
     defaults,
   };
+}
+
+function encodeArgs(args: unknown[], fail: (field: string, reason: string) => never): string {
+  try {
+    return JSON.stringify(args);
+  } catch (error) {
+    return fail('args', `must be JSON-encodable (${(error as Error).message})`);
+  }
 }
 
 /**

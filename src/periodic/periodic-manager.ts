@@ -124,8 +124,8 @@ export class PeriodicManager {
     if (typeof key !== 'string' || key === '') throw new WurkError('periodic entry must be a pjid, a class string or an entry from list()');
     if (this.byId.has(key) || /^[0-9a-f]{40}$/.test(key)) return key;
     const matches = this.entries().filter((candidate) => candidate.className === key);
-    if (matches.length === 1) return matches[0].pjid;
+    if (matches.length === 0) throw new WurkError(`no periodic entry ${key}`);
     if (matches.length > 1) throw new WurkError(`periodic entry ${key} is ambiguous: ${matches.length} entries push that class; pass a pjid from list()`);
-    throw new WurkError(`no periodic entry ${key}`);
+    return matches[0].pjid;
   }
 }

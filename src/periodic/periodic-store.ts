@@ -31,7 +31,7 @@ export class PeriodicStore {
       [Keys.periodicRunning(entry.pjid), Keys.periodicLastSlot(entry.pjid), Keys.periodicSlotLock(entry.pjid, slot)],
       [slot, mode, SLOT_LOCK_TTL, jid, QUEUED_LOCK_TTL, rule === 'fire' ? '' : rule],
     );
-    if (Array.isArray(result)) return { kind: 'won', previous: String(result[1] ?? '') };
+    if (Array.isArray(result)) return { kind: 'won', previous: String(result[1]) };
     if (result === 2) return { kind: 'blocked' };
     if (result === 3) return { kind: 'primed' };
     return { kind: 'lost' };

@@ -98,7 +98,7 @@ export class RunningLockListener implements JobLifecycleListener {
 
   private stopRefresh(jid: string): void {
     const timer = this.refreshers.get(jid);
-    if (timer) clearInterval(timer);
+    clearInterval(timer);
     this.refreshers.delete(jid);
   }
 

@@ -122,6 +122,16 @@ describe('periodic: the running lock listener', () => {
       expect(calls).toHaveBeenCalledTimes(before);
     });
 
+    it('a refresh that fails is logged as a refresh', async () => {
+      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+      const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });
+      await held();
+      await listener.onStart(context({}));
+      jest.spyOn(store, 'setRunningLock').mockRejectedValueOnce(new Error('gone'));
+      await jest.advanceTimersByTimeAsync(10_000);
+      expect(errors).toEqual([`periodic: could not refresh running lock of p1 (jid ${JID}): Error: gone`]);
+    });
+
     it('one timer per job: a second start of the same jid replaces the first', async () => {
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
       const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });
@@ -144,12 +154,14 @@ describe('periodic: the running lock listener', () => {
     await settle({ kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() / 1000 });
     await settle({ kind: 'interrupted', filedIn: 'retry', retryAt: Date.now() });
     await settle({ kind: 'interrupted' });
+    await settle({ kind: 'interrupted', filedIn: 'dead' });
     expect(errors.map((line) => line.replace(/\): .*$/, ')'))).toEqual([
       `periodic: could not shorten running lock of p1 (jid ${JID})`,
       `periodic: could not release running lock of p1 (jid ${JID})`,
       `periodic: could not extend over the retry running lock of p1 (jid ${JID})`,
       `periodic: could not extend over the interrupt of running lock of p1 (jid ${JID})`,
       `periodic: could not restore the queued TTL of running lock of p1 (jid ${JID})`,
+      `periodic: could not release running lock of p1 (jid ${JID})`,
     ]);
     expect(errors[0]).toMatch(/WRONGTYPE/);
   });

@@ -1,4 +1,9 @@
-import { CronSchedule, CronSyntaxError, isTimeZone } from '../../src/periodic/cron-schedule';
+import { freshEachTest } from '../support/fresh-module';
+
+// Loaded per test: the zone patterns are built at import (see fresh-module.ts).
+const fresh = freshEachTest(() => require('../../src/periodic/cron-schedule') as typeof import('../../src/periodic/cron-schedule'));
+const CronSchedule = { parse: (expression: string, timeZone?: string) => fresh.module.CronSchedule.parse(expression, timeZone) };
+const isTimeZone = (zone: string) => fresh.module.isTimeZone(zone);
 
 const at = (iso: string) => Date.parse(iso);
 const seconds = (iso: string) => at(iso) / 1000;
@@ -9,7 +14,7 @@ describe('periodic: cron schedule', () => {
     try {
       CronSchedule.parse(expression as string, timeZone);
     } catch (error) {
-      expect(error).toBeInstanceOf(CronSyntaxError);
+      expect(error).toBeInstanceOf(fresh.module.CronSyntaxError);
       return (error as Error).message;
     }
     throw new Error(`${String(expression)} was accepted`);

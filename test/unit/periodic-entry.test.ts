@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { WurkConfigError } from '../../src/job/errors';
 import { Worker } from '../../src/nest/worker.decorator';
 import { PeriodicEntryOptions, resolvePeriodicEntries, resolvePeriodicEntry } from '../../src/periodic/periodic-entry';
+import { freshEachTest } from '../support/fresh-module';
 
 @Worker({ name: 'Reports::Daily', queue: 'reports', retry: 3, backtrace: 5 })
 class DailyReport {
@@ -11,6 +12,11 @@ class DailyReport {
 
 @Worker({ capsule: 'heavy' })
 class OnCapsule {
+  perform(): void {}
+}
+
+@Worker({ capsule: 'heavy', queue: 'own' })
+class QueuedOnCapsule {
   perform(): void {}
 }
 
@@ -55,6 +61,9 @@ describe('periodic entry', () => {
     expect(resolvePeriodicEntry({ cron: '@hourly', worker: OnCapsule }, 'x', { heavy: 'big' }).queue).toBe('big');
     expect(resolvePeriodicEntry({ cron: '@hourly', worker: OnCapsule, queue: 'mine' }, 'x', { heavy: 'big' }).queue).toBe('mine');
     expect(refusal({ cron: '@hourly', worker: OnCapsule })).toEqual({ option: 'periodic[1].worker', reason: 'names capsule "heavy", which is not in the capsules option' });
+    // A queue of its own (the entry's or the worker's) needs no capsule to look up: an unknown one is no error then.
+    expect(resolvePeriodicEntry({ cron: '@hourly', worker: OnCapsule, queue: 'mine' }, 'x').queue).toBe('mine');
+    expect(resolvePeriodicEntry({ cron: '@hourly', worker: QueuedOnCapsule }, 'x').queue).toBe('own');
   });
 
   it('the id changes with everything that changes what is pushed, and only with that', () => {
@@ -121,5 +130,20 @@ describe('periodic entry', () => {
     expect(error).toBeInstanceOf(WurkConfigError);
     expect([error?.option, error?.reason]).toEqual(['@Periodic(A)', 'declares the same periodic job as periodic[0] (same cron, class, args, queue and retry)']);
     expect(resolvePeriodicEntries([{ input: { cron: '@hourly', worker: OnCapsule }, source: 'p' }], { heavy: 'big' })[0].queue).toBe('big');
+  });
+
+  describe('option names (a table built at import: loaded per test)', () => {
+    const fresh = freshEachTest(() => require('../../src/periodic/periodic-entry') as typeof import('../../src/periodic/periodic-entry'));
+    it('knows each option by name and no other', () => {
+      const resolve = (input: Record<string, unknown>) => fresh.module.resolvePeriodicEntry(input as unknown as PeriodicEntryOptions, 'p');
+      expect(resolve({ cron: '@hourly', class: 'A', args: [], queue: 'q', retry: 1, unique: 'until_executed', tz: 'UTC', catchUp: true }).className).toBe('A');
+      let reason = '';
+      try {
+        resolve({ cron: '@hourly', class: 'A', priority: 1 });
+      } catch (error) {
+        reason = (error as { reason: string }).reason;
+      }
+      expect(reason).toBe('is not a periodic option (known: cron, worker, class, args, queue, retry, unique, tz, catchUp)');
+    });
   });
 });
