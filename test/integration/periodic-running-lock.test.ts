@@ -96,12 +96,18 @@ describe('periodic: the running lock listener', () => {
   describe('on a timer', () => {
     afterEach(() => jest.useRealTimers());
 
-    it('refreshes the lock every refreshEvery seconds while the job runs, and stops at its end or at stop()', async () => {
+    /** A job started under fake timers, its lock refreshed every 10 s to 30 s; `calls` counts every change of the lock. */
+    async function startedOnFakeTimers() {
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
       const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });
       const calls = jest.spyOn(store, 'setRunningLock');
       await held();
       await listener.onStart(context({}));
+      return { listener, calls };
+    }
+
+    it('refreshes the lock every refreshEvery seconds while the job runs, and stops at its end or at stop()', async () => {
+      const { listener, calls } = await startedOnFakeTimers();
       expect(calls).toHaveBeenCalledTimes(1);
       await jest.advanceTimersByTimeAsync(9_999);
       expect(calls).toHaveBeenCalledTimes(1);
@@ -114,8 +120,6 @@ describe('periodic: the running lock listener', () => {
 
       await held();
       await listener.onStart(context({}));
-      // A second start of the same job (a retry) keeps one timer, not two.
-      await listener.onStart(context({}));
       listener.stop();
       const before = calls.mock.calls.length;
       await jest.advanceTimersByTimeAsync(60_000);
@@ -123,21 +127,14 @@ describe('periodic: the running lock listener', () => {
     });
 
     it('a refresh that fails is logged as a refresh', async () => {
-      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
-      const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });
-      await held();
-      await listener.onStart(context({}));
-      jest.spyOn(store, 'setRunningLock').mockRejectedValueOnce(new Error('gone'));
+      const { calls } = await startedOnFakeTimers();
+      calls.mockRejectedValueOnce(new Error('gone'));
       await jest.advanceTimersByTimeAsync(10_000);
       expect(errors).toEqual([`periodic: could not refresh running lock of p1 (jid ${JID}): Error: gone`]);
     });
 
-    it('one timer per job: a second start of the same jid replaces the first', async () => {
-      jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
-      const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });
-      const calls = jest.spyOn(store, 'setRunningLock');
-      await held();
-      await listener.onStart(context({}));
+    it('one timer per job: a second start of the same jid (a retry) replaces the first', async () => {
+      const { listener, calls } = await startedOnFakeTimers();
       await listener.onStart(context({}));
       calls.mockClear();
       await jest.advanceTimersByTimeAsync(10_000);

@@ -1,15 +1,13 @@
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
-import { IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
-
-const payload = (jid: string) => JSON.stringify({ class: 'Tick', args: [], queue: 'default', jid, retry: true });
+import { fetchJob, IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
 
 describe('reliable fetch: giving back started jobs', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
 
   it('a hand-back tried twice (the second finds nothing) does not count its job twice: an ack never drops a list that holds a running job', async () => {
     const fetch = reliableFetch(() => server.client());
-    await server.redis.lpush(Keys.queue('default'), payload('a'), payload('b'), payload('c'));
+    await server.redis.lpush(Keys.queue('default'), fetchJob('a'), fetchJob('b'), fetchJob('c'));
     const jobs = await fetch.claim(3, 3);
     expect(jobs.map((job) => job.started)).toEqual([true, true, true]);
     const [first, second, third] = jobs;

@@ -1,8 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
-import { CLAIMED, IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
-
-const payload = (jid: string) => JSON.stringify({ class: 'Tick', args: [], queue: 'default', jid, retry: true });
+import { CLAIMED, fetchJob, IN_PROGRESS, reliableFetch } from '../support/reliable-fetch';
 
 /**
  * The fetcher's count of its own started jobs decides when an acknowledgment may drop the whole in-progress
@@ -13,7 +11,7 @@ describe('reliable fetch: the count of started jobs', () => {
 
   it('a start that moved a stray which is not valid UTF-8 (filed in dead) counts nothing twice: an ack keeps the running job', async () => {
     const fetch = reliableFetch(() => server.client());
-    await server.redis.lpush(Keys.queue('default'), payload('r'), payload('s'), payload('e'));
+    await server.redis.lpush(Keys.queue('default'), fetchJob('r'), fetchJob('s'), fetchJob('e'));
     const [running, alsoRunning, waiting] = await fetch.claim(3, 2);
     expect([running.started, alsoRunning.started, waiting.started]).toEqual([true, true, undefined]);
     // A stray of a lost claim reply, older than the waiting job, and not valid UTF-8.

@@ -9,6 +9,11 @@ export const FETCH_IDENTITY = { hostname: 'host', pid: 1, nonce: 'n0nce', identi
 export const IN_PROGRESS = Keys.privateQueue('default', 'host', 1, 'n0nce');
 export const CLAIMED = Keys.claimedQueue('default', 'host', 1, 'n0nce');
 
+/** A job of queue `default` as its payload text, for the fetcher tests. */
+export function fetchJob(jid: string): string {
+  return JSON.stringify({ class: 'Tick', args: [], queue: 'default', jid, retry: true });
+}
+
 /** `client` opens a connection (usePrivateRedis's `client()`); the fetch blocks at most 1 s on an empty queue. */
 export function reliableFetch(client: () => Redis): ReliableFetch {
   const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
