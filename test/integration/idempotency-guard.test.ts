@@ -4,6 +4,7 @@ import { ApiProblem } from '../../src/api/problem';
 import { ApiResponse, jsonResponse } from '../../src/api/response';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../../src/redis/redis-errors';
 import { usePrivateRedis } from '../support/private-redis';
+import { waitFor } from '../support/wait';
 
 const TTL = 600;
 
@@ -58,7 +59,7 @@ describe('api: the idempotency guard', () => {
     let finish: (response: ApiResponse) => void = () => undefined;
     const first = guard().around(SLOT, Buffer.from('{}'), () => new Promise((resolve) => (finish = resolve)));
     const inProgress = { type: 'request_in_progress', detail: 'A request with this Idempotency-Key is still being processed; retry shortly.', headers: { 'Retry-After': '1' } };
-    while ((await server.redis.exists(SLOT)) === 0) await new Promise((resolve) => setImmediate(resolve));
+    await waitFor(async () => (await server.redis.exists(SLOT)) === 1, { what: 'the first request’s claim' });
     expect(await refusal(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
     finish(jsonResponse(201, {}));
     await first;

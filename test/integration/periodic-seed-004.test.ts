@@ -1,29 +1,20 @@
+import type Redis from 'ioredis';
 import type { INestApplicationContext } from '@nestjs/common';
-import { Client, CommandInDoubtError, JobPayload, PeriodicService, resolvePeriodicEntry, RunningLockListener, WurkServer } from '../../src';
+import { Client, CommandInDoubtError, PeriodicService, resolvePeriodicEntry, RunningLockListener, WurkServer } from '../../src';
 import type { PeriodicEntry } from '../../src';
-import type { PeriodicLogger } from '../../src/periodic/periodic-logger';
 import { PeriodicStore } from '../../src/periodic/periodic-store';
-import { PeriodicTicker } from '../../src/periodic/periodic-ticker';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { periodicApp, recordTicker } from '../support/periodic-app';
+import { PeriodicPushFn, silentPeriodicLogger, tickerOver } from '../support/periodic-ticker';
 import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
-const silent: PeriodicLogger = { log: () => undefined, warn: () => undefined, error: () => undefined };
 const TICK = 5;
 /** This year's 1 January: a yearly entry's current slot for the whole test. */
 const SLOT = Date.UTC(new Date().getUTCFullYear(), 0, 1) / 1000;
 
-/** A ticker over the real store, driven tick by tick with explicit clocks; `push` decides each push's fate. */
-function tickerFor(redis: ConstructorParameters<typeof PeriodicStore>[0], entry: PeriodicEntry, push: (payload: JobPayload) => Promise<string | null>) {
-  const ticker = new PeriodicTicker(() => [entry], new PeriodicStore(redis), push, { tickInterval: TICK, logger: silent });
-  const seen = { enqueued: [] as number[], skipped: [] as string[], failed: [] as number[] };
-  ticker.on('enqueued', ({ slot }) => seen.enqueued.push(slot));
-  ticker.on('skipped', ({ reason }) => seen.skipped.push(reason));
-  ticker.on('entryFailed', ({ retryIn }) => seen.failed.push(retryIn));
-  return { ticker, seen };
-}
+const tickerFor = (redis: Redis, entry: PeriodicEntry, push: PeriodicPushFn) => tickerOver(redis, [entry], push, { tickInterval: TICK });
 
 /** The Cogworker 0.5.0 ticker and processor rules (seed 004) that wurk's periodic follows. */
 describe('periodic: seed 004 rules', () => {
@@ -45,7 +36,7 @@ describe('periodic: seed 004 rules', () => {
     // Redis was away for a minute: the retry is far more than two ticks late.
     await ticker.tick(SLOT * 1000 + 60_000);
     expect(seen.skipped).toEqual([]);
-    expect(seen.enqueued).toEqual([SLOT]);
+    expect(seen.enqueued).toEqual([`Yearly@${SLOT}`]);
     expect(calls).toBe(2);
   });
 
@@ -61,7 +52,7 @@ describe('periodic: seed 004 rules', () => {
     expect(seen.failed).toEqual([TICK]);
     // A backed-off entry would be passed over for TICK seconds of real time.
     await ticker.tick(SLOT * 1000 + 2000);
-    expect(seen.enqueued).toEqual([SLOT]);
+    expect(seen.enqueued).toEqual([`Yearly@${SLOT}`]);
   });
 
   describe('the rollback script', () => {
@@ -185,7 +176,7 @@ describe('periodic: an until_executed job interrupted into dead', () => {
     await redis.set('retry', 'not a sorted set');
     const outcomes: JobOutcome[] = [];
     const h = harness([{ name: 'Locked', instance: { perform: () => Promise.reject(new Error('failed')) } }]);
-    h.manager.addListener(new RunningLockListener(new PeriodicStore(h.connections.command), silent, { activeTtl: 60, refreshEvery: 10 }));
+    h.manager.addListener(new RunningLockListener(new PeriodicStore(h.connections.command), silentPeriodicLogger, { activeTtl: 60, refreshEvery: 10 }));
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
     const payload = { class: 'Locked', queue: 'default', jid, retry: true, args: [], interrupted_count: 3, periodic_pjid: 'p1', periodic_until_executed: true };
     await redis.lpush('queue:default', JSON.stringify(payload));
