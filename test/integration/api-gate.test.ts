@@ -3,6 +3,7 @@ import type { ResolvedApiOptions } from '../../src/api/api-options';
 import { principalId } from '../../src/api/auth';
 import { ApiProblem } from '../../src/api/problem';
 import { matchRoute, RouteSpec } from '../../src/api/router';
+import { rejectionProblem } from '../support/api-problem';
 import { usePrivateRedis } from '../support/private-redis';
 
 const ADMIN = 'admin-token-000000000000000000';
@@ -34,12 +35,6 @@ describe('api: the gate', () => {
   const request = (method: string, relative: string | undefined, token: string | null = ADMIN, search = ''): IncomingApiRequest => ({
     method, path: `/api${relative ?? '/x'}`, relative, search, headers: token === null ? {} : { authorization: `Bearer ${token}` },
   });
-  async function refused(admission: Promise<unknown>): Promise<{ type: string; detail: string; extensions: Record<string, unknown>; headers: Record<string, string> }> {
-    const error = await admission.then(() => undefined, (caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ApiProblem);
-    const { type, detail, extensions, headers } = error as ApiProblem;
-    return { type, detail, extensions, headers };
-  }
 
   it('admits a routed, authorized request with its route, captures, principal and every query value', async () => {
     const { spec, request: admitted } = await gate().admit(request('get', '/v1/jobs/a%20b', READER, 'x=1&x=2&y='));
@@ -51,32 +46,32 @@ describe('api: the gate', () => {
   });
 
   it('with no token configured, every request is a 404, a valid-looking credential included', async () => {
-    expect(await refused(gate({ tokens: [] }).admit(request('GET', '/v1/jobs/j1')))).toMatchObject({ type: 'not_found', detail: 'No route matches this path.' });
+    expect(await rejectionProblem(gate({ tokens: [] }).admit(request('GET', '/v1/jobs/j1')))).toMatchObject({ type: 'not_found', detail: 'No route matches this path.' });
   });
 
   it('authenticates first: a missing or wrong token is a 401 on any path; a header sent twice is no credential', async () => {
-    expect(await refused(gate().admit(request('GET', '/nope', null)))).toMatchObject({ type: 'unauthorized', detail: 'A bearer token is required.', headers: { 'WWW-Authenticate': 'Bearer realm="wurk"' } });
-    expect(await refused(gate().admit(request('GET', '/nope', 'wrong-token-0000000000000000')))).toMatchObject({
+    expect(await rejectionProblem(gate().admit(request('GET', '/nope', null)))).toMatchObject({ type: 'unauthorized', detail: 'A bearer token is required.', headers: { 'WWW-Authenticate': 'Bearer realm="wurk"' } });
+    expect(await rejectionProblem(gate().admit(request('GET', '/nope', 'wrong-token-0000000000000000')))).toMatchObject({
       type: 'unauthorized', detail: 'The bearer token presented is not valid.', headers: { 'WWW-Authenticate': 'Bearer realm="wurk", error="invalid_token"' },
     });
     const twice = { ...request('GET', '/v1/jobs/j1'), headers: { authorization: [`Bearer ${ADMIN}`, `Bearer ${ADMIN}`] } };
-    expect((await refused(gate().admit(twice))).type).toBe('unauthorized');
+    expect((await rejectionProblem(gate().admit(twice))).type).toBe('unauthorized');
   });
 
   it('read-only mode refuses every method but GET, HEAD and OPTIONS, before routing', async () => {
     const readOnly = gate({ readOnly: true });
     for (const method of ['POST', 'DELETE', 'PUT', 'patch']) {
-      expect(await refused(readOnly.admit(request(method, '/nowhere')))).toMatchObject({ type: 'read_only', detail: 'The API is in read-only mode: only GET and HEAD requests are accepted.' });
+      expect(await rejectionProblem(readOnly.admit(request(method, '/nowhere')))).toMatchObject({ type: 'read_only', detail: 'The API is in read-only mode: only GET and HEAD requests are accepted.' });
     }
     expect((await readOnly.admit(request('GET', '/v1/jobs/j1'))).spec.name).toBe('jobs.show');
-    expect((await refused(readOnly.admit(request('OPTIONS', '/v1/jobs/j1')))).type).toBe('method_not_allowed');
+    expect((await rejectionProblem(readOnly.admit(request('OPTIONS', '/v1/jobs/j1')))).type).toBe('method_not_allowed');
   });
 
   it('charges every authenticated request to its token, routed or not, and answers 429 with Retry-After past the limit', async () => {
     const limited = gate({ rateLimit: { limit: 2, intervalSeconds: 60, intervalName: 'minute' } });
     await limited.admit(request('GET', '/v1/jobs/j1'));
-    expect((await refused(limited.admit(request('GET', '/v2/nothing')))).type).toBe('unsupported_api_version');
-    const tooMany = await refused(limited.admit(request('GET', '/v1/jobs/j1')));
+    expect((await rejectionProblem(limited.admit(request('GET', '/v2/nothing')))).type).toBe('unsupported_api_version');
+    const tooMany = await rejectionProblem(limited.admit(request('GET', '/v1/jobs/j1')));
     expect(tooMany).toMatchObject({ type: 'rate_limited', detail: 'This token is limited to 2 requests per minute.', extensions: { limit: 2, interval_seconds: 60 } });
     expect(Number(tooMany.headers['Retry-After'])).toBeGreaterThan(0);
     expect(tooMany.headers['Retry-After']).toBe(String(tooMany.extensions.retry_after));
@@ -86,11 +81,11 @@ describe('api: the gate', () => {
 
   it('answers 404 unsupported_api_version outside /v1, 404 for an unknown path, 405 with Allow for a wrong verb, then 403 for a missing scope', async () => {
     for (const relative of [undefined, '', '/', '/v2/jobs', '/v1x', '/V1/jobs']) {
-      expect(await refused(gate().admit(request('GET', relative)))).toMatchObject({ type: 'unsupported_api_version', detail: 'This API version is not supported.', extensions: { supported_versions: ['v1'] } });
+      expect(await rejectionProblem(gate().admit(request('GET', relative)))).toMatchObject({ type: 'unsupported_api_version', detail: 'This API version is not supported.', extensions: { supported_versions: ['v1'] } });
     }
-    expect(await refused(gate().admit(request('GET', '/v1/queues')))).toMatchObject({ type: 'not_found', detail: 'No route matches this path.' });
-    expect(await refused(gate().admit(request('PUT', '/v1/jobs/j1', READER)))).toMatchObject({ type: 'method_not_allowed', detail: 'This route does not accept PUT.', headers: { Allow: 'GET, DELETE, HEAD' } });
-    expect(await refused(gate().admit(request('POST', '/v1/jobs', READER)))).toMatchObject({
+    expect(await rejectionProblem(gate().admit(request('GET', '/v1/queues')))).toMatchObject({ type: 'not_found', detail: 'No route matches this path.' });
+    expect(await rejectionProblem(gate().admit(request('PUT', '/v1/jobs/j1', READER)))).toMatchObject({ type: 'method_not_allowed', detail: 'This route does not accept PUT.', headers: { Allow: 'GET, DELETE, HEAD' } });
+    expect(await rejectionProblem(gate().admit(request('POST', '/v1/jobs', READER)))).toMatchObject({
       type: 'insufficient_scope', detail: 'This token is not granted the enqueue scope.', extensions: { required_scope: 'enqueue' },
       headers: { 'WWW-Authenticate': 'Bearer realm="wurk", error="insufficient_scope", scope="enqueue"' },
     });

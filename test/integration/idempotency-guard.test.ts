@@ -3,6 +3,7 @@ import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppli
 import { ApiProblem } from '../../src/api/problem';
 import { ApiResponse, jsonResponse } from '../../src/api/response';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../../src/redis/redis-errors';
+import { rejectionProblem } from '../support/api-problem';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
@@ -15,12 +16,6 @@ describe('api: the idempotency guard', () => {
   const SLOT = 'idempotency:test-slot';
   const created = (): Promise<ApiResponse> => Promise.resolve(jsonResponse(201, { jid: 'abc' }));
 
-  async function refusal(run: Promise<unknown>): Promise<{ type: string; detail: string; headers: Record<string, string> }> {
-    const error = await run.then(() => undefined, (caught: unknown) => caught);
-    expect(error).toBeInstanceOf(ApiProblem);
-    const { type, detail, headers } = error as ApiProblem;
-    return { type, detail, headers };
-  }
 
   it('takes 1 to 255 printable ASCII characters without spaces as a key, and nothing else', () => {
     expect(idempotencyKey(undefined)).toBeUndefined();
@@ -50,23 +45,23 @@ describe('api: the idempotency guard', () => {
 
   it('answers 409 to another body under the same key, whatever became of the first', async () => {
     await guard().around(SLOT, Buffer.from('{"class":"A"}'), created);
-    expect(await refusal(guard().around(SLOT, Buffer.from('{"class":"B"}'), created))).toEqual({
-      type: 'idempotency_key_reused', detail: 'This Idempotency-Key was already used with a different request body.', headers: {},
+    expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{"class":"B"}'), created))).toEqual({
+      type: 'idempotency_key_reused', status: 409, detail: 'This Idempotency-Key was already used with a different request body.', extensions: {}, headers: {},
     });
   });
 
   it('answers 409 "in progress" with Retry-After while the first request runs, or when the record is unreadable', async () => {
     let finish: (response: ApiResponse) => void = () => undefined;
     const first = guard().around(SLOT, Buffer.from('{}'), () => new Promise((resolve) => (finish = resolve)));
-    const inProgress = { type: 'request_in_progress', detail: 'A request with this Idempotency-Key is still being processed; retry shortly.', headers: { 'Retry-After': '1' } };
+    const inProgress = { type: 'request_in_progress', status: 409, extensions: {}, detail: 'A request with this Idempotency-Key is still being processed; retry shortly.', headers: { 'Retry-After': '1' } };
     await waitFor(async () => (await server.redis.exists(SLOT)) === 1, { what: 'the first request’s claim' });
-    expect(await refusal(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
+    expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
     finish(jsonResponse(201, {}));
     await first;
     const fingerprint = createHash('sha256').update('{}').digest('hex');
     for (const garbage of ['garbage', `201\n${fingerprint}`, `600\n${fingerprint}\n{}`, `20\n${fingerprint}\n{}`, `2011\n${fingerprint}\n{}`]) {
       await server.redis.set(SLOT, garbage, 'EX', TTL);
-      expect(await refusal(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
+      expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
     }
     await server.redis.set(SLOT, `599\n${fingerprint}\n{"kept":1}`, 'EX', TTL);
     expect(await guard().around(SLOT, Buffer.from('{}'), created)).toMatchObject({ status: 599, body: '{"kept":1}' });
