@@ -16,13 +16,13 @@ export function stringifyWithRaw(value: unknown): string {
   const raws: string[] = [];
   // A marker no string of the value can spell: the members around a payload (an error message, a
   // queue name) are anyone's text, and a fixed marker in one of them would be swapped for a payload.
-  const marker = `\u0000raw:${randomBytes(8).toString('hex')}:`;
+  // Hex and dashes only, so it needs no escaping in the JSON text nor in the pattern.
+  const marker = `wurk-raw-${randomBytes(8).toString('hex')}-`;
   const text = JSON.stringify(value, (_key, member: unknown) => {
     if (!(member instanceof RawJson)) return member;
     raws.push(member.text);
     return `${marker}${raws.length - 1}`;
   });
   if (raws.length === 0) return text;
-  const escaped = JSON.stringify(marker).slice(1, -1);
-  return text.replace(new RegExp(`"${escaped.replace(/\\/g, '\\\\')}(\\d+)"`, 'g'), (_marker, index: string) => raws[Number(index)]);
+  return text.replace(new RegExp(`"${marker}(\\d+)"`, 'g'), (_marker, index: string) => raws[Number(index)]);
 }

@@ -18,4 +18,24 @@ describe('api: JSON with raw members', () => {
     const values = Array.from({ length: 12 }, (_, i) => new RawJson(`${i}.0`));
     expect(stringifyWithRaw(values)).toBe(`[${values.map((value) => value.text).join(',')}]`);
   });
+
+  it("a string that spells another response's marker stays a string: each response draws its own", () => {
+    // The module object itself (an import namespace cannot be spied on).
+    const crypto = require('node:crypto') as typeof import('node:crypto');
+    const drawn: Buffer[] = [];
+    const real = crypto.randomBytes;
+    const spy = jest.spyOn(crypto, 'randomBytes').mockImplementation(((size: number) => {
+      const bytes = real(size);
+      drawn.push(bytes);
+      return bytes;
+    }) as typeof crypto.randomBytes);
+    try {
+      stringifyWithRaw([new RawJson('1.0')]);
+      expect(drawn).toHaveLength(1);
+      const earlier = `wurk-raw-${drawn[0].toString('hex')}-0`;
+      expect(stringifyWithRaw({ text: earlier, raw: new RawJson('2.0') })).toBe(`{"text":"${earlier}","raw":2.0}`);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });
