@@ -219,7 +219,6 @@ export class PeriodicTicker extends EventEmitter {
     );
   }
 
-
   /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
   private blockedTooLong(entry: PeriodicEntry, slot: number, now: number): boolean {
     const blocked = this.blocked.get(entry.pjid);

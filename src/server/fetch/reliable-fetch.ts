@@ -651,15 +651,15 @@ export class ReliableFetch implements Fetcher {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost. If the call did run, those
       // acks match nothing the second time: expected, as after a replay.
-      this.sending.delete(held);
       this.restore(held, jids);
       this.replaying ||= held.size > 0;
       if (max > 0) for (const queue of queues) this.taint(this.claimedKey(queue));
       if (startNow > 0) for (const queue of queues) this.taint(this.privateKey(queue));
       this.failStarts(startBatch, error);
       throw error;
+    } finally {
+      this.sending.delete(held);
     }
-    this.sending.delete(held);
     this.rememberSent(held);
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
