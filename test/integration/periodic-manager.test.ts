@@ -46,7 +46,7 @@ describe('periodic: the manager', () => {
     });
   });
 
-  it('with no entries, publishes nothing and says nothing', async () => {
+  it('publishing no entries writes nothing (an HSET without fields would be an error)', async () => {
     const store = new PeriodicStore(server.redis);
     await store.publish([]);
     expect(await server.redis.exists('periodic:schedule')).toBe(0);
