@@ -14,8 +14,8 @@
 -- are not claimed from), ARGV[4] = s: the oldest s jobs claimed go straight
 -- to the in-progress list (the caller holds s free slots and starts them at
 -- once); then per triple i: a mode ("D" = nothing else of ours is in that
--- in-progress list, drop it whole; "L" = LTRIM them off its tail when they
--- are its c oldest entries, else LREM each), a count c of payloads to ack,
+-- in-progress list, drop it whole when its length agrees; "L" = LTRIM them
+-- off its tail when they are its c oldest entries, else LREM each), a count c of payloads to ack,
 -- a count b of claimed jobs to start (the b oldest of its claimed list move
 -- to its in-progress list: their performs are about to begin), suffixed
 -- "?" when some of them were claimed without a look at the suspects set (a
@@ -95,8 +95,12 @@ for i = 1, n do
   if count > 0 then
     local started = KEYS[3 * i]
     local matched = count
-    if mode == "D" and redis.pcall("DEL", started) == 1 then
-      matched = count
+    -- "D" drops the list whole only when it holds exactly the acknowledged
+    -- jobs: a caller whose count of its own started jobs came out low (a bug)
+    -- must not take a job that is still running with it, which a crash would
+    -- then lose. Anything else is removed by value below.
+    if mode == "D" and redis.pcall("LLEN", started) == count then
+      redis.call("DEL", started)
     elseif mode ~= "D" and tail_matches(started, pos, count) then
       redis.call("LTRIM", started, 0, -count - 1)
     else

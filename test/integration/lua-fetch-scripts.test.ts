@@ -220,6 +220,20 @@ describe('fetch-side scripts', () => {
       expect(await call({ acks: ['c', 'd'] })).toEqual(['?', PRIVATE, 2]);
     });
 
+    it('"D" with a job more in the list than acknowledged (a count of ours came out low) removes the acknowledged ones only', async () => {
+      await redis().lpush(PRIVATE, 'a', 'still-running', 'b');
+      expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['still-running']);
+    });
+
+    it('"D" on an in-progress list of the wrong type reports it ("!") and leaves the key as it was', async () => {
+      await redis().set(PRIVATE, 'x');
+      const reply = await call({ mode: 'D', acks: ['a'] });
+      expect(reply.slice(0, 2)).toEqual(['!', PRIVATE]);
+      expect(String(reply[2])).toMatch(/WRONGTYPE/);
+      expect(await redis().get(PRIVATE)).toBe('x');
+    });
+
     it('an ack that is not in progress but still claimed (its start lost in a failover) is removed from the claimed list', async () => {
       await claimed('ran');
       expect(await call({ acks: ['ran'] })).toEqual([]);
