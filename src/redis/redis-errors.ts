@@ -78,3 +78,14 @@ export function isUnreachable(error: unknown): boolean {
   if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code)) return true;
   return /^(Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|All sentinels are unreachable)/.test(error.message);
 }
+
+/**
+ * True when an error says the command never left this process: the
+ * connection was not open and its offline queue is off ("Stream isn't
+ * writeable"), or it was closed for good. Only then is sending the same
+ * increments again sure not to count them twice; a timeout or a drop in
+ * flight (`CommandInDoubtError`) leaves it unknown.
+ */
+export function wasNeverSent(error: unknown): boolean {
+  return error instanceof Error && /^(Stream isn't writeable|Connection is closed)/.test(error.message);
+}

@@ -1,5 +1,5 @@
 import { ReplyError } from 'ioredis';
-import { isMasterMovedReply, isUnreachable, rootReply } from '../../src/redis/redis-errors';
+import { CommandInDoubtError, isMasterMovedReply, isUnreachable, rootReply, wasNeverSent } from '../../src/redis/redis-errors';
 import { describeServer, redactUrl } from '../../src/redis/server-address';
 
 describe('what the connection layer says about Redis trouble', () => {
@@ -22,6 +22,16 @@ describe('what the connection layer says about Redis trouble', () => {
     expect(isUnreachable(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }))).toBe(true);
     expect(isUnreachable(Object.assign(new Error('Reached the max retries per request limit'), { name: 'MaxRetriesPerRequestError' }))).toBe(true);
     expect(isUnreachable(new ReplyError('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+  });
+
+  it('a command refused before it left (no offline queue, or a connection closed for good) was never sent; a timeout, a drop in flight or a reply may have been applied', () => {
+    expect(wasNeverSent(new Error("Stream isn't writeable and enableOfflineQueue options is false"))).toBe(true);
+    expect(wasNeverSent(new Error('Connection is closed.'))).toBe(true);
+    expect(wasNeverSent(new Error('Command timed out'))).toBe(false);
+    expect(wasNeverSent(new CommandInDoubtError('EXEC'))).toBe(false);
+    expect(wasNeverSent(new ReplyError('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
+    expect(wasNeverSent(new Error("the Stream isn't writeable"))).toBe(false);
+    expect(wasNeverSent("Stream isn't writeable")).toBe(false);
   });
 
   it('names the server without its password', () => {

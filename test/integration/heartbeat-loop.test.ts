@@ -1,0 +1,316 @@
+import { Keys } from '../../src/redis/keys';
+import { HeartbeatLoop } from '../../src/server/heartbeat-loop';
+import type { FromThread, HeartbeatInfo, HeartbeatThreadData, Snapshot } from '../../src/server/heartbeat-messages';
+import { ExecutionTally } from '../../src/server/metrics/execution-tally';
+import { usePrivateRedis } from '../support/private-redis';
+import { waitFor } from '../support/wait';
+
+const ID = 'host:7:00ffee00ffee';
+const INFO: HeartbeatInfo = {
+  hostname: 'host', pid: 7, identity: ID, tag: '', labels: [], concurrency: 3, queues: ['default'],
+  weights: [{ default: 0 }], version: '1.0.0', startedAt: 1795933000,
+};
+
+/**
+ * The heartbeat's loop on the test's own thread (the worker thread only
+ * wires it to its port): the messages it sends the main thread, what it
+ * writes to stderr, and its run, told to stop by the test.
+ */
+function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs = 1000) {
+  const sent: FromThread[] = [];
+  const stderr: string[] = [];
+  let answerPings = false;
+  const loop: HeartbeatLoop = new HeartbeatLoop(
+    { redis: { url: redisUrl }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true, ...data },
+    (message) => {
+      sent.push(message);
+      if (answerPings && message.type === 'ping') setImmediate(() => loop.receive({ type: 'pong', id: message.id }));
+    },
+    { stderr: (text) => stderr.push(text), pongTimeoutMs },
+  );
+  const done = loop.run();
+  const of = <T extends FromThread['type']>(type: T) => sent.filter((message): message is Extract<FromThread, { type: T }> => message.type === type);
+  return {
+    loop,
+    sent,
+    stderr,
+    done,
+    of,
+    logs: (level?: string) => of('log').filter((message) => level === undefined || message.level === level).map((message) => message.message),
+    beats: () => of('beat').length,
+    /** Answers every ping from now on, as a main thread whose event loop turns. */
+    answerPings: () => (answerPings = true),
+    snapshot: (snapshot: Partial<Snapshot>) => loop.receive({ type: 'snapshot', snapshot: { work: [], quiet: false, processed: 0, failed: 0, executions: undefined, ...snapshot } }),
+    /** Waits for `count` more beats than now. */
+    async beatsMore(count = 1) {
+      const target = of('beat').length + count;
+      await waitFor(() => of('beat').length >= target, { what: `${count} more beat(s)` });
+    },
+    async stop() {
+      loop.receive({ type: 'stop' });
+      await done;
+    },
+  };
+}
+
+describe('heartbeat: the loop', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  let running: ReturnType<typeof startLoop> | undefined;
+  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number) => (running = startLoop(server.url, data, pongTimeoutMs));
+  afterEach(async () => {
+    await running?.stop();
+    running = undefined;
+  });
+
+  it('beats every interval with the snapshot it was given, and at stop flushes the last counters, leaves the registry and says "stopped" last', async () => {
+    const hb = start();
+    await hb.beatsMore();
+    expect(await server.redis.sismember('processes', ID)).toBe(1);
+    expect(hb.of('beat')[0]).toEqual({ type: 'beat', ok: true });
+    const work = [{ tid: 'abc', queue: 'default', payload: '{"class":"HardJob","jid":"j1"}', runAt: 1795933001 }];
+    hb.snapshot({ work, quiet: true, processed: 4, failed: 1 });
+    await hb.beatsMore(2);
+    expect(await server.redis.hmget(ID, 'busy', 'quiet')).toEqual(['1', 'true']);
+    expect(await server.redis.hgetall(`${ID}:work`)).toEqual({ abc: expect.stringContaining('"queue":"default"') });
+    expect(await server.redis.mget('stat:processed', 'stat:failed')).toEqual(['4', '1']);
+
+    // Counters are deltas: a second snapshot adds to what the thread holds, the last ones are flushed at stop.
+    hb.snapshot({ processed: 2, failed: 0 });
+    hb.snapshot({ processed: 3, failed: 2 });
+    await hb.stop();
+    running = undefined;
+    expect(await server.redis.mget('stat:processed', 'stat:failed')).toEqual(['9', '3']);
+    expect(await server.redis.sismember('processes', ID)).toBe(0);
+    expect(await server.redis.exists(`${ID}:work`)).toBe(0);
+    expect(hb.sent.at(-1)).toEqual({ type: 'stopped' });
+    expect(hb.logs()).toEqual([]);
+  });
+
+  it('a stop cuts the pause short: a loop beating once a minute stops at once', async () => {
+    const hb = start({ interval: 60 });
+    await hb.beatsMore();
+    const asked = Date.now();
+    await hb.stop();
+    running = undefined;
+    expect(Date.now() - asked).toBeLessThan(5000);
+    expect(hb.beats()).toBe(1);
+  });
+
+  it('writes the execution metrics of each snapshot, summed, with the beat', async () => {
+    const tally = new ExecutionTally();
+    tally.record('HardJob', 12, false);
+    tally.record('HardJob', 1, true);
+    const more = new ExecutionTally();
+    more.record('HardJob', 30, false);
+    const hb = start();
+    hb.snapshot({ executions: tally.take() });
+    hb.snapshot({ executions: more.take() });
+    await hb.beatsMore(2);
+    const minutes = await server.redis.keys('j|*');
+    let processed = 0;
+    for (const key of minutes) processed += Number((await server.redis.hget(key, 'HardJob|p')) ?? 0);
+    // Sidekiq 7's and 8's minute buckets and 8's ten-minute one: each holds the three executions once.
+    expect(processed).toBe(3 * minutes.length);
+    expect(minutes.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('a stats key of the wrong type fails that write only: the process still registers, the beat reports the failure once, and the counts are not added again later', async () => {
+    await server.redis.set('stat:processed', 'not a number');
+    const hb = start();
+    await hb.beatsMore();
+    hb.snapshot({ processed: 5, failed: 0 });
+    await waitFor(() => hb.of('beat').some((beat) => !beat.ok), { what: 'a failed beat' });
+    await hb.beatsMore(2);
+    expect(await server.redis.sismember('processes', ID)).toBe(1);
+    expect(hb.of('beat').filter((beat) => !beat.ok)).toHaveLength(1);
+    expect(hb.logs('error')).toEqual([expect.stringMatching(/^heartbeat failed, retrying every 0.05s: .*(ERR|WRONGTYPE)/)]);
+    // The MULTI ran: the day's counter took the 5, and they are not handed back for the next beat.
+    const day = `stat:processed:${new Date().toISOString().slice(0, 10)}`;
+    await server.redis.del('stat:processed');
+    await hb.beatsMore(2);
+    expect(await server.redis.get(day)).toBe('5');
+    expect(await server.redis.get('stat:processed')).toBeNull();
+    expect(hb.of('beat').at(-1)).toEqual({ type: 'beat', ok: true });
+    expect(hb.logs('log')).toEqual([expect.stringMatching(/^heartbeat resumed after \d+\.\ds of failed beats$/)]);
+  });
+
+  it('a metrics key of the wrong type: the beat fails, and those counts are not written twice', async () => {
+    const tally = new ExecutionTally();
+    tally.record('HardJob', 5, false);
+    const hb = start();
+    await hb.beatsMore();
+    const minute = Keys.metricsMinuteV8(Date.now());
+    await server.redis.set(minute, 'x');
+    hb.snapshot({ executions: tally.take() });
+    await waitFor(() => hb.of('beat').some((beat) => !beat.ok), { what: 'a failed beat' });
+    await server.redis.del(minute);
+    await hb.beatsMore(2);
+    const v7 = await server.redis.hget(Keys.metricsMinuteV7(Date.now()), 'HardJob|p');
+    expect(v7 === '1' || v7 === null).toBe(true);
+    expect(await server.redis.hget(minute, 'HardJob|p')).toBeNull();
+  });
+
+  describe('without Redis', () => {
+    it('keeps the counters of a flush that could not be sent and adds them once Redis is back; says the outage and the recovery once', async () => {
+      const hb = start({ interval: 0.05 });
+      await hb.beatsMore();
+      await server.halt('SIGKILL');
+      hb.snapshot({ processed: 6, failed: 2 });
+      await waitFor(() => hb.of('beat').filter((beat) => !beat.ok).length >= 2, { what: 'two failed beats' });
+      await server.restart();
+      await waitFor(async () => (await server.redis.get('stat:processed')) === '6', { what: 'the kept counters flushed' });
+      expect(await server.redis.get('stat:failed')).toBe('2');
+      expect(hb.logs('error')).toEqual([expect.stringMatching(/^heartbeat failed, retrying every 0.05s: /)]);
+      await waitFor(() => hb.logs('log').length === 1, { what: 'the recovery line' });
+      expect(hb.logs('log')[0]).toMatch(/^heartbeat resumed after \d+\.\ds of failed beats$/);
+    });
+
+    it('says nothing of an outage when the app watches the connection itself', async () => {
+      const hb = start({ reportOutages: false });
+      await hb.beatsMore();
+      await server.halt('SIGKILL');
+      await waitFor(() => hb.of('beat').some((beat) => !beat.ok), { what: 'a failed beat' });
+      await server.restart();
+      await waitFor(() => hb.of('beat').at(-1)?.ok === true && hb.of('beat').some((beat) => !beat.ok), { what: 'a beat after the outage' });
+      expect(hb.logs()).toEqual([]);
+    });
+  });
+
+  describe('remote signals', () => {
+    const signal = (name: string) => server.redis.lpush(`${ID}-signals`, name);
+
+    it('TSTP quiets the process for good: the beat says quiet whatever a later snapshot says, and the main thread hears the signal', async () => {
+      const hb = start();
+      await hb.beatsMore();
+      await signal('TSTP');
+      await waitFor(() => hb.of('signal').length === 1, { what: 'the signal' });
+      expect(hb.of('signal')).toEqual([{ type: 'signal', signal: 'TSTP' }]);
+      hb.snapshot({ quiet: false });
+      await hb.beatsMore(2);
+      expect(await server.redis.hget(ID, 'quiet')).toBe('true');
+    });
+
+    it('TERM quiets it too; USR2 does not', async () => {
+      const hb = start();
+      await signal('USR2');
+      await waitFor(() => hb.of('signal').length === 1, { what: 'USR2' });
+      await hb.beatsMore();
+      expect(await server.redis.hget(ID, 'quiet')).toBe('false');
+      await signal('TERM');
+      await waitFor(() => hb.of('signal').length === 2, { what: 'TERM' });
+      await hb.beatsMore();
+      expect(await server.redis.hget(ID, 'quiet')).toBe('true');
+      expect(hb.of('signal').map((message) => message.signal)).toEqual(['USR2', 'TERM']);
+    });
+
+    it('an unknown signal is only warned about', async () => {
+      const hb = start();
+      await signal('HUP!');
+      await waitFor(() => hb.logs('warn').length === 1, { what: 'the warning' });
+      expect(hb.logs('warn')).toEqual(['ignored unknown remote signal "HUP!"']);
+      expect(hb.of('signal')).toEqual([]);
+    });
+
+    it.each(['TTIN', 'INFO'])('%s dumps the jobs in flight with how fast the main thread answered', async (name) => {
+      const hb = start();
+      hb.answerPings();
+      const runAt = Math.round(Date.now() / 1000) - 30;
+      hb.snapshot({
+        work: [
+          { tid: 't1', queue: 'default', payload: '{"class":"HardJob","jid":"j-1"}', runAt },
+          { tid: 't2', queue: 'low', payload: `not json ${'x'.repeat(200)}`, runAt: runAt + 60 },
+        ],
+      });
+      await signal(name);
+      await waitFor(() => hb.logs('log').length === 1, { what: 'the dump' });
+      const [dump] = hb.logs('log');
+      const lines = dump.split('\n');
+      expect(lines[0]).toMatch(new RegExp(`^${name} received: 2 job\\(s\\) in flight; main thread answered in \\d+ ms$`));
+      expect(lines[1]).toMatch(/^ {2}tid=t1 queue=default HardJob jid=j-1 running (29|30|31)s$/);
+      // Not JSON: its first 120 characters; a start in the future (clock skew) is 0 s, never negative.
+      expect(lines[2]).toBe(`  tid=t2 queue=low not json ${'x'.repeat(111)} running 0s`);
+      expect(lines).toHaveLength(3);
+      expect(hb.stderr).toEqual([]);
+    });
+
+    it('a main thread that does not answer is called blocked, and the dump goes to stderr as well', async () => {
+      const hb = start({}, 100);
+      await signal('TTIN');
+      await waitFor(() => hb.logs('log').length === 1, { what: 'the dump' });
+      const expected = 'TTIN received: 0 job(s) in flight; main thread did not answer within 100 ms: its event loop is blocked';
+      expect(hb.logs('log')).toEqual([expected]);
+      expect(hb.stderr).toEqual([`[wurk heartbeat] ${expected}\n`]);
+      // The ping went out; its late answer changes nothing.
+      const [ping] = hb.of('ping');
+      hb.loop.receive({ type: 'pong', id: ping.id });
+      expect(hb.logs('log')).toHaveLength(1);
+    });
+  });
+
+  describe('a stuck event loop (reliable fetch)', () => {
+    const CLAIMED = `queue:default|host|7|00ffee00ffee|1`;
+    const handBack = (afterMs: number) => ({ stuckLoopHandBack: { afterMs, lists: [{ claimed: CLAIMED, queue: 'default' }] } });
+
+    it('hands the unstarted claims back once the main thread has said nothing for the threshold, says so on stderr and in the log', async () => {
+      await server.redis.lpush(CLAIMED, 'b', 'a');
+      const hb = start(handBack(200));
+      await waitFor(async () => (await server.redis.llen(CLAIMED)) === 0, { what: 'the hand-back' });
+      // The oldest claim (b) back at the right end, where the next fetch takes it.
+      expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a', 'b']);
+      expect(await server.redis.smembers('queues')).toEqual(['default']);
+      await waitFor(() => hb.logs('warn').length === 1, { what: 'the warning' });
+      expect(hb.logs('warn')[0]).toMatch(/^event loop silent for \d+s: handed 2 unstarted job\(s\) of default back to the queue$/);
+      expect(hb.stderr).toEqual([`[wurk heartbeat] ${hb.logs('warn')[0]}\n`]);
+      // Each beat asks the main thread for a word.
+      expect(hb.of('ping').length).toBeGreaterThan(0);
+    });
+
+    it('hands nothing back while the main thread answers, and says nothing when there was nothing to hand back', async () => {
+      await server.redis.lpush(CLAIMED, 'a');
+      const hb = start(handBack(300));
+      hb.answerPings();
+      await hb.beatsMore(15);
+      expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
+      await server.redis.del(CLAIMED);
+      const silent = start(handBack(0));
+      await silent.beatsMore(3);
+      expect(silent.logs()).toEqual([]);
+      await silent.stop();
+      expect(hb.logs()).toEqual([]);
+    });
+
+    it('a hand-back that fails is logged and retried; the beat itself goes on', async () => {
+      await server.redis.set('queue:default', 'not a list');
+      await server.redis.lpush(CLAIMED, 'a');
+      const hb = start(handBack(0));
+      await waitFor(() => hb.logs('error').length > 0, { what: 'the error' });
+      expect(hb.logs('error')[0]).toMatch(/^could not hand back the unstarted jobs of a stuck event loop \(will retry\): .*WRONGTYPE/);
+      expect(hb.of('beat').every((beat) => beat.ok)).toBe(true);
+      await server.redis.del('queue:default');
+      await waitFor(async () => (await server.redis.lrange('queue:default', 0, -1)).join() === 'a', { what: 'the retried hand-back' });
+    });
+  });
+
+  describe('leaving at stop', () => {
+    it('says so when the last counters or the registry cannot be written', async () => {
+      const hb = start();
+      await hb.beatsMore();
+      await server.redis.set('stat:processed', 'x');
+      await server.redis.set('processes', 'not a set');
+      await server.redis.set(Keys.metricsMinuteV8(Date.now()), 'x');
+      await server.redis.set(Keys.metricsMinuteV8(Date.now() + 60_000), 'x');
+      const tally = new ExecutionTally();
+      tally.record('HardJob', 1, false);
+      hb.snapshot({ processed: 2, failed: 1, executions: tally.take() });
+      await hb.stop();
+      running = undefined;
+      const errors = hb.logs('error').filter((line) => line.includes('at stop'));
+      expect(errors).toEqual([
+        expect.stringMatching(/^heartbeat could not flush 2 processed \/ 1 failed at stop: .*(ERR|WRONGTYPE)/),
+        expect.stringMatching(/^heartbeat could not flush the execution metrics at stop: /),
+        expect.stringMatching(/^heartbeat could not leave the process registry at stop: .*WRONGTYPE/),
+      ]);
+      expect(hb.sent.at(-1)).toEqual({ type: 'stopped' });
+    });
+  });
+});
