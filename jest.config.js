@@ -13,7 +13,7 @@ module.exports = {
   testEnvironment: 'node',
   // src is a root too, so Jest's dependency graph (--findRelatedTests, mutation runs) reaches the code under test;
   // sample/ holds the sample app's own tests (testing module, no Redis), also run by `npm run sample:test`.
-  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/sample'],
+  roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/sample', '<rootDir>/docs'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   transform: {

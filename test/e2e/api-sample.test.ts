@@ -40,7 +40,8 @@ describe('the sample app serves the HTTP API and its OpenAPI description', () =>
     expect(jobs.tags).toEqual(['wurk']);
     expect(jobs.parameters.map((parameter: { name: string; in: string }) => `${parameter.in}:${parameter.name}`)).toEqual(['header:Idempotency-Key']);
     expect(Object.keys(jobs.responses).sort()).toEqual(['200', '201', '400', '401', '403', '409', '413', '429', '500']);
-    const problem = jobs.responses['413'].content['application/problem+json'].schema;
+    expect(jobs.responses['413'].content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/WurkProblem' });
+    const problem = document.components.schemas.WurkProblem;
     expect(problem.properties.type.enum.sort()).toEqual(Object.keys(PROBLEM_TYPES).sort());
     expect(Object.keys(document.paths[`${API_MOUNT}/v1/jobs/{jid}`]).sort()).toEqual(['delete', 'get']);
     // Every row of the route table is an operation, with its scope; the fallback that answers 404/405 problems is none.

@@ -1,5 +1,5 @@
 import { applyDecorators, Type } from '@nestjs/common';
-import type { RouteDoc } from '../../api/openapi';
+import { RouteDoc, SCHEMAS } from '../../api/openapi';
 import { WURK_ROUTE } from './wurk-api.tokens';
 
 /** The security scheme name wurk's operations refer to; add it to your DocumentBuilder with `.addBearerAuth(undefined, WURK_BEARER_SCHEME)`. */
@@ -30,6 +30,33 @@ function swagger(): Swagger | null {
   return loaded;
 }
 
+/** The problem document's schema, as a model Swagger's scan files under components/schemas. */
+class WurkProblem {}
+
+let problemModel: { ref: string } | undefined;
+
+/**
+ * Every route answers problems with the same schema: described once, as
+ * `#/components/schemas/WurkProblem`, and referred to from each response
+ * (inline, the copies made up three quarters of the document).
+ */
+function problemSchema(api: Swagger): { $ref: string } {
+  if (!problemModel) {
+    const { properties, required, description } = SCHEMAS.Problem as { properties: Record<string, object>; required: string[]; description: string };
+    for (const [name, property] of Object.entries(properties)) {
+      api.ApiProperty({ ...property, required: required.includes(name) })(WurkProblem.prototype as never, name, undefined as never);
+    }
+    api.ApiSchema?.({ name: 'WurkProblem', description })(WurkProblem as never, undefined as never, undefined as never);
+    problemModel = { ref: (api.getSchemaPath as unknown as (model: Function) => string)(WurkProblem) };
+  }
+  return { $ref: problemModel.ref };
+}
+
+/** A response's content, with the shared problem schema as a reference. */
+function contentOf(api: Swagger, content: RouteDoc['responses'][number]['content']): RouteDoc['responses'][number]['content'] {
+  return Object.fromEntries(Object.entries(content).map(([type, media]) => [type, media.schema === SCHEMAS.Problem ? { schema: problemSchema(api) } : media]));
+}
+
 function routeDecorators(api: Swagger, doc: RouteDoc): Decorator[] {
   const decorators: Decorator[] = [api.ApiOperation({ summary: doc.summary, description: `Scope: ${doc.scope}.` })];
   for (const parameter of doc.parameters) {
@@ -40,7 +67,7 @@ function routeDecorators(api: Swagger, doc: RouteDoc): Decorator[] {
   }
   if (doc.requestBody) decorators.push(api.ApiBody({ required: true, schema: doc.requestBody }));
   for (const [status, response] of Object.entries(doc.responses)) {
-    decorators.push(api.ApiResponse({ status: Number(status), description: response.description, content: response.content }));
+    decorators.push(api.ApiResponse({ status: Number(status), description: response.description, content: contentOf(api, response.content) }));
   }
   return decorators;
 }
@@ -64,5 +91,5 @@ export function documentController(controller: Type<unknown>, docs: Record<strin
     const decorators = name === undefined ? [api.ApiExcludeEndpoint()] : routeDecorators(api, docs[name]);
     applyDecorators(...decorators)(prototype, key, descriptor);
   }
-  applyDecorators(api.ApiTags('wurk'), api.ApiBearerAuth(WURK_BEARER_SCHEME))(controller);
+  applyDecorators(api.ApiTags('wurk'), api.ApiBearerAuth(WURK_BEARER_SCHEME), api.ApiExtraModels(WurkProblem))(controller);
 }
