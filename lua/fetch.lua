@@ -101,7 +101,7 @@ for i = 1, n do
     -- then lose. Anything else is removed by value below.
     if mode == "D" and redis.pcall("LLEN", started) == count then
       redis.call("DEL", started)
-    elseif mode ~= "D" and tail_matches(started, pos, count) then
+    elseif tail_matches(started, pos, count) then
       redis.call("LTRIM", started, 0, -count - 1)
     else
       matched = 0

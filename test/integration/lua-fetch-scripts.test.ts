@@ -240,6 +240,14 @@ describe('fetch-side scripts', () => {
       expect(await redis().llen(CLAIMED)).toBe(0);
     });
 
+    it('"L" never drops a list for its length: an ack still claimed (its start lost) leaves the one job in progress, another, running', async () => {
+      await claimed('ran');
+      await redis().lpush(PRIVATE, 'running');
+      expect(await call({ acks: ['ran'] })).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['running']);
+      expect(await redis().llen(CLAIMED)).toBe(0);
+    });
+
     it('an ack found only in the claimed list removes one copy there, its twin stays', async () => {
       await claimed('twin', 'twin');
       expect(await call({ acks: ['twin'] })).toEqual([]);
