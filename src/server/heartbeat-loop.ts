@@ -90,7 +90,10 @@ export class HeartbeatLoop {
     // is added to the next one, instead of waiting in a queue past its
     // timeout and then being applied as well (counted twice).
     const redis: Redis = createConnection({ ...(this.data.redis ?? {}), commandTimeout: COMMAND_TIMEOUT_MS, enableOfflineQueue: false }, 'heartbeat');
-    await this.firstConnection(redis);
+    // Nothing may be sent before the connection is ready (no offline queue):
+    // open it first, for at most one command timeout or until a stop. A
+    // Redis away at start fails the first beat, as in any outage.
+    await this.pause(COMMAND_TIMEOUT_MS / 1000, redis.connect());
     const writer = new HeartbeatWriter(redis, this.data.info, this.data.ttl);
     let failingSince: number | undefined;
     let reported = false;
@@ -123,8 +126,8 @@ export class HeartbeatLoop {
     this.send({ type: 'log', level, message });
   }
 
-  /** Sleeps one interval; `stop` cuts it short so shutdown does not wait a whole beat. */
-  private pause(seconds: number): Promise<void> {
+  /** Sleeps `seconds`, or until `until` settles; `stop` cuts it short so shutdown does not wait a whole beat. */
+  private pause(seconds: number, until?: Promise<unknown>): Promise<void> {
     return new Promise((resolve) => {
       const done = (): void => {
         clearTimeout(timer);
@@ -133,25 +136,7 @@ export class HeartbeatLoop {
       };
       const timer = setTimeout(done, seconds * 1000);
       this.wake = done;
-    });
-  }
-
-  /**
-   * Opens the connection before the first beat (nothing may be sent before
-   * it is ready, with no offline queue), for at most one command timeout or
-   * until a stop: a Redis away at start fails the first beat, and the loop
-   * goes on as in any outage.
-   */
-  private firstConnection(redis: Redis): Promise<void> {
-    return new Promise((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        this.wake = undefined;
-        resolve();
-      };
-      const timer = setTimeout(done, COMMAND_TIMEOUT_MS);
-      this.wake = done;
-      redis.connect().then(done, done);
+      until?.then(done, done);
     });
   }
 

@@ -55,11 +55,15 @@ function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, po
 
 describe('heartbeat: the loop', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  let running: ReturnType<typeof startLoop> | undefined;
-  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number) => (running = startLoop(server.url, data, pongTimeoutMs));
+  // Every loop a test started is stopped after it (a loop left beating would keep Jest from exiting).
+  const running: Array<ReturnType<typeof startLoop>> = [];
+  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number) => {
+    const loop = startLoop(server.url, data, pongTimeoutMs);
+    running.push(loop);
+    return loop;
+  };
   afterEach(async () => {
-    await running?.stop();
-    running = undefined;
+    await Promise.all(running.splice(0).map((loop) => loop.stop()));
   });
 
   it('beats every interval with the snapshot it was given, and at stop flushes the last counters, leaves the registry and says "stopped" last', async () => {
@@ -78,7 +82,6 @@ describe('heartbeat: the loop', () => {
     hb.snapshot({ processed: 2, failed: 0 });
     hb.snapshot({ processed: 3, failed: 2 });
     await hb.stop();
-    running = undefined;
     expect(await server.redis.mget('stat:processed', 'stat:failed')).toEqual(['9', '3']);
     expect(await server.redis.sismember('processes', ID)).toBe(0);
     expect(await server.redis.exists(`${ID}:work`)).toBe(0);
@@ -91,7 +94,6 @@ describe('heartbeat: the loop', () => {
     await hb.beatsMore();
     const asked = Date.now();
     await hb.stop();
-    running = undefined;
     expect(Date.now() - asked).toBeLessThan(5000);
     expect(hb.beats()).toBe(1);
   });
@@ -303,8 +305,7 @@ describe('heartbeat: the loop', () => {
       tally.record('HardJob', 1, false);
       hb.snapshot({ processed: 2, failed: 1, executions: tally.take() });
       await hb.stop();
-      running = undefined;
-      const errors = hb.logs('error').filter((line) => line.includes('at stop'));
+        const errors = hb.logs('error').filter((line) => line.includes('at stop'));
       expect(errors).toEqual([
         expect.stringMatching(/^heartbeat could not flush 2 processed \/ 1 failed at stop: .*(ERR|WRONGTYPE)/),
         expect.stringMatching(/^heartbeat could not flush the execution metrics at stop: /),
