@@ -99,15 +99,24 @@ export class IdempotencyGuard {
     }
     if (response.status < 300) {
       // KEEPTTL: the replay window stays the first request's, however long the push took.
-      await this.redis.set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX');
+      // The job is enqueued whether or not the answer is stored: a failure
+      // here must not turn its 201 into a 500, which a client would retry
+      // and read as "nothing happened". Unstored, the claim stays pending
+      // until its TTL: a retry meets 409 "in progress", never a second job.
+      await this.redis.set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX').catch(() => undefined);
     } else {
       await this.release(slot);
     }
     return response;
   }
 
+  /**
+   * Best-effort: the client needs the request's own answer (a 400 naming a
+   * field, the push's failure), not the release's. A claim left behind
+   * expires with its TTL; until then a retry meets 409, never a second job.
+   */
   private async release(slot: string): Promise<void> {
-    await this.redis.del(slot);
+    await this.redis.del(slot).catch(() => undefined);
   }
 
   /** The fingerprint is compared before the pending state: a different body is a misuse whatever the first one's fate. */

@@ -82,6 +82,37 @@ describe('api: the idempotency guard', () => {
     expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
   });
 
+  it('answers a success even when storing it fails (the job is enqueued); the claim then stays pending: a retry meets 409, never a second run', async () => {
+    const lost = server.client();
+    const response = await new IdempotencyGuard(lost, TTL).around(SLOT, Buffer.from('{}'), () => {
+      lost.disconnect();
+      return created();
+    });
+    expect(response.status).toBe(201);
+    expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
+    let runs = 0;
+    expect((await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), () => (runs++, created())))).type).toBe('request_in_progress');
+    expect(runs).toBe(0);
+  });
+
+  it('a request that failed, or answered 300 and up, gets its own answer even when the release fails too', async () => {
+    const lost = server.client();
+    const refused = new ApiProblem('invalid_request', 'The field at is not a finite number.');
+    const failure = await new IdempotencyGuard(lost, TTL)
+      .around(SLOT, Buffer.from('{}'), () => {
+        lost.disconnect();
+        return Promise.reject(refused);
+      })
+      .catch((error: unknown) => error);
+    expect(failure).toBe(refused);
+    const gone = server.client();
+    const answered = await new IdempotencyGuard(gone, TTL).around('idempotency:other', Buffer.from('{}'), async () => {
+      gone.disconnect();
+      return jsonResponse(404, {});
+    });
+    expect(answered.status).toBe(404);
+  });
+
   it('a slot key Redis cannot read fails the request before anything runs', async () => {
     await server.redis.hset(SLOT, 'not', 'a string');
     let runs = 0;
