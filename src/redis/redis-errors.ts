@@ -82,10 +82,11 @@ export function isUnreachable(error: unknown): boolean {
 /**
  * True when an error says the command never left this process: the
  * connection was not open and its offline queue is off ("Stream isn't
- * writeable"), or it was closed for good. Only then is sending the same
- * increments again sure not to count them twice; a timeout or a drop in
- * flight (`CommandInDoubtError`) leaves it unknown.
+ * writeable"). Only then is sending the same increments again sure not to
+ * count them twice. A timeout, a drop in flight (`CommandInDoubtError`) or
+ * "Connection is closed" (ioredis says it both of a command sent to an ended
+ * connection and of commands in flight when it was closed) leave it unknown.
  */
 export function wasNeverSent(error: unknown): boolean {
-  return error instanceof Error && /^(Stream isn't writeable|Connection is closed)/.test(error.message);
+  return error instanceof Error && error.message.startsWith("Stream isn't writeable");
 }
