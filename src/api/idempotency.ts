@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
 import { Keys } from '../redis/keys';
+import type { ApiLogger } from './api-gate';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse } from './response';
 
@@ -42,6 +43,10 @@ export function idempotencyKey(header: string | string[] | undefined): string | 
   return header;
 }
 
+function describe(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
 function sha256Hex(data: string | Buffer): string {
   return createHash('sha256').update(data).digest('hex');
 }
@@ -76,6 +81,7 @@ export class IdempotencyGuard {
   constructor(
     private readonly redis: Redis,
     private readonly ttlSeconds: number,
+    private readonly logger: ApiLogger,
   ) {}
 
   /** The slot is scoped per credential and route; the client's string never reaches Redis. */
@@ -103,7 +109,9 @@ export class IdempotencyGuard {
       // here must not turn its 201 into a 500, which a client would retry
       // and read as "nothing happened". Unstored, the claim stays pending
       // until its TTL: a retry meets 409 "in progress", never a second job.
-      await this.redis.set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX').catch(() => undefined);
+      await this.redis
+        .set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX')
+        .catch((error: unknown) => this.logger.error(`Idempotency-Key ${slot}: the answer was sent but not stored (${describe(error)}); retries get 409 until the key expires`));
     } else {
       await this.release(slot);
     }
@@ -116,7 +124,7 @@ export class IdempotencyGuard {
    * expires with its TTL; until then a retry meets 409, never a second job.
    */
   private async release(slot: string): Promise<void> {
-    await this.redis.del(slot).catch(() => undefined);
+    await this.redis.del(slot).catch((error: unknown) => this.logger.error(`Idempotency-Key ${slot}: could not be released (${describe(error)}); retries get 409 until the key expires`));
   }
 
   /** The fingerprint is compared before the pending state: a different body is a misuse whatever the first one's fate. */

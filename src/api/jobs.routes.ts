@@ -3,6 +3,7 @@ import type { JobSet } from '../admin/job-set';
 import type { Client } from '../client/client';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
+import type { ApiLogger } from './api-gate';
 import type { ResolvedApiOptions } from './api-options';
 import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from './idempotency';
 import { checkArgsSize, checkClassAllowed, checkStorableNumbers, checkTrack, parseJobBody, validJid } from './job-validation';
@@ -30,6 +31,7 @@ export interface JobsRoutesDeps {
   client: Client;
   status: StatusStore;
   options: ResolvedApiOptions;
+  logger: ApiLogger;
 }
 
 /**
@@ -42,7 +44,7 @@ export class JobsRoutes {
   private readonly idempotency: IdempotencyGuard;
 
   constructor(private readonly deps: JobsRoutesDeps) {
-    this.idempotency = new IdempotencyGuard(deps.redis, deps.options.idempotencyTtl);
+    this.idempotency = new IdempotencyGuard(deps.redis, deps.options.idempotencyTtl, deps.logger);
   }
 
   /**

@@ -12,7 +12,13 @@ const TTL = 600;
 /** The Idempotency-Key guard (contract §1.8) over a real Redis: claim, replay, misuse, release, keep. */
 describe('api: the idempotency guard', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const guard = () => new IdempotencyGuard(server.redis, TTL);
+  const silent = { error: () => undefined };
+  const guard = () => new IdempotencyGuard(server.redis, TTL, silent);
+  /** A guard whose logger keeps every line it is given. */
+  const recorded = (redis = server.redis) => {
+    const lines: string[] = [];
+    return { lines, guard: new IdempotencyGuard(redis, TTL, { error: (message) => lines.push(message) }) };
+  };
   const SLOT = 'idempotency:test-slot';
   const created = (): Promise<ApiResponse> => Promise.resolve(jsonResponse(201, { jid: 'abc' }));
 
@@ -84,11 +90,13 @@ describe('api: the idempotency guard', () => {
 
   it('answers a success even when storing it fails (the job is enqueued); the claim then stays pending: a retry meets 409, never a second run', async () => {
     const lost = server.client();
-    const response = await new IdempotencyGuard(lost, TTL).around(SLOT, Buffer.from('{}'), () => {
+    const { guard: losing, lines } = recorded(lost);
+    const response = await losing.around(SLOT, Buffer.from('{}'), () => {
       lost.disconnect();
       return created();
     });
     expect(response.status).toBe(201);
+    expect(lines).toEqual([`Idempotency-Key ${SLOT}: the answer was sent but not stored (Connection is closed.); retries get 409 until the key expires`]);
     expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
     let runs = 0;
     expect((await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), () => (runs++, created())))).type).toBe('request_in_progress');
@@ -98,7 +106,8 @@ describe('api: the idempotency guard', () => {
   it('a request that failed, or answered 300 and up, gets its own answer even when the release fails too', async () => {
     const lost = server.client();
     const refused = new ApiProblem('invalid_request', 'The field at is not a finite number.');
-    const failure = await new IdempotencyGuard(lost, TTL)
+    const { guard: losing, lines } = recorded(lost);
+    const failure = await losing
       .around(SLOT, Buffer.from('{}'), () => {
         lost.disconnect();
         return Promise.reject(refused);
@@ -106,11 +115,14 @@ describe('api: the idempotency guard', () => {
       .catch((error: unknown) => error);
     expect(failure).toBe(refused);
     const gone = server.client();
-    const answered = await new IdempotencyGuard(gone, TTL).around('idempotency:other', Buffer.from('{}'), async () => {
+    const second = recorded(gone);
+    const answered = await second.guard.around('idempotency:other', Buffer.from('{}'), async () => {
       gone.disconnect();
       return jsonResponse(404, {});
     });
     expect(answered.status).toBe(404);
+    const released = (slot: string) => `Idempotency-Key ${slot}: could not be released (Connection is closed.); retries get 409 until the key expires`;
+    expect([...lines, ...second.lines]).toEqual([released(SLOT), released('idempotency:other')]);
   });
 
   it('a slot key Redis cannot read fails the request before anything runs', async () => {

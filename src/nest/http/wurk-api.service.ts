@@ -55,7 +55,7 @@ export class WurkApiService implements OnModuleInit {
   ) {
     this.options = resolveApiOptions(wurk.api ?? {});
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
-    this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options });
+    this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options, logger: this.logger });
     this.admin = new AdminRoutes({ admin, periodic });
     this.placeBodyReader(adapterHost);
   }
