@@ -15,12 +15,12 @@
 -- to the in-progress list (the caller holds s free slots and starts them at
 -- once); then per triple i: a mode ("D" = nothing else of ours is in that
 -- in-progress list, drop it whole when its length agrees; "L" = LTRIM them
--- off its tail when they are its c oldest entries, else LREM each), a count c of payloads to ack,
--- a count b of claimed jobs to start (the b oldest of its claimed list move
--- to its in-progress list: their performs are about to begin), suffixed
--- "?" when some of them were claimed without a look at the suspects set (a
--- blocking BLMOVE cannot look), "!" when the start rides behind that BLMOVE
--- (it also looks at `paused`), and the c payloads.
+-- off its tail when they are its c oldest entries, else LREM each), a count
+-- c of payloads to ack, a count b of claimed jobs to start (the b oldest of
+-- its claimed list move to its in-progress list: their performs are about to
+-- begin), suffixed "?" when some of them were claimed without a look at the
+-- suspects set (a blocking BLMOVE cannot look), "!" when the start rides
+-- behind that BLMOVE (it also looks at `paused`), and the c payloads.
 --
 -- Returns a flat array {triple index, state, payload, ...}, oldest first:
 -- state "b" (begun: one of the b claimed jobs just moved to the in-progress

@@ -15,7 +15,7 @@ import { ExecutionTally } from './metrics/execution-tally';
 export const COMMAND_TIMEOUT_MS = 5000;
 
 /** How long a diagnostic dump waits for the main thread before calling its event loop blocked. */
-export const PONG_TIMEOUT_MS = 1000;
+const PONG_TIMEOUT_MS = 1000;
 
 /** The real reason: a MULTI that Redis refused says EXECABORT, the reply behind it (READONLY) is what matters. */
 export function describeFailure(error: unknown): string {

@@ -7,6 +7,7 @@ import { Keys } from '../redis/keys';
 import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread, transferableRedisOptions } from './heartbeat-messages';
 import type { ProcessIdentity } from './identity';
 import { ExecutionTally } from './metrics/execution-tally';
+import { COMMAND_TIMEOUT_MS } from './heartbeat-loop';
 
 export interface HeartbeatLogger {
   log(message: string): void;
@@ -37,8 +38,8 @@ export interface HeartbeatOptions {
 
 /** How long the hot path may batch before the thread hears of it. */
 const SNAPSHOT_DELAY_MS = 100;
-/** Two heartbeat command timeouts (the thread's COMMAND_TIMEOUT_MS) and a margin. */
-const STOP_LIMIT_MS = 11000;
+/** Two heartbeat command timeouts (the last flush and leaving) and a margin. */
+const STOP_LIMIT_MS = 2 * COMMAND_TIMEOUT_MS + 1000;
 /** A thread that died unexpectedly is restarted after this, doubling up to one interval. */
 const RESTART_DELAY_MS = 200;
 

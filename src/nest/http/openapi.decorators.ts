@@ -33,7 +33,7 @@ function swagger(): Swagger | null {
 /** The problem document's schema, as a model Swagger's scan files under components/schemas. */
 class WurkProblem {}
 
-let problemModel: { ref: string } | undefined;
+let problemDescribed = false;
 
 /**
  * Every route answers problems with the same schema: described once, as
@@ -41,15 +41,15 @@ let problemModel: { ref: string } | undefined;
  * (inline, the copies made up three quarters of the document).
  */
 function problemSchema(api: Swagger): { $ref: string } {
-  if (!problemModel) {
+  if (!problemDescribed) {
+    problemDescribed = true;
     const { properties, required, description } = SCHEMAS.Problem as { properties: Record<string, object>; required: string[]; description: string };
     for (const [name, property] of Object.entries(properties)) {
       api.ApiProperty({ ...property, required: required.includes(name) })(WurkProblem.prototype as never, name, undefined as never);
     }
     api.ApiSchema?.({ name: 'WurkProblem', description })(WurkProblem as never, undefined as never, undefined as never);
-    problemModel = { ref: (api.getSchemaPath as unknown as (model: Function) => string)(WurkProblem) };
   }
-  return { $ref: problemModel.ref };
+  return { $ref: (api.getSchemaPath as unknown as (model: Function) => string)(WurkProblem) };
 }
 
 /** A response's content, with the shared problem schema as a reference. */
