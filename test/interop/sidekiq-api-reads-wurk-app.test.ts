@@ -60,10 +60,12 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a runni
     const { jid } = await ruby.run<{ jid: string }>(`puts JSON.generate(jid: Sidekiq::Client.push('class' => 'GateJob', 'args' => ['hold']))`);
     const running = await waitFor(
       async () => {
+        // The work hash and the process hash are two MULTIs of one beat, as in Sidekiq's launcher: a read
+        // between them sees the job listed and the old busy count, so both are waited for.
         const view = await ruby.run<View>(VIEW);
-        return view.work.length === 1 ? view : undefined;
+        return view.work.length === 1 && view.processes[0]?.busy === 1 ? view : undefined;
       },
-      { timeout: 30000, interval: 200, what: 'Sidekiq::Workers to list the held job' },
+      { timeout: 30000, interval: 200, what: 'Sidekiq::Workers to list the held job and ProcessSet to count it busy' },
     );
     expect(running.work).toEqual([{ jid, queue: 'default' }]);
     expect(running.processes).toEqual([{ identity, busy: 1, stopping: false }]);
