@@ -1,0 +1,267 @@
+import type Redis from 'ioredis';
+import { Keys } from '../../src/redis/keys';
+import type { ClaimedJob } from '../../src/server/fetch/fetcher';
+import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable-fetch';
+import { QueueOrder } from '../../src/server/queue-order';
+import { usePrivateRedis } from '../support/private-redis';
+import { RedisMonitor } from '../support/redis-monitor';
+import { FETCH_IDENTITY, fetchJob, IN_PROGRESS } from '../support/reliable-fetch';
+import { waitFor } from '../support/wait';
+
+/**
+ * What the reliable fetch does with a job that ran: the acknowledgment is
+ * held, rides the next fetch.lua call (a DEL of the in-progress list when
+ * nothing else of ours is in it, else LREM), is sent again after a failed
+ * call or a master switch, and is never accepted in silence when it matches
+ * nothing.
+ */
+describe('reliable fetch: acknowledgments', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const errors: string[] = [];
+  let command: Redis;
+  let monitor: RedisMonitor | undefined;
+
+  beforeEach(() => {
+    errors.length = 0;
+    command = server.client();
+  });
+  afterEach(() => {
+    jest.restoreAllMocks();
+    monitor?.close();
+    monitor = undefined;
+  });
+
+  function fetcher(options: Partial<ReliableFetchOptions> = {}): ReliableFetch {
+    const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
+    return new ReliableFetch(server.client(), command, new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options });
+  }
+
+  /** Claims `count` queued jobs and starts each: they sit in the in-progress list, running. */
+  async function running(fetch: ReliableFetch, jids: string[]): Promise<ClaimedJob[]> {
+    await server.redis.lpush(Keys.queue('default'), ...jids.map(fetchJob));
+    const claimed = await fetch.claim(jids.length);
+    expect(claimed).toHaveLength(jids.length);
+    const started = await Promise.all(claimed.map((job) => fetch.start(job)));
+    return started as ClaimedJob[];
+  }
+
+  /** The commands Redis ran from here on, by name (scripts' commands included). */
+  async function watch(): Promise<() => string[]> {
+    monitor = await RedisMonitor.open(server.port);
+    const from = monitor.commands.length;
+    return () => (monitor as RedisMonitor).commands.slice(from).map((args) => args[0].toUpperCase());
+  }
+
+  it('acknowledges every job held since the last call, and deletes the recovery counter of each jid', async () => {
+    const fetch = fetcher();
+    const [a, b, c] = await running(fetch, ['a', 'b', 'c']);
+    await server.redis.set(Keys.recovered('a'), '1');
+    await server.redis.set(Keys.recovered('b'), '1');
+    fetch.acknowledge(a, 'a');
+    fetch.acknowledge(b, 'b');
+    await fetch.flush();
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([c.raw]);
+    expect(await server.redis.exists(Keys.recovered('a'), Keys.recovered('b'))).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('the last running job of a list is acknowledged with one DEL; with another still running, by LREM', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    let ran = await watch();
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(ran()).not.toContain('DEL');
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+    ran = await watch();
+    fetch.acknowledge(b, '');
+    await fetch.flush();
+    // The only DEL is the list's: a job acknowledged without a jid has no recovery counter to delete.
+    expect(ran().filter((name) => name === 'DEL')).toHaveLength(1);
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+  });
+
+  it('a job handed back is no longer counted running: the next acknowledgment drops the list whole', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    await fetch.giveBack([b]);
+    expect(await server.redis.lrange(Keys.queue('default'), 0, -1)).toEqual([b.raw]);
+    const ran = await watch();
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(ran()).toContain('DEL');
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+  });
+
+  it('a job filed in retry is no longer counted running either', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    expect(await fetch.file(b, 'b', 'retry', String(Date.now() / 1000), 'filed-b')).toBe(true);
+    const ran = await watch();
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(ran()).toContain('DEL');
+    expect(await server.redis.zrange(Keys.retry, 0, -1)).toEqual(['filed-b']);
+  });
+
+  it('filing a job no longer in its list files nothing, answers false and says why', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    await server.redis.del(IN_PROGRESS);
+    expect(await fetch.file(a, 'a', 'dead', String(Date.now() / 1000), 'filed-a')).toBe(false);
+    expect(await server.redis.zcard(Keys.dead)).toBe(0);
+    expect(errors).toEqual([`filing job a in dead matched nothing in ${IN_PROGRESS}: it was no longer ours (recovered by another process, or an earlier attempt landed)`]);
+  });
+
+  it('an acknowledgment that matches nothing is logged loudly, never accepted in silence', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    await server.redis.del(IN_PROGRESS);
+    fetch.acknowledge(a, 'a');
+    await fetch.flush();
+    expect(errors).toEqual([`acknowledging 1 job(s) matched nothing in ${IN_PROGRESS}`]);
+  });
+
+  it('flushes nothing when nothing is held: no call at all', async () => {
+    const fetch = fetcher();
+    await running(fetch, ['a']);
+    const ran = await watch();
+    await fetch.flush();
+    await fetch.flush(true);
+    // A PING proves the monitor saw everything sent before it.
+    await command.ping();
+    expect(ran()).toEqual(['PING']);
+  });
+
+  it('flush(onlyWhenIdle) sends at once when no claim is under way, before any claim too', async () => {
+    await server.redis.rpush(IN_PROGRESS, fetchJob('a'));
+    const fetch = fetcher();
+    fetch.acknowledge({ raw: fetchJob('a'), queue: 'default', privateKey: IN_PROGRESS, started: true }, '');
+    await fetch.flush(true);
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+  });
+
+  it('flush(onlyWhenIdle) leaves the acks to a claim under way that is not blocked, and sends them beside a blocked one', async () => {
+    const fetch = fetcher({ fetchTimeout: 5 });
+    const [a, b] = await running(fetch, ['a', 'b']);
+    // A claim under way, not yet blocked: it is still reading `paused`.
+    let release: () => void = () => undefined;
+    const reading = new Promise<void>((resolve) => (release = resolve));
+    const paused = (fetch as unknown as { paused: { filter: (queues: string[]) => Promise<string[]> } }).paused;
+    jest.spyOn(paused, 'filter').mockImplementationOnce(async (queues) => {
+      await reading;
+      return queues;
+    });
+    const claim = fetch.claim(1);
+    fetch.acknowledge(a, '');
+    await fetch.flush(true);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toHaveLength(2);
+    release();
+    // The claim carries the ack, then blocks on the empty queue.
+    await waitFor(async () => (await server.redis.llen(IN_PROGRESS)) === 1, { what: 'the ack carried by the claim' });
+    await waitFor(async () => /blocked_clients:1/.test(await server.redis.info('clients')), { what: 'the BLMOVE' });
+    fetch.acknowledge(b, '');
+    await fetch.flush(true);
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+    fetch.wake();
+    expect(await claim).toEqual([]);
+  });
+
+  it('a job that ran as a suspect is cleared from the suspects set when acknowledged', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    await server.redis.sadd(Keys.suspects, a.raw, 'other');
+    a.suspect = true;
+    fetch.acknowledge(a, 'a');
+    expect(a.suspect).toBe(false);
+    await waitFor(async () => (await server.redis.smembers(Keys.suspects)).length === 1, { what: 'the SREM' });
+    expect(await server.redis.smembers(Keys.suspects)).toEqual(['other']);
+  });
+
+  it('acks of a call that failed are sent with the next one, recovery counters too, and their second LREM is not reported', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    await server.redis.set(Keys.recovered('a'), '1');
+    fetch.acknowledge(a, 'a');
+    command.disconnect();
+    await expect(fetch.flush()).rejects.toThrow();
+    await command.connect();
+    await fetch.flush();
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+    expect(await server.redis.exists(Keys.recovered('a'))).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('a failed call with no acks in it does not silence the next report of an ack that matched nothing', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    command.disconnect();
+    await expect((fetch as unknown as { runFetch: (c: Redis, q: string[], m: number, s: number) => Promise<unknown> }).runFetch(command, ['default'], 0, 0)).rejects.toThrow();
+    await command.connect();
+    await server.redis.del(IN_PROGRESS);
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(errors).toEqual([`acknowledging 1 job(s) matched nothing in ${IN_PROGRESS}`]);
+  });
+
+  describe('after a master switch (ackReplayMs)', () => {
+    it('sends the acks of the replay window again, and their LREMs that match nothing are expected, not reported', async () => {
+      const fetch = fetcher({ ackReplayMs: 60000 });
+      const [a, b] = await running(fetch, ['a', 'b']);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+      // The deposed master took the LREM with it: the new master still holds the job that ran.
+      await server.redis.rpush(IN_PROGRESS, a.raw);
+      fetch.acknowledge(b, '');
+      await fetch.flush();
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+      expect(errors).toEqual([]);
+    });
+
+    it('replays only the acks sent within the window', async () => {
+      const fetch = fetcher({ ackReplayMs: 10000 });
+      const [a, b] = await running(fetch, ['a', 'b']);
+      const sentAt = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      clock.mockReturnValue(sentAt + 5000);
+      fetch.acknowledge(b, '');
+      await fetch.flush();
+      await server.redis.rpush(IN_PROGRESS, a.raw, b.raw);
+      // a's ack is 10.001 s old, b's 5.001 s: only b's goes out again.
+      clock.mockReturnValue(sentAt + 10001);
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([a.raw]);
+    });
+
+    it('an ack exactly at the window edge is replayed', async () => {
+      const fetch = fetcher({ ackReplayMs: 10000 });
+      const [a] = await running(fetch, ['a']);
+      const sentAt = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      await server.redis.rpush(IN_PROGRESS, a.raw);
+      clock.mockReturnValue(sentAt + 10000);
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+    });
+
+    it('without a window, nothing is kept to replay', async () => {
+      const fetch = fetcher();
+      const [a] = await running(fetch, ['a']);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      await server.redis.rpush(IN_PROGRESS, a.raw);
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([a.raw]);
+    });
+  });
+});
