@@ -174,7 +174,8 @@ local function start_claimed(i, b, mark)
   if b == 1 then
     local moved = redis.pcall("LMOVE", claimed, started, "RIGHT", "LEFT")
     if type(moved) == "table" and moved.err then
-      out[#out + 1] = "!"; out[#out + 1] = started; out[#out + 1] = moved.err
+      -- LMOVE's error names no key: the claimed list is a list unless it is the culprit.
+      out[#out + 1] = "!"; out[#out + 1] = redis.call("TYPE", claimed).ok == "list" and started or claimed; out[#out + 1] = moved.err
     elseif moved then
       out[#out + 1] = i; out[#out + 1] = "b"; out[#out + 1] = moved
     end
