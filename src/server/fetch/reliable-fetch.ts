@@ -581,7 +581,8 @@ export class ReliableFetch implements Fetcher {
         const strays = items.filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
         const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
         for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
-        if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed);
+        // LRANGE reads newest first (claims are LPUSHed); give_back wants oldest first, so the oldest is fetched first again.
+        if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed.reverse());
         // Untainted only once all it holds is settled as ours: a job whose start is on its way may come back
         // not started and be dropped, and in a list no pass looks at it would stay for good (or go with the
         // whole-list DEL of a later ack).
