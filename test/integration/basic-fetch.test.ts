@@ -141,7 +141,7 @@ describe('basic fetch', () => {
       claim = basic.claim();
     }
     expect(await claim).toEqual([]);
-    const [entry] = await server.redis.zrange(Keys.dead, 0, -1);
+    const [entry] = await server.redis.zrange(Keys.dead, 0, '-1');
     expect(JSON.parse(entry)).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'a' });
     expect(errors).toEqual([expect.stringContaining('a job on a whose bytes are not valid UTF-8 was filed in dead')]);
     expect(await server.redis.llen(Keys.queue('a'))).toBe(0);
@@ -176,7 +176,7 @@ describe('basic fetch', () => {
     }
     await server.redis.set(Keys.recovered('j1'), '1');
     expect(await basic.file({ raw: 'raw-1', queue: 'a' }, 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(true);
-    expect(await server.redis.zrange(Keys.dead, 0, -1)).toEqual(['old-1', 'filed-1']);
+    expect(await server.redis.zrange(Keys.dead, 0, '-1')).toEqual(['old-1', 'filed-1']);
     expect(await server.redis.exists(Keys.recovered('j1'))).toBe(0);
     expect(await basic.file({ raw: 'raw-2', queue: 'a' }, 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(true);
     expect(await server.redis.zcard(Keys.retry)).toBe(4);

@@ -21,7 +21,7 @@ describe('filing a fetched job', () => {
       await server.redis.rpush(PRIVATE, 'other', INVALID_BYTES);
       await buryInvalidBytes(server.redis, INVALID_BYTES, 'a', PRIVATE, options);
       expect(await server.redis.lrange(PRIVATE, 0, -1)).toEqual(['other']);
-      expect(JSON.parse((await server.redis.zrange(Keys.dead, 0, -1))[0])).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'a' });
+      expect(JSON.parse((await server.redis.zrange(Keys.dead, 0, '-1'))[0])).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'a' });
       expect(errors).toEqual([expect.stringContaining('a job on a whose bytes are not valid UTF-8 was filed in dead')]);
     });
 
@@ -53,7 +53,7 @@ describe('filing a fetched job', () => {
     it('is filed once a replica has it (1), and a second run finds nothing left to file (0)', async () => {
       await server.redis.rpush(PRIVATE, 'raw');
       expect(await runSettle(server.redis, keys, args, durability(1))).toBe(1);
-      expect(await replica.redis.zrange(Keys.retry, 0, -1)).toEqual(['filed']);
+      expect(await replica.redis.zrange(Keys.retry, 0, '-1')).toEqual(['filed']);
       expect(await replica.redis.llen(PRIVATE)).toBe(0);
       expect(await runSettle(server.redis, keys, args, durability(1))).toBe(0);
       expect(await server.redis.zcard(Keys.retry)).toBe(1);

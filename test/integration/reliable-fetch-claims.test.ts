@@ -230,6 +230,35 @@ describe('reliable fetch: claims and starts', () => {
       expect(await claim).toEqual([{ raw: job('a', 'c1'), queue: 'a', privateKey: claimedOf('a'), unchecked: true }]);
     });
 
+    it('a job that arrives at a queue paused while the claim blocked goes back unstarted, and the queue is then known paused', async () => {
+      const fetch = fetcher(['a'], { paused: await staleView(), fetchTimeout: 1 });
+      const claim = fetch.claim(1, 1);
+      await blocked(1);
+      await server.redis.sadd(Keys.paused, 'a');
+      await server.redis.lpush(Keys.queue('a'), job('a', 'p1'));
+      expect(await claim).toEqual([]);
+      expect(await server.redis.lrange(Keys.queue('a'), 0, -1)).toEqual([job('a', 'p1')]);
+      expect(await server.redis.exists(claimedOf('a'), inProgressOf('a'))).toBe(0);
+      const blmove = jest.spyOn(fetchConnection, 'blmoveBuffer');
+      const idle = fetch.claim(1, 1);
+      expect(await pendingAfter(idle, 300)).toBe('pending');
+      fetch.wake();
+      expect(await idle).toEqual([]);
+      expect(blmove).not.toHaveBeenCalled();
+    });
+
+    it('a give-back of a job of a queue paused meanwhile that fails is said, and the job stays claimed for reconcile', async () => {
+      const fetch = fetcher(['a'], { paused: await staleView(), fetchTimeout: 1 });
+      const claim = fetch.claim(1, 1);
+      await blocked(1);
+      await server.redis.sadd(Keys.paused, 'a');
+      jest.spyOn(command, 'evalsha').mockRejectedValueOnce(new Error('Connection is closed.'));
+      await server.redis.lpush(Keys.queue('a'), job('a', 'p1'));
+      expect(await claim).toEqual([]);
+      expect(errors).toEqual(['giving back a job of paused a failed (reconcile will): Connection is closed.']);
+      expect(await server.redis.lrange(claimedOf('a'), 0, -1)).toEqual([job('a', 'p1')]);
+    });
+
     it('after warmUp, the first job after boot starts on arrival (the script is loaded before the first BLMOVE)', async () => {
       await server.redis.script('FLUSH');
       const fetch = fetcher(['a', 'b']);

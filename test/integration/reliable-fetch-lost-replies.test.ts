@@ -17,6 +17,7 @@ import { CLAIMED, FETCH_IDENTITY, fetchJob, IN_PROGRESS, untilBlocked } from '..
 describe('reliable fetch: replies lost on the way back', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const nothingKnown = new KnownJobs();
+  const errors: string[] = [];
   let fetchConnection: Redis;
   let command: Redis;
   let fetch: ReliableFetch;
@@ -24,7 +25,8 @@ describe('reliable fetch: replies lost on the way back', () => {
   beforeEach(() => {
     fetchConnection = server.client();
     command = server.client();
-    const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    errors.length = 0;
+    const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
     fetch = new ReliableFetch(fetchConnection, command, new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
   });
   afterEach(() => jest.restoreAllMocks());
@@ -67,7 +69,7 @@ describe('reliable fetch: replies lost on the way back', () => {
 
   it('a call that claims nothing taints no list: a job put there by someone else is not touched', async () => {
     await server.redis.rpush(CLAIMED, fetchJob('foreign'));
-    const lrange = jest.spyOn(command, 'lrange');
+    const lrange = jest.spyOn(command, 'lrangeBuffer');
     loseNextReply(command);
     await server.redis.rpush(IN_PROGRESS, fetchJob('ran'));
     fetch.acknowledge({ raw: fetchJob('ran'), queue: 'default', privateKey: IN_PROGRESS, started: true }, '');
@@ -106,11 +108,38 @@ describe('reliable fetch: replies lost on the way back', () => {
     expect(await server.redis.lrange(Keys.queue('default'), 0, -1)).toEqual([fetchJob('a')]);
   });
 
+  it('a claimed payload not valid UTF-8 whose filing in dead failed is handed back by reconcile, bytes as they were, and filed by the next claim', async () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    await server.redis.lpush(Keys.queue('default'), bytes);
+    jest.spyOn(command, 'evalsha').mockRejectedValueOnce(new Error('Connection is closed.'));
+    expect(await fetch.claim(1)).toEqual([]);
+    expect(errors).toEqual(['filing a job of default that is not valid UTF-8 in dead failed (kept, will retry): Connection is closed.']);
+    expect(await server.redis.lrangeBuffer(CLAIMED, 0, -1)).toEqual([bytes]);
+    expect(await twoPasses()).toBe(1);
+    expect(await server.redis.lrangeBuffer(Keys.queue('default'), 0, -1)).toEqual([bytes]);
+    expect(await fetch.claim(1)).toEqual([]);
+    expect(await server.redis.zcard(Keys.dead)).toBe(1);
+    expect(await server.redis.exists(CLAIMED, Keys.queue('default'))).toBe(0);
+  });
+
   describe('reconcile', () => {
     function taint(key: string): void {
       (fetch as unknown as { taint(key: string): void }).taint(key);
     }
     const tainted = () => (fetch as unknown as { tainted: Set<string> }).tainted;
+
+    it('hands back only strays seen in two passes in a row: one first seen beside a confirmed one waits for the next pass', async () => {
+      await server.redis.rpush(CLAIMED, fetchJob('a'));
+      taint(CLAIMED);
+      expect(await fetch.reconcile(nothingKnown)).toBe(0);
+      // A claim that was in flight during the first look lands now.
+      await server.redis.lpush(CLAIMED, fetchJob('b'));
+      expect(await fetch.reconcile(nothingKnown)).toBe(1);
+      expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual([fetchJob('b')]);
+      expect(await fetch.reconcile(nothingKnown)).toBe(1);
+      // Each went back to the head of the queue when it was handed back.
+      expect(await server.redis.lrange(Keys.queue('default'), 0, -1)).toEqual([fetchJob('a'), fetchJob('b')]);
+    });
 
     it('reads the whole list', async () => {
       await server.redis.rpush(CLAIMED, fetchJob('a'), fetchJob('b'), fetchJob('c'), fetchJob('d'));
@@ -133,8 +162,8 @@ describe('reliable fetch: replies lost on the way back', () => {
       taint(IN_PROGRESS);
       const known = new KnownJobs();
       known.add(fetchJob('running'));
-      const lrange = command.lrange.bind(command) as (key: string, start: number, stop: number) => Promise<string[]>;
-      jest.spyOn(command, 'lrange').mockImplementationOnce((async (key: string, start: number, stop: number) => {
+      const lrange = command.lrangeBuffer.bind(command) as (key: string, start: number, stop: number) => Promise<Buffer[]>;
+      jest.spyOn(command, 'lrangeBuffer').mockImplementationOnce((async (key: string, start: number, stop: number) => {
         const items = await lrange(key, start, stop);
         taint(IN_PROGRESS);
         return items;

@@ -577,16 +577,21 @@ export class ReliableFetch implements Fetcher {
       for (const privateKey of [this.claimedKey(queue), this.privateKey(queue)]) {
         if (!this.tainted.has(privateKey)) continue;
         const held = new Set([this.held, ...this.sending].flatMap((acks) => acks.get(privateKey) ?? []));
-        const items = await this.command.lrange(privateKey, 0, -1);
-        const strays = items.filter((raw) => !known.has(privateKey, raw) && !held.has(raw));
-        const confirmed = strays.filter((raw) => this.strayCandidates.has(`${privateKey}\n${raw}`));
-        for (const raw of strays) seen.add(`${privateKey}\n${raw}`);
+        // Read as bytes: a payload that is not valid UTF-8 (its filing in dead failed) is nobody's job here,
+        // and decoded it would no longer match itself for give_back.
+        const items = await this.command.lrangeBuffer(privateKey, 0, -1);
+        const texts = items.map((bytes) => (isUtf8(bytes) ? bytes.toString('utf8') : undefined));
+        const isStray = (raw: string | undefined): boolean => raw === undefined || (!known.has(privateKey, raw) && !held.has(raw));
+        const strays = items.filter((_, i) => isStray(texts[i]));
+        const candidate = (bytes: Buffer): string => `${privateKey}\n${bytes.toString('latin1')}`;
+        const confirmed = strays.filter((bytes) => this.strayCandidates.has(candidate(bytes)));
+        for (const bytes of strays) seen.add(candidate(bytes));
         // LRANGE reads newest first (claims are LPUSHed); give_back wants oldest first, so the oldest is fetched first again.
         if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed.reverse());
         // Untainted only once all it holds is settled as ours: a job whose start is on its way may come back
         // not started and be dropped, and in a list no pass looks at it would stay for good (or go with the
         // whole-list DEL of a later ack).
-        const settled = strays.length === 0 && !items.some((raw) => known.isStarting(raw));
+        const settled = strays.length === 0 && !texts.some((raw) => raw !== undefined && known.isStarting(raw));
         if (settled && epoch === this.taintEpoch) this.tainted.delete(privateKey);
       }
     }
