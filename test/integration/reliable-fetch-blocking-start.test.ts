@@ -40,4 +40,27 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     await server.redis.lpush(Keys.queue('default'), 'arrival');
     expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
   });
+
+  it('an older job that is not valid UTF-8 is filed in dead from the in-progress list it was moved to; the arrival stays claimed', async () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    await server.redis.lpush(CLAIMED, bytes);
+    const claim = fetcher().claim(1, 1);
+    await untilBlocked(server.redis);
+    await server.redis.lpush(Keys.queue('default'), 'arrival');
+    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true }]);
+    expect(await server.redis.zcard(Keys.dead)).toBe(1);
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+    expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
+  });
+
+  it('an arrival that is not valid UTF-8 behind an older job is filed in dead from the claimed list; the older one comes back started', async () => {
+    const bytes = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
+    await server.redis.lpush(CLAIMED, 'older');
+    const claim = fetcher().claim(1, 1);
+    await untilBlocked(server.redis);
+    await server.redis.lpush(Keys.queue('default'), bytes);
+    expect(await claim).toEqual([{ raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(await server.redis.zcard(Keys.dead)).toBe(1);
+    expect(await server.redis.exists(CLAIMED)).toBe(0);
+  });
 });
