@@ -23,8 +23,8 @@ describe('orphan recovery', () => {
   }
 
   it('parses private list names from the right, both shapes', () => {
-    expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({ queue: 'a|b', hostname: 'host-1', pid: 42, nonce: '0123456789ab', index: 0 });
-    expect(parsePrivateList('queue:a|host-1|42|0123456789ab|1')).toEqual({ queue: 'a', hostname: 'host-1', pid: 42, nonce: '0123456789ab', index: 1 });
+    expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({ queue: 'a|b', hostname: 'host-1', pid: 42, nonce: '0123456789ab', identity: 'host-1:42:0123456789ab', index: 0 });
+    expect(parsePrivateList('queue:a|host-1|42|0123456789ab|1')).toEqual({ queue: 'a', hostname: 'host-1', pid: 42, nonce: '0123456789ab', identity: 'host-1:42:0123456789ab', index: 1 });
     expect(parsePrivateList('queue:default|host|42|0')).toEqual({ queue: 'default', hostname: 'host', pid: 42, index: 0 });
     expect(parsePrivateList('queue:default')).toBeUndefined();
   });
