@@ -79,7 +79,6 @@ export type FromThread =
  * applies wurk's own reconnect policy.
  */
 export function transferableRedisOptions(redis: RedisConnectionOptions | undefined): HeartbeatThreadData['redis'] {
-  if (redis === undefined) return undefined;
   const source = isRedisInstance(redis) ? (redis.options as Record<string, unknown>) : (redis as Record<string, unknown>);
   return withoutFunctions(source) as HeartbeatThreadData['redis'];
 }

@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import type { ChainableCommander } from 'ioredis';
 import type Redis from 'ioredis';
 import { floatText, nowMs } from '../job/time';
@@ -180,13 +179,11 @@ export async function execChecked(multi: ChainableCommander): Promise<[Error | n
   return replies;
 }
 
-/** Resident set size in KB, the unit Sidekiq reports (VmRSS), for the whole process. */
+/**
+ * Resident set size in KB, the unit Sidekiq reports (VmRSS), for the whole
+ * process (from a worker thread too). Node reads it where VmRSS comes from
+ * on Linux (/proc/self/stat), and has it on every platform.
+ */
 export function rssKb(): number {
-  try {
-    const match = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'));
-    if (match) return Number(match[1]);
-  } catch {
-    // No procfs (macOS, Windows): fall through to Node's own figure.
-  }
   return Math.round(process.memoryUsage.rss() / 1024);
 }

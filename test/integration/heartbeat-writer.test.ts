@@ -1,5 +1,6 @@
-import { HeartbeatWriter, rssKb } from '../../src/server/heartbeat-writer';
+import { readFileSync } from 'node:fs';
 import type { HeartbeatInfo } from '../../src/server/heartbeat-messages';
+import { freshEachTest } from '../support/fresh-module';
 import { usePrivateRedis } from '../support/private-redis';
 
 const ID = 'host:42:0123456789ab';
@@ -12,7 +13,9 @@ const TTL = 60;
 /** Sidekiq's launcher writes (spec §4) as the heartbeat thread makes them, run here on the main thread. */
 describe('heartbeat: the writer', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const writer = () => new HeartbeatWriter(server.redis, INFO, TTL);
+  // Loaded per test: the signal names and the day keys' TTL are built at import.
+  const fresh = freshEachTest(() => require('../../src/server/heartbeat-writer') as typeof import('../../src/server/heartbeat-writer'));
+  const writer = () => new fresh.module.HeartbeatWriter(server.redis, INFO, TTL);
   const today = () => new Date().toISOString().slice(0, 10);
 
   it('registers the process: the processes set, its hash with the info JSON and the live fields, its TTL, and the last-beat mark', async () => {
@@ -61,7 +64,8 @@ describe('heartbeat: the writer', () => {
     expect(await server.redis.keys('stat:*')).toEqual([]);
     await writer().flushStats(5, 2);
     await writer().flushStats(1, 0);
-    expect(await server.redis.mget('stat:processed', 'stat:failed', `stat:processed:${today()}`, `stat:failed:${today()}`)).toEqual(['6', '2', '6', '2']);
+    await writer().flushStats(0, 3);
+    expect(await server.redis.mget('stat:processed', 'stat:failed', `stat:processed:${today()}`, `stat:failed:${today()}`)).toEqual(['6', '5', '6', '5']);
     expect(await server.redis.ttl(`stat:processed:${today()}`)).toBe(5 * 365 * 24 * 3600);
     expect(await server.redis.ttl(`stat:failed:${today()}`)).toBe(5 * 365 * 24 * 3600);
     await server.redis.set('stat:failed', 'not a number');
@@ -99,7 +103,16 @@ describe('heartbeat: the writer', () => {
     const rtt = await writer().measureRtt();
     expect(rtt).toBeGreaterThan(0);
     expect(rtt).toBeLessThan(1_000_000);
-    const kb = rssKb();
-    expect(Math.abs(kb - process.memoryUsage.rss() / 1024)).toBeLessThan(kb / 2);
+    const kb = fresh.module.rssKb();
+    const vmRss = Number(/VmRSS:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
+    expect(Math.abs(kb - vmRss)).toBeLessThan(vmRss / 10);
+  });
+
+  it('takes a transaction Redis discarded (EXEC answered nil) for an error', async () => {
+    const watching = server.client();
+    await watching.watch('watched');
+    await server.redis.set('watched', 'changed');
+    await expect(fresh.module.execChecked(watching.multi().set('other', '1'))).rejects.toThrow(/^MULTI was discarded$/);
+    expect(await server.redis.exists('other')).toBe(0);
   });
 });
