@@ -1,0 +1,532 @@
+import { MiddlewareChain } from '../../src/job/middleware-chain';
+import { JobPayload } from '../../src/job/payload';
+import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
+import { WorkerRegistry } from '../../src/job/worker-registry';
+import { OverLimitError } from '../../src/limiter/over-limit-error';
+import type { ClaimedJob, Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
+import { jobExecutionStorage } from '../../src/server/job-execution';
+import { attemptOf, DeathHandler, ErrorHandler, PendingFiling, perform, Processor, UnknownWorkerError } from '../../src/server/processor';
+import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../src/server/server-middleware';
+import { FakeHeartbeat } from '../support/fake-heartbeat';
+
+const JID = 'a'.repeat(24);
+
+interface Filed {
+  jid: string;
+  set: FilingSet;
+  score: number;
+  /** The payload filed, decoded (its text when a middleware left it unparseable). */
+  payload: Record<string, unknown>;
+}
+
+function decoded(text: string): Record<string, unknown> {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return { text };
+  }
+}
+
+/**
+ * The fetcher as the processor sees it, in memory: what was acknowledged and
+ * filed, and what each filing answers (true, false, or a rejection), in turn.
+ */
+class RecordingFetcher implements Fetcher {
+  acks: string[] = [];
+  filed: Filed[] = [];
+  filings: Array<boolean | Error> = [];
+  claim = async (): Promise<ClaimedJob[]> => [];
+  start = async (job: ClaimedJob): Promise<ClaimedJob> => job;
+  acknowledge(_job: ClaimedJob, jid: string): void {
+    this.acks.push(jid);
+  }
+  flush = async (): Promise<void> => undefined;
+  async file(_job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
+    const answer = this.filings.shift() ?? true;
+    if (answer instanceof Error) throw answer;
+    this.filed.push({ jid, set, score: Number(score), payload: decoded(payload) });
+    return answer;
+  }
+  giveBack = async (): Promise<void> => undefined;
+  release = async (): Promise<void> => undefined;
+  interrupt(): void {}
+}
+
+interface Setup {
+  workers?: Record<string, WorkerInstance>;
+  listeners?: JobLifecycleListener[];
+  errorHandlers?: ErrorHandler[];
+  deathHandlers?: DeathHandler[];
+  executionMetrics?: boolean;
+  timestamps?: 'seconds' | 'millis';
+  maxRetries?: number;
+  overLimit?: { retries: number; backoff: (count: number, error: unknown) => number };
+  middleware?: MiddlewareChain<ServerContext>;
+}
+
+function processorWith(setup: Setup = {}) {
+  const registry = new WorkerRegistry();
+  for (const [name, instance] of Object.entries(setup.workers ?? {})) registry.register({ name, target: instance.constructor as WorkerClass, options: {}, instance });
+  const fetcher = new RecordingFetcher();
+  const heartbeat = new FakeHeartbeat();
+  const errors: string[] = [];
+  const pending: PendingFiling[] = [];
+  const outcomes: JobOutcome[] = [];
+  const contexts: ServerContext[] = [];
+  const signal = new AbortController().signal;
+  const processor = new Processor({
+    registry,
+    middleware: setup.middleware ?? new MiddlewareChain<ServerContext>(),
+    listeners: [{ onSettled: (context, outcome) => void (contexts.push(context), outcomes.push(outcome)) }, ...(setup.listeners ?? [])],
+    heartbeat,
+    fetcher,
+    maxRetries: setup.maxRetries ?? 25,
+    timestamps: setup.timestamps ?? 'seconds',
+    executionMetrics: setup.executionMetrics ?? true,
+    errorHandlers: setup.errorHandlers ?? [],
+    deathHandlers: setup.deathHandlers ?? [],
+    logger: { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) },
+    signal,
+    pending,
+    overLimit: setup.overLimit ?? { retries: 20, backoff: () => 10 },
+  });
+  return { processor, fetcher, heartbeat, errors, pending, outcomes, contexts, signal };
+}
+
+function claimed(members: Record<string, unknown> = {}, queue = 'default'): ClaimedJob {
+  return { raw: JSON.stringify({ class: 'Work', args: [1], queue, jid: JID, created_at: 1795933789.5, ...members }), queue };
+}
+
+const failing = (error: unknown) => ({ perform: () => Promise.reject(error) });
+
+describe('Processor: one job run and settled', () => {
+  it('runs perform with the args inside the job execution, acknowledges it by jid and settles it complete with its result', async () => {
+    const seen: unknown[] = [];
+    const { processor, fetcher, heartbeat, outcomes, contexts, signal } = processorWith({
+      workers: {
+        Work: {
+          perform: (n: number) => {
+            const execution = jobExecutionStorage.getStore();
+            seen.push(n, execution?.jid, execution?.queue, execution?.attempt, execution?.signal === signal, execution?.reporter);
+            return 'result';
+          },
+        },
+      },
+    });
+    await processor.run(claimed({}, 'fetched-from'));
+    expect(seen).toEqual([1, JID, 'fetched-from', 1, true, undefined]);
+    expect(fetcher.acks).toEqual([JID]);
+    expect(fetcher.filed).toEqual([]);
+    expect(outcomes).toEqual([{ kind: 'complete', result: 'result' }]);
+    expect(contexts[0]).toMatchObject({ queue: 'fetched-from', attempt: 1, result: 'result' });
+    expect(contexts[0].worker?.name).toBe('Work');
+    expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 0]);
+  });
+
+  it('counts attempts as Sidekiq: 1 for a first run, retry_count + 2 after, 1 for a count that is not a number', () => {
+    const payload = (members: Record<string, unknown>) => JobPayload.parse(JSON.stringify({ class: 'Work', args: [], ...members }));
+    expect(attemptOf(payload({}))).toBe(1);
+    expect(attemptOf(payload({ retry_count: 0 }))).toBe(2);
+    expect(attemptOf(payload({ retry_count: 3 }))).toBe(5);
+    expect(attemptOf(payload({ retry_count: '3' }))).toBe(1);
+  });
+
+  it("hands the attempt of a retried job to the context and the execution", async () => {
+    const attempts: number[] = [];
+    const { processor, contexts } = processorWith({ workers: { Work: { perform: () => void attempts.push(jobExecutionStorage.getStore()?.attempt as number) } } });
+    await processor.run(claimed({ retry_count: 1 }));
+    expect(attempts).toEqual([3]);
+    expect(contexts[0].attempt).toBe(3);
+  });
+
+  it('fails a class this process does not know inside the chain, naming the class', async () => {
+    const { processor, outcomes } = processorWith();
+    await processor.run(claimed({ class: 'Nope::Missing' }));
+    const error = (outcomes[0] as { error: UnknownWorkerError }).error;
+    expect(error).toBeInstanceOf(UnknownWorkerError);
+    expect(error.className).toBe('Nope::Missing');
+    expect(error.message).toBe('no @Worker named "Nope::Missing" in this process');
+  });
+
+  it("perform (the chain's terminal step) stores what the worker's perform returned as the result", async () => {
+    const context = { job: JobPayload.parse('{"class":"Work","args":[2,3]}'), worker: { instance: { perform: (a: number, b: number) => a * b } } } as unknown as ServerContext;
+    await perform(context);
+    expect(context.result).toBe(6);
+  });
+
+  describe('execution metrics', () => {
+    it('records each run of a known class with its milliseconds and whether it failed', async () => {
+      const { processor, heartbeat } = processorWith({
+        workers: { Work: { perform: () => new Promise((resolve) => setTimeout(resolve, 30)) }, Bad: failing(new Error('x')) },
+      });
+      await processor.run(claimed());
+      await processor.run(claimed({ class: 'Bad', retry: false }));
+      expect(heartbeat.executions.map(({ className, failed }) => [className, failed])).toEqual([
+        ['Work', false],
+        ['Bad', true],
+      ]);
+      // The perform's 30 ms timer: measured from its start, on the monotonic clock.
+      expect(heartbeat.executions[0].ms).toBeGreaterThanOrEqual(25);
+      expect(heartbeat.executions[0].ms).toBeLessThan(10000);
+    });
+
+    it('names a wrapped job (ActiveJob) by the class it wraps; an empty or non-string wrapped names the job class', async () => {
+      const { processor, heartbeat } = processorWith({ workers: { Work: { perform: () => undefined } } });
+      await processor.run(claimed({ wrapped: 'Real::MailJob' }));
+      await processor.run(claimed({ wrapped: '' }));
+      await processor.run(claimed({ wrapped: 7 }));
+      expect(heartbeat.executions.map((execution) => execution.className)).toEqual(['Real::MailJob', 'Work', 'Work']);
+    });
+
+    it('records nothing when off, nor for an unknown class', async () => {
+      const off = processorWith({ workers: { Work: { perform: () => undefined } }, executionMetrics: false });
+      await off.processor.run(claimed());
+      expect(off.heartbeat.executions).toEqual([]);
+      const unknown = processorWith();
+      await unknown.processor.run(claimed({ class: 'Missing', retry: false }));
+      expect(unknown.heartbeat.executions).toEqual([]);
+      expect([unknown.heartbeat.processed, unknown.heartbeat.failed]).toEqual([1, 1]);
+    });
+  });
+
+  describe('a job handed back at the shutdown deadline', () => {
+    it('is counted but never settled: no ack, no filing, no settled listener', async () => {
+      let job!: ClaimedJob;
+      const ok = processorWith({ workers: { Work: { perform: () => void (job.handedBack = true) } } });
+      job = claimed();
+      await ok.processor.run(job);
+      expect([ok.heartbeat.processed, ok.heartbeat.failed]).toEqual([1, 0]);
+      expect(ok.fetcher.acks).toEqual([]);
+      expect(ok.outcomes).toEqual([]);
+
+      const bad = processorWith({ workers: { Work: { perform: () => ((job.handedBack = true), Promise.reject(new Error('late'))) } } });
+      job = claimed({ retry: true });
+      await bad.processor.run(job);
+      expect([bad.heartbeat.processed, bad.heartbeat.failed]).toEqual([1, 1]);
+      expect(bad.fetcher.filed).toEqual([]);
+      expect(bad.outcomes).toEqual([]);
+      expect(bad.heartbeat.executions).toEqual([]);
+    });
+  });
+
+  describe('a failure', () => {
+    it('is filed in retry with retry_count 0 and the error fields, counted failed, handed to the error handlers with its context', async () => {
+      const handled: Array<[unknown, string]> = [];
+      const error = new TypeError('boom');
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        errorHandlers: [(caught, context) => void handled.push([caught, context.job.jid])],
+      });
+      const before = Date.now();
+      await processor.run(claimed({ retry: true }));
+      expect(fetcher.filed).toHaveLength(1);
+      const [filing] = fetcher.filed;
+      expect(filing).toMatchObject({ jid: JID, set: 'retry', payload: { retry_count: 0, error_class: 'TypeError', error_message: 'boom' } });
+      expect(filing.score * 1000).toBeGreaterThanOrEqual(before + 15000 - 1);
+      expect(filing.score * 1000).toBeLessThan(Date.now() + 25000);
+      expect(outcomes).toEqual([{ kind: 'retrying', error, retryCount: 0, retryAt: expect.any(Number) }]);
+      expect((outcomes[0] as { retryAt: number }).retryAt).toBeCloseTo(filing.score * 1000, -1);
+      expect(heartbeat.failed).toBe(1);
+      expect(fetcher.acks).toEqual([]);
+      expect(handled).toEqual([[error, JID]]);
+    });
+
+    it('uses the maxRetries default when the job says retry: true, and a number of its own otherwise', async () => {
+      const deaths: string[] = [];
+      const capped = processorWith({ workers: { Work: failing(new Error('x')) }, maxRetries: 2, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      await capped.processor.run(claimed({ retry: true, retry_count: 0 }));
+      await capped.processor.run(claimed({ retry: true, retry_count: 1 }));
+      await capped.processor.run(claimed({ retry: 5, retry_count: 1 }));
+      expect(capped.fetcher.filed.map((filing) => filing.set)).toEqual(['retry', 'dead', 'retry']);
+      expect(capped.outcomes.map((outcome) => outcome.kind)).toEqual(['retrying', 'dead', 'retrying']);
+      expect(deaths).toEqual([JID]);
+    });
+
+    it('out of retries is filed in dead scored now, and the death handlers get the filed payload and the error', async () => {
+      const deaths: Array<[unknown, unknown]> = [];
+      const error = new Error('last');
+      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job, caught) => void deaths.push([job.get('error_message'), caught])] });
+      const before = Date.now();
+      await processor.run(claimed({ retry: 0 }));
+      expect(fetcher.filed.map((filing) => filing.set)).toEqual(['dead']);
+      expect(fetcher.filed[0].score * 1000).toBeGreaterThanOrEqual(before - 1);
+      expect(fetcher.filed[0].score * 1000).toBeLessThanOrEqual(Date.now() + 1);
+      expect(outcomes).toEqual([{ kind: 'dead', error }]);
+      expect(deaths).toEqual([['last', error]]);
+    });
+
+    it('with retry: false is acknowledged, not filed, and its death handlers run: failed', async () => {
+      const deaths: string[] = [];
+      const error = new Error('gone');
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      await processor.run(claimed({ retry: false }));
+      expect(fetcher.acks).toEqual([JID]);
+      expect(fetcher.filed).toEqual([]);
+      expect(outcomes).toEqual([{ kind: 'failed', error }]);
+      expect(deaths).toEqual([JID]);
+      expect(heartbeat.failed).toBe(1);
+    });
+
+    it('whose filing finds the job no longer ours is interrupted, with no death handler', async () => {
+      const deaths: string[] = [];
+      const error = new Error('x');
+      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      fetcher.filings = [false];
+      await processor.run(claimed({ retry: 0 }));
+      expect(outcomes).toEqual([{ kind: 'interrupted', error }]);
+      expect(deaths).toEqual([]);
+    });
+
+    it('logs a handler that throws and still runs the next handlers', async () => {
+      const calls: string[] = [];
+      const { processor, errors } = processorWith({
+        workers: { Work: failing(new Error('x')) },
+        errorHandlers: [
+          () => {
+            throw new Error('handler bug');
+          },
+          () => void calls.push('error 2'),
+        ],
+        deathHandlers: [() => Promise.reject(new Error('death bug')), () => void calls.push('death 2')],
+      });
+      await processor.run(claimed({ retry: 0 }));
+      expect(calls).toEqual(['death 2', 'error 2']);
+      expect(errors).toEqual(['death handler failed (ignored): death bug', 'error handler failed (ignored): handler bug']);
+    });
+  });
+
+  describe('the interrupt path (seed 004): a failure whose filing failed', () => {
+    it('is filed again in retry, 30 s out, counting interrupted_count, and settles interrupted saying where it went', async () => {
+      const error = new Error('stuck');
+      const { processor, fetcher, errors, outcomes, pending } = processorWith({ workers: { Work: failing(error) } });
+      fetcher.filings = [new Error('WRONGTYPE retry')];
+      const before = Date.now();
+      await processor.run(claimed({ retry: true }));
+      expect(errors).toEqual([`could not file failed job ${JID} (Error): WRONGTYPE retry; interrupting it`]);
+      expect(fetcher.filed).toHaveLength(1);
+      expect(fetcher.filed[0]).toMatchObject({ jid: JID, set: 'retry', payload: { interrupted_count: 1, retry_count: 0, error_message: 'stuck' } });
+      const retryAt = fetcher.filed[0].score * 1000;
+      expect(retryAt).toBeGreaterThanOrEqual(before + 30000 - 1);
+      expect(retryAt).toBeLessThanOrEqual(Date.now() + 30000 + 1);
+      expect(outcomes).toEqual([{ kind: 'interrupted', error, filedIn: 'retry', retryAt: expect.any(Number) }]);
+      expect((outcomes[0] as { retryAt: number }).retryAt).toBeCloseTo(retryAt, -1);
+      expect(pending).toEqual([]);
+    });
+
+    it('goes to dead when the failure was out of retries, with no retryAt', async () => {
+      const error = new Error('stuck');
+      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) } });
+      fetcher.filings = [new Error('WRONGTYPE dead')];
+      await processor.run(claimed({ retry: 0 }));
+      expect(fetcher.filed.map((filing) => filing.set)).toEqual(['dead']);
+      expect(outcomes).toEqual([{ kind: 'interrupted', error, filedIn: 'dead', retryAt: undefined }]);
+    });
+
+    it('is remembered for a later filing when the interrupt fails too, and says so', async () => {
+      const { processor, fetcher, errors, outcomes, pending } = processorWith({ workers: { Work: failing(new Error('stuck')) } });
+      fetcher.filings = [new Error('first'), new Error('second')];
+      await processor.run(claimed({ retry: true }));
+      expect(errors[1]).toBe(`could not interrupt job ${JID} either (second); will file it in retry later`);
+      expect(pending).toHaveLength(1);
+      expect(pending[0]).toMatchObject({ jid: JID, set: 'retry' });
+      expect(JSON.parse(pending[0].payload)).toMatchObject({ interrupted_count: 1, error_message: 'stuck' });
+      expect(Number(pending[0].score)).toBeGreaterThan(Date.now() / 1000 + 25);
+      expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    });
+
+    it('a failure that cannot be planned (a member a middleware left unparseable) is interrupted into retry', async () => {
+      const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
+        context.job.setRaw('retry', '{not json');
+        await next();
+      });
+      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware });
+      await processor.run(claimed({ retry: true }));
+      expect(errors[0]).toMatch(new RegExp(`^could not file failed job ${JID} \\(Error\\): .+; interrupting it$`));
+      expect(fetcher.filed.map((filing) => filing.set)).toEqual(['retry']);
+      expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    });
+
+    it('when not even the interrupt can be planned, files the payload as fetched in dead with the error fields, keeping its failed_at', async () => {
+      const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
+        context.job.setRaw('retry_count', '{not json');
+        await next();
+      });
+      const error = new RangeError('deep');
+      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(error) }, middleware });
+      const before = Date.now();
+      await processor.run(claimed({ retry: true, failed_at: 1795933000.25 }));
+      expect(errors[1]).toMatch(new RegExp(`^could not plan the interrupt of job ${JID} \\(.+\\); filing it in dead$`));
+      expect(fetcher.filed).toHaveLength(1);
+      const [filing] = fetcher.filed;
+      expect(filing).toMatchObject({ jid: JID, set: 'dead' });
+      expect(filing.payload).toEqual({ class: 'Work', args: [1], queue: 'default', jid: JID, created_at: 1795933789.5, retry: true, failed_at: 1795933000.25, error_class: 'RangeError', error_message: 'deep' });
+      expect(filing.score * 1000).toBeGreaterThanOrEqual(before - 1);
+      expect(filing.score * 1000).toBeLessThanOrEqual(Date.now() + 1);
+      expect(outcomes).toEqual([{ kind: 'interrupted', error, filedIn: 'dead', retryAt: undefined }]);
+    });
+
+    it('stamps failed_at on a last-resort entry that had none, in the timestamp mode', async () => {
+      const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
+        context.job.setRaw('retry_count', '{not json');
+        await next();
+      });
+      for (const timestamps of ['seconds', 'millis'] as const) {
+        const { processor, fetcher } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware, timestamps });
+        const before = Date.now();
+        await processor.run(claimed({ retry: true }));
+        const failedAt = fetcher.filed[0].payload.failed_at as number;
+        const ms = timestamps === 'millis' ? failedAt : failedAt * 1000;
+        expect(Number.isInteger(failedAt)).toBe(timestamps === 'millis');
+        expect(ms).toBeGreaterThanOrEqual(before - 1);
+        expect(ms).toBeLessThanOrEqual(Date.now() + 1);
+      }
+    });
+  });
+
+  describe('over its limiter (OverLimitError)', () => {
+    it('is rescheduled in schedule after the back-off with overrated counted up: no failure, no error handler, no execution', async () => {
+      const handled: unknown[] = [];
+      const backoffs: Array<[number, unknown]> = [];
+      const error = new OverLimitError('api', 3);
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        errorHandlers: [(caught) => void handled.push(caught)],
+        overLimit: { retries: 20, backoff: (count, caught) => (backoffs.push([count, caught]), 40) },
+      });
+      const before = Date.now();
+      await processor.run(claimed({ retry: true, overrated: 2 }));
+      expect(backoffs).toEqual([[3, error]]);
+      expect(fetcher.filed).toHaveLength(1);
+      const [filing] = fetcher.filed;
+      expect(filing).toMatchObject({ jid: JID, set: 'schedule', payload: { overrated: 3 } });
+      expect(filing.payload.retry_count).toBeUndefined();
+      expect(filing.score * 1000).toBeGreaterThanOrEqual(before + 40000 - 1);
+      expect(filing.score * 1000).toBeLessThanOrEqual(Date.now() + 40000 + 1);
+      expect(outcomes).toEqual([{ kind: 'rescheduled', error, retryAt: expect.any(Number) }]);
+      expect((outcomes[0] as { retryAt: number }).retryAt).toBeCloseTo(filing.score * 1000, -1);
+      expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 0]);
+      expect(heartbeat.executions).toEqual([]);
+      expect(handled).toEqual([]);
+    });
+
+    it('counts a first reschedule as overrated 1', async () => {
+      const { processor, fetcher } = processorWith({ workers: { Work: failing(new OverLimitError('api')) } });
+      await processor.run(claimed());
+      expect(fetcher.filed[0].payload.overrated).toBe(1);
+    });
+
+    it('fails like any error once rescheduled overLimitRetries times', async () => {
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({ workers: { Work: failing(new OverLimitError('api')) }, overLimit: { retries: 2, backoff: () => 1 } });
+      await processor.run(claimed({ retry: true, overrated: 1 }));
+      await processor.run(claimed({ retry: true, overrated: 2 }));
+      expect(fetcher.filed.map((filing) => filing.set)).toEqual(['schedule', 'retry']);
+      expect(outcomes.map((outcome) => outcome.kind)).toEqual(['rescheduled', 'retrying']);
+      expect(heartbeat.failed).toBe(1);
+      expect(heartbeat.executions.map((execution) => execution.failed)).toEqual([true]);
+    });
+
+    it('whose reschedule finds the job no longer ours is interrupted', async () => {
+      const error = new OverLimitError('api');
+      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) } });
+      fetcher.filings = [false];
+      await processor.run(claimed());
+      expect(outcomes).toEqual([{ kind: 'interrupted', error }]);
+    });
+
+    it('whose reschedule fails is filed as an ordinary failure, and says so', async () => {
+      const error = new OverLimitError('api');
+      const { processor, fetcher, heartbeat, errors, outcomes } = processorWith({ workers: { Work: failing(error) } });
+      fetcher.filings = [new Error('WRONGTYPE schedule')];
+      await processor.run(claimed({ retry: true }));
+      expect(errors).toEqual([`could not reschedule job ${JID} over its limiter: WRONGTYPE schedule; filing it as a failure`]);
+      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([['retry', 'OverLimitError']]);
+      expect(outcomes[0].kind).toBe('retrying');
+      expect(heartbeat.failed).toBe(1);
+    });
+  });
+
+  describe('a payload that is not a JSON object', () => {
+    it('is filed in dead wrapped for the Dead page, counted processed and failed, and settled dead for the listeners and death handlers', async () => {
+      const deaths: Array<[unknown, unknown]> = [];
+      const starts: string[] = [];
+      const { processor, fetcher, heartbeat, outcomes, contexts, signal } = processorWith({
+        deathHandlers: [(job, error) => void deaths.push([job.get('class'), (error as Error).name])],
+        listeners: [{ onStart: (context) => void starts.push(context.job.jid) }],
+      });
+      const before = Date.now();
+      await processor.run({ raw: 'not json', queue: 'mail' });
+      expect(fetcher.filed).toHaveLength(1);
+      const [filing] = fetcher.filed;
+      expect(filing.set).toBe('dead');
+      expect(filing.payload).toEqual({
+        class: 'Wurk::InvalidPayload',
+        args: ['not json'],
+        queue: 'mail',
+        jid: filing.jid,
+        retry: false,
+        error_class: 'InvalidPayloadError',
+        error_message: expect.stringMatching(/^invalid job payload: not valid JSON/),
+        failed_at: expect.any(Number),
+      });
+      expect(filing.jid).toMatch(/^[0-9a-f]{24}$/);
+      expect(filing.score * 1000).toBeGreaterThanOrEqual(before - 1);
+      expect(filing.score * 1000).toBeLessThanOrEqual(Date.now() + 1);
+      expect((filing.payload.failed_at as number) * 1000).toBeCloseTo(filing.score * 1000, -1);
+      expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 1]);
+      expect(deaths).toEqual([['Wurk::InvalidPayload', 'InvalidPayloadError']]);
+      expect(outcomes).toEqual([{ kind: 'dead', error: expect.any(Error), reason: 'unparseable payload' }]);
+      expect(contexts[0]).toMatchObject({ queue: 'mail', attempt: 1, execution: { jid: filing.jid, queue: 'mail', attempt: 1, signal } });
+      expect(contexts[0].job.jid).toBe(filing.jid);
+      expect(starts).toEqual([]);
+    });
+
+    it('stamps failed_at in milliseconds in millis mode', async () => {
+      const { processor, fetcher } = processorWith({ timestamps: 'millis' });
+      await processor.run({ raw: '[1,2]', queue: 'default' });
+      const failedAt = fetcher.filed[0].payload.failed_at as number;
+      expect(Number.isInteger(failedAt)).toBe(true);
+      expect(failedAt).toBeGreaterThan(1e12);
+    });
+
+    it('is remembered for a later filing when dead cannot be written, and says so', async () => {
+      const { processor, fetcher, errors, pending, outcomes } = processorWith();
+      fetcher.filings = [new Error('WRONGTYPE dead')];
+      await processor.run({ raw: 'nope', queue: 'default' });
+      expect(errors).toEqual(['could not file an unparseable job in dead (WRONGTYPE dead); will retry']);
+      expect(pending).toHaveLength(1);
+      expect(pending[0]).toMatchObject({ set: 'dead' });
+      expect(JSON.parse(pending[0].payload)).toMatchObject({ class: 'Wurk::InvalidPayload', args: ['nope'], jid: pending[0].jid });
+      expect(outcomes[0].kind).toBe('dead');
+    });
+  });
+
+  describe('listeners', () => {
+    it('answer synchronously at no cost: notify returns nothing to await, and a non-promise answer is no error', () => {
+      const { processor, errors } = processorWith({ listeners: [{ onStart: () => 42 as never, onSettled: () => ({ then: 'no' }) as never }] });
+      const context = { job: JobPayload.parse('{"class":"Work","args":[]}') } as ServerContext;
+      expect(processor.notify(context, undefined)).toBeUndefined();
+      expect(processor.notify(context, { kind: 'complete', result: 1 })).toBeUndefined();
+      expect(errors).toEqual([]);
+    });
+
+    it('a listener without the hook is skipped; one that throws is logged and the rest still run', async () => {
+      const calls: string[] = [];
+      const { processor, errors } = processorWith({
+        listeners: [
+          {},
+          {
+            onStart: () => {
+              throw new Error('start bug');
+            },
+          },
+          { onStart: async () => void calls.push('async') },
+          { onStart: () => void calls.push('after') },
+        ],
+      });
+      const context = { job: JobPayload.parse('{"class":"Work","args":[]}') } as ServerContext;
+      await processor.notify(context, undefined);
+      expect(calls).toEqual(['async', 'after']);
+      expect(errors).toEqual(['job lifecycle listener failed (ignored): start bug']);
+    });
+  });
+});
