@@ -302,7 +302,6 @@ export class Manager {
 
   /** Whether every capsule drained within `timeoutMs` (one deadline for all). */
   private async waitForRunning(timeoutMs: number): Promise<boolean> {
-    if (this.busy === 0) return true;
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     const all = Promise.all(this.capsules.map((capsule) => capsule.drained())).then(() => true as const);
@@ -371,7 +370,7 @@ export class Manager {
         this.logger.error(`death handler failed (ignored): ${errorMessageOf(error)}`);
       }
     }
-    if (this.listeners.length === 0 || this.capsules.length === 0) return;
+    // Orphans are checked only once start() built the capsules; with no listener, notify calls none.
     const attempt = attemptOf(orphan.payload);
     const context: ServerContext = {
       job: orphan.payload,
