@@ -95,23 +95,20 @@ export class HeartbeatLoop {
     // Redis away at start fails the first beat, as in any outage.
     await this.pause(COMMAND_TIMEOUT_MS / 1000, redis.connect());
     const writer = new HeartbeatWriter(redis, this.data.info, this.data.ttl);
-    let failingSince: number | undefined;
-    let reported = false;
+    /** The streak of failed beats under way, and whether its start was said (its end is said then too). */
+    let failing: { since: number; reported: boolean } | undefined;
     while (!this.stopping) {
       try {
         await this.beatOnce(writer, redis);
         await this.handBackIfStuck(redis).catch((error) => this.log('error', `could not hand back the unstarted jobs of a stuck event loop (will retry): ${describeFailure(error)}`));
-        if (failingSince !== undefined && reported) {
-          this.log('log', `heartbeat resumed after ${((Date.now() - failingSince) / 1000).toFixed(1)}s of failed beats`);
-        }
-        failingSince = undefined;
+        if (failing?.reported) this.log('log', `heartbeat resumed after ${((Date.now() - failing.since) / 1000).toFixed(1)}s of failed beats`);
+        failing = undefined;
         this.send({ type: 'beat', ok: true });
       } catch (error) {
-        if (failingSince === undefined) {
-          failingSince = Date.now();
+        if (failing === undefined) {
           // In an app, Redis away is said once by the connection watch; the heartbeat says only its own trouble.
-          reported = this.data.reportOutages || !isUnreachable(error);
-          if (reported) this.log('error', `heartbeat failed, retrying every ${this.data.interval}s: ${describeFailure(error)}`);
+          failing = { since: Date.now(), reported: this.data.reportOutages || !isUnreachable(error) };
+          if (failing.reported) this.log('error', `heartbeat failed, retrying every ${this.data.interval}s: ${describeFailure(error)}`);
         }
         this.send({ type: 'beat', ok: false });
       }
@@ -285,7 +282,7 @@ export class HeartbeatLoop {
       await writer.clear();
     } catch (error) {
       // Harmless (the entry expires with its heartbeat); Redis away is said once by the connection watch.
-      if (this.data.reportOutages || !(isUnreachable(error) || isUnreachable(rootReply(error)))) {
+      if (this.data.reportOutages || !isUnreachable(error)) {
         this.log('error', `heartbeat could not leave the process registry at stop: ${describeFailure(error)}`);
       }
     }

@@ -16,7 +16,7 @@ const INFO: HeartbeatInfo = {
  * wires it to its port): the messages it sends the main thread, what it
  * writes to stderr, and its run, told to stop by the test.
  */
-function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs = 1000) {
+function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs = 1000, onSend?: (message: FromThread, loop: HeartbeatLoop) => void) {
   const sent: FromThread[] = [];
   const stderr: string[] = [];
   let answerPings = false;
@@ -25,6 +25,7 @@ function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, po
     (message) => {
       sent.push(message);
       if (answerPings && message.type === 'ping') setImmediate(() => loop.receive({ type: 'pong', id: message.id }));
+      onSend?.(message, loop);
     },
     { stderr: (text) => stderr.push(text), pongTimeoutMs },
   );
@@ -57,8 +58,8 @@ describe('heartbeat: the loop', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   // Every loop a test started is stopped after it (a loop left beating would keep Jest from exiting).
   const running: Array<ReturnType<typeof startLoop>> = [];
-  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number) => {
-    const loop = startLoop(server.url, data, pongTimeoutMs);
+  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number, onSend?: Parameters<typeof startLoop>[3]) => {
+    const loop = startLoop(server.url, data, pongTimeoutMs, onSend);
     running.push(loop);
     return loop;
   };
@@ -71,6 +72,8 @@ describe('heartbeat: the loop', () => {
     await hb.beatsMore();
     expect(await server.redis.sismember('processes', ID)).toBe(1);
     expect(hb.of('beat')[0]).toEqual({ type: 'beat', ok: true });
+    // Its own connection, named so in CLIENT LIST.
+    expect(await server.redis.client('LIST')).toMatch(/ name=heartbeat /);
     const work = [{ tid: 'abc', queue: 'default', payload: '{"class":"HardJob","jid":"j1"}', runAt: 1795933001 }];
     hb.snapshot({ work, quiet: true, processed: 4, failed: 1 });
     await hb.beatsMore(2);
@@ -96,6 +99,68 @@ describe('heartbeat: the loop', () => {
     await hb.stop();
     expect(Date.now() - asked).toBeLessThan(5000);
     expect(hb.beats()).toBe(1);
+  });
+
+  it('a stop that arrives during a beat leaves at once, without pausing for another interval', async () => {
+    const hb = start({ interval: 60 }, undefined, (message, loop) => {
+      if (message.type === 'beat') loop.receive({ type: 'stop' });
+    });
+    await waitFor(() => hb.sent.at(-1)?.type === 'stopped', { what: 'stopped' });
+    expect(hb.beats()).toBe(1);
+    expect(await server.redis.sismember('processes', ID)).toBe(0);
+  });
+
+  it('a stats key of the wrong type from the first beat on: that beat fails, and the registry is written all the same', async () => {
+    await server.redis.set('stat:processed', 'not a number');
+    const hb = start();
+    // Before the connection is open: the first beat's flush meets the wrong type.
+    hb.snapshot({ processed: 5, failed: 0, work: [{ tid: 'abc', queue: 'default', payload: '{}', runAt: 1 }] });
+    await hb.beatsMore();
+    expect(hb.of('beat')[0]).toEqual({ type: 'beat', ok: false });
+    expect(await server.redis.sismember('processes', ID)).toBe(1);
+    expect(await server.redis.hget(ID, 'busy')).toBe('1');
+    expect(await server.redis.exists(`${ID}:work`)).toBe(1);
+  });
+
+  it('a registry command that fails fails the beat; the line on recovery says for how many seconds', async () => {
+    const hb = start();
+    await hb.beatsMore();
+    const broken = Date.now();
+    await server.redis.set(Keys.lastBeat, 'not a hash');
+    await waitFor(() => hb.of('beat').some((beat) => !beat.ok), { what: 'a failed beat' });
+    const failingBy = Date.now();
+    expect(hb.logs('error')).toEqual([expect.stringMatching(/^heartbeat failed, retrying every 0.05s: WRONGTYPE/)]);
+    await hb.beatsMore(4);
+    const mended = Date.now();
+    await server.redis.del(Keys.lastBeat);
+    await waitFor(() => hb.logs('log').length === 1, { what: 'the recovery line' });
+    const resumedBy = Date.now();
+    const seconds = Number(/^heartbeat resumed after (\d+\.\d)s of failed beats$/.exec(hb.logs('log')[0])?.[1]);
+    expect(seconds).toBeGreaterThanOrEqual((mended - failingBy) / 1000 - 0.05);
+    expect(seconds).toBeLessThanOrEqual((resumedBy - broken) / 1000 + 0.05);
+  });
+
+  it('writes to file descriptor 2 itself when given no stderr', async () => {
+    const fs = require('node:fs') as typeof import('node:fs');
+    const writeSync = fs.writeSync;
+    const written: string[] = [];
+    const spy = jest.spyOn(fs, 'writeSync').mockImplementation(((fd: number, text: string, ...rest: never[]) => {
+      if (fd !== 2) return (writeSync as (...args: unknown[]) => number)(fd, text, ...rest);
+      written.push(text);
+      return text.length;
+    }) as typeof fs.writeSync);
+    const sent: FromThread[] = [];
+    const loop = new HeartbeatLoop({ redis: { url: server.url }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true }, (message) => sent.push(message), { pongTimeoutMs: 50 });
+    const done = loop.run();
+    try {
+      await server.redis.lpush(`${ID}-signals`, 'TTIN');
+      await waitFor(() => written.length === 1, { what: 'the dump on fd 2' });
+      expect(written).toEqual(['[wurk heartbeat] TTIN received: 0 job(s) in flight; main thread did not answer within 50 ms: its event loop is blocked\n']);
+    } finally {
+      spy.mockRestore();
+      loop.receive({ type: 'stop' });
+      await done;
+    }
   });
 
   it('writes the execution metrics of each snapshot, summed, with the beat', async () => {
@@ -174,6 +239,23 @@ describe('heartbeat: the loop', () => {
       expect(hb.logs('log')[0]).toMatch(/^heartbeat resumed after \d+\.\ds of failed beats$/);
     });
 
+    it('hands back the counters of one flush that could not be sent as they were, for the next flush', async () => {
+      await server.halt('SIGKILL');
+      try {
+        // Beating once a minute: the first beat is the one failed flush before the stop.
+        const hb = start({ interval: 60 });
+        hb.snapshot({ processed: 6, failed: 2 });
+        await hb.beatsMore();
+        expect(hb.of('beat')).toEqual([{ type: 'beat', ok: false }]);
+        await hb.stop();
+        expect(hb.logs('error').filter((line) => line.includes('could not flush'))).toEqual([expect.stringMatching(/^heartbeat could not flush 6 processed \/ 2 failed at stop: /)]);
+      } finally {
+        await server.boot();
+        // The assertion client back too: one left reconnecting at the end of the file holds Jest open.
+        await server.redis.ping();
+      }
+    });
+
     it('says nothing of an outage when the app watches the connection itself', async () => {
       const hb = start({ reportOutages: false });
       await hb.beatsMore();
@@ -212,6 +294,16 @@ describe('heartbeat: the loop', () => {
       expect(hb.of('signal').map((message) => message.signal)).toEqual(['USR2', 'TERM']);
     });
 
+    it('only TTIN and INFO dump the work: TSTP, TERM and USR2 are passed on, nothing more', async () => {
+      const hb = start();
+      hb.answerPings();
+      // Popped from the right: USR2 first, TTIN last.
+      await server.redis.lpush(`${ID}-signals`, 'USR2', 'TSTP', 'TERM', 'TTIN');
+      await waitFor(() => hb.logs('log').length > 0, { what: 'the dump' });
+      expect(hb.of('signal').map((message) => message.signal)).toEqual(['USR2', 'TSTP', 'TERM', 'TTIN']);
+      expect(hb.logs('log')).toEqual([expect.stringMatching(/^TTIN received: 0 job\(s\) in flight; main thread answered in \d+ ms$/)]);
+    });
+
     it('an unknown signal is only warned about', async () => {
       const hb = start();
       await signal('HUP!');
@@ -230,11 +322,14 @@ describe('heartbeat: the loop', () => {
           { tid: 't2', queue: 'low', payload: `not json ${'x'.repeat(200)}`, runAt: runAt + 60 },
         ],
       });
+      const asked = Date.now();
       await signal(name);
       await waitFor(() => hb.logs('log').length === 1, { what: 'the dump' });
+      const answeredWithin = Date.now() - asked;
       const [dump] = hb.logs('log');
       const lines = dump.split('\n');
       expect(lines[0]).toMatch(new RegExp(`^${name} received: 2 job\\(s\\) in flight; main thread answered in \\d+ ms$`));
+      expect(Number(/answered in (\d+) ms/.exec(lines[0])?.[1])).toBeLessThanOrEqual(answeredWithin);
       expect(lines[1]).toMatch(/^ {2}tid=t1 queue=default HardJob jid=j-1 running (29|30|31)s$/);
       // Not JSON: its first 120 characters; a start in the future (clock skew) is 0 s, never negative.
       expect(lines[2]).toBe(`  tid=t2 queue=low not json ${'x'.repeat(111)} running 0s`);
@@ -288,6 +383,39 @@ describe('heartbeat: the loop', () => {
       expect(hb.logs()).toEqual([]);
     });
 
+    it('hands back when the silence reaches the threshold exactly, and says how many seconds it lasted', async () => {
+      let now = Date.now();
+      // The loop's clock, stopped: the silence is what the test says it is.
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        await server.redis.lpush(CLAIMED, 'a');
+        const hb = start(handBack(3000));
+        await hb.beatsMore(2);
+        now += 2999;
+        await hb.beatsMore(2);
+        expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
+        now += 1;
+        await waitFor(() => hb.logs('warn').length === 1, { what: 'the hand-back' });
+        expect(hb.logs('warn')).toEqual(['event loop silent for 3s: handed 1 unstarted job(s) of default back to the queue']);
+        expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a']);
+      } finally {
+        clock.mockRestore();
+      }
+    });
+
+    it("gives every ping an id of its own, the beats' and a dump's alike", async () => {
+      const hb = start(handBack(60_000));
+      hb.answerPings();
+      await hb.beatsMore(3);
+      await server.redis.lpush(`${ID}-signals`, 'TTIN');
+      await waitFor(() => hb.logs('log').length === 1, { what: 'the dump' });
+      await hb.beatsMore(3);
+      const ids = hb.of('ping').map((ping) => ping.id);
+      expect(ids.length).toBeGreaterThanOrEqual(7);
+      expect(new Set(ids).size).toBe(ids.length);
+      expect(hb.logs('log')[0]).toMatch(/main thread answered in \d+ ms$/);
+    });
+
     it('a hand-back that fails is logged and retried; the beat itself goes on', async () => {
       await server.redis.set('queue:default', 'not a list');
       await server.redis.lpush(CLAIMED, 'a');
@@ -301,6 +429,29 @@ describe('heartbeat: the loop', () => {
   });
 
   describe('leaving at stop', () => {
+    it('a registry left unreachable is said only when the app does not watch its connection; a refusal is said either way', async () => {
+      const watched = start({ reportOutages: false });
+      const unwatched = start({ reportOutages: true });
+      await watched.beatsMore();
+      await unwatched.beatsMore();
+      await server.halt('SIGKILL');
+      try {
+        await watched.stop();
+        await unwatched.stop();
+      } finally {
+        await server.boot();
+      }
+      const leaving = (loop: ReturnType<typeof start>) => loop.logs('error').filter((line) => line.includes('could not leave'));
+      expect(leaving(watched)).toEqual([]);
+      expect(leaving(unwatched)).toEqual([expect.stringMatching(/^heartbeat could not leave the process registry at stop: Stream isn't writeable/)]);
+
+      const refused = start({ reportOutages: false });
+      await refused.beatsMore();
+      await server.redis.set('processes', 'not a set');
+      await refused.stop();
+      expect(leaving(refused)).toEqual([expect.stringMatching(/^heartbeat could not leave the process registry at stop: .*WRONGTYPE/)]);
+    });
+
     it('says so when the last counters or the registry cannot be written', async () => {
       const hb = start();
       await hb.beatsMore();
