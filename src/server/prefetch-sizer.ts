@@ -58,6 +58,7 @@ export class PrefetchSizer {
   get ahead(): number {
     if (this.meanPayload >= LARGE_PAYLOAD) return 0;
     if (this.limit === 0 || this.meanMs === undefined) return this.limit;
-    return Math.min(this.limit, Math.floor((this.concurrency * MAX_PREFETCH_WAIT_MS) / Math.max(this.meanMs, 0.001)));
+    // A mean of 0 ms divides to Infinity: the whole option.
+    return Math.min(this.limit, Math.floor((this.concurrency * MAX_PREFETCH_WAIT_MS) / this.meanMs));
   }
 }
