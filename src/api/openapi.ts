@@ -26,9 +26,6 @@ export interface RouteDoc {
   responses: Record<number, ResponseObject>;
 }
 
-/** The security scheme name the API's operations refer to. */
-export const WURK_BEARER_SCHEME = 'wurk-bearer';
-
 type Schema = SchemaObject;
 const nullable = (schema: SchemaObject): SchemaObject => ({ ...schema, nullable: true });
 
@@ -269,10 +266,17 @@ function act(summary: string, schema: SchemaObject, parameters: ParameterObject[
   return { summary, scope: 'admin', parameters, responses: { 200: json(schema, summary), ...problems(...ACT_PROBLEMS, ...extra) } };
 }
 
+/** A set listing's own parameters beside paging: find by jid, or scan by class. */
+const SEARCH: ParameterObject[] = [
+  { name: 'jid', in: 'query', required: false, schema: { type: 'string', pattern: JID_PATTERN }, description: 'find one entry by jid (a scan)' },
+  { name: 'class', in: 'query', required: false, schema: { type: 'string', maxLength: 255 }, description: 'entries of this class, one bounded scan step; the answer carries `cursor` for the next ("0" = done)' },
+  { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
+];
+
 function setDocs(segment: string, set: string): Record<string, RouteDoc> {
   const done: SchemaObject = { type: 'object', properties: { jid: { type: 'string' }, set: { type: 'string', enum: [set] }, action: { type: 'string', enum: ['run', 'kill', 'delete'] } } };
   const docs: Record<string, RouteDoc> = {
-    [`${segment}.list`]: read(`The ${set} set, newest first`, { type: 'object', properties: { name: { type: 'string', enum: [set] }, ...PAGE_FIELDS, jobs: { type: 'array', items: ENTRY } } }, PAGING),
+    [`${segment}.list`]: read(`The ${set} set, newest first`, { type: 'object', properties: { name: { type: 'string', enum: [set] }, ...PAGE_FIELDS, jobs: { type: 'array', items: ENTRY } } }, [...PAGING, ...SEARCH]),
     [`${segment}.run`]: act(`Push one ${set} entry onto its queue now`, done, [JID_PARAM], ['job_not_found']),
     [`${segment}.delete`]: act(`Delete one ${set} entry`, done, [JID_PARAM], ['job_not_found']),
   };
@@ -284,11 +288,6 @@ function setDocs(segment: string, set: string): Record<string, RouteDoc> {
   return docs;
 }
 
-const SEARCH: ParameterObject[] = [
-  { name: 'jid', in: 'query', required: false, schema: { type: 'string', pattern: JID_PATTERN }, description: 'find one entry by jid (a scan)' },
-  { name: 'class', in: 'query', required: false, schema: { type: 'string', maxLength: 255 }, description: 'entries of this class, one bounded scan step; the answer carries `cursor` for the next ("0" = done)' },
-  { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
-];
 const PJID_PARAM: ParameterObject = { name: 'pjid', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } };
 const CRON_TOGGLED: SchemaObject = { type: 'object', properties: { pjid: { type: 'string' }, disabled: { type: 'boolean' } } };
 
@@ -329,5 +328,3 @@ export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
   'cron.disable': act('Disable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
 };
 
-// The set listings take the search parameters too.
-for (const segment of ['retries', 'scheduled', 'dead']) ADMIN_ROUTE_DOCS[`${segment}.list`].parameters.push(...SEARCH);
