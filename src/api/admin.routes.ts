@@ -268,8 +268,8 @@ export class AdminRoutes {
   async history(request: ApiRequest): Promise<ApiResponse> {
     const days = singleParam(request.query, 'days') ?? '30';
     if (!/^[0-9]{1,4}$/.test(days)) throw invalidRequest('The query parameter days must be an integer.');
-    const span = Math.min(MAX_HISTORY_REQUEST_DAYS, Math.max(1, Number(days)));
-    return jsonResponse(200, { days: await this.deps.admin.stats.history(span) });
+    // No floor here: Stats.history reads 0 as its one-day minimum.
+    return jsonResponse(200, { days: await this.deps.admin.stats.history(Math.min(MAX_HISTORY_REQUEST_DAYS, Number(days))) });
   }
 
   /** Enables or disables a periodic entry for every process (the `periodic:disabled` set). */
