@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { ApiGate, IncomingApiRequest } from '../../src/api/api-gate';
 import type { ResolvedApiOptions } from '../../src/api/api-options';
 import { principalId } from '../../src/api/auth';
@@ -24,13 +25,13 @@ describe('api: the gate', () => {
   const errors: string[] = [];
   beforeEach(() => (errors.length = 0));
 
+  const gateOptions = (options: Partial<ResolvedApiOptions> = {}): ResolvedApiOptions => ({
+    tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: READER, scopes: ['read'] }],
+    enqueueClasses: undefined, maxBodyBytes: 1024, maxArgsBytes: 512, idempotencyTtl: 60, readOnly: false, rateLimit: undefined,
+    ...options,
+  });
   function gate(options: Partial<ResolvedApiOptions> = {}): ApiGate {
-    const resolved: ResolvedApiOptions = {
-      tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: READER, scopes: ['read'] }],
-      enqueueClasses: undefined, maxBodyBytes: 1024, maxArgsBytes: 512, idempotencyTtl: 60, readOnly: false, rateLimit: undefined,
-      ...options,
-    };
-    return new ApiGate(resolved, server.redis, ROUTES, { error: (message) => void errors.push(message) });
+    return new ApiGate(gateOptions(options), server.redis, ROUTES, { error: (message) => void errors.push(message) });
   }
   const request = (method: string, relative: string | undefined, token: string | null = ADMIN, search = ''): IncomingApiRequest => ({
     method, path: `/api${relative ?? '/x'}`, relative, search, headers: token === null ? {} : { authorization: `Bearer ${token}` },
@@ -101,6 +102,71 @@ describe('api: the gate', () => {
     expect(errors).toEqual(['HTTP API POST /api/v1/jobs failed: secret detail']);
     gate().render('a string', { method: 'GET', path: '/p' });
     expect(errors[1]).toBe('HTTP API GET /p failed: a string');
+  });
+
+  it('read-only mode admits HEAD as the GET it stands for, and a refused request costs no rate-limit charge', async () => {
+    const readOnly = gate({ readOnly: true, rateLimit: { limit: 1, intervalSeconds: 60, intervalName: 'minute' } });
+    expect((await rejectionProblem(readOnly.admit(request('POST', '/v1/jobs')))).type).toBe('read_only');
+    expect((await readOnly.admit(request('HEAD', '/v1/jobs/j1'))).spec.name).toBe('jobs.show');
+    expect((await rejectionProblem(readOnly.admit(request('GET', '/v1/jobs/j1')))).type).toBe('rate_limited');
+  });
+
+  it('hands the handler the request path as received, the path under the mount, and the headers', async () => {
+    const incoming = { ...request('GET', '/v1/jobs/j1', READER), path: '/svc/api/v1/jobs/j1', headers: { authorization: `Bearer ${READER}`, 'x-trace': 'abc' } };
+    const { request: admitted } = await gate().admit(incoming);
+    expect(admitted).toEqual({ path: '/svc/api/v1/jobs/j1', route: '/v1/jobs/j1', params: { jid: 'j1' }, principal: admitted.principal, headers: incoming.headers, query: {} });
+    expect([...admitted.principal.scopes]).toEqual(['read']);
+  });
+
+  it('reads the bearer credential as contract §1.3 spells it; anything else is no credential', async () => {
+    for (const authorization of [`Bearer ${READER}`, `bearer ${READER}`, `BEARER \t ${READER}`, `Bearer ${READER} \t `]) {
+      expect((await gate().admit({ ...request('GET', '/v1/jobs/j1'), headers: { authorization } })).request.principal.id).toBe(principalId(READER));
+    }
+    for (const authorization of ['', 'Bearer', `Bearer${READER}`, `Basic ${READER}`, `Bearer ${READER} x`, ` Bearer ${READER}`, `Bearer ${READER}\u007f`, `Bearer ${READER.slice(0, -1)}`, `Bearer ${READER}0`]) {
+      expect(await rejectionProblem(gate().admit({ ...request('GET', '/v1/jobs/j1'), headers: { authorization } }))).toMatchObject({ type: 'unauthorized', detail: 'The bearer token presented is not valid.' });
+    }
+  });
+
+  it('a header that came as two values never joins into a credential; one value in an array is that value', async () => {
+    const split = { ...request('GET', '/v1/jobs/j1'), headers: { authorization: [`Bearer ${READER.slice(0, 10)}`, READER.slice(10)] } };
+    expect(await rejectionProblem(gate().admit(split))).toMatchObject({ type: 'unauthorized', detail: 'The bearer token presented is not valid.' });
+    const single = { ...request('GET', '/v1/jobs/j1'), headers: { authorization: [`Bearer ${READER}`] } };
+    expect((await gate().admit(single)).request.principal.id).toBe(principalId(READER));
+  });
+
+  it('identifies a principal by a truncated, domain-separated digest of its token, never the token or its plain digest', () => {
+    const id = principalId(READER);
+    expect(id).toBe(createHash('sha256').update(`wurk-api-principal\n${READER}`).digest('hex').slice(0, 16));
+    expect(createHash('sha256').update(READER).digest('hex')).not.toContain(id);
+  });
+
+  it('admin implies enqueue and read; other scopes grant only themselves; any is every caller', async () => {
+    const enqueuer = 'enqueue-token-0000000000000000';
+    const both = 'both-token-000000000000000000000';
+    const scoped = gate({ tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: enqueuer, scopes: ['enqueue'] }, { token: both, scopes: ['enqueue', 'read'] }] });
+    for (const token of [ADMIN, both]) {
+      expect((await scoped.admit(request('POST', '/v1/jobs', token))).spec.name).toBe('jobs.create');
+      expect((await scoped.admit(request('GET', '/v1/jobs/j1', token))).spec.name).toBe('jobs.show');
+    }
+    expect((await scoped.admit(request('POST', '/v1/jobs', enqueuer))).spec.name).toBe('jobs.create');
+    expect(await rejectionProblem(scoped.admit(request('GET', '/v1/jobs/j1', enqueuer)))).toMatchObject({ type: 'insufficient_scope', extensions: { required_scope: 'read' } });
+    expect((await scoped.admit(request('GET', '/v1', enqueuer))).spec.name).toBe('discovery');
+    const adminOnly: RouteSpec[] = [{ name: 'x.admin', method: 'DELETE', pattern: '/v1/x', scope: 'admin' }];
+    const strict = new ApiGate(gateOptions({ tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: both, scopes: ['enqueue', 'read'] }] }), server.redis, adminOnly, { error: () => undefined });
+    expect((await strict.admit(request('DELETE', '/v1/x', ADMIN))).spec.name).toBe('x.admin');
+    expect(await rejectionProblem(strict.admit(request('DELETE', '/v1/x', both)))).toMatchObject({
+      type: 'insufficient_scope', detail: 'This token is not granted the admin scope.', extensions: { required_scope: 'admin' },
+      headers: { 'WWW-Authenticate': 'Bearer realm="wurk", error="insufficient_scope", scope="admin"' },
+    });
+  });
+
+  it('logs the stack of an unexpected error beside its line', () => {
+    const stacks: Array<string | undefined> = [];
+    const logging = new ApiGate(gateOptions(), server.redis, ROUTES, { error: (_message, stack) => void stacks.push(stack) });
+    const error = new Error('boom');
+    logging.render(error, { method: 'GET', path: '/p' });
+    logging.render('no stack', { method: 'GET', path: '/p' });
+    expect(stacks).toEqual([error.stack, undefined]);
   });
 
   describe('the route table', () => {
