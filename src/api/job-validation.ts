@@ -149,7 +149,8 @@ function unstorableNumberAt(text: string, path: string): string | undefined {
   }
   if (first === '{') {
     for (const [key, value] of objectMembers(text)) {
-      const found = unstorableNumberAt(value, path === '' ? key : `${path}.${key}`);
+      // path is never empty: the walk starts at a top-level member, named by its key.
+      const found = unstorableNumberAt(value, `${path}.${key}`);
       if (found) return found;
     }
     return undefined;

@@ -9,8 +9,12 @@ export interface ProblemFields {
   headers: Record<string, string>;
 }
 
+/**
+ * An ApiProblem of this module registry, or of one a test loaded afresh
+ * (`freshEachTest`), whose class is another copy of the same code.
+ */
 function fieldsOf(error: unknown): ProblemFields {
-  expect(error).toBeInstanceOf(ApiProblem);
+  if (!(error instanceof ApiProblem)) expect([error instanceof Error, (error as Error).name]).toEqual([true, 'ApiProblem']);
   const { type, status, detail, extensions, headers } = error as ApiProblem;
   return { type, status, detail, extensions, headers };
 }
