@@ -18,7 +18,7 @@ const BEARER = /^bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 const REALM = 'Bearer realm="wurk"';
 
 function sha256(text: string): Buffer {
-  return createHash('sha256').update(text, 'utf8').digest();
+  return createHash('sha256').update(text).digest();
 }
 
 /**

@@ -1,4 +1,4 @@
-import { AdminRoutes, AdminRoutesDeps } from '../../src/api/admin.routes';
+import type { AdminRoutesDeps } from '../../src/api/admin.routes';
 import type { Principal } from '../../src/api/auth';
 import type { ApiResponse } from '../../src/api/response';
 import type { ApiRequest } from '../../src/api/router';
@@ -43,7 +43,9 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
     disable: async (pjid) => void toggled.push(`disable ${pjid}`),
   };
   const admin = () => new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
-  const routes = (wurk: WurkAdmin = admin()) => new AdminRoutes({ admin: wurk, periodic });
+  // Loaded per test: the route table, the name and pjid shapes, the field lists and limits are built at import.
+  const fresh = freshEachTest(() => require('../../src/api/admin.routes') as typeof import('../../src/api/admin.routes'));
+  const routes = (wurk: WurkAdmin = admin()) => new fresh.module.AdminRoutes({ admin: wurk, periodic });
 
   /** A live process's heartbeat as Sidekiq writes it. */
   async function beat(identity: string, fields: Record<string, string> = {}, info: Record<string, unknown> = {}): Promise<void> {
@@ -55,8 +57,6 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
   }
 
   describe('the route table', () => {
-    const fresh = freshEachTest(() => require('../../src/api/admin.routes') as typeof import('../../src/api/admin.routes'));
-
     it('lists every read and operate route: read to look, admin to act; dead has no kill', () => {
       const set = (segment: string, kill: boolean) => [
         { name: `${segment}.list`, method: 'GET', pattern: `/v1/${segment}`, scope: 'read' },

@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
-import { ApiGate, IncomingApiRequest } from '../../src/api/api-gate';
+import type { ApiGate, IncomingApiRequest } from '../../src/api/api-gate';
 import type { ResolvedApiOptions } from '../../src/api/api-options';
 import { principalId } from '../../src/api/auth';
-import { ApiProblem } from '../../src/api/problem';
 import { matchRoute, RouteSpec } from '../../src/api/router';
 import { rejectionProblem } from '../support/api-problem';
+import { freshEachTest } from '../support/fresh-module';
 import { usePrivateRedis } from '../support/private-redis';
 
 const ADMIN = 'admin-token-000000000000000000';
@@ -22,6 +22,11 @@ const ROUTES: RouteSpec[] = [
  */
 describe('api: the gate', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  // Loaded per test: the safe methods, the bearer pattern and the realm are built at import.
+  const fresh = freshEachTest(() => ({
+    ApiGate: (require('../../src/api/api-gate') as typeof import('../../src/api/api-gate')).ApiGate,
+    ApiProblem: (require('../../src/api/problem') as typeof import('../../src/api/problem')).ApiProblem,
+  }));
   const errors: string[] = [];
   beforeEach(() => (errors.length = 0));
 
@@ -31,7 +36,7 @@ describe('api: the gate', () => {
     ...options,
   });
   function gate(options: Partial<ResolvedApiOptions> = {}): ApiGate {
-    return new ApiGate(gateOptions(options), server.redis, ROUTES, { error: (message) => void errors.push(message) });
+    return new fresh.module.ApiGate(gateOptions(options), server.redis, ROUTES, { error: (message) => void errors.push(message) });
   }
   const request = (method: string, relative: string | undefined, token: string | null = ADMIN, search = ''): IncomingApiRequest => ({
     method, path: `/api${relative ?? '/x'}`, relative, search, headers: token === null ? {} : { authorization: `Bearer ${token}` },
@@ -93,7 +98,7 @@ describe('api: the gate', () => {
   });
 
   it('renders a refusal as its problem, anything else as a 500 whose details stay in the log', () => {
-    const problem = gate().render(new ApiProblem('not_found', 'No route matches this path.'), { method: 'GET', path: '/api/v1/x' });
+    const problem = gate().render(new fresh.module.ApiProblem('not_found', 'No route matches this path.'), { method: 'GET', path: '/api/v1/x' });
     expect(problem.status).toBe(404);
     expect(JSON.parse(problem.body)).toMatchObject({ type: 'not_found', instance: '/api/v1/x' });
     const crash = gate().render(new Error('secret detail'), { method: 'POST', path: '/api/v1/jobs' });
@@ -152,7 +157,7 @@ describe('api: the gate', () => {
     expect(await rejectionProblem(scoped.admit(request('GET', '/v1/jobs/j1', enqueuer)))).toMatchObject({ type: 'insufficient_scope', extensions: { required_scope: 'read' } });
     expect((await scoped.admit(request('GET', '/v1', enqueuer))).spec.name).toBe('discovery');
     const adminOnly: RouteSpec[] = [{ name: 'x.admin', method: 'DELETE', pattern: '/v1/x', scope: 'admin' }];
-    const strict = new ApiGate(gateOptions({ tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: both, scopes: ['enqueue', 'read'] }] }), server.redis, adminOnly, { error: () => undefined });
+    const strict = new fresh.module.ApiGate(gateOptions({ tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: both, scopes: ['enqueue', 'read'] }] }), server.redis, adminOnly, { error: () => undefined });
     expect((await strict.admit(request('DELETE', '/v1/x', ADMIN))).spec.name).toBe('x.admin');
     expect(await rejectionProblem(strict.admit(request('DELETE', '/v1/x', both)))).toMatchObject({
       type: 'insufficient_scope', detail: 'This token is not granted the admin scope.', extensions: { required_scope: 'admin' },
@@ -162,7 +167,7 @@ describe('api: the gate', () => {
 
   it('logs the stack of an unexpected error beside its line', () => {
     const stacks: Array<string | undefined> = [];
-    const logging = new ApiGate(gateOptions(), server.redis, ROUTES, { error: (_message, stack) => void stacks.push(stack) });
+    const logging = new fresh.module.ApiGate(gateOptions(), server.redis, ROUTES, { error: (_message, stack) => void stacks.push(stack) });
     const error = new Error('boom');
     logging.render(error, { method: 'GET', path: '/p' });
     logging.render('no stack', { method: 'GET', path: '/p' });
