@@ -1,9 +1,7 @@
 import { createHash } from 'node:crypto';
-import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from '../../src/api/idempotency';
-import { ApiProblem } from '../../src/api/problem';
-import { ApiResponse, jsonResponse } from '../../src/api/response';
-import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../../src/redis/redis-errors';
+import type { ApiResponse } from '../../src/api/response';
 import { rejectionProblem } from '../support/api-problem';
+import { freshEachTest } from '../support/fresh-module';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
@@ -12,12 +10,22 @@ const TTL = 600;
 /** The Idempotency-Key guard (contract §1.8) over a real Redis: claim, replay, misuse, release, keep. */
 describe('api: the idempotency guard', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  // Loaded per test, with the classes it tells apart: the key shape is built at import.
+  const fresh = freshEachTest(() => ({
+    ...(require('../../src/api/idempotency') as typeof import('../../src/api/idempotency')),
+    ...(require('../../src/api/problem') as typeof import('../../src/api/problem')),
+    ...(require('../../src/api/response') as typeof import('../../src/api/response')),
+    ...(require('../../src/redis/redis-errors') as typeof import('../../src/redis/redis-errors')),
+  }));
+  const jsonResponse = (...args: Parameters<typeof fresh.module.jsonResponse>) => fresh.module.jsonResponse(...args);
+  const idempotencyKey = (header: string | string[] | undefined) => fresh.module.idempotencyKey(header);
+  const pushMayHaveApplied = (error: unknown) => fresh.module.pushMayHaveApplied(error);
   const silent = { error: () => undefined };
-  const guard = () => new IdempotencyGuard(server.redis, TTL, silent);
+  const guard = () => new fresh.module.IdempotencyGuard(server.redis, TTL, silent);
   /** A guard whose logger keeps every line it is given. */
   const recorded = (redis = server.redis) => {
     const lines: string[] = [];
-    return { lines, guard: new IdempotencyGuard(redis, TTL, { error: (message) => lines.push(message) }) };
+    return { lines, guard: new fresh.module.IdempotencyGuard(redis, TTL, { error: (message) => lines.push(message) }) };
   };
   const SLOT = 'idempotency:test-slot';
   const created = (): Promise<ApiResponse> => Promise.resolve(jsonResponse(201, { jid: 'abc' }));
@@ -27,7 +35,7 @@ describe('api: the idempotency guard', () => {
     expect(idempotencyKey(undefined)).toBeUndefined();
     expect(idempotencyKey(`a!~${'x'.repeat(252)}`)).toHaveLength(255);
     for (const bad of ['', ' ', 'a b', 'x'.repeat(256), 'ü', 'tab\t', ['a', 'b']]) {
-      expect(() => idempotencyKey(bad)).toThrow(new ApiProblem('invalid_request', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.'));
+      expect(() => idempotencyKey(bad)).toThrow(new fresh.module.ApiProblem('invalid_request', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.'));
     }
   });
 
@@ -84,7 +92,7 @@ describe('api: the idempotency guard', () => {
     const fails = (error: unknown) => () => Promise.reject(error);
     await expect(guard().around(SLOT, Buffer.from('{}'), fails(new Error('WRONGTYPE')))).rejects.toThrow('WRONGTYPE');
     expect(await server.redis.exists(SLOT)).toBe(0);
-    await expect(guard().around(SLOT, Buffer.from('{}'), fails(new WriteMayHaveAppliedError(new CommandInDoubtError('EVALSHA'))))).rejects.toThrow(WriteMayHaveAppliedError);
+    await expect(guard().around(SLOT, Buffer.from('{}'), fails(new fresh.module.WriteMayHaveAppliedError(new fresh.module.CommandInDoubtError('EVALSHA'))))).rejects.toThrow(fresh.module.WriteMayHaveAppliedError);
     expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
   });
 
@@ -105,7 +113,7 @@ describe('api: the idempotency guard', () => {
 
   it('a request that failed, or answered 300 and up, gets its own answer even when the release fails too', async () => {
     const lost = server.client();
-    const refused = new ApiProblem('invalid_request', 'The field at is not a finite number.');
+    const refused = new fresh.module.ApiProblem('invalid_request', 'The field at is not a finite number.');
     const { guard: losing, lines } = recorded(lost);
     const failure = await losing
       .around(SLOT, Buffer.from('{}'), () => {
@@ -133,11 +141,12 @@ describe('api: the idempotency guard', () => {
   });
 
   it('takes only a dropped connection, Redis away, or a push that landed in part as "may have applied"', () => {
-    expect(pushMayHaveApplied(new CommandInDoubtError('LPUSH'))).toBe(true);
-    expect(pushMayHaveApplied(new RedisUnavailableError('127.0.0.1:1', 'down'))).toBe(true);
-    expect(pushMayHaveApplied(new PartlyAppliedError(new Error('x')))).toBe(true);
+    expect(pushMayHaveApplied(new fresh.module.CommandInDoubtError('LPUSH'))).toBe(true);
+    expect(pushMayHaveApplied(new fresh.module.RedisUnavailableError('127.0.0.1:1', 'down'))).toBe(true);
+    expect(pushMayHaveApplied(new fresh.module.PartlyAppliedError(new Error('x')))).toBe(true);
     expect(pushMayHaveApplied(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
-    expect(new WriteMayHaveAppliedError(new Error('gone')).message).toBe('the push may have been applied: gone');
-    expect(new WriteMayHaveAppliedError('gone').message).toBe('the push may have been applied: gone');
+    expect(new fresh.module.WriteMayHaveAppliedError(new Error('gone')).message).toBe('the push may have been applied: gone');
+    expect(new fresh.module.WriteMayHaveAppliedError('gone').message).toBe('the push may have been applied: gone');
+    expect(new fresh.module.WriteMayHaveAppliedError('gone').name).toBe('WriteMayHaveAppliedError');
   });
 });
