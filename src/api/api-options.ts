@@ -141,7 +141,8 @@ function resolveRateLimit(value: unknown): ResolvedApiOptions['rateLimit'] {
   if (value === null || typeof value !== 'object') fail('rateLimit', 'must be { limit, interval }');
   const { limit, interval } = value as Partial<ApiRateLimitOption>;
   if (!Number.isInteger(limit) || (limit as number) < 1) fail('rateLimit.limit', `must be a positive integer (got ${JSON.stringify(limit)})`);
-  if (typeof interval === 'string' && interval in RATE_LIMIT_INTERVALS) {
+  // Own members only: `in` would also take 'toString' and hand the limiter a function as its window.
+  if (typeof interval === 'string' && Object.hasOwn(RATE_LIMIT_INTERVALS, interval)) {
     return { limit: limit as number, intervalSeconds: RATE_LIMIT_INTERVALS[interval], intervalName: interval };
   }
   if (!Number.isInteger(interval) || (interval as number) < 1) {
