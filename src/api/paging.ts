@@ -37,7 +37,8 @@ export function pagingOf(query: Record<string, string[]>): Paging {
   const shape = Object.assign(new PagingQuery(), { page: query.page, count: query.count });
   const [error] = validateSync(shape);
   if (error) {
-    const reason = Object.values(error.constraints ?? {})[0] ?? 'is malformed';
+    // A flat class has no nested errors, so every error carries the constraint it broke.
+    const [reason] = Object.values(error.constraints ?? {});
     throw invalidRequest(`The query parameter ${error.property} ${reason}.`);
   }
   return {
