@@ -85,6 +85,37 @@ describe('readBody', () => {
     expect(chunked.destroyed).toBe(true);
   });
 
+  it('drains a refused request even when something had paused it', async () => {
+    const paused = request({ 'content-length': '1000' });
+    paused.pause();
+    expectTooLarge(await rejectionOf(readBody(paused, 10)), 10);
+    await send(paused, 41);
+    expect(paused.destroyed).toBe(true);
+  });
+
+  it('after a refusal only the drain listens: the read stops collecting, and a later socket error is swallowed', async () => {
+    const req = request();
+    const refused = rejectionOf(readBody(req, 4));
+    req.write('abcde');
+    expectTooLarge(await refused, 4);
+    expect([req.listenerCount('data'), req.listenerCount('end'), req.listenerCount('aborted'), req.listenerCount('error')]).toEqual([1, 0, 0, 1]);
+    expect(() => req.emit('error', new Error('ECONNRESET'))).not.toThrow();
+    const declared = request({ 'content-length': '5' });
+    expectTooLarge(await rejectionOf(readBody(declared, 4)), 4);
+    expect(() => declared.emit('error', new Error('ECONNRESET'))).not.toThrow();
+  });
+
+  it('stops listening after a stream error or an abort too', async () => {
+    for (const event of ['error', 'aborted'] as const) {
+      const req = request();
+      const failed = rejectionOf(readBody(req, 10));
+      if (event === 'error') req.emit('error', new Error('socket hang up'));
+      else req.emit('aborted');
+      await failed;
+      expect([req.listenerCount('data'), req.listenerCount('end'), req.listenerCount('aborted'), req.listenerCount('error')]).toEqual([0, 0, 0, 0]);
+    }
+  });
+
   it('a stream error rejects with that error; an abort rejects naming the client', async () => {
     const broken = request();
     const failed = rejectionOf(readBody(broken, 10));
