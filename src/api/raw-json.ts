@@ -23,6 +23,6 @@ export function stringifyWithRaw(value: unknown): string {
     raws.push(member.text);
     return `${marker}${raws.length - 1}`;
   });
-  if (raws.length === 0) return text;
+  // With no raw member the pattern matches nothing and the text comes back as it was.
   return text.replace(new RegExp(`"${marker}(\\d+)"`, 'g'), (_marker, index: string) => raws[Number(index)]);
 }
