@@ -57,8 +57,9 @@ const JOB_OPTIONS: Record<string, Schema> = {
 };
 
 export const SCHEMAS: Record<string, SchemaObject> = {
+  // Described once as the WurkProblem component from its properties, required members and description; extension
+  // members need no declaring (an object schema admits them unless it says otherwise).
   Problem: {
-    type: 'object',
     description: 'RFC 9457 problem document; `type` is a bare stable slug, not a URI.',
     required: ['type', 'title', 'status', 'detail', 'instance'],
     properties: {
@@ -68,7 +69,6 @@ export const SCHEMAS: Record<string, SchemaObject> = {
       detail: { type: 'string' },
       instance: { type: 'string', description: 'The request path as received, without the query string' },
     },
-    additionalProperties: true,
   },
   JobHash: {
     type: 'object',
