@@ -57,6 +57,15 @@ describe('api: the idempotency guard', () => {
     expect(await server.redis.ttl(SLOT)).toBeLessThanOrEqual(ttl);
   });
 
+  it('a claim that lapsed while the push ran is not brought back: no record without a TTL is left behind', async () => {
+    const response = await guard().around(SLOT, Buffer.from('{}'), async () => {
+      await server.redis.del(SLOT);
+      return created();
+    });
+    expect(response.status).toBe(201);
+    expect(await server.redis.exists(SLOT)).toBe(0);
+  });
+
   it('answers 409 to another body under the same key, whatever became of the first', async () => {
     await guard().around(SLOT, Buffer.from('{"class":"A"}'), created);
     expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{"class":"B"}'), created))).toEqual({
