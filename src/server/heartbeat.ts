@@ -68,6 +68,7 @@ export class Heartbeat implements HeartbeatPort {
   private failed = 0;
   private readonly executions = new ExecutionTally();
   private snapshotTimer?: NodeJS.Timeout;
+  // Stryker disable next-line BooleanLiteral: start() sets it before anything reads it
   private stopping = false;
   private restartDelay = RESTART_DELAY_MS;
   private restartTimer?: NodeJS.Timeout;
@@ -84,6 +85,8 @@ export class Heartbeat implements HeartbeatPort {
   async start(): Promise<void> {
     if (this.thread) return;
     this.stopping = false;
+    // A restart still pending is this start's to make.
+    clearTimeout(this.restartTimer);
     await new Promise<void>((resolve, reject) => {
       this.firstBeat = { resolve, reject };
       this.spawn();
@@ -235,9 +238,8 @@ export class Heartbeat implements HeartbeatPort {
     const delay = this.restartDelay;
     this.restartDelay = Math.min(this.restartDelay * 2, Math.max(RESTART_DELAY_MS, this.options.interval * 1000));
     this.logger.error(`heartbeat thread exited with code ${code}; restarting in ${delay} ms`);
-    this.restartTimer = setTimeout(() => {
-      if (!this.stopping && !this.thread) this.spawn();
-    }, delay);
+    // start() and stop() clear it: when it fires, there is no thread and no stop.
+    this.restartTimer = setTimeout(() => this.spawn(), delay);
     this.restartTimer.unref();
   }
 
