@@ -173,8 +173,9 @@ export class AdminRoutes {
   async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
     const jid = singleParam(request.query, 'jid');
     const className = singleParam(request.query, 'class');
-    if (jid !== undefined || className !== undefined) return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
+    // Checked before a search too, which ignores them: a malformed page is a 400 on every listing (contract §1.10).
     const { page, count } = pagingOf(request.query);
+    if (jid !== undefined || className !== undefined) return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
     const list = await this.jobSet(segment).page({ page, count });
     return jsonResponse(200, { name: SETS[segment], total: list.total, page, count, jobs: list.items.map(entryJson) });
   }

@@ -204,7 +204,7 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       expect(seen.size).toBe(3000);
     });
 
-    it('refuses a repeated, empty or overlong search parameter, or a cursor that is not one', async () => {
+    it('refuses a repeated, empty or overlong search parameter, a cursor that is not one, or malformed paging beside a search', async () => {
       const cases: Array<[Record<string, string | string[]>, string]> = [
         [{ jid: ['a', 'b'] }, 'The query parameter jid may be given at most once.'],
         [{ class: ['A', 'B'] }, 'The query parameter class may be given at most once.'],
@@ -216,6 +216,8 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
         [{ class: 'A', cursor: '1'.repeat(21) }, 'The query parameter cursor must be a scan cursor.'],
         [{ class: 'A', cursor: '1x' }, 'The query parameter cursor must be a scan cursor.'],
         [{ page: ['1', '2'] }, 'The query parameter page may be given at most once.'],
+        [{ jid: 'needle', page: 'x' }, 'The query parameter page must be an integer.'],
+        [{ class: 'A', count: '2.5' }, 'The query parameter count must be an integer.'],
       ];
       for (const [values, detail] of cases) expect(await rejectionProblem(routes().set(query(values), 'retries'))).toEqual(invalid(detail));
     });
