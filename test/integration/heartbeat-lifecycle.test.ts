@@ -86,6 +86,41 @@ describe('Heartbeat: the thread and its lifecycle', () => {
     }
   });
 
+  it('a signal handler that throws is logged with the signal and what it threw, and the handlers after it still run', async () => {
+    const lines: Lines = [];
+    const seen: string[] = [];
+    const hb = heartbeat({ logger: capture(lines) });
+    hb.instance.onSignal((signal) => {
+      if (signal === 'TSTP') throw new Error('boom');
+      throw 'not an error';
+    });
+    hb.instance.onSignal((signal) => void seen.push(signal));
+    await hb.instance.start();
+    await server.redis.lpush(Keys.signals(hb.identity), 'TSTP');
+    await waitFor(() => seen.length === 1, { what: 'TSTP at the second handler' });
+    await server.redis.lpush(Keys.signals(hb.identity), 'USR2');
+    await waitFor(() => seen.length === 2, { what: 'USR2 at the second handler' });
+    expect(seen).toEqual(['TSTP', 'USR2']);
+    expect(lines.filter((line) => line.message.startsWith('signal handler'))).toEqual([
+      { level: 'error', message: 'signal handler for TSTP threw: boom' },
+      { level: 'error', message: 'signal handler for USR2 threw: not an error' },
+    ]);
+  });
+
+  it('start rejects, naming the exit code, when the thread exits before its first beat; nothing is restarted', async () => {
+    const lines: Lines = [];
+    const hb = heartbeat({ logger: capture(lines) });
+    // Stalled, Redis holds the thread before its first beat (5 s to connect), long enough to end it there.
+    await stalled(async () => {
+      const starting = hb.instance.start();
+      // A message the thread cannot read throws inside it: it exits with code 1.
+      hb.thread()?.postMessage(null);
+      await expect(starting).rejects.toThrow('heartbeat thread exited with code 1 before its first beat');
+    });
+    expect(hb.thread()).toBeUndefined();
+    expect(lines.filter((line) => line.message.includes('restarting'))).toEqual([]);
+  });
+
   it('a second start while running starts no second thread', async () => {
     const hb = heartbeat({ logger: capture([]) });
     await hb.instance.start();
