@@ -16,8 +16,13 @@ interface Run {
 const runs: Run[] = [];
 let probe: Redis;
 
-/** Takes 5 s, far longer than its 2 s cron interval. */
-@Periodic('*/2 * * * * *', { unique: 'until_executed' })
+/**
+ * Takes 5 s, longer than its 3 s cron interval. A blocked slot is given up
+ * after 1.5 s of retries (three 0.5 s ticks), so each slot's 3 s leaves room
+ * for a tick that runs late on a loaded machine (2 s slots left 0.5 s: a run
+ * beside two Stryker runs saw no slot given up).
+ */
+@Periodic('*/3 * * * * *', { unique: 'until_executed' })
 @Worker({ queue: 'slow', retry: false })
 class SlowReport {
   async perform(): Promise<void> {
@@ -55,9 +60,9 @@ describe('periodic: until_executed with the processing plane', () => {
     // Each run held the lock under its own jid while performing.
     expect(first.lockOwner).toBe(first.jid);
     expect(second.lockOwner).toBe(second.jid);
-    // The second began only after the first ended, though slots came due every 2 s (concurrency 3 could have overlapped them).
+    // The second began only after the first ended, though slots came due every 3 s (concurrency 3 could have overlapped them).
     expect(second.start).toBeGreaterThanOrEqual(first.end!);
-    expect(second.slot).toBeGreaterThanOrEqual(first.slot + 4);
+    expect(second.slot).toBeGreaterThanOrEqual(first.slot + 6);
     expect(seen.skipped.some((event) => event.reason === 'blocked' && event.slot > first.slot && event.slot < second.slot)).toBe(true);
     for (let index = 1; index < runs.length; index++) expect(runs[index].start).toBeGreaterThanOrEqual(runs[index - 1].end ?? Infinity);
     // The first run's success released its lock; whatever holds it now is a later job.
