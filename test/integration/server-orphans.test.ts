@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import type { JobOutcome } from '../../src/server/server-middleware';
-import { parsePrivateList } from '../../src/server/orphan-reaper';
 import { newProcessIdentity } from '../../src/server/identity';
 import { usePrivateRedis } from '../support/private-redis';
 import { buildManager, useHarnesses } from '../support/server-harness';
@@ -21,13 +20,6 @@ describe('orphan recovery', () => {
     await h.manager.ready;
     return { h, outcomes, deaths };
   }
-
-  it('parses private list names from the right, both shapes', () => {
-    expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({ queue: 'a|b', hostname: 'host-1', pid: 42, nonce: '0123456789ab', identity: 'host-1:42:0123456789ab', index: 0 });
-    expect(parsePrivateList('queue:a|host-1|42|0123456789ab|1')).toEqual({ queue: 'a', hostname: 'host-1', pid: 42, nonce: '0123456789ab', identity: 'host-1:42:0123456789ab', index: 1 });
-    expect(parsePrivateList('queue:default|host|42|0')).toEqual({ queue: 'default', hostname: 'host', pid: 42, index: 0 });
-    expect(parsePrivateList('queue:default')).toBeUndefined();
-  });
 
   it('requeues the list of a dead process before ready resolves, oldest claim first', async () => {
     const redis = server.client();
