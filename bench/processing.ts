@@ -51,7 +51,7 @@ const ROOT = join(__dirname, '..');
  * directory per checkout, since worktrees share one node_modules and each
  * must run its own src/ against its own lua/.
  */
-const BUILD = join(ROOT, 'node_modules', '.cache', 'wurk-bench', createHash('sha1').update(ROOT).digest('hex').slice(0, 12));
+export const BUILD = join(ROOT, 'node_modules', '.cache', 'wurk-bench', createHash('sha1').update(ROOT).digest('hex').slice(0, 12));
 
 /** What each job does and carries; `share` scales BENCH_JOBS so the slow shapes stay short. */
 interface Shape {
@@ -68,7 +68,7 @@ const SHAPES: Record<string, Shape> = {
   '100kb': { name: '100kb', share: 0.025, payloadBytes: 102400 },
 };
 
-interface Worker {
+export interface Worker {
   child: ChildProcess;
   /** Resolves with the RESULT line's JSON (latency mode). */
   result: Promise<Record<string, unknown>>;
@@ -79,7 +79,7 @@ interface Worker {
   stop(): Promise<void>;
 }
 
-interface Side {
+export interface Side {
   name: string;
   /** Queues `count` jobs of `shape` behind a gate no worker can see yet. */
   fill(redis: Redis, url: string, count: number, shape: Shape): Promise<void>;
@@ -137,7 +137,7 @@ function nodeWorker(script: string, url: string, env: Record<string, string>): C
   });
 }
 
-function wurkSide(fetch: 'reliable' | 'basic'): Side {
+export function wurkSide(fetch: 'reliable' | 'basic'): Side {
   return {
     name: `wurk (${fetch} fetch)`,
     fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
@@ -148,7 +148,7 @@ function wurkSide(fetch: 'reliable' | 'basic'): Side {
 }
 
 /** BullMQ's gate is its own pause: jobs added to a paused queue wait until `resume`. */
-const bullmq: Side = {
+export const bullmq: Side = {
   name: 'BullMQ 5',
   fill: async (_redis, url, count, shape) => {
     const queue = new Queue('bench', { connection: connectionOf(url) });
@@ -175,7 +175,7 @@ const bullmq: Side = {
 };
 
 /** Stock `sidekiq -c 10`; `quiet` sets its log level to WARN, dropping the two log lines it writes per job. */
-function sidekiqSide(quiet: boolean): Side {
+export function sidekiqSide(quiet: boolean): Side {
   return {
     name: quiet ? 'Sidekiq 6.4.1 (log WARN)' : 'Sidekiq 6.4.1 (log INFO)',
     fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
@@ -197,7 +197,7 @@ function connectionOf(url: string): { host: string; port: number } {
 
 // --- running worker processes -----------------------------------------------
 
-function watch(child: ChildProcess, name: string): Worker {
+export function watch(child: ChildProcess, name: string): Worker {
   let resolveReady!: () => void;
   const ready = new Promise<void>((resolve) => (resolveReady = resolve));
   const listeners: Array<() => void> = [];
@@ -233,14 +233,14 @@ function watch(child: ChildProcess, name: string): Worker {
 }
 
 /** Rejects after `ms` with `what` in the message, so a stuck worker fails the bench instead of hanging it. */
-function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
+export function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer!: NodeJS.Timeout;
   const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms / 1000} s`)), ms)));
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
 /** Resident set of a live process in MB: `VmHWM` is the peak, `VmRSS` the current. */
-function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
+export function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   const match = new RegExp(`${field}:\\s+(\\d+)\\s+kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return match ? Number(match[1]) / 1024 : NaN;
 }
@@ -352,7 +352,7 @@ function topCommands(commands: Record<string, number>, jobs: number): string {
 }
 
 /** Compiles the Node workers and what they import, so they run as a user's compiled app would. */
-function buildWorkers(sides: Side[]): void {
+export function buildWorkers(sides: Side[]): void {
   mkdirSync(BUILD, { recursive: true });
   const files = ['bullmq-worker.ts', ...(sides.some((side) => side.name.startsWith('wurk')) ? ['wurk-worker.ts'] : [])];
   writeFileSync(

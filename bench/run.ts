@@ -1,10 +1,12 @@
 /** `npm run bench`: every benchmark in turn. */
 import { runEnqueueBench } from './enqueue';
+import { runMemoryBench } from './memory';
 import { runSelectedProcessingBench } from './processing';
 
 async function main(): Promise<void> {
   await runEnqueueBench();
   await runSelectedProcessingBench();
+  await runMemoryBench();
 }
 
 main().catch((error) => {
