@@ -240,6 +240,22 @@ describe('reliable fetch: acknowledgments', () => {
       expect(errors).toEqual([]);
     });
 
+    it('replays every ack of one list, however many calls sent them, beside a job still running', async () => {
+      const fetch = fetcher({ ackReplayMs: 60000 });
+      const [a, b, c] = await running(fetch, ['a', 'b', 'c']);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      fetch.acknowledge(b, '');
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([c.raw]);
+      // The deposed master took both LREMs with it; c still runs, so the replay must remove a and b one by one.
+      await server.redis.rpush(IN_PROGRESS, a.raw, b.raw);
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([c.raw]);
+      expect(errors).toEqual([]);
+    });
+
     it('replays only the acks sent within the window', async () => {
       const fetch = fetcher({ ackReplayMs: 10000 });
       const [a, b] = await running(fetch, ['a', 'b']);
