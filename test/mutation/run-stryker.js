@@ -27,11 +27,14 @@ function run(command, argv, env = {}) {
   return spawnSync(command, argv, { cwd: root, stdio: 'inherit', env: { ...process.env, ...env } }).status ?? 1;
 }
 
+/** A unit's counts from its incremental file; `checkpoint` = a run cut short, with how many of its mutants it decided. */
 function countsOf(unit) {
   const file = join(__dirname, 'incremental', `${unit}.json`);
   if (!existsSync(file)) return undefined;
+  const report = JSON.parse(readFileSync(file, 'utf8'));
   const counts = Object.fromEntries(KEYS.map((key) => [key, 0]));
-  for (const { mutants } of Object.values(JSON.parse(readFileSync(file, 'utf8')).files)) {
+  if (report.wurkCheckpoint) counts.checkpoint = report.wurkCheckpoint;
+  for (const { mutants } of Object.values(report.files)) {
     for (const { status } of mutants) {
       counts.mutants += 1;
       const key = status === 'CompileError' || status === 'RuntimeError' ? 'invalid' : status;
@@ -41,10 +44,14 @@ function countsOf(unit) {
   return counts;
 }
 
-function row(name, c) {
+function scoreOf(c) {
   const detected = c.Killed + c.Timeout;
   const valid = detected + c.Survived + c.NoCoverage;
-  const score = valid === 0 ? '–' : `${((100 * detected) / valid).toFixed(1)} %`;
+  return valid === 0 ? '–' : `${((100 * detected) / valid).toFixed(1)} %`;
+}
+
+function row(name, c) {
+  const score = scoreOf(c);
   return `| ${name} | ${c.mutants} | ${c.Killed} | ${c.Timeout} | ${c.Survived} | ${c.NoCoverage} | ${c.invalid} | ${c.Ignored} | ${score} |`;
 }
 
@@ -61,9 +68,11 @@ function printScores() {
     const missing = [];
     for (const unit of units) {
       const counts = countsOf(unit);
-      if (!counts) {
+      if (!counts || counts.checkpoint) {
         missing.push(unit);
-        if (units.length > 1) rows.push(`| ${unit} | not run | | | | | | | |`);
+        // A unit cut short is not measured: its row says how far it got, and its folder is summed without it.
+        const state = counts ? `cut short: ${counts.checkpoint.decided} of ${counts.checkpoint.planned} decided, ${scoreOf(counts)} of those` : 'not run';
+        if (units.length > 1 || counts) rows.push(`| ${unit} | ${state} | | | | | | | |`);
         continue;
       }
       add(sum, counts);
