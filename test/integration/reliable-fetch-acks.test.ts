@@ -298,5 +298,19 @@ describe('reliable fetch: acknowledgments', () => {
       await fetch.flush();
       expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([a.raw]);
     });
+
+    it('the claim that carries the replayed acks still hands over the jobs it claimed', async () => {
+      const fetch = fetcher({ ackReplayMs: 60000 });
+      const [a] = await running(fetch, ['a']);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      await server.redis.rpush(IN_PROGRESS, a.raw);
+      fetch.replayAcks();
+      await server.redis.lpush(Keys.queue('default'), fetchJob('b'), fetchJob('c'));
+      const claimed = await fetch.claim(2);
+      expect(claimed.map((job) => job.raw)).toEqual([fetchJob('b'), fetchJob('c')]);
+      expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+      expect(errors).toEqual([]);
+    });
   });
 });
