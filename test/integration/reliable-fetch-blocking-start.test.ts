@@ -1,6 +1,9 @@
 import { Keys } from '../../src/redis/keys';
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
-import { CLAIMED, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';
+import { CLAIMED, FETCH_IDENTITY, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';
+import { waitFor } from '../support/wait';
 
 /**
  * The start that rides behind an idle fetch's BLMOVE moves the oldest claimed job, which is the BLMOVE's
@@ -62,5 +65,34 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     expect(await claim).toEqual([{ raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
     expect(await server.redis.zcard(Keys.dead)).toBe(1);
     expect(await server.redis.exists(CLAIMED)).toBe(0);
+  });
+});
+
+/** What an idle fetch's blocked wait hands out when a job arrives, by the free slots it was told of. */
+describe('reliable fetch: a blocked claim', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const fetcher = () => reliableFetch(() => server.client());
+
+  it('with no free slot (every slot busy, claiming for prefetch) the arrival is only claimed: nothing starts beyond the concurrency', async () => {
+    const claim = fetcher().claim(1, 0);
+    await untilBlocked(server.redis);
+    await server.redis.lpush(Keys.queue('default'), 'arrival');
+    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true }]);
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+    expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
+  });
+
+  it('waiting on several queues at once, a job arriving on any of them is handed out', async () => {
+    const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
+    const fetch = new ReliableFetch(server.client(), server.client(), new QueueOrder(['a', 'b']), FETCH_IDENTITY, { fetchTimeout: 5, dead: { maxJobs: 10, timeout: 3600 }, logger }, () => server.client());
+    const claim = fetch.claim(2, 2);
+    await waitFor(async () => /blocked_clients:2/.test(await server.redis.info('clients')), { what: 'a wait on each queue' });
+    const pushed = Date.now();
+    await server.redis.lpush(Keys.queue('b'), 'arrival');
+    const jobs = await claim;
+    expect(jobs).toEqual([{ raw: 'arrival', queue: 'b', privateKey: fetch.privateKey('b'), started: true }]);
+    // The claim waits for every wait to end: the one on queue a was cut short, not left to its 5 s timeout.
+    expect(Date.now() - pushed).toBeLessThan(2500);
+    expect(await server.redis.info('clients')).toMatch(/blocked_clients:0/);
   });
 });
