@@ -299,6 +299,16 @@ describe('reliable fetch: acknowledgments', () => {
       expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([a.raw]);
     });
 
+    it('a switch with no ack in the window replays nothing, and an ack that then matches nothing is still reported', async () => {
+      const fetch = fetcher({ ackReplayMs: 60000 });
+      const [a] = await running(fetch, ['a']);
+      fetch.replayAcks();
+      await server.redis.del(IN_PROGRESS);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(errors).toEqual([`acknowledging 1 job(s) matched nothing in ${IN_PROGRESS}`]);
+    });
+
     it('the claim that carries the replayed acks still hands over the jobs it claimed', async () => {
       const fetch = fetcher({ ackReplayMs: 60000 });
       const [a] = await running(fetch, ['a']);
