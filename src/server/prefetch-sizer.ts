@@ -51,6 +51,7 @@ export class PrefetchSizer {
 
   /** No slot came free for `ms`: jobs take at least that long now, whatever the mean said. */
   atLeast(ms: number): void {
+    // Stryker disable next-line EqualityOperator: when the mean equals ms, setting it to ms changes nothing.
     if (this.meanMs === undefined || this.meanMs < ms) this.meanMs = ms;
   }
 

@@ -38,7 +38,9 @@ export class QueueOrder {
   /** The queues to try, first to last, for this fetch. */
   next(): string[] {
     if (!this.weighted) return this.names;
+    // Stryker disable next-line MethodExpression: shuffling the kept list itself instead of a copy draws the same orders (each shuffle starts from whatever order it finds).
     const list = this.weighted.slice();
+    // Stryker disable next-line EqualityOperator: a last step at i = 0 swaps the first entry with itself.
     for (let i = list.length - 1; i > 0; i--) {
       const j = Math.floor(Math.random() * (i + 1));
       [list[i], list[j]] = [list[j], list[i]];

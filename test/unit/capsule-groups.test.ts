@@ -2,6 +2,7 @@ import { WurkConfigError } from '../../src/job/errors';
 import { capsuleDefaultQueues, capsuleGroups, checkWorkerCapsule, DEFAULT_CAPSULE } from '../../src/server/capsules';
 import { QueueOrder } from '../../src/server/queue-order';
 import { configError } from '../support/config-error';
+import { freshEachTest } from '../support/fresh-module';
 
 /** capsuleGroups and QueueOrder called directly: each refusal's option path and its words. */
 describe('capsule groups and queue order: refusals named exactly', () => {
@@ -104,5 +105,14 @@ describe('capsule groups and queue order: refusals named exactly', () => {
       // Shuffled: each queue comes first some of the time.
       expect([...firsts].sort()).toEqual(['a', 'b', 'c']);
     });
+  });
+});
+
+describe('the default capsule, the module loaded per test (its name is built at import)', () => {
+  const fresh = freshEachTest(() => require('../../src/server/capsules') as typeof import('../../src/server/capsules'));
+
+  it('is named "default", as Sidekiq 7 names the group of the top-level queues in info.capsules and weights', () => {
+    expect(fresh.module.DEFAULT_CAPSULE).toBe('default');
+    expect(fresh.module.capsuleGroups(['a'], 2).map((group) => group.name)).toEqual(['default']);
   });
 });
