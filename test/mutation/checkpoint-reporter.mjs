@@ -44,6 +44,10 @@ export class CheckpointReporter {
 
   onMutationTestingPlanReady({ mutantPlans }) {
     this.planned = mutantPlans.length;
+    // Read now, before any mutant is decided: the checkpoint must pair each mutant with the source it was
+    // decided against, not with an edit made to the tree while the run goes on.
+    for (const { mutant } of mutantPlans) this.source(projectPath(mutant.fileName));
+    for (const test of this.tests) if (test.fileName) this.source(projectPath(test.fileName));
   }
 
   onMutantTested(result) {
