@@ -1,6 +1,8 @@
+import { Keys } from '../../src/redis/keys';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { Capsule } from '../../src/server/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
@@ -259,6 +261,145 @@ describe('capsule', () => {
       expect(start).toHaveBeenCalledTimes(2);
       held.releaseAll();
     });
+  });
+
+  it('counts the free slots of a claim blocked on empty queues as taken: the claim may start jobs in them directly', async () => {
+    const h = harness([], { concurrency: 3 });
+    await h.manager.start();
+    await waitFor(() => capsuleOf(h, 0).occupied === 3, { what: 'the idle claim holding every slot' });
+  });
+
+  it('after a master switch replays its recent acknowledgments and sends what an idle fetch loop holds', async () => {
+    const h = harness([], { capsules: [{ name: 'slow', queues: ['slow'] }] });
+    await h.manager.start();
+    const fetchers = [capsuleOf(h, 0).fetcher, capsuleOf(h, 1).fetcher];
+    const replays = fetchers.map((fetcher) => jest.spyOn(fetcher, 'replayAcks' as never));
+    const flushes = fetchers.map((fetcher) => jest.spyOn(fetcher, 'flush'));
+    // What the connection watch does when a connection reconnects to another master (Sentinel).
+    const { watch } = h.connections as unknown as { watch: { switchListeners: Array<(from: string, to: string) => void> } };
+    for (const listener of watch.switchListeners) listener('10.0.0.1:6379', '10.0.0.2:6379');
+    expect(replays.map((replay) => replay.mock.calls.length)).toEqual([1, 1]);
+    await waitFor(() => flushes.every((flush) => flush.mock.calls.some(([idle]) => idle === true)), { what: 'each idle loop flushing its acks' });
+  });
+
+  describe('a queue paused while its jobs wait claimed', () => {
+    async function twoWaiting(logger = recordingLogger()) {
+      const redis = server.client();
+      const held = heldWorker();
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 2, prefetchStallMs: 60000 });
+      await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1], [2]] });
+      await h.manager.start();
+      await waitFor(async () => (await redis.llen(claimedKey(h))) === 2, { what: 'one running, two claimed' });
+      await redis.sadd(Keys.paused, 'default');
+      h.manager.notePaused('default', true);
+      return { redis, held, h, logger };
+    }
+
+    it('hands them back unstarted to the head of the queue, in order, when a slot comes free', async () => {
+      const { redis, held, h } = await twoWaiting();
+      held.releaseAll();
+      await waitFor(async () => (await redis.llen('queue:default')) === 2, { what: 'the hand-back' });
+      expect((await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0])).toEqual([2, 1]);
+      expect(held.ran).toEqual([0]);
+    });
+
+    it('keeps them when the hand-back fails, says so, and runs them after resume', async () => {
+      const { redis, held, h, logger } = await twoWaiting();
+      jest.spyOn(capsuleOf(h, 0).fetcher, 'giveBack').mockRejectedValueOnce(new Error('READONLY'));
+      held.releaseAll();
+      await waitFor(() => logger.lines.includes('error giving back 2 job(s) of a paused queue failed (will retry): READONLY'), { what: 'the failed hand-back said' });
+      expect(held.ran).toEqual([0]);
+      await redis.srem(Keys.paused, 'default');
+      h.manager.notePaused('default', false);
+      await waitFor(() => held.ran.length === 2, { what: 'a kept job after resume' });
+      held.releaseAll();
+      await waitFor(() => held.ran.length === 3, { what: 'both kept jobs' });
+      held.releaseAll();
+      expect(held.ran).toEqual([0, 1, 2]);
+    });
+  });
+
+  describe('a suspect (it started in a process that died)', () => {
+    async function pushSuspect(redis: ReturnType<typeof server.client>, name: string) {
+      const payload = JSON.stringify({ class: 'Rec', args: [name], queue: 'default', jid: `${name}jid`.padEnd(24, '0'), retry: false, created_at: 1.5, enqueued_at: 1.5 });
+      await redis.sadd(Keys.suspects, payload);
+      await redis.lpush(Keys.queue('default'), payload);
+    }
+
+    it('whose start finds it may not begin yet waits at the front, lets the other capsules go, and still runs', async () => {
+      const redis = server.client();
+      const ran: string[] = [];
+      const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 2 });
+      await pushSuspect(redis, 'suspect');
+      // Its first start, known a suspect (by the claim or by an earlier start), is answered "not yet".
+      const original = ReliableFetch.prototype.start;
+      let answered = false;
+      const start = jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job) {
+        if (!job.suspect || answered) return original.call(this, job);
+        answered = true;
+        return { notStarted: job };
+      });
+      await h.manager.start();
+      await waitFor(() => ran.length === 1, { what: 'the suspect to run' });
+      expect(ran).toEqual(['suspect']);
+      expect(answered).toBe(true);
+      expect(start).toHaveBeenCalledTimes(2);
+      await h.client.push({ class: 'Rec', args: ['next'] });
+      await waitFor(() => ran.length === 2, { what: 'an ordinary job after it' });
+    });
+
+    it('that ran sends its acknowledgment before anything else starts, and says so when that fails', async () => {
+      const redis = server.client();
+      const logger = recordingLogger();
+      let failFlush = false;
+      const ran: string[] = [];
+      const instance = {
+        perform: (name: string) => {
+          ran.push(name);
+          failFlush = name === 'suspect';
+        },
+      };
+      const h = harness([{ name: 'Rec', instance }], { logger, concurrency: 2 });
+      await pushSuspect(redis, 'suspect');
+      const flush = ReliableFetch.prototype.flush;
+      jest.spyOn(ReliableFetch.prototype, 'flush').mockImplementation(function (this: ReliableFetch, idle) {
+        if (!failFlush) return flush.call(this, idle);
+        failFlush = false;
+        return Promise.reject(new Error('flush boom'));
+      });
+      await h.manager.start();
+      await waitFor(() => logger.lines.includes('error acknowledge failed (will retry): flush boom'), { what: 'the failed flush said' });
+      expect(ran).toEqual(['suspect']);
+      // The gate opens all the same: the acknowledgment is kept for the next flush.
+      await h.client.push({ class: 'Rec', args: ['next'] });
+      await waitFor(() => ran.length === 2, { what: 'an ordinary job after it' });
+    });
+  });
+
+  it('stops only once a start on its way has landed, and the job it started runs to its end', async () => {
+    const redis = server.client();
+    const events: string[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
+    const start = ReliableFetch.prototype.start;
+    let releaseStart!: () => void;
+    const held = new Promise<void>((resolve) => (releaseStart = resolve));
+    let startCalled = false;
+    jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job) {
+      startCalled = true;
+      await held;
+      return start.call(this, job);
+    });
+    // `a` is started by the claim itself; `b`, claimed ahead, begins through start() once `a` is done.
+    await h.client.pushBulk({ class: 'Rec', args: [['a'], ['b']] });
+    await h.manager.start();
+    await waitFor(() => startCalled, { what: 'a start on its way' });
+    const stopped = h.manager.stop().then(() => events.push('stopped'));
+    await new Promise((resolve) => setImmediate(resolve));
+    events.push('start released');
+    releaseStart();
+    await stopped;
+    expect(events).toEqual(['ran a', 'start released', 'ran b', 'stopped']);
+    expect(await redis.llen(claimedKey(h))).toBe(0);
   });
 
   it('a processor that fails unexpectedly is said, and its slot is freed', async () => {
