@@ -312,18 +312,14 @@ export class Manager {
 
   /**
    * A shutdown step that must not stop the shutdown: its failure is logged,
-   * and with `until` it is abandoned at that time (Redis unreachable). What
+   * and it is abandoned at `until` (Redis unreachable). What
    * it left undone is what a crash would leave: jobs in the private list,
    * recovered by another process's orphan check.
    */
-  private async bestEffort(what: string, step: () => Promise<unknown>, until?: number): Promise<void> {
+  private async bestEffort(what: string, step: () => Promise<unknown>, until: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const work = step();
-      if (until === undefined) {
-        await work;
-        return;
-      }
       const abandoned = new Promise<'abandoned'>((resolve) => (timer = setTimeout(() => resolve('abandoned'), Math.max(0, until - Date.now()))));
       if ((await Promise.race([work, abandoned])) === 'abandoned') {
         work.catch(() => undefined);
