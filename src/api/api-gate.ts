@@ -69,8 +69,8 @@ export class ApiGate {
     }
     // Charged for every authenticated request, routed or not, so probing unknown paths is not free.
     if (this.limiter) await this.limiter.charge(principal.id);
-    const relative = incoming.relative ?? '';
-    if (relative !== '/v1' && !relative.startsWith('/v1/')) {
+    const { relative } = incoming;
+    if (relative === undefined || (relative !== '/v1' && !relative.startsWith('/v1/'))) {
       throw new ApiProblem('unsupported_api_version', 'This API version is not supported.', { supported_versions: ['v1'] });
     }
     const match = matchRoute(this.routes, method === 'HEAD' ? 'GET' : method, relative);

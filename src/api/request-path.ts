@@ -8,20 +8,15 @@ function target(req: IncomingMessage & { originalUrl?: string }): string {
 /** The path of a request-target without its query, for origin-form and absolute-form targets alike. */
 export function requestPath(req: IncomingMessage): string {
   const text = target(req);
-  if (!text.startsWith('/')) {
-    try {
-      return new URL(text).pathname;
-    } catch {
-      return text;
-    }
-  }
+  // Any other target that is not a URL (`*`) is split like an origin-form one.
+  if (!text.startsWith('/') && URL.canParse(text)) return new URL(text).pathname;
   const query = text.indexOf('?');
-  return query < 0 ? text : text.slice(0, query);
+  return query === -1 ? text : text.slice(0, query);
 }
 
 /** The query string without its `?`; '' when there is none. */
 export function requestSearch(req: IncomingMessage): string {
   const text = target(req);
   const query = text.indexOf('?');
-  return query < 0 ? '' : text.slice(query + 1);
+  return query === -1 ? '' : text.slice(query + 1);
 }

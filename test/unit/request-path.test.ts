@@ -11,6 +11,9 @@ describe('api: request path', () => {
     expect(requestPath(request('/api/v1/jobs'))).toBe('/api/v1/jobs');
     expect(requestSearch(request('/api/v1/jobs'))).toBe('');
     expect(requestSearch(request('/api/v1/jobs?'))).toBe('');
+    // A target is never empty on the wire; a bare query still splits at its ?.
+    expect(requestPath(request('?x=1'))).toBe('');
+    expect(requestSearch(request('?x=1'))).toBe('x=1');
   });
 
   it("reads Express's originalUrl before the url a mounted router rewrote", () => {
@@ -21,6 +24,7 @@ describe('api: request path', () => {
   it('takes the path of an absolute-form target; a target that is neither is kept as it came', () => {
     expect(requestPath(request('http://example.test:8080/api/v1/jobs?page=2'))).toBe('/api/v1/jobs');
     expect(requestPath(request('*'))).toBe('*');
+    expect(requestPath(request('*?x=1'))).toBe('*');
   });
 
   it('a request with no target at all is the root', () => {
