@@ -61,8 +61,9 @@ function parseRecord(value: string | null): StoredRecord | undefined {
   // Stryker disable next-line ConditionalExpression,BlockStatement: null only when the slot lapsed between the pipeline's SET and GET (a race no test can time); '' fails the newline checks below anyway
   if (!value) return undefined;
   const first = value.indexOf('\n');
-  const second = first < 0 ? -1 : value.indexOf('\n', first + 1);
-  if (second < 0) return undefined;
+  // With no newline at all, the search from 0 finds none either.
+  const second = value.indexOf('\n', first + 1);
+  if (second === -1) return undefined;
   const status = value.slice(0, first);
   if (status !== PENDING && !/^[1-5][0-9]{2}$/.test(status)) return undefined;
   return { status: value.slice(0, first), fingerprint: value.slice(first + 1, second), body: value.slice(second + 1) };

@@ -88,6 +88,12 @@ describe('HTTP API: Idempotency-Key', () => {
     await server.redis.set(slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'garbage'), 'garbage', 'EX', 60);
     const unreadable = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'garbage' });
     expect(unreadable.json.type).toBe('request_in_progress');
+    // A status that is not three digits from 100 to 599, however close, is unreadable too: never replayed.
+    for (const status of ['x201', '2010', '601']) {
+      await server.redis.set(slotOf(ENQUEUE_TOKEN, '/v1/jobs', status), `${status}\n${fingerprint}\n{}`, 'EX', 60);
+      const odd = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': status });
+      expect([odd.status, odd.json.type]).toEqual([409, 'request_in_progress']);
+    }
     expect(await server.redis.llen('queue:default')).toBe(0);
   });
 

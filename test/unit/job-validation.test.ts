@@ -136,6 +136,8 @@ describe('api: job body validation', () => {
       // A number written with a leading 0 is checked too.
       expect(problemOf(check('{"at":0.5e-400}'))).toEqual(refusal('at'));
       expect(problemOf(check('{"args":[{"":{"a":1e400}}]}'))).toEqual(refusal('args[0]..a'));
+      // Found past members that hold nothing wrong.
+      expect(problemOf(check('{"args":[{"ok":1,"also":[2],"bad":1e400}]}'))).toEqual(refusal('args[0].bad'));
     });
 
     it('accepts zeros written any way, numbers in range, and number-like strings', () => {
