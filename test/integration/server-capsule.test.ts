@@ -2,6 +2,7 @@ import { Keys } from '../../src/redis/keys';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { Capsule } from '../../src/server/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
+import { IdleWait } from '../../src/server/fetch/idle-wait';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { usePrivateRedis } from '../support/private-redis';
@@ -316,6 +317,31 @@ describe('capsule', () => {
       await waitFor(() => held.ran.length === 3, { what: 'both kept jobs' });
       held.releaseAll();
       expect(held.ran).toEqual([0, 1, 2]);
+    });
+    it('acknowledges a job that ends while its claim idles on paused queues at once, not a fetch timeout later', async () => {
+      const redis = server.client();
+      const held = heldWorker();
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 2, prefetch: 0, fetchTimeout: 30 });
+      await h.manager.start();
+      await h.client.push({ class: 'HoldJob', args: ['ran'] });
+      await waitFor(() => held.ran.length === 1, { what: 'the job before the pause' });
+      await redis.sadd(Keys.paused, 'default');
+      h.manager.notePaused('default', true);
+      // Taken by the blocked wait and given back unstarted; the claim after it finds every queue paused and idles.
+      const idling = new Promise<void>((resolve) => {
+        const wait = IdleWait.prototype.wait;
+        jest.spyOn(IdleWait.prototype, 'wait').mockImplementation(function (this: IdleWait, ms) {
+          resolve();
+          return wait.call(this, ms);
+        });
+      });
+      await h.client.push({ class: 'HoldJob', args: ['paused'] });
+      await idling;
+      held.releaseAll();
+      // Until its acknowledgment lands, a crash of this process would run it again.
+      const inProgress = `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
+      await waitFor(async () => (await redis.llen(inProgress)) === 0, { timeout: 3000, what: 'the acknowledgment' });
+      expect(held.ran).toEqual(['ran']);
     });
   });
 

@@ -22,6 +22,20 @@ describe('fetch: idle wait', () => {
     expect(await settled(waiting)).toBe(true);
   });
 
+  it('says whether a wait is under way, until it lasts its time or is woken', async () => {
+    const idle = new IdleWait();
+    expect(idle.waiting).toBe(false);
+    const timed = idle.wait(500);
+    expect(idle.waiting).toBe(true);
+    jest.advanceTimersByTime(500);
+    await timed;
+    expect(idle.waiting).toBe(false);
+    const woken = idle.wait(500);
+    idle.wake();
+    await woken;
+    expect(idle.waiting).toBe(false);
+  });
+
   it('wake() ends it at once; a wake with nobody waiting is lost, not kept for the next wait', async () => {
     const idle = new IdleWait();
     idle.wake();

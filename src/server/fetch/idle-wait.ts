@@ -19,6 +19,11 @@ export class IdleWait {
     });
   }
 
+  /** A wait is under way: the fetcher sends nothing until it ends. */
+  get waiting(): boolean {
+    return this.wakeUp !== undefined;
+  }
+
   wake(): void {
     this.wakeUp?.();
   }

@@ -448,8 +448,10 @@ export class ReliableFetch implements Fetcher {
   async flush(onlyWhenIdle = false): Promise<void> {
     if (this.held.size === 0) return;
     // A claim on its way carries the acks anyway (the next one will); only
-    // a fetch blocked on empty queues, or none at all, needs a call of its own.
-    if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0) return;
+    // a fetch blocked on empty queues, one idling on paused or unusable
+    // ones (for a whole fetch timeout), or none at all, needs a call of its
+    // own: until the acks land, a crash would run their jobs again.
+    if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0 && !this.idle.waiting) return;
     await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0));
   }
 
