@@ -100,7 +100,8 @@ export function resolveApiPath(value: unknown): string {
   if (typeof value !== 'string' || !/^\/?([A-Za-z0-9._~-]+\/)*[A-Za-z0-9._~-]*$/.test(value)) {
     throw new WurkConfigError('WurkApiModule path', `must be literal path segments such as "api" or "ops/jobs" (got ${JSON.stringify(value)})`);
   }
-  return value.replace(/^\/+|\/+$/g, '');
+  // The pattern admits one slash at either end at most.
+  return value.replace(/^\/|\/$/g, '');
 }
 
 function resolveTokens(value: unknown): ApiTokenOption[] {

@@ -384,6 +384,13 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       expect(toggled).toEqual([`disable ${PJID}`, `enable ${PJID}`]);
     });
 
+    it('finds the entry among others', async () => {
+      const other = 'c'.repeat(40);
+      cron.unshift({ pjid: other, source: 'decorator', cron: '0 * * * *', tz: 'UTC', class: 'C', args: [], catchUp: false, disabled: false });
+      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), true)).json).toEqual({ pjid: PJID, disabled: true });
+      expect(toggled).toEqual([`disable ${PJID}`]);
+    });
+
     it('an unknown pjid is 404 not_found naming it; one that is not 40 lowercase hex is 400; neither toggles anything', async () => {
       expect(await rejectionProblem(routes().cronToggle(request({ params: { pjid: 'b'.repeat(40) } }), true))).toEqual({
         type: 'not_found', status: 404, detail: `No periodic entry has pjid ${'b'.repeat(40)}.`, extensions: { pjid: 'b'.repeat(40) }, headers: {},

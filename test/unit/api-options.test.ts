@@ -40,6 +40,7 @@ describe('api options', () => {
     for (const bad of [':id', '*', 'a b', 'a?b', 'a//b', '%41', 7]) {
       expect(configError(() => resolveApiPath(bad)).option).toBe('WurkApiModule path');
     }
+    expect(configError(() => resolveApiPath(':id')).message).toBe('wurk option WurkApiModule path must be literal path segments such as "api" or "ops/jobs" (got ":id")');
   });
 
   it('names the rate-limit interval', () => {
@@ -91,7 +92,10 @@ describe('api options', () => {
   });
 
   it('names the entry, its scopes and the unknown scope when refusing a token', () => {
-    for (const entry of [null, 'a-token-of-twenty-chars', 7]) expect(configError(() => resolveApiOptions({ tokens: [entry as never] }, {})).option).toBe('api.tokens[0]');
+    for (const entry of [null, 'a-token-of-twenty-chars', 7]) {
+      expect(configError(() => resolveApiOptions({ tokens: [entry as never] }, {}))).toMatchObject({ option: 'api.tokens[0]', message: expect.stringContaining('must be { token, scopes }') });
+    }
+    expect(configError(() => resolveApiOptions({ tokens: TOKEN as never }, {}))).toMatchObject({ option: 'api.tokens', message: expect.stringContaining('must be an array of { token, scopes }') });
     const missing = configError(() => resolveApiOptions({ tokens: [{ token: TOKEN } as never] }, {}));
     expect([missing.option, missing.message]).toEqual(['api.tokens[0].scopes', expect.stringContaining('must be a non-empty array of enqueue, read, admin')]);
     const unknown = configError(() => resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['read', 'write' as never] }] }, {}));
@@ -103,7 +107,8 @@ describe('api options', () => {
     expect(resolveApiOptions({ enqueueClasses: ['HardWorker', 'Billing::Invoice', `A${'b'.repeat(254)}`] }, {}).enqueueClasses).toEqual(['HardWorker', 'Billing::Invoice', `A${'b'.repeat(254)}`]);
     expect(resolveApiOptions({ enqueueClasses: 'any' }, {}).enqueueClasses).toBe('any');
     expect(resolveApiOptions({ enqueueClasses: [] }, {}).enqueueClasses).toEqual([]);
-    for (const name of [`A${'b'.repeat(255)}`, 7, 'Billing::', 'a']) {
+    expect(configError(() => resolveApiOptions({ enqueueClasses: 'HardWorker' as never }, {}))).toMatchObject({ option: 'api.enqueueClasses', message: expect.stringContaining('must be an array of class names or "any"') });
+    for (const name of [`A${'b'.repeat(255)}`, 7, 'Billing::', 'a', 'hardWorker', 'billing::Invoice']) {
       const error = configError(() => resolveApiOptions({ enqueueClasses: ['Ok', name as never] }, {}));
       expect([error.option, error.message]).toEqual(['api.enqueueClasses[1]', expect.stringContaining(`(got ${JSON.stringify(name)})`)]);
     }
