@@ -115,7 +115,17 @@ describe('api options', () => {
   });
 
   it('refuses api itself when it is not an object', () => {
-    for (const api of [null, 'x', 5]) expect(configError(() => resolveApiOptions(api as never, {})).option).toBe('api');
+    for (const api of [null, 'x', 5]) expect(configError(() => resolveApiOptions(api as never, {}))).toMatchObject({ option: 'api', message: expect.stringContaining('must be an object') });
+  });
+
+  it('says what is wrong with readOnly, rateLimit and the old mount option', () => {
+    const reasons = [
+      [{ readOnly: 'yes' }, 'must be a boolean'],
+      [{ rateLimit: 5 }, 'must be { limit, interval }'],
+      [{ rateLimit: null }, 'must be { limit, interval }'],
+      [{ mount: '/api' }, 'has moved: import WurkApiModule.register({ path }) where the routes belong (global prefix and RouterModule apply)'],
+    ] as const;
+    for (const [api, reason] of reasons) expect(configError(() => resolveApiOptions(api as never, {})).message).toContain(reason);
   });
 
   it('keeps the last scopes of a token given twice', () => {
