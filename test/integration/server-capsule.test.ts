@@ -402,32 +402,6 @@ describe('capsule', () => {
     });
   });
 
-  it('stops only once a start on its way has landed, and the job it started runs to its end', async () => {
-    const redis = server.client();
-    const events: string[] = [];
-    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
-    const start = ReliableFetch.prototype.start;
-    let releaseStart!: () => void;
-    const held = new Promise<void>((resolve) => (releaseStart = resolve));
-    let startCalled = false;
-    jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job) {
-      startCalled = true;
-      await held;
-      return start.call(this, job);
-    });
-    // `a` is started by the claim itself; `b`, claimed ahead, begins through start() once `a` is done.
-    await h.client.pushBulk({ class: 'Rec', args: [['a'], ['b']] });
-    await h.manager.start();
-    await waitFor(() => startCalled, { what: 'a start on its way' });
-    const stopped = h.manager.stop().then(() => events.push('stopped'));
-    await new Promise((resolve) => setImmediate(resolve));
-    events.push('start released');
-    releaseStart();
-    await stopped;
-    expect(events).toEqual(['ran a', 'start released', 'ran b', 'stopped']);
-    expect(await redis.llen(claimedKey(h))).toBe(0);
-  });
-
   it('a processor that fails unexpectedly is said, and its slot is freed', async () => {
     const logger = recordingLogger();
     let ran = 0;

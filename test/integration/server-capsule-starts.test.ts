@@ -1,0 +1,104 @@
+import { Keys } from '../../src/redis/keys';
+import type { Capsule } from '../../src/server/capsule';
+import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { usePrivateRedis } from '../support/private-redis';
+import { Harness, useHarnesses } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+function capsuleOf(h: Harness, index: number): Capsule {
+  return (h.manager as unknown as { capsules: Capsule[] }).capsules[index];
+}
+
+/**
+ * Holds every start of a claimed job after it landed in Redis, its answer
+ * unread, until the test releases it: what the capsule does with a start
+ * that comes back after the world moved on (a stop, a pause).
+ */
+function holdStarts() {
+  const original = ReliableFetch.prototype.start;
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let landed!: (job: ClaimedJob) => void;
+  const firstLanded = new Promise<ClaimedJob>((resolve) => (landed = resolve));
+  jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job): Promise<ClaimedJob | null | NotStarted> {
+    const answer = await original.call(this, job);
+    landed(job);
+    await released;
+    return answer;
+  });
+  return { firstLanded, release };
+}
+
+/** A claimed job's start (fetcher.start) is on its way while the capsule is stopped or its queue paused. */
+describe('capsule: a start on its way', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('holds stop until it has landed, and the job it started runs to its end first', async () => {
+    const redis = server.client();
+    const events: string[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
+    const starts = holdStarts();
+    // `a` is started by the claim itself; `b`, claimed ahead, begins through start() once `a` is done.
+    await h.client.pushBulk({ class: 'Rec', args: [['a'], ['b']] });
+    await h.manager.start();
+    await starts.firstLanded;
+    const stopped = h.manager.stop().then(() => events.push('stopped'));
+    // Released only once the fetch loop has ended: stop is then waiting on the start alone.
+    await (capsuleOf(h, 0) as unknown as { fetchLoop: Promise<void> }).fetchLoop;
+    await new Promise((resolve) => setImmediate(resolve));
+    events.push('start released');
+    starts.release();
+    await stopped;
+    expect(events).toEqual(['ran a', 'start released', 'ran b', 'stopped']);
+    expect(await redis.llen(`queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`)).toBe(0);
+  });
+
+  describe('when its queue is paused meanwhile (pause() returned before its answer came)', () => {
+    async function pausedMeanwhile(suspect: boolean) {
+      const redis = server.client();
+      const ran: string[] = [];
+      const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], {
+        concurrency: 1,
+        prefetch: 1,
+        prefetchStallMs: 60000,
+        capsules: [{ name: 'other', queues: ['other'] }],
+      });
+      const starts = holdStarts();
+      const held = JSON.stringify({ class: 'Rec', args: ['held'], queue: 'default', jid: 'heldjid00000000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+      // A suspect is never started by its claim; an ordinary job begins through start() when it was claimed
+      // ahead of a running one (`first`, started by the claim itself).
+      if (suspect) await redis.sadd(Keys.suspects, held);
+      else await h.client.push({ class: 'Rec', args: ['first'] });
+      await redis.lpush(Keys.queue('default'), held);
+      await h.manager.start();
+      const job = await starts.firstLanded;
+      expect(job.raw).toBe(held);
+      await redis.sadd(Keys.paused, 'default');
+      h.manager.notePaused('default', true);
+      starts.release();
+      await waitFor(async () => (await redis.lrange(Keys.queue('default'), 0, -1)).includes(held), { what: 'the job back on its queue' });
+      return { redis, ran, h, held };
+    }
+
+    it('goes back to its queue unbegun, and runs once after resume', async () => {
+      const { redis, ran, h, held } = await pausedMeanwhile(false);
+      expect(ran).toEqual(['first']);
+      await redis.srem(Keys.paused, 'default');
+      h.manager.notePaused('default', false);
+      await waitFor(() => ran.length === 2, { what: 'the job after resume' });
+      expect(ran).toEqual(['first', 'held']);
+      expect(await redis.lrange(Keys.queue('default'), 0, -1)).not.toContain(held);
+    });
+
+    it('a suspect given back so lets every capsule start jobs again', async () => {
+      const { ran, h } = await pausedMeanwhile(true);
+      await h.client.push({ class: 'Rec', queue: 'other', args: ['other'] });
+      await waitFor(() => ran.length === 1, { what: "the other capsule's job" });
+      expect(ran).toEqual(['other']);
+    });
+  });
+});
