@@ -219,7 +219,8 @@ export class Capsule implements GatedPool {
   async handBackUnfinished(bestEffort: BestEffort): Promise<ClaimedJob[]> {
     const unfinished = [...this.running.keys()];
     for (const job of unfinished) job.handedBack = true;
-    if (unfinished.length > 0) await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
+    // An empty hand-back is a no-op in every fetcher.
+    await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
     return unfinished;
   }
 

@@ -345,6 +345,75 @@ describe('capsule', () => {
     });
   });
 
+  describe('its shutdown steps', () => {
+    it('names the hand-back of jobs still running at the deadline when it fails', async () => {
+      const logger = recordingLogger();
+      const held = heldWorker();
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, shutdownTimeout: 0.2 });
+      await h.manager.start();
+      await h.client.push({ class: 'HoldJob', args: [0] });
+      await waitFor(() => held.ran.length === 1, { what: 'the job' });
+      jest.spyOn(ReliableFetch.prototype, 'giveBack').mockRejectedValueOnce(new Error('give back boom'));
+      await h.manager.stop();
+      held.releaseAll();
+      expect(logger.lines).toContain('error shutdown: hand back failed: give back boom');
+    });
+
+    it('names the filing of failures still pending when it fails', async () => {
+      const logger = recordingLogger();
+      const h = harness([], { logger });
+      await h.manager.start();
+      jest.spyOn(capsuleOf(h, 0), 'filePending').mockRejectedValueOnce(new Error('file boom'));
+      await h.manager.stop();
+      expect(logger.lines).toContain('error shutdown: file pending failed: file boom');
+    });
+
+    it('names the fetch loop when it does not end in time', async () => {
+      const logger = recordingLogger();
+      const h = harness([], { logger });
+      // A claim that never answers, interrupted or not: Redis gone mid-command.
+      const claim = jest.spyOn(ReliableFetch.prototype, 'claim').mockReturnValue(new Promise(() => undefined));
+      await h.manager.start();
+      await waitFor(() => claim.mock.calls.length > 0, { what: 'the hanging claim' });
+      await h.manager.stop();
+      expect(logger.lines).toContain("warn shutdown: gave up waiting on Redis for fetch loop; another process's orphan check recovers what it left");
+    });
+  });
+
+  it('a resume ends a claim idling on paused queues at once, not a fetch timeout later', async () => {
+    const redis = server.client();
+    const ran: number[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }], { fetchTimeout: 30 });
+    await redis.sadd(Keys.paused, 'default');
+    const idling = new Promise<void>((resolve) => {
+      const wait = IdleWait.prototype.wait;
+      jest.spyOn(IdleWait.prototype, 'wait').mockImplementation(function (this: IdleWait, ms) {
+        resolve();
+        return wait.call(this, ms);
+      });
+    });
+    await h.client.push({ class: 'Rec', args: [1] });
+    await h.manager.start();
+    await idling;
+    await redis.srem(Keys.paused, 'default');
+    h.manager.notePaused('default', false);
+    await waitFor(() => ran.length === 1, { timeout: 3000, what: 'the job after resume' });
+  });
+
+  it("a suspect found by an idle process does not wait out an idle neighbour's blocked claim", async () => {
+    const redis = server.client();
+    const ran: string[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { fetchTimeout: 30, capsules: [{ name: 'other', queues: ['other'] }] });
+    await h.manager.start();
+    // Both capsules idle, each blocked on its queue, holding its free slots for what arrives.
+    await waitFor(() => capsuleOf(h, 0).occupied > 0 && capsuleOf(h, 1).occupied > 0, { what: 'both claims blocked' });
+    await waitFor(async () => (String(await redis.client('LIST')).match(/cmd=blmove/g) ?? []).length === 2, { what: 'both BLMOVEs' });
+    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    await redis.sadd(Keys.suspects, suspect);
+    await redis.lpush(Keys.queue('default'), suspect);
+    await waitFor(() => ran.length === 1, { timeout: 5000, what: "the suspect, well before the neighbour's 30 s wait ends" });
+  });
+
   describe('a suspect (it started in a process that died)', () => {
     async function pushSuspect(redis: ReturnType<typeof server.client>, name: string) {
       const payload = JSON.stringify({ class: 'Rec', args: [name], queue: 'default', jid: `${name}jid`.padEnd(24, '0'), retry: false, created_at: 1.5, enqueued_at: 1.5 });
