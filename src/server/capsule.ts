@@ -266,7 +266,8 @@ export class Capsule implements GatedPool {
       // While claimed jobs still wait, claim only once half the prefetch is
       // used up: bigger batches, fewer commands per job.
       // Stryker disable next-line EqualityOperator: where the half falls only sizes the batches (commands per job), never which jobs run.
-      if (wanted <= 0 || (this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2))) {
+      const batchTooSmall = this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2);
+      if (wanted <= 0 || batchTooSmall) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
