@@ -264,9 +264,10 @@ export class Capsule implements GatedPool {
       const ahead = this.sizer.ahead;
       const wanted = group.concurrency + ahead - this.running.size - this.starting.size - this.prefetched.length;
       // While claimed jobs still wait, claim only once half the prefetch is
-      // used up: bigger batches, fewer commands per job.
+      // used up: bigger batches, fewer commands per job. (With none waiting,
+      // `wanted` is at least the whole prefetch.)
       // Stryker disable next-line EqualityOperator: where the half falls only sizes the batches (commands per job), never which jobs run.
-      const batchTooSmall = this.prefetched.length > 0 && wanted < Math.ceil(ahead / 2);
+      const batchTooSmall = wanted < Math.ceil(ahead / 2);
       if (wanted <= 0 || batchTooSmall) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;

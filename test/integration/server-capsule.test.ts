@@ -414,6 +414,56 @@ describe('capsule', () => {
     await waitFor(() => ran.length === 1, { timeout: 5000, what: "the suspect, well before the neighbour's 30 s wait ends" });
   });
 
+  it('a prefetched job is not taken for a slow one while claims fail (Redis away): it stays claimed, and runs once claims work', async () => {
+    const redis = server.client();
+    const held = heldWorker();
+    const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 1, prefetch: 4, prefetchStallMs: 100 });
+    await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1]] });
+    const claim = ReliableFetch.prototype.claim;
+    let failed = 0;
+    // The first claim takes both jobs (0 starts, 1 waits claimed); every later one fails.
+    const spy = jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(function (this: ReliableFetch, max, startNow) {
+      if (spy.mock.calls.length === 1) return claim.call(this, max, startNow);
+      failed++;
+      return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
+    });
+    await h.manager.start();
+    // 100 + 200 + 400 ms of back-off: several stall checks' worth without turnover.
+    await waitFor(() => failed >= 4, { what: 'four failed claims' });
+    expect((await redis.lrange(claimedKey(h), 0, -1)).map((raw) => JSON.parse(raw).args[0])).toEqual([1]);
+    spy.mockRestore();
+    held.releaseAll();
+    await waitFor(() => held.ran.length === 2, { what: 'the claimed job' });
+    held.releaseAll();
+  });
+
+  it("nothing of a neighbour capsule starts beside a running suspect: a job that arrives meanwhile waits for it", async () => {
+    const redis = server.client();
+    const events: string[] = [];
+    let releaseSuspect!: () => void;
+    const suspectHeld = new Promise<void>((resolve) => (releaseSuspect = resolve));
+    const instance = {
+      perform: async (name: string) => {
+        events.push(`start ${name}`);
+        if (name === 'suspect') await suspectHeld;
+        events.push(`end ${name}`);
+      },
+    };
+    const h = harness([{ name: 'Rec', instance }], { capsules: [{ name: 'other', queues: ['other'] }] });
+    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000002', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    await redis.sadd(Keys.suspects, suspect);
+    await redis.lpush(Keys.queue('default'), suspect);
+    await h.manager.start();
+    await waitFor(() => events.includes('start suspect'), { what: 'the suspect, alone' });
+    await h.client.push({ class: 'Rec', queue: 'other', args: ['neighbour'] });
+    const claimedOther = `queue:other|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
+    await waitFor(async () => (await redis.llen(claimedOther)) === 1, { what: "the neighbour's job claimed, not started" });
+    expect(events).toEqual(['start suspect']);
+    releaseSuspect();
+    await waitFor(() => events.includes('end neighbour'), { what: "the neighbour's job after the suspect" });
+    expect(events).toEqual(['start suspect', 'end suspect', 'start neighbour', 'end neighbour']);
+  });
+
   describe('a suspect (it started in a process that died)', () => {
     async function pushSuspect(redis: ReturnType<typeof server.client>, name: string) {
       const payload = JSON.stringify({ class: 'Rec', args: [name], queue: 'default', jid: `${name}jid`.padEnd(24, '0'), retry: false, created_at: 1.5, enqueued_at: 1.5 });
