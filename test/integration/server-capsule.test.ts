@@ -31,6 +31,17 @@ function tidOf(pid: number, slot: number): string {
   return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
 }
 
+/** Resolves when a fetcher first idles (every queue paused or unusable): the wait a resume or an ack must not sit behind. */
+function idleWaitBegun(): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const wait = IdleWait.prototype.wait;
+    jest.spyOn(IdleWait.prototype, 'wait').mockImplementation(function (this: IdleWait, ms) {
+      resolve();
+      return wait.call(this, ms);
+    });
+  });
+}
+
 const claimedKey = (h: Harness, queue = 'default') => `queue:${queue}|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
 
 /** One queue group's processors and fetch loop, seen through the manager that builds it. */
@@ -318,6 +329,7 @@ describe('capsule', () => {
       held.releaseAll();
       expect(held.ran).toEqual([0, 1, 2]);
     });
+
     it('acknowledges a job that ends while its claim idles on paused queues at once, not a fetch timeout later', async () => {
       const redis = server.client();
       const held = heldWorker();
@@ -328,13 +340,7 @@ describe('capsule', () => {
       await redis.sadd(Keys.paused, 'default');
       h.manager.notePaused('default', true);
       // Taken by the blocked wait and given back unstarted; the claim after it finds every queue paused and idles.
-      const idling = new Promise<void>((resolve) => {
-        const wait = IdleWait.prototype.wait;
-        jest.spyOn(IdleWait.prototype, 'wait').mockImplementation(function (this: IdleWait, ms) {
-          resolve();
-          return wait.call(this, ms);
-        });
-      });
+      const idling = idleWaitBegun();
       await h.client.push({ class: 'HoldJob', args: ['paused'] });
       await idling;
       held.releaseAll();
@@ -385,13 +391,7 @@ describe('capsule', () => {
     const ran: number[] = [];
     const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }], { fetchTimeout: 30 });
     await redis.sadd(Keys.paused, 'default');
-    const idling = new Promise<void>((resolve) => {
-      const wait = IdleWait.prototype.wait;
-      jest.spyOn(IdleWait.prototype, 'wait').mockImplementation(function (this: IdleWait, ms) {
-        resolve();
-        return wait.call(this, ms);
-      });
-    });
+    const idling = idleWaitBegun();
     await h.client.push({ class: 'Rec', args: [1] });
     await h.manager.start();
     await idling;
