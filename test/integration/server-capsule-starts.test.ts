@@ -1,7 +1,8 @@
 import { Keys } from '../../src/redis/keys';
-import type { Capsule } from '../../src/server/capsule';
+import { Capsule } from '../../src/server/capsule';
 import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import type { RecurringTask } from '../../src/server/recurring-task';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -42,10 +43,21 @@ describe('capsule: a start on its way', () => {
     const events: string[] = [];
     const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
     const starts = holdStarts();
+    // Stop's next step waits for the running jobs; it must not begin while b's start is still on its way
+    // (the running set does not hold b yet, so the drain would pass over it).
+    const drained = Capsule.prototype.drained;
+    jest.spyOn(Capsule.prototype, 'drained').mockImplementation(function (this: Capsule) {
+      events.push('drain');
+      return drained.call(this);
+    });
     // `a` is started by the claim itself; `b`, claimed ahead, begins through start() once `a` is done.
     await h.client.pushBulk({ class: 'Rec', args: [['a'], ['b']] });
     await h.manager.start();
     await starts.firstLanded;
+    // The poller and the orphan check end first, so that nothing but the start on its way stands between stop's
+    // first step and its drain: a stop that did not wait for that start would drain before it is released.
+    const tasks = h.manager as unknown as { poller: RecurringTask; reaper: RecurringTask };
+    await Promise.all([tasks.poller.stop(), tasks.reaper.stop()]);
     const stopped = h.manager.stop().then(() => events.push('stopped'));
     // Released only once the fetch loop has ended: stop is then waiting on the start alone.
     await (capsuleOf(h, 0) as unknown as { fetchLoop: Promise<void> }).fetchLoop;
@@ -53,7 +65,8 @@ describe('capsule: a start on its way', () => {
     events.push('start released');
     starts.release();
     await stopped;
-    expect(events).toEqual(['ran a', 'start released', 'ran b', 'stopped']);
+    expect(events.filter((event) => event !== 'drain')).toEqual(['ran a', 'start released', 'ran b', 'stopped']);
+    expect(events.indexOf('drain')).toBeGreaterThan(events.indexOf('start released'));
     expect(await redis.llen(`queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`)).toBe(0);
   });
 
