@@ -389,7 +389,8 @@ export class Capsule implements GatedPool {
    */
   private checkStall(due: number): void {
     this.stallTimer = undefined;
-    if (this.quieted || this.prefetched.length === 0) return;
+    // No check fires once quiet: quiet() clears the timer and nothing arms one after it.
+    if (this.prefetched.length === 0) return;
     // Redis away stalls every job alike: nothing to judge, and a hand-back could not land.
     if (this.fetchFailing || this.startsFailing) {
       this.loopResumedAt = performance.now();
