@@ -398,15 +398,18 @@ export class Capsule implements GatedPool {
       return;
     }
     const now = performance.now();
+    // Stryker disable next-line EqualityOperator: a check exactly half a window late, to the microsecond, decides nothing a clock could show.
     if (now - due > this.stallMs / 2) this.loopResumedAt = now;
     const still = now - this.stallWatchedSince();
+    // Stryker disable next-line EqualityOperator: likewise, a window of exactly stallMs.
     if (still < this.stallMs) {
       this.armStallGuard();
       return;
     }
     this.sizer.atLeast(still);
     const excess = this.prefetched.splice(this.sizer.ahead);
-    if (excess.length > 0) void this.giveBackExcess(excess);
+    // An empty hand-back is a no-op in every fetcher.
+    void this.giveBackExcess(excess);
     if (this.prefetched.length > 0) this.armStallGuard();
   }
 
@@ -434,6 +437,7 @@ export class Capsule implements GatedPool {
       if (this.deps.paused.has(job.queue)) pausedJobs.push(job);
       else this.dispatch(job);
     }
+    // Stryker disable next-line ConditionalExpression: an empty hand-back is a no-op in every fetcher; the guard spares each claim an async call.
     if (pausedJobs.length > 0) void this.giveBackStarted(pausedJobs);
   }
 
@@ -471,6 +475,7 @@ export class Capsule implements GatedPool {
     } catch (error) {
       this.startsFailing = true;
       this.prefetched.unshift(expected);
+      // Stryker disable next-line ConditionalExpression: `true` is equivalent: no start is on its way while a suspect isolates the process, and releasing a gate that isolates nothing only offers the other capsules a start.
       if (expected.suspect) this.deps.gate.release(this);
       this.deps.logger.error(`${this.label}could not start a claimed job (retrying): ${errorMessageOf(error)}`);
       clearTimeout(this.startRetry);
@@ -483,6 +488,7 @@ export class Capsule implements GatedPool {
       // holds its slot until it returns, and a claim may be blocked holding
       // slots for direct starts: both let go first.
       this.prefetched.unshift(started.notStarted);
+      // Stryker disable next-line ConditionalExpression: `true` is equivalent (see the failed start above).
       if (expected.suspect) this.deps.gate.release(this);
       this.fetcher.wake?.();
       setImmediate(() => this.startPrefetched());

@@ -1,5 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import type { Capsule } from '../../src/server/capsule';
+import { PrefetchSizer } from '../../src/server/prefetch-sizer';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
@@ -64,23 +65,27 @@ describe('capsule: the stall check of prefetched jobs', () => {
     return { h, guard, giveBack };
   }
 
-  /** A check due now, with the last turnover `sinceTurnover` ms ago. */
-  function checkOnTime(guard: StallGuard, sinceTurnover: number): void {
+  /** A check due now, with the last turnover `sinceTurnover` ms ago; whether it armed the next check. */
+  function checkOnTime(guard: StallGuard, sinceTurnover: number): boolean {
     const now = performance.now();
     guard.lastTurnover = now - sinceTurnover;
     guard.loopResumedAt = -Infinity;
     guard.checkStall(now);
+    const armed = guard.stallTimer !== undefined;
     clearTimeout(guard.stallTimer);
     guard.stallTimer = undefined;
+    return armed;
   }
 
   it('judges nothing before a whole window without a turnover, then hands the prefetched jobs back', async () => {
     const { guard, giveBack } = await threePrefetched();
-    checkOnTime(guard, WINDOW_MS - 10_000);
+    // Not yet: the next check is armed for the rest of the window.
+    expect(checkOnTime(guard, WINDOW_MS - 10_000)).toBe(true);
     expect(giveBack).not.toHaveBeenCalled();
     expect(guard.prefetched).toHaveLength(3);
 
-    checkOnTime(guard, WINDOW_MS + 1_000);
+    // Slow jobs: the sizer now allows none ahead, all three go back, and with none left nothing is armed.
+    expect(checkOnTime(guard, WINDOW_MS + 1_000)).toBe(false);
     expect(giveBack).toHaveBeenCalledTimes(1);
     expect(guard.prefetched).toHaveLength(0);
     await waitFor(async () => (await server.redis.llen(Keys.queue('default'))) === 3, { what: 'the three back on their queue' });
@@ -108,6 +113,18 @@ describe('capsule: the stall check of prefetched jobs', () => {
     guard.loopResumedAt = -Infinity;
     guard.checkStall(now - WINDOW_MS / 2 + 1_000);
     expect(giveBack).toHaveBeenCalledTimes(1);
+  });
+
+  it('what the sizer still allows stays prefetched, and is watched again', async () => {
+    const { guard, giveBack } = await threePrefetched();
+    // A sizer that still allows one ahead (as for many slots and a short window) after the stall is taken into account.
+    const ahead = jest.spyOn(PrefetchSizer.prototype, 'ahead', 'get').mockReturnValue(1);
+    const armed = checkOnTime(guard, WINDOW_MS + 1_000);
+    ahead.mockRestore();
+    expect(armed).toBe(true);
+    expect(giveBack).toHaveBeenCalledTimes(1);
+    expect((giveBack.mock.calls[0][0] as unknown[]).length).toBe(2);
+    expect(guard.prefetched).toHaveLength(1);
   });
 
   it('arms one timer for what is left of the window, none beside it, and none once quiet', async () => {

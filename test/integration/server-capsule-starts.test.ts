@@ -115,3 +115,31 @@ describe('capsule: a start on its way', () => {
     });
   });
 });
+
+describe('capsule: a suspect starting from the prefetch', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('sends the acknowledgments held for jobs that already ran before its start: it may take the process down', async () => {
+    const redis = server.client();
+    const ran: string[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
+    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    await h.client.push({ class: 'Rec', args: ['first'] });
+    await redis.sadd(Keys.suspects, suspect);
+    await redis.lpush(Keys.queue('default'), suspect);
+    const heldAtStart: number[] = [];
+    const start = ReliableFetch.prototype.start;
+    jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(function (this: ReliableFetch, job) {
+      if (job.raw === suspect) heldAtStart.push((this as unknown as { held: Map<string, string[]> }).held.size);
+      return start.call(this, job);
+    });
+    await h.manager.start();
+    await waitFor(() => ran.length === 2, { what: 'both jobs' });
+    expect(ran).toEqual(['first', 'suspect']);
+    // `first` ran and its ack was held (acks ride the next claim); none may still be held when the suspect starts.
+    expect(heldAtStart).toEqual([0]);
+  });
+});
