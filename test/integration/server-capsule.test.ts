@@ -271,7 +271,8 @@ describe('capsule', () => {
       const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 1, prefetchStallMs: 60000, capsules: [{ name: 'slow', queues: ['slow'] }] });
       await h.client.pushBulk({ class: 'HoldJob', queue: 'slow', args: [[0], [1]] });
       await h.manager.start();
-      await waitFor(async () => (await redis.llen(claimedKey(h, 'slow'))) === 1, { what: 'one running, one claimed' });
+      // The claimed list fills in Redis before the claim's reply reaches the process: wait for the perform itself too.
+      await waitFor(async () => held.ran.length === 1 && (await redis.llen(claimedKey(h, 'slow'))) === 1, { what: 'one running, one claimed' });
       const start = jest.spyOn(capsuleOf(h, 1).fetcher as Fetcher, 'start').mockRejectedValueOnce(new Error('start boom'));
       held.releaseAll();
       await waitFor(() => logger.lines.includes('error capsule slow: could not start a claimed job (retrying): start boom'), { what: 'the failed start said' });
