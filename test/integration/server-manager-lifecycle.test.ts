@@ -140,7 +140,7 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.ready;
       const list = privateKey(h, 'elsewhere');
       await redis.lpush(list, JSON.stringify({ class: 'StrayJob', args: [], queue: 'elsewhere', jid: 'stray' }));
-      (h.manager as unknown as { fetcher: { tainted: Set<string> } }).fetcher.tainted.add(list);
+      (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string> } }> }).capsules[0].fetcher.tainted.add(list);
       await waitFor(() => logger.lines.includes("warn handed back 1 claimed job(s) whose fetch reply was lost"), { timeout: 15000, what: 'the stray handed back' });
     });
 

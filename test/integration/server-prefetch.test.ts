@@ -72,7 +72,7 @@ describe('prefetch (reliable fetch)', () => {
     const { worker, h, redis } = await oneRunningTwoClaimed();
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
-    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string>; reconcile(known: unknown): Promise<number> } }).fetcher;
+    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string>; reconcile(known: unknown): Promise<number> } }> }).capsules[0].fetcher;
     fetcher.tainted.add(privateKey(h));
     fetcher.tainted.add(claimedKey(h));
     const passes = jest.spyOn(fetcher, 'reconcile');
@@ -90,7 +90,7 @@ describe('prefetch (reliable fetch)', () => {
     // in-progress list) but its reply was lost, so the list is tainted and the capsule still holds job 1
     // as prefetched, to retry a start that will move some other job. Job 1 must not be taken for ours there.
     await redis.lmove(claimedKey(h), privateKey(h), 'RIGHT', 'LEFT');
-    const fetcher = (h.manager as unknown as { fetcher: { tainted: Set<string> } }).fetcher;
+    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string> } }> }).capsules[0].fetcher;
     fetcher.tainted.add(privateKey(h));
     await waitFor(async () => (await redis.llen('queue:default')) === 1, { timeout: 15000, what: 'job 1 handed back by reconcile' });
     expect(JSON.parse((await redis.lrange('queue:default', 0, -1))[0]).args).toEqual([1]);
