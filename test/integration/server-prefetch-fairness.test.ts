@@ -42,18 +42,21 @@ describe('prefetch is fair to slow jobs', () => {
         { name: 'NoopJob', instance: { perform: () => void done++ } },
         { name: 'GateJob', instance: { perform: () => gate } },
       ],
-      { concurrency: 2, prefetch: 4 },
+      // The sizer keeps the whole prefetch while concurrency × 5 ms ÷ mean job time ≥ 4: at concurrency 10 that holds
+      // for no-op jobs up to 12 ms each, so a loaded machine does not shrink it. The stall window is widened from
+      // 100 ms so that the claim can be seen before its hand-back.
+      { concurrency: 10, prefetch: 4, prefetchStallMs: 1000 },
     );
     await h.manager.start();
     await h.client.pushBulk({ class: 'NoopJob', args: Array.from({ length: 50 }, (_, i) => [i]) });
     await waitFor(() => done === 50, { what: 'the no-op jobs' });
     // Fast jobs observed: a claim takes the free slots and the whole prefetch again.
-    await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
+    await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 20 }, (_, i) => [i]) });
     const claimed = `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
-    await waitFor(async () => (await redis.llen('queue:default')) === 4, { what: '2 running and 4 prefetched' });
+    await waitFor(async () => (await redis.llen('queue:default')) === 6, { what: '10 running and 4 prefetched' });
     expect(await redis.llen(claimed)).toBe(4);
-    // Those gated jobs stall the capsule: the prefetch goes back to the queue within a tenth of a second or so.
-    await waitFor(async () => (await redis.llen('queue:default')) === 8, { timeout: 3000, what: 'the prefetched jobs handed back' });
+    // Those gated jobs stall the capsule: the prefetch goes back to the queue within the stall window or so.
+    await waitFor(async () => (await redis.llen('queue:default')) === 10, { timeout: 5000, what: 'the prefetched jobs handed back' });
     expect(await redis.llen(claimed)).toBe(0);
     release();
     await waitFor(async () => (await redis.llen('queue:default')) === 0, { what: 'the rest to run' });
