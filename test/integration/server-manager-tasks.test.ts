@@ -54,4 +54,24 @@ describe('manager: its recurring tasks', () => {
     expect(await redis.zrange(Keys.schedule, '0', '-1')).toEqual([due]);
     expect(ran).toEqual([]);
   });
+
+  it('a stop during the boot orphan check keeps the periodic check from starting after it', async () => {
+    const h = harness([], { orphanCheckInterval: 1 });
+    const reconcile = ReliableFetch.prototype.reconcile;
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const passes = jest.spyOn(ReliableFetch.prototype, 'reconcile').mockImplementation(async function (this: ReliableFetch, known) {
+      await held;
+      return reconcile.call(this, known);
+    });
+    await h.manager.start();
+    await waitFor(() => passes.mock.calls.length === 1, { what: 'the boot pass under way' });
+    await h.manager.stop();
+    letGo();
+    await h.manager.ready;
+    // Had it started, the periodic check would have run within its 1 s interval.
+    const later = Date.now() + 1_500;
+    await waitFor(() => Date.now() > later || passes.mock.calls.length > 1, { timeout: 3_000, what: 'a second and a half to pass' });
+    expect(passes).toHaveBeenCalledTimes(1);
+  });
 });
