@@ -2,6 +2,7 @@ import { Keys } from '../../src/redis/keys';
 import type { Capsule } from '../../src/server/capsule';
 import { PrefetchSizer } from '../../src/server/prefetch-sizer';
 import type { ServerLogger } from '../../src/server/server-logger';
+import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -28,10 +29,6 @@ function guardOf(h: Harness): StallGuard {
   return (h.manager as unknown as { capsules: StallGuard[] }).capsules[0];
 }
 
-function recordingLogger(): ServerLogger & { lines: string[] } {
-  const lines: string[] = [];
-  return { lines, log: (line) => void lines.push(`log ${line}`), warn: (line) => void lines.push(`warn ${line}`), error: (line) => void lines.push(`error ${line}`) };
-}
 
 /**
  * Prefetch must not hold jobs an idle neighbour could run, yet must not give

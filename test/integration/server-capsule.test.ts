@@ -4,15 +4,11 @@ import type { Capsule } from '../../src/server/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
 import { IdleWait } from '../../src/server/fetch/idle-wait';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
-import type { ServerLogger } from '../../src/server/server-logger';
+import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
-function recordingLogger(): ServerLogger & { lines: string[] } {
-  const lines: string[] = [];
-  return { lines, log: (line) => void lines.push(`log ${line}`), warn: (line) => void lines.push(`warn ${line}`), error: (line) => void lines.push(`error ${line}`) };
-}
 
 /** Jobs that wait until released, recording their first arg. */
 function heldWorker() {

@@ -1,14 +1,10 @@
 import { Keys } from '../../src/redis/keys';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
-import type { ServerLogger } from '../../src/server/server-logger';
+import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
-function recordingLogger(): ServerLogger & { lines: string[] } {
-  const lines: string[] = [];
-  return { lines, log: (line) => void lines.push(`log ${line}`), warn: (line) => void lines.push(`warn ${line}`), error: (line) => void lines.push(`error ${line}`) };
-}
 
 /** The process-wide recurring tasks the manager owns: the scheduled poller and the orphan check. */
 describe('manager: its recurring tasks', () => {
