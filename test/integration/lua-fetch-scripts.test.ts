@@ -87,7 +87,8 @@ describe('fetch-side scripts', () => {
         redis(),
         'fetch',
         [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects, ...(o.recovered ?? [])],
-        [1, o.max ?? 0, 1, o.startNow ?? 0, o.mode ?? 'L', (o.acks ?? []).length, o.starts ?? '0', ...(o.acks ?? [])],
+        // "D" names how many, not which: its payloads are not sent.
+        [1, o.max ?? 0, 1, o.startNow ?? 0, o.mode ?? 'L', (o.acks ?? []).length, o.starts ?? '0', ...(o.mode === 'D' ? [] : (o.acks ?? []))],
       );
     /** Claimed jobs, the oldest at the right end, as a claim leaves them. */
     const claimed = (...oldestFirst: string[]) => redis().lpush(CLAIMED, ...oldestFirst);
@@ -212,18 +213,45 @@ describe('fetch-side scripts', () => {
       expect(await redis().llen(QUEUE)).toBe(1);
     });
 
-    it('"D" drops the in-progress list whole and reports nothing; acks that match nothing are reported ("?") with how many', async () => {
+    it('"D" drops the in-progress list whole and reports nothing; "L" acks that match nothing are reported ("?") with how many', async () => {
       await redis().lpush(PRIVATE, 'a', 'b');
       expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual([]);
       expect(await redis().exists(PRIVATE)).toBe(0);
-      expect(await call({ mode: 'D', acks: ['a'] })).toEqual(['?', PRIVATE, 1]);
       expect(await call({ acks: ['c', 'd'] })).toEqual(['?', PRIVATE, 2]);
     });
 
-    it('"D" with a job more in the list than acknowledged (a count of ours came out low) removes the acknowledged ones only', async () => {
+    it('"D" with a job more in the list than acknowledged (a count of ours came out low) removes nothing and says so ("D", how many)', async () => {
       await redis().lpush(PRIVATE, 'a', 'still-running', 'b');
-      expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual([]);
-      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['still-running']);
+      expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual(['D', 1, 2]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['b', 'still-running', 'a']);
+    });
+
+    it('"D" on a list shorter than acknowledged (gone, or fewer) removes nothing and says so ("D")', async () => {
+      expect(await call({ mode: 'D', acks: ['a'] })).toEqual(['D', 1, 1]);
+      await redis().lpush(PRIVATE, 'a');
+      expect(await call({ mode: 'D', acks: ['a', 'b'] })).toEqual(['D', 1, 2]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['a']);
+    });
+
+    it('"D" with no acks does nothing, even beside running jobs', async () => {
+      await redis().lpush(PRIVATE, 'running');
+      expect(await call({ mode: 'D', acks: [] })).toEqual([]);
+      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['running']);
+    });
+
+    it('"D" reads no payloads: the next triple\'s fields follow its count at once', async () => {
+      const OTHER = `${QUEUE}-2`;
+      await redis().lpush(PRIVATE, 'a', 'b');
+      await redis().lpush(`${OTHER}|p`, 'c', 'd');
+      const reply = await runScript<Array<string | number>>(
+        redis(),
+        'fetch',
+        [QUEUE, CLAIMED, PRIVATE, OTHER, `${OTHER}|c`, `${OTHER}|p`, Keys.paused, Keys.suspects],
+        [2, 0, 2, 0, 'D', 2, '0', 'L', 1, '0', 'c'],
+      );
+      expect(reply).toEqual([]);
+      expect(await redis().exists(PRIVATE)).toBe(0);
+      expect(await redis().lrange(`${OTHER}|p`, 0, -1)).toEqual(['d']);
     });
 
     it('"D" on an in-progress list of the wrong type reports it ("!") and leaves the key as it was', async () => {

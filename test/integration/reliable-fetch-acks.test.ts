@@ -103,6 +103,65 @@ describe('reliable fetch: acknowledgments', () => {
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
   });
 
+  it('a whole-list drop that Redis refuses (a stray beside the job) sends the ack again by value: the job goes, the stray stays', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    // A job this process does not know of (a claim whose reply was lost): the list no longer holds only `a`.
+    await server.redis.rpush(IN_PROGRESS, fetchJob('stray'));
+    const ran = await watch();
+    // No jid: the only DEL there could be is the list's.
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([fetchJob('stray')]);
+    const commands = await ran();
+    expect(commands).toContain('LREM');
+    expect(commands).not.toContain('DEL');
+    expect(errors).toEqual([]);
+  });
+
+  it('a claim whose whole-list drop is refused sends the ack by value before it blocks on an empty queue', async () => {
+    const fetch = fetcher({ fetchTimeout: 5 });
+    const [a] = await running(fetch, ['a']);
+    await server.redis.rpush(IN_PROGRESS, fetchJob('stray'));
+    fetch.acknowledge(a, '');
+    const claim = fetch.claim(1);
+    await waitFor(async () => /blocked_clients:1/.test(await server.redis.info('clients')), { what: 'the BLMOVE' });
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([fetchJob('stray')]);
+    fetch.wake();
+    expect(await claim).toEqual([]);
+    expect(errors).toEqual([]);
+  });
+
+  it('after a refused drop the list is never dropped whole again: a later ack goes by value too', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    await fetch.giveBack([b]);
+    await server.redis.rpush(IN_PROGRESS, fetchJob('stray'));
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    expect(await server.redis.llen(IN_PROGRESS)).toBe(1);
+    const [c] = await running(fetch, ['c']);
+    const ran = await watch();
+    fetch.acknowledge(c, '');
+    await fetch.flush();
+    expect(await ran()).not.toContain('DEL');
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([fetchJob('stray')]);
+  });
+
+  it('a whole-list drop sends no payloads, only how many', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    const open = await RedisMonitor.open(server.port);
+    monitor = open;
+    const from = open.commands.length;
+    fetch.acknowledge(a, '');
+    await fetch.flush();
+    await waitFor(() => open.commands.slice(from).some((args) => args[0].toUpperCase() === 'DEL'), { what: 'the DEL' });
+    const call = open.commands.slice(from).find((args) => args[0].toUpperCase() === 'EVALSHA') as string[];
+    expect(call).toContain('D');
+    expect(call).not.toContain(a.raw);
+  });
+
   it('a job filed in retry is no longer counted running either', async () => {
     const fetch = fetcher();
     const [a, b] = await running(fetch, ['a', 'b']);

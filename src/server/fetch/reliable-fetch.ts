@@ -8,6 +8,7 @@ import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import { buryInvalidBytes } from './invalid-bytes';
+import { errorMessageOf } from '../retry/error-fields';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import type { KnownJobs } from './known-jobs';
@@ -36,6 +37,14 @@ interface PendingStart {
   expected: ClaimedJob;
   resolve(job: ClaimedJob | null | NotStarted): void;
   reject(error: unknown): void;
+}
+
+interface FetchOutcome {
+  jobs: ClaimedJob[];
+  badKeys: Set<string>;
+  pausedNow: Set<string>;
+  /** A whole-list drop was refused: its acks are held again, to go by value (see keepRefusedDrops). */
+  refused: boolean;
 }
 
 interface SentAck {
@@ -162,7 +171,9 @@ export class ReliableFetch implements Fetcher {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
     }
-    const { jobs, badKeys, pausedNow } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max, startNow));
+    const { jobs, badKeys, pausedNow, refused } = await this.exclusive(() => this.runFetch(this.fetchConnection, queues, max, startNow));
+    // Jobs that ran must not wait in `held` through a blocked fetch: a crash meanwhile would run them again.
+    if (refused) await this.flush();
     if (jobs.length > 0 || this.interrupted) return jobs;
     const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)));
     if (ready.length === 0) {
@@ -452,7 +463,8 @@ export class ReliableFetch implements Fetcher {
     // ones (for a whole fetch timeout), or none at all, needs a call of its
     // own: until the acks land, a crash would run their jobs again.
     if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0 && !this.idle.waiting) return;
-    await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0));
+    // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
+    while ((await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0))).refused);
   }
 
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
@@ -621,7 +633,7 @@ export class ReliableFetch implements Fetcher {
    * One fetch.lua call: every call carries the held acks and the starts
    * asked for so far, and claims up to `max` jobs from `queues` (none when 0).
    */
-  private async runFetch(connection: Redis, queues: string[], max: number, startNow: number, mayDrop = true): Promise<{ jobs: ClaimedJob[]; badKeys: Set<string>; pausedNow: Set<string> }> {
+  private async runFetch(connection: Redis, queues: string[], max: number, startNow: number, mayDrop = true): Promise<FetchOutcome> {
     const startBatch = this.pendingStarts;
     this.pendingStarts = [];
     const starts = new Map<string, number>();
@@ -645,7 +657,8 @@ export class ReliableFetch implements Fetcher {
       const unchecked = startBatch.some(({ expected }) => expected.queue === queue && expected.unchecked);
       const whole = mayDrop && acks.length > 0 && (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
       dropsWhole ||= whole;
-      args.push(whole ? 'D' : 'L', acks.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...acks);
+      // A whole-list drop names no payloads: Redis would copy each into Lua for nothing (see fetch.lua).
+      args.push(whole ? 'D' : 'L', acks.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...(whole ? [] : acks));
     }
     keys.push(Keys.paused, Keys.suspects);
     for (const jid of jids) keys.push(Keys.recovered(jid));
@@ -669,6 +682,7 @@ export class ReliableFetch implements Fetcher {
       this.sending.delete(held);
     }
     this.rememberSent(held);
+    const refused = this.keepRefusedDrops(reply, listed, held, replayed);
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
     const suspects = new Map<string, string>();
@@ -686,6 +700,7 @@ export class ReliableFetch implements Fetcher {
         this.logBadKey(String(reply[i + 1]), String(reply[i + 2]));
         continue;
       }
+      if (head === 'D') continue;
       if (head === '?' && replayed) continue;
       if (head === '?') {
         // An acknowledgment that removes nothing leaves a job that ran where
@@ -721,7 +736,30 @@ export class ReliableFetch implements Fetcher {
       } else jobs.push({ raw, queue, privateKey: list, suspect: state === 'x' });
     }
     this.settleStarts(startBatch, begun, suspects, badKeys);
-    return { jobs, badKeys, pausedNow };
+    return { jobs, badKeys, pausedNow, refused };
+  }
+
+  /**
+   * A whole-list drop ("D") that Redis refused: the list holds more or less
+   * than the jobs acknowledged (a stray of a lost reply, or a count of ours
+   * that came out wrong). Nothing was removed; the acks are held again, the
+   * list is tainted (no more whole drops, and reconcile looks at what else
+   * is in it) and the caller sends them at once, by value. Kept before
+   * anything here awaits: reconcile must never find these jobs, which ran,
+   * held nowhere.
+   */
+  private keepRefusedDrops(reply: Array<Buffer | number>, listed: string[], sent: Map<string, string[]>, replayed: boolean): boolean {
+    let refused = false;
+    for (let i = 0; i < reply.length; i += 3) {
+      if (String(reply[i]) !== 'D') continue;
+      const privateKey = this.privateKey(listed[Number(reply[i + 1]) - 1]);
+      this.restore(new Map([[privateKey, sent.get(privateKey) ?? []]]), []);
+      this.taint(privateKey);
+      refused = true;
+    }
+    // A replayed ack refused here may match nothing the second time as well: still expected.
+    if (refused) this.replaying ||= replayed;
+    return refused;
   }
 
   private restore(held: Map<string, string[]>, jids: string[]): void {
