@@ -60,10 +60,12 @@ describe('manager: its recurring tasks', () => {
       await held;
       return reconcile.call(this, known);
     });
-    await h.manager.start();
+    // start() resolves after the boot pass (or its time limit): not awaited before the stop.
+    const starting = h.manager.start();
     await waitFor(() => passes.mock.calls.length === 1, { what: 'the boot pass under way' });
     await h.manager.stop();
     letGo();
+    await starting;
     await h.manager.ready;
     // Had it started, the periodic check would have run within its 1 s interval.
     const later = Date.now() + 1_500;
