@@ -530,11 +530,13 @@ export class Capsule implements GatedPool {
         if (job.suspect || this.deps.gate.isolating) this.deps.gate.release(this);
       })
       .finally(() => {
-        this.lastTurnover = performance.now();
-        this.sizer.observe(this.lastTurnover - began);
+        // The slot's own bookkeeping first: drained() waits on `running`, and
+        // would spin forever on a job left in it by a throw further down.
         this.running.delete(job);
         this.work.delete(job);
         this.freeTids.push(tid);
+        this.lastTurnover = performance.now();
+        this.sizer.observe(this.lastTurnover - began);
         // A slot is free: start a prefetched job now, even while the fetch loop waits on Redis.
         this.startPrefetched();
         this.deps.gate.nudge(this);

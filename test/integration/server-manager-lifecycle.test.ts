@@ -3,22 +3,11 @@ import { jobExecutionStorage } from '../../src/server/job-execution';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import { OrphanReaper } from '../../src/server/orphan-reaper';
 import { RecurringTask } from '../../src/server/recurring-task';
-import type { ServerLogger } from '../../src/server/server-logger';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
+import { recordingLogger } from '../support/recording-logger';
 import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
-
-/** Every line the manager says, as `level message`. */
-function recordingLogger(): ServerLogger & { lines: string[] } {
-  const lines: string[] = [];
-  return {
-    lines,
-    log: (line: string) => void lines.push(`log ${line}`),
-    warn: (line: string) => void lines.push(`warn ${line}`),
-    error: (line: string) => void lines.push(`error ${line}`),
-  };
-}
 
 /** A worker whose jobs wait until released, recording their args and the signal each saw. */
 function heldWorker() {

@@ -1,10 +1,5 @@
 import { RecurringTask } from '../../src/server/recurring-task';
-
-/** A logger that keeps its lines. */
-function recordingLogger() {
-  const lines: string[] = [];
-  return { lines, logger: { log: (line: string) => void lines.push(`log ${line}`), warn: (line: string) => void lines.push(`warn ${line}`), error: (line: string) => void lines.push(`error ${line}`) } };
-}
+import { recordingLogger } from '../support/recording-logger';
 
 const unreachable = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), { code: 'ECONNREFUSED' });
 
@@ -18,7 +13,7 @@ describe('RecurringTask', () => {
 
   it('runs after the first delay, then every delay(), and not after stop()', async () => {
     let runs = 0;
-    const task = new RecurringTask('poll', async () => void runs++, () => 1000, recordingLogger().logger);
+    const task = new RecurringTask('poll', async () => void runs++, () => 1000, recordingLogger());
     task.start(50);
     await jest.advanceTimersByTimeAsync(49);
     expect(runs).toBe(0);
@@ -42,7 +37,7 @@ describe('RecurringTask', () => {
         await new Promise<void>((resolve) => (finish = resolve));
       },
       () => 100,
-      recordingLogger().logger,
+      recordingLogger(),
     );
     task.start();
     await jest.advanceTimersByTimeAsync(100);
@@ -60,7 +55,8 @@ describe('RecurringTask', () => {
   });
 
   it('logs a failing streak at its start, then at most once a minute, and its end once', async () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const { lines } = logger;
     let failing = true;
     const task = new RecurringTask('orphan check', async () => {
       if (failing) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
@@ -84,7 +80,8 @@ describe('RecurringTask', () => {
   });
 
   it('leaves Redis being away to the connection watch: no line, no streak, no "recovered"', async () => {
-    const { lines, logger } = recordingLogger();
+    const logger = recordingLogger();
+    const { lines } = logger;
     let away = true;
     const task = new RecurringTask('poll', async () => {
       if (away) throw unreachable;
