@@ -230,13 +230,14 @@ async function mutateScript(
   killedCache: Record<string, string>,
   equivalent: Record<string, string>,
   quick: boolean,
+  lines: (line: number) => boolean,
 ): Promise<MutantResult[]> {
   const file = join(LUA_DIR, `${script}.lua`);
   const original = readFileSync(file, 'utf8');
   const related = relatedTests(script);
   const curated = curatedTests(script);
   if (curated.length === 0 && related.length === 0) throw new Error(`no test loads lua/${script}.lua: every script needs one`);
-  const mutants = mutantsOf(script, original);
+  const mutants = mutantsOf(script, original).filter((mutant) => lines(mutant.line));
   const pending = mutants.filter((mutant) => !equivalent[mutant.id] && !killedCache[sha(mutant.source)]);
   console.log(`\n${script}.lua: ${mutants.length} mutants, ${pending.length} to run; ${curated.length} curated, ${related.length} related test files`);
 
@@ -333,6 +334,17 @@ function printSummary(summary: Array<{ script: string; results: MutantResult[] }
   }
 }
 
+/** `--lines=101-115,130`: only the mutants of those lines (a changed part of one script), every line when absent. */
+function lineFilter(spec: string | undefined): (line: number) => boolean {
+  if (spec === undefined) return () => true;
+  const ranges = spec.split(',').map((part) => {
+    const match = /^(\d+)(?:-(\d+))?$/.exec(part);
+    if (!match) throw new Error(`--lines: ${JSON.stringify(part)} is not a line or a range like 101-115`);
+    return [Number(match[1]), Number(match[2] ?? match[1])] as const;
+  });
+  return (line) => ranges.some(([from, to]) => line >= from && line <= to);
+}
+
 async function main(): Promise<void> {
   const startedAt = Date.now();
   mkdirSync(REPORT_DIR, { recursive: true });
@@ -341,6 +353,7 @@ async function main(): Promise<void> {
   const argv = process.argv.slice(2);
   const quick = argv.includes('--quick');
   const wanted = argv.filter((arg) => !arg.startsWith('--'));
+  const lines = lineFilter(argv.find((arg) => arg.startsWith('--lines='))?.slice('--lines='.length));
   const scripts = readdirSync(LUA_DIR)
     .filter((name) => name.endsWith('.lua'))
     .map((name) => name.slice(0, -4))
@@ -350,7 +363,7 @@ async function main(): Promise<void> {
 
   const summary: Array<{ script: string; results: MutantResult[] }> = [];
   for (const script of scripts) {
-    summary.push({ script, results: await mutateScript(script, killedCache, equivalent, quick) });
+    summary.push({ script, results: await mutateScript(script, killedCache, equivalent, quick, lines) });
     writeFileSync(join(REPORT_DIR, 'lua.json'), JSON.stringify(summary, null, 2));
   }
   printSummary(summary, Date.now() - startedAt);
