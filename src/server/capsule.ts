@@ -278,7 +278,7 @@ export class Capsule implements GatedPool {
       this.reserved = startNow;
       let jobs: ClaimedJob[];
       try {
-        jobs = await this.fetcher.claim(wanted, startNow);
+        jobs = await this.fetcher.claim(wanted, startNow, this.sizer.largePayloads);
         backoff = 0;
         this.fetchFailing = false;
       } catch (error) {

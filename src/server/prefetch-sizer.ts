@@ -7,12 +7,13 @@
 const MAX_PREFETCH_WAIT_MS = 5;
 
 /**
- * Mean payload size (characters) from which nothing is prefetched. A
- * prefetched job is marked started by a second pass of its payload through
- * Redis's Lua (about a microsecond of Redis CPU per kilobyte); a job claimed
- * for a free slot goes straight to the in-progress list in the claim
- * itself. For large payloads that second pass costs Redis more than the
- * claim round trip that prefetch hides costs the process.
+ * Mean payload size (characters) from which nothing is prefetched, and
+ * payloads are claimed outside Lua. Redis hashes every string that enters
+ * a script (about a microsecond of Redis CPU per kilobyte): a prefetched
+ * job would pass through Lua again to be marked started, while a job
+ * claimed for a free slot goes straight to the in-progress list, and from
+ * this size by plain LMOVEs (ReliableFetch.claimOutsideLua). For large
+ * payloads those passes cost Redis more than the round trips they save.
  */
 const LARGE_PAYLOAD = 16 * 1024;
 
@@ -55,9 +56,14 @@ export class PrefetchSizer {
     if (this.meanMs === undefined || this.meanMs < ms) this.meanMs = ms;
   }
 
+  /** Payloads average LARGE_PAYLOAD or more: nothing is prefetched, and the fetch keeps them out of Lua. */
+  get largePayloads(): boolean {
+    return this.meanPayload >= LARGE_PAYLOAD;
+  }
+
   /** Jobs to claim beyond the free slots. */
   get ahead(): number {
-    if (this.meanPayload >= LARGE_PAYLOAD) return 0;
+    if (this.largePayloads) return 0;
     if (this.limit === 0 || this.meanMs === undefined) return this.limit;
     // A mean of 0 ms divides to Infinity: the whole option.
     return Math.min(this.limit, Math.floor((this.concurrency * MAX_PREFETCH_WAIT_MS) / this.meanMs));

@@ -124,4 +124,19 @@ describe('prefetch (reliable fetch)', () => {
     await waitFor(() => worker.ran.length === 4, { timeout: 10000, what: 'every job to run once starts work' });
     expect(worker.ran).toEqual([0, 1, 2, 3]);
   });
+
+  it('once payloads average 16 KB, claims them outside Lua (LMOVEs into the in-progress list): each job runs once, none left claimed', async () => {
+    const ran: number[] = [];
+    const h = harness([{ name: 'BigJob', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 3, prefetch: 5 });
+    const pad = 'x'.repeat(20 * 1024);
+    await h.client.pushBulk({ class: 'BigJob', args: Array.from({ length: 40 }, (_, i) => [i, pad]) });
+    const lmoves = jest.spyOn(ReliableFetch.prototype as unknown as { claimOutsideLua: () => Promise<unknown> }, 'claimOutsideLua');
+    await h.manager.start();
+    await waitFor(() => ran.length === 40, { what: 'every job to run' });
+    expect([...ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));
+    // The first claim knows no payload size yet; every later one keeps the payloads out of Lua.
+    expect(lmoves.mock.calls.length).toBeGreaterThan(0);
+    const redis = server.client();
+    await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h))) === 0, { what: 'the acks' });
+  });
 });

@@ -83,5 +83,7 @@ describe('PrefetchSizer: means and edges', () => {
     below.observePayload((16 * 1024 - 1) * 5);
     // 16383 + (81915 - 16383) / 5: over the line.
     expect(below.ahead).toBe(0);
+    // From the same line, the fetch keeps payloads out of Lua.
+    expect([at.largePayloads, below.largePayloads, sizerOf(10, 10).largePayloads]).toEqual([true, true, false]);
   });
 });

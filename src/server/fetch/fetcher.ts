@@ -35,9 +35,10 @@ export interface Fetcher {
   /**
    * Takes up to `max` jobs; when none is waiting, blocks up to the fetch
    * timeout for one. Up to `startNow` of them (the caller's free slots) may
-   * come back already `started`.
+   * come back already `started`. `largePayloads`: the jobs average 16 KB or
+   * more (see PrefetchSizer), which a fetch may then keep out of Lua.
    */
-  claim(max: number, startNow?: number): Promise<ClaimedJob[]>;
+  claim(max: number, startNow?: number, largePayloads?: boolean): Promise<ClaimedJob[]>;
   /**
    * Marks a claimed job started, just before its perform. Resolves to the job
    * to run: `expected`, another claimed job when `expected` was handed back
