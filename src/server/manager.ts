@@ -184,9 +184,8 @@ export class Manager {
     // 1.6), and a job taken at boot cannot block or end the process before
     // start() has returned.
     void this.firstOrphanCheck(reaper);
-    // Stryker disable next-line all: how long start waits for the passes moves the first job's latency only, which only a clock sees.
     await withinWarmUpLimit(Promise.all([this.ready, this.poller.runNow()]));
-    // Stryker disable next-line ConditionalExpression: as above.
+    // Stopped meanwhile: a poller started now would poll on after the stop.
     if (this.stopping) return;
     for (const capsule of this.capsules) capsule.start();
     this.poller.start(poller.nextDelayMs());

@@ -1,10 +1,10 @@
 import { Keys } from '../../src/redis/keys';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { Poller } from '../../src/server/poller';
 import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
-
 
 /** The process-wide recurring tasks the manager owns: the scheduled poller and the orphan check. */
 describe('manager: its recurring tasks', () => {
@@ -52,7 +52,7 @@ describe('manager: its recurring tasks', () => {
   });
 
   it('a stop during the boot orphan check keeps the periodic check from starting after it', async () => {
-    const h = harness([], { orphanCheckInterval: 1 });
+    const h = harness([], { orphanCheckInterval: 1, pollInterval: 0.5 });
     const reconcile = ReliableFetch.prototype.reconcile;
     let letGo!: () => void;
     const held = new Promise<void>((resolve) => (letGo = resolve));
@@ -60,16 +60,19 @@ describe('manager: its recurring tasks', () => {
       await held;
       return reconcile.call(this, known);
     });
+    const polls = jest.spyOn(Poller.prototype, 'poll');
     // start() resolves after the boot pass (or its time limit): not awaited before the stop.
     const starting = h.manager.start();
     await waitFor(() => passes.mock.calls.length === 1, { what: 'the boot pass under way' });
     await h.manager.stop();
+    const pollsAtStop = polls.mock.calls.length;
     letGo();
     await starting;
     await h.manager.ready;
-    // Had it started, the periodic check would have run within its 1 s interval.
+    // Had they started, the periodic check would have run within its 1 s interval, the poller within its 0.5 s.
     const later = Date.now() + 1_500;
-    await waitFor(() => Date.now() > later || passes.mock.calls.length > 1, { timeout: 3_000, what: 'a second and a half to pass' });
+    await waitFor(() => Date.now() > later || passes.mock.calls.length > 1 || polls.mock.calls.length > pollsAtStop, { timeout: 3_000, what: 'a second and a half to pass' });
     expect(passes).toHaveBeenCalledTimes(1);
+    expect(polls).toHaveBeenCalledTimes(pollsAtStop);
   });
 });
