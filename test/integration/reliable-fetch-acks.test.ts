@@ -5,7 +5,7 @@ import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reli
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { RedisMonitor } from '../support/redis-monitor';
-import { FETCH_IDENTITY, fetchJob, IN_PROGRESS } from '../support/reliable-fetch';
+import { CLAIMED, FETCH_IDENTITY, fetchJob, IN_PROGRESS } from '../support/reliable-fetch';
 import { waitFor } from '../support/wait';
 
 /**
@@ -160,6 +160,71 @@ describe('reliable fetch: acknowledgments', () => {
     const call = open.commands.slice(from).find((args) => args[0].toUpperCase() === 'EVALSHA') as string[];
     expect(call).toContain('D');
     expect(call).not.toContain(a.raw);
+  });
+
+  describe('payloads of 16 KB and more', () => {
+    const largeJob = (jid: string) => JSON.stringify({ class: 'Tick', args: ['x'.repeat(16 * 1024)], queue: 'default', jid });
+
+    /** Large jobs started for free slots: they sit in the in-progress list, running. */
+    async function runningLarge(fetch: ReliableFetch, jids: string[]): Promise<ClaimedJob[]> {
+      await server.redis.lpush(Keys.queue('default'), ...jids.map(largeJob));
+      const started = await fetch.claim(jids.length, jids.length, true);
+      expect(started).toHaveLength(jids.length);
+      return started;
+    }
+
+    it('beside a running job, an ack goes by a plain LREM, never through the script', async () => {
+      const fetch = fetcher();
+      const [a, b] = await runningLarge(fetch, ['a', 'b']);
+      const open = await RedisMonitor.open(server.port);
+      monitor = open;
+      const from = open.commands.length;
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+      await waitFor(() => open.commands.slice(from).some((args) => args[0].toUpperCase() === 'EVALSHA'), { what: 'the script' });
+      const seen = open.commands.slice(from);
+      expect(seen.filter((args) => args[0].toUpperCase() === 'LREM')).toEqual([['lrem', IN_PROGRESS, '-1', a.raw]]);
+      expect(seen.find((args) => args[0].toUpperCase() === 'EVALSHA')).not.toContain(a.raw);
+      expect(errors).toEqual([]);
+    });
+
+    it('an ack that is not in progress (its start lost in a failover) goes again by fetch.lua, which finds it claimed', async () => {
+      const fetch = fetcher();
+      const [a, b] = await runningLarge(fetch, ['a', 'b']);
+      // The new master never saw a's start: it is still claimed there.
+      await server.redis.lrem(IN_PROGRESS, 1, a.raw);
+      await server.redis.lpush(CLAIMED, a.raw);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(await server.redis.llen(CLAIMED)).toBe(0);
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+      expect(errors).toEqual([]);
+    });
+
+    it('an ack that matches nothing anywhere is reported once, by fetch.lua', async () => {
+      const fetch = fetcher();
+      const [a] = await runningLarge(fetch, ['a', 'b']);
+      await server.redis.lrem(IN_PROGRESS, 1, a.raw);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(errors).toEqual([`acknowledging 1 job(s) matched nothing in ${IN_PROGRESS}`]);
+      await fetch.flush();
+      expect(errors).toHaveLength(1);
+    });
+
+    it('after a master switch, a replayed ack that matches nothing is expected, not reported', async () => {
+      const fetch = fetcher({ ackReplayMs: 60000 });
+      const [a, b] = await runningLarge(fetch, ['a', 'b', 'c']);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      fetch.acknowledge(b, '');
+      await fetch.flush();
+      fetch.replayAcks();
+      await fetch.flush();
+      expect(await server.redis.llen(IN_PROGRESS)).toBe(1);
+      expect(errors).toEqual([]);
+    });
   });
 
   it('a job filed in retry is no longer counted running either', async () => {

@@ -30,6 +30,13 @@ export interface ReliableFetchOptions {
   ackReplayMs?: number;
 }
 
+/**
+ * Acknowledged payloads from this size are removed by a plain LREM, not by
+ * fetch.lua: Redis hashes every string that enters a script (about a
+ * microsecond per kilobyte), several times the LREM's own cost at 100 KB.
+ */
+const LARGE_ACK = 16 * 1024;
+
 /** At most this many sent acks are kept for a replay, whatever the window. */
 const MAX_REPLAY_ACKS = 50000;
 
@@ -123,6 +130,8 @@ export class ReliableFetch implements Fetcher {
   private startsOnTheirWay = 0;
   /** Starts asked for in this turn of the event loop, sent together by sendStarts. */
   private pendingStarts: PendingStart[] = [];
+  /** Large acks whose plain LREM matched nothing: their next try goes by fetch.lua (see keepUnmatched). */
+  private readonly luaAcks = new Set<string>();
   /** Acks sent within `ackReplayMs`, oldest first. */
   private sentAcks: SentAck[] = [];
 
@@ -715,6 +724,7 @@ export class ReliableFetch implements Fetcher {
     const keys: string[] = [];
     const args: (string | number)[] = [listed.length, max, queues.length, startNow];
     let dropsWhole = false;
+    const outsideLua: Array<{ key: string; raw: string }> = [];
     for (const queue of listed) {
       const privateKey = this.privateKey(queue);
       keys.push(Keys.queue(queue), this.claimedKey(queue), privateKey);
@@ -722,12 +732,16 @@ export class ReliableFetch implements Fetcher {
       const unchecked = startBatch.some(({ expected }) => expected.queue === queue && expected.unchecked);
       const whole = mayDrop && acks.length > 0 && (this.outstanding.get(privateKey) ?? 0) === 0 && !this.tainted.has(privateKey);
       dropsWhole ||= whole;
-      // A whole-list drop names no payloads: Redis would copy each into Lua for nothing (see fetch.lua).
-      args.push(whole ? 'D' : 'L', acks.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...(whole ? [] : acks));
+      // A whole-list drop names no payloads (see fetch.lua); large ones go by plain LREM, sent ahead of the script.
+      const byValue: string[] = [];
+      if (!whole) for (const raw of acks) if (raw.length < LARGE_ACK || this.luaAcks.delete(raw)) byValue.push(raw); else outsideLua.push({ key: privateKey, raw });
+      args.push(whole ? 'D' : 'L', whole ? acks.length : byValue.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...byValue);
     }
     keys.push(Keys.paused, Keys.suspects);
     for (const jid of jids) keys.push(Keys.recovered(jid));
     let reply: Array<Buffer | number>;
+    // Same connection, so they land before the script: settled with it (a failure of either restores every ack).
+    const removals = outsideLua.map(({ key, raw }) => connection.lrem(key, -1, raw).then((count) => count > 0, () => false));
     // Payloads come back as bytes: whether they are valid UTF-8 is checked here, not in Lua.
     const call = runScriptForBytes<Array<Buffer | number>>(connection, 'fetch', keys, args);
     if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
@@ -747,7 +761,7 @@ export class ReliableFetch implements Fetcher {
       this.sending.delete(held);
     }
     this.rememberSent(held);
-    const refused = this.keepRefusedDrops(reply, listed, held, replayed);
+    const refused = this.keepRefusedDrops(reply, listed, held, replayed) || this.keepUnmatched(outsideLua, await Promise.all(removals), replayed);
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
     const suspects = new Map<string, string>();
@@ -825,6 +839,23 @@ export class ReliableFetch implements Fetcher {
     // A replayed ack refused here may match nothing the second time as well: still expected.
     if (refused) this.replaying ||= replayed;
     return refused;
+  }
+
+  /**
+   * Large acks whose plain LREM matched nothing (or failed: a list of the
+   * wrong type) are held again for fetch.lua, which also looks in the
+   * claimed list (a start lost in a failover) and reports what matches
+   * nothing. The caller sends them at once, as after a refused drop.
+   */
+  private keepUnmatched(sent: Array<{ key: string; raw: string }>, removed: boolean[], replayed: boolean): boolean {
+    const unmatched = sent.filter((_, i) => !removed[i]);
+    if (unmatched.length === 0) return false;
+    const again = new Map<string, string[]>();
+    for (const { key, raw } of unmatched) again.set(key, [...(again.get(key) ?? []), raw]);
+    this.restore(again, []);
+    for (const { raw } of unmatched) this.luaAcks.add(raw);
+    this.replaying ||= replayed;
+    return true;
   }
 
   private restore(held: Map<string, string[]>, jids: string[]): void {
