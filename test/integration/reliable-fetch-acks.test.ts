@@ -50,16 +50,7 @@ describe('reliable fetch: acknowledgments', () => {
     const open = await RedisMonitor.open(server.port);
     monitor = open;
     const from = open.commands.length;
-    return async () => {
-      // MONITOR reports in order: once this ECHO is seen, everything before it has been too.
-      const token = `seen-${Math.random()}`;
-      await command.echo(token);
-      await waitFor(() => open.commands.some((args) => args[1] === token), { what: 'the monitor to catch up' });
-      return open.commands
-        .slice(from)
-        .map((args) => args[0].toUpperCase())
-        .filter((name) => name !== 'ECHO');
-    };
+    return async () => (await open.since(from, command)).map((args) => args[0].toUpperCase());
   }
 
   it('acknowledges every job held since the last call, and deletes the recovery counter of each jid', async () => {

@@ -50,12 +50,7 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     const open = await RedisMonitor.open(server.port);
     monitor = open;
     const from = open.commands.length;
-    return async () => {
-      const token = `seen-${Math.random()}`;
-      await redis.echo(token);
-      await waitFor(() => open.commands.some((args) => args[1] === token), { what: 'the monitor to catch up' });
-      return open.commands.slice(from).filter((args) => args[0].toUpperCase() !== 'ECHO');
-    };
+    return () => open.since(from, redis);
   }
 
   it('claims them for the free slots with LMOVEs straight into the in-progress list, oldest first, no payload through a script', async () => {

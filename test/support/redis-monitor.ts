@@ -1,4 +1,6 @@
 import { Socket } from 'node:net';
+import type Redis from 'ioredis';
+import { waitFor } from './wait';
 
 /**
  * Every command a redis-server runs, as MONITOR reports it, read on a raw socket.
@@ -32,6 +34,18 @@ export class RedisMonitor {
 
   close(): void {
     this.socket.destroy();
+  }
+
+  /**
+   * The commands recorded from index `from` on, each as its arguments, read
+   * once MONITOR has reported everything sent before this call (MONITOR
+   * reports in order: an ECHO on `client` marks the point; left out).
+   */
+  async since(from: number, client: Redis): Promise<string[][]> {
+    const token = `seen-${Math.random()}`;
+    await client.echo(token);
+    await waitFor(() => this.commands.some((args) => args[1] === token), { what: 'the monitor to catch up' });
+    return this.commands.slice(from).filter((args) => args[0].toUpperCase() !== 'ECHO');
   }
 
   private take(chunk: string): void {
