@@ -48,7 +48,7 @@ const HEARTBEAT_LEAVE_MS = 500;
  * `shutdownTimeout`, then their AbortSignal fires and the unfinished ones
  * are handed back.
  */
-/** Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check. */
+/** Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check and first poll. */
 const WARM_UP_LIMIT_MS = 2000;
 
 /** Boot steps that only make the first jobs faster are waited for this long at most: with Redis away the loops retry on their own. */

@@ -1,3 +1,5 @@
+import { LARGE_PAYLOAD } from './fetch/large-payload';
+
 /**
  * Longest a prefetched job should wait for a slot of this process, on
  * average, while it could be running on an idle neighbour: beyond this the
@@ -5,17 +7,6 @@
  * under a millisecond).
  */
 const MAX_PREFETCH_WAIT_MS = 5;
-
-/**
- * Mean payload size (characters) from which nothing is prefetched, and
- * payloads are claimed outside Lua. Redis hashes every string that enters
- * a script (about a microsecond of Redis CPU per kilobyte): a prefetched
- * job would pass through Lua again to be marked started, while a job
- * claimed for a free slot goes straight to the in-progress list, and from
- * this size by plain LMOVEs (ReliableFetch.claimOutsideLua). For large
- * payloads those passes cost Redis more than the round trips they save.
- */
-const LARGE_PAYLOAD = 16 * 1024;
 
 /** Weight of the newest job duration (and payload size) in the running means: about the last ten jobs count. */
 const NEWEST_WEIGHT = 0.2;
@@ -56,7 +47,12 @@ export class PrefetchSizer {
     if (this.meanMs === undefined || this.meanMs < ms) this.meanMs = ms;
   }
 
-  /** Payloads average LARGE_PAYLOAD or more: nothing is prefetched, and the fetch keeps them out of Lua. */
+  /**
+   * Claimed payloads average LARGE_PAYLOAD or more: nothing is prefetched (a
+   * prefetched job passes through Lua again to be marked started, which then
+   * costs Redis more than the claim round trip it saves), and the fetch
+   * claims them outside Lua.
+   */
   get largePayloads(): boolean {
     return this.meanPayload >= LARGE_PAYLOAD;
   }

@@ -8,6 +8,7 @@ import type { QueueOrder } from '../queue-order';
 import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import { buryInvalidBytes } from './invalid-bytes';
+import { LARGE_PAYLOAD } from './large-payload';
 import { errorMessageOf } from '../retry/error-fields';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
@@ -29,13 +30,6 @@ export interface ReliableFetchOptions {
   /** Milliseconds of sent acks kept to send again after a master switch; 0 = none (no Sentinel). */
   ackReplayMs?: number;
 }
-
-/**
- * Acknowledged payloads from this size are removed by a plain LREM, not by
- * fetch.lua: Redis hashes every string that enters a script (about a
- * microsecond per kilobyte), several times the LREM's own cost at 100 KB.
- */
-const LARGE_ACK = 16 * 1024;
 
 /** At most this many sent acks are kept for a replay, whatever the window. */
 const MAX_REPLAY_ACKS = 50000;
@@ -734,7 +728,10 @@ export class ReliableFetch implements Fetcher {
       dropsWhole ||= whole;
       // A whole-list drop names no payloads (see fetch.lua); large ones go by plain LREM, sent ahead of the script.
       const byValue: string[] = [];
-      if (!whole) for (const raw of acks) if (raw.length < LARGE_ACK || this.luaAcks.delete(raw)) byValue.push(raw); else outsideLua.push({ key: privateKey, raw });
+      for (const raw of whole ? [] : acks) {
+        if (raw.length < LARGE_PAYLOAD || this.luaAcks.delete(raw)) byValue.push(raw);
+        else outsideLua.push({ key: privateKey, raw });
+      }
       args.push(whole ? 'D' : 'L', whole ? acks.length : byValue.length, `${starts.get(queue) ?? 0}${unchecked ? '?' : ''}`, ...byValue);
     }
     keys.push(Keys.paused, Keys.suspects);
