@@ -193,6 +193,16 @@ describe('reliable fetch: acknowledgments', () => {
       expect(errors).toEqual([]);
     });
 
+    it('an ack whose plain LREM Redis refuses is not taken for done: it goes again by fetch.lua', async () => {
+      const fetch = fetcher();
+      const [a, b] = await runningLarge(fetch, ['a', 'b']);
+      jest.spyOn(command, 'lrem').mockRejectedValueOnce(new Error('OOM command not allowed when used memory > maxmemory'));
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+      expect(errors).toEqual([]);
+    });
+
     it('an ack that matches nothing anywhere is reported once, by fetch.lua', async () => {
       const fetch = fetcher();
       const [a] = await runningLarge(fetch, ['a', 'b']);
