@@ -274,6 +274,14 @@ describe('reliable fetch: acknowledgments', () => {
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
   });
 
+  it('flush(onlyWhenIdle) sends at once after a claim has returned: no claim is under way to carry them', async () => {
+    const fetch = fetcher();
+    const [a, b] = await running(fetch, ['a', 'b']);
+    fetch.acknowledge(a, '');
+    await fetch.flush(true);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+  });
+
   it('flush(onlyWhenIdle) leaves the acks to a claim under way that is not blocked, and sends them beside a blocked one', async () => {
     const fetch = fetcher({ fetchTimeout: 5 });
     const [a, b] = await running(fetch, ['a', 'b']);
