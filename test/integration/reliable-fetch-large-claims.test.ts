@@ -103,6 +103,18 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     expect(commands.findIndex((args) => args[0].toUpperCase() === 'EVALSHA')).toBeLessThan(commands.findIndex((args) => args[0].toUpperCase() === 'LMOVE'));
   });
 
+  it('a whole-list drop refused on the way (a stray beside the job) leaves the claim to fetch.lua, which sends the ack by value', async () => {
+    await redis.lpush(Keys.queue('default'), large('default', 'a'), large('default', 'b'));
+    const fetch = fetcher(['default']);
+    const [a] = await fetch.claim(1, 1, true);
+    await redis.rpush(inProgressOf('default'), large('default', 'stray'));
+    fetch.acknowledge(a, '');
+    const [b] = await fetch.claim(1, 1, true);
+    expect([JSON.parse(b.raw).jid, b.started]).toEqual(['b', true]);
+    expect((await redis.lrange(inProgressOf('default'), 0, -1)).map((raw) => JSON.parse(raw).jid).sort()).toEqual(['b', 'stray']);
+    expect(errors).toEqual([]);
+  });
+
   it('leaves a paused queue to fetch.lua: nothing of it is claimed', async () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     // The process's own view of `paused` is older than the pause: only Redis knows.

@@ -330,12 +330,21 @@ export class ReliableFetch implements Fetcher {
    * a suspect to look for, a key of the wrong type, empty queues.
    */
   private async claimOutsideLua(queues: string[], max: number): Promise<ClaimedJob[] | undefined> {
-    // Held acks and starts go first, by fetch.lua: a whole-list drop names no payload.
-    if ((this.held.size > 0 || this.pendingStarts.length > 0) && (await this.runFetch(this.fetchConnection, [], 0, 0)).refused) return undefined;
     const connection = this.fetchConnection;
+    // Held acks and starts go by fetch.lua (a whole-list drop names no payload), in the same round trip as
+    // the look: that call writes neither watched key, so it never aborts the transaction.
+    const carried = this.held.size > 0 || this.pendingStarts.length > 0 ? this.runFetch(connection, [], 0, 0) : undefined;
     const looks = connection.pipeline().watch(Keys.paused, Keys.suspects).scard(Keys.suspects);
     for (const queue of queues) looks.sismember(Keys.paused, queue).llen(Keys.queue(queue));
-    const [watched, suspects, ...perQueue] = (await looks.exec()) as Array<[Error | null, unknown]>;
+    // Both settle before anything is decided or thrown: neither is left to fail unheard.
+    const [acks, read] = await Promise.allSettled([carried, looks.exec()]);
+    if (acks.status === 'rejected') throw acks.reason;
+    if (read.status === 'rejected') throw read.reason;
+    if (acks.value?.refused) {
+      await connection.unwatch();
+      return undefined;
+    }
+    const [watched, suspects, ...perQueue] = read.value as Array<[Error | null, unknown]>;
     const plan: Array<[string, number]> = [];
     let wanted = max;
     let clear = !watched[0] && suspects[1] === 0;
