@@ -16,7 +16,7 @@
  * CPU per job (INFO cpu delta) and the largest worker's peak RSS (VmHWM).
  * Latency, per round on a fresh single-queue worker: the first job after boot
  * (pushed once it is ready, or after BENCH_FIRST_DELAY_MS of idling),
- * BENCH_IDLE_JOBS (25) jobs 100 ms apart (each meets an idle worker), then
+ * BENCH_IDLE_JOBS (25) jobs BENCH_IDLE_GAP_MS (100) ms apart (each meets an idle worker), then
  * BENCH_LATENCY_JOBS (2,000) jobs BENCH_LATENCY_GAP_MS (2) ms apart;
  * enqueue→start on CLOCK_MONOTONIC. p50 and p99 are the medians of the rounds'
  * percentiles, so one round disturbed by a neighbour does not decide.
@@ -47,7 +47,7 @@ const IDLE_JOBS = Number(process.env.BENCH_IDLE_JOBS ?? 25);
 // How long the fresh worker idles before the first job (0: pushed as soon as it is ready). An idle
 // second lets the boot's CPU caches and clocks settle, so what is left is the code's first use.
 const FIRST_DELAY_MS = Number(process.env.BENCH_FIRST_DELAY_MS ?? 0);
-const IDLE_GAP_MS = 100;
+const IDLE_GAP_MS = Number(process.env.BENCH_IDLE_GAP_MS ?? 100);
 const CONCURRENCY = 10;
 const ROOT = join(__dirname, '..');
 /**

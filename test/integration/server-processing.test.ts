@@ -82,6 +82,32 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await waitFor(() => ran === 1, { what: 'the first job' });
   });
 
+  it("warms up at start with a made-up job no part of the application sees: not its middleware, listeners or workers, nor the counts, metrics, Busy work or Redis", async () => {
+    const redis = server.client();
+    const ran: unknown[][] = [];
+    const seen: string[] = [];
+    const h = harness([{ name: 'Rec', instance: { perform: (...args: unknown[]) => void ran.push(args) } }], { concurrency: 2, executionMetrics: true });
+    h.manager.useMiddleware(async (context, next) => {
+      seen.push(`middleware ${context.job.className}`);
+      await next();
+    });
+    h.manager.addListener({
+      onStart: (context) => void seen.push(`start ${context.job.className}`),
+      onSettled: (context, outcome) => void seen.push(`${outcome.kind} ${context.job.className}`),
+    });
+    await h.manager.start();
+    await h.manager.ready;
+    expect(await redis.keys('*Warm*')).toEqual([]);
+    expect({ seen, processed: h.heartbeat.processed, executions: h.heartbeat.executions, busy: h.heartbeat.maxBusy }).toEqual({ seen: [], processed: 0, executions: [], busy: 0 });
+    await h.client.push({ class: 'Rec', args: [7] });
+    await waitFor(() => seen.length === 3, { what: 'the real job settled' });
+    expect(seen).toEqual(['start Rec', 'middleware Rec', 'complete Rec']);
+    expect(ran).toEqual([[7]]);
+    expect(h.heartbeat.processed).toBe(1);
+    expect(h.heartbeat.executions.map((execution) => execution.className)).toEqual(['Rec']);
+    expect(await redis.zcard('dead')).toBe(0);
+  });
+
   it('uses at most 1.6 Redis commands per job (INFO commandstats, Lua calls included) and a third of a round trip, under load', async () => {
     const redis = server.client();
     let done = 0;

@@ -418,6 +418,12 @@ export class ReliableFetch implements Fetcher {
       ...blocking.map((connection) => this.clientId(connection)),
       first === undefined ? undefined : this.exclusive(() => this.runFetch(this.command, [], 0, 0)),
       this.paused.filter(this.order.names),
+      // An idle process's first job comes by a pipeline (BLMOVE and its start, see block()) and is checked
+      // and decoded as below: that code is compiled now, not on the job's way to perform.
+      // Stryker disable next-line all: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
+      this.fetchConnection.pipeline().callBuffer('PING').callBuffer('PING').exec(),
+      // Stryker disable next-line all: as above.
+      first === undefined ? undefined : this.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
     ]).catch(() => undefined);
   }
 
