@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { JobPayload } from '../job/payload';
+import type { JobPayload } from '../job/payload';
 
 /** Receives `progress()` calls from inside `perform`; the status module installs one for tracked jobs. */
 export interface ProgressReporter {
@@ -23,15 +23,3 @@ export interface JobExecution {
 }
 
 export const jobExecutionStorage = new AsyncLocalStorage<JobExecution>();
-
-/**
- * Boot: the first `run` of an AsyncLocalStorage installs Node's promise
- * hooks (about a millisecond, compiling internals), and the first parse of a
- * payload compiles its path; done at start, not on the first job.
- */
-// Stryker disable next-line BlockStatement: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-export async function warmJobPaths(): Promise<void> {
-  const payload = JobPayload.parse('{"class":"Warm","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}');
-  const execution: JobExecution = { jid: payload.jid, queue: payload.queue, attempt: 0, payload, signal: new AbortController().signal };
-  await jobExecutionStorage.run(execution, async () => payload.args);
-}

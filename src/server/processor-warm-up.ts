@@ -8,7 +8,7 @@ import type { JobLifecycleListener, ServerContext } from './server-middleware';
 const WARM_CLASS = 'Wurk::WarmUp';
 
 class WarmUpWorker {
-  perform(): void {}
+  perform(..._args: unknown[]): void {}
 }
 
 const ignore = (): void => undefined;
@@ -27,12 +27,13 @@ const silentHeartbeat: HeartbeatPort = {
 
 /**
  * Boot: runs one made-up job through a Processor of its own, wired to
- * nothing (no Redis, no heartbeat, none of the application's middleware or
- * listeners, which must only ever see real jobs), so V8 compiles the per-job
- * path (the processor's run and notify, the middleware chain, perform) at
- * start rather than on the first real job, about half a millisecond of it
- * (V8 compiles a function at its first call, and a processor's code is the
- * same functions whichever instance runs it).
+ * nothing (no Redis, no heartbeat, none of the application's middleware,
+ * listeners or workers, which must only ever see real jobs), so that what a
+ * first job would pay is paid at start: the first `run` of the job's
+ * AsyncLocalStorage installs Node's promise hooks (about a millisecond), and
+ * V8 compiles each function of the path at its first call (the payload
+ * parse, the processor's run and notify, the middleware chain, perform),
+ * whichever instance makes it.
  */
 // Stryker disable next-line BlockStatement: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
 export async function warmProcessor(): Promise<void> {
@@ -57,6 +58,6 @@ export async function warmProcessor(): Promise<void> {
     pending: [],
     overLimit: { retries: 0, backoff: () => 0 },
   });
-  const job: ClaimedJob = { raw: `{"class":"${WARM_CLASS}","args":[],"jid":"0","queue":"default","created_at":1.5}`, queue: 'default', started: true };
+  const job: ClaimedJob = { raw: `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`, queue: 'default', started: true };
   await processor.run(job);
 }
