@@ -344,6 +344,30 @@ describe('reliable fetch: acknowledgments', () => {
     expect(errors).toEqual([]);
   });
 
+  it('acks of a call that failed go back beside the acks held while it was on its way: none of either is lost', async () => {
+    const fetch = fetcher();
+    const [a, b, c] = await running(fetch, ['a', 'b', 'c']);
+    fetch.acknowledge(a, 'a');
+    const held = () => (fetch as unknown as { held: Map<string, string[]> }).held;
+    // Redis holds the call (a script may write): it takes a's ack along, b's is held anew while it
+    // is on its way, and then the call fails with its connection.
+    await server.redis.client('PAUSE', 10000, 'WRITE');
+    try {
+      const sending = fetch.flush();
+      await waitFor(() => held().size === 0, { what: 'the call to take the held acks' });
+      fetch.acknowledge(b, 'b');
+      command.disconnect();
+      await expect(sending).rejects.toThrow();
+    } finally {
+      await server.redis.client('UNPAUSE');
+    }
+    expect([...held().values()]).toEqual([[a.raw, b.raw]]);
+    await command.connect();
+    await fetch.flush();
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([c.raw]);
+    expect(errors).toEqual([]);
+  });
+
   it('a failed call with no acks in it does not silence the next report of an ack that matched nothing', async () => {
     const fetch = fetcher();
     const [a] = await running(fetch, ['a']);
