@@ -431,6 +431,20 @@ describe('reliable fetch: acknowledgments', () => {
       expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([a.raw]);
     });
 
+    it('forgets the acks that left the window when the next call is sent: what is kept to replay stays bounded', async () => {
+      const fetch = fetcher({ ackReplayMs: 10000 });
+      const [a, b] = await running(fetch, ['a', 'b']);
+      const sentAt = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt);
+      fetch.acknowledge(a, '');
+      await fetch.flush();
+      clock.mockReturnValue(sentAt + 10001);
+      fetch.acknowledge(b, '');
+      await fetch.flush();
+      const kept = (fetch as unknown as { sentAcks: Array<{ raw: string }> }).sentAcks;
+      expect(kept.map((ack) => ack.raw)).toEqual([b.raw]);
+    });
+
     it('an ack exactly at the window edge is replayed', async () => {
       const fetch = fetcher({ ackReplayMs: 10000 });
       const [a] = await running(fetch, ['a']);
