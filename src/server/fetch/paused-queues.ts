@@ -50,7 +50,7 @@ export class PausedQueues {
 
   /** Whether the queue is paused as far as this process knows now (no Redis call). */
   has(queue: string): boolean {
-    return this.paused.size > 0 && this.paused.has(queue);
+    return this.paused.has(queue);
   }
 
   /** A script found `queue` in the set: paused here too until the next read says otherwise. */
