@@ -413,16 +413,22 @@ describe('reliable fetch: acknowledgments', () => {
       expect(errors).toEqual([]);
     });
 
-    it('replays only the acks sent within the window', async () => {
+    /** Two running jobs a and b, a's ack sent at the clock's `sentAt` and b's `later` ms after, each in a call of its own. */
+    async function ackedApart(later: number): Promise<{ fetch: ReliableFetch; a: ClaimedJob; b: ClaimedJob; sentAt: number; clock: jest.SpyInstance<number, []> }> {
       const fetch = fetcher({ ackReplayMs: 10000 });
       const [a, b] = await running(fetch, ['a', 'b']);
       const sentAt = Date.now();
       const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt);
       fetch.acknowledge(a, '');
       await fetch.flush();
-      clock.mockReturnValue(sentAt + 5000);
+      clock.mockReturnValue(sentAt + later);
       fetch.acknowledge(b, '');
       await fetch.flush();
+      return { fetch, a, b, sentAt, clock };
+    }
+
+    it('replays only the acks sent within the window', async () => {
+      const { fetch, a, b, sentAt, clock } = await ackedApart(5000);
       await server.redis.rpush(IN_PROGRESS, a.raw, b.raw);
       // a's ack is 10.001 s old, b's 5.001 s: only b's goes out again.
       clock.mockReturnValue(sentAt + 10001);
@@ -432,15 +438,7 @@ describe('reliable fetch: acknowledgments', () => {
     });
 
     it('forgets the acks that left the window when the next call is sent: what is kept to replay stays bounded', async () => {
-      const fetch = fetcher({ ackReplayMs: 10000 });
-      const [a, b] = await running(fetch, ['a', 'b']);
-      const sentAt = Date.now();
-      const clock = jest.spyOn(Date, 'now').mockReturnValue(sentAt);
-      fetch.acknowledge(a, '');
-      await fetch.flush();
-      clock.mockReturnValue(sentAt + 10001);
-      fetch.acknowledge(b, '');
-      await fetch.flush();
+      const { fetch, b } = await ackedApart(10001);
       const kept = (fetch as unknown as { sentAcks: Array<{ raw: string }> }).sentAcks;
       expect(kept.map((ack) => ack.raw)).toEqual([b.raw]);
     });
