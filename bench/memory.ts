@@ -12,8 +12,9 @@
  *
  * Where wurk's goes: fresh Node processes (compiled JavaScript, as a user's
  * app runs) that load one more piece each, sampled after a full GC: Node,
- * ioredis, Nest, wurk's entry, and a worker thread like the heartbeat's (an
- * isolate that loads ioredis) beside a bare one.
+ * ioredis, Nest, wurk's entry, and worker threads: bare, loading ioredis
+ * (what the heartbeat's thread loaded before its plain connection, and
+ * still does for Sentinel or TLS), and loading the heartbeat's own code.
  */
 import { ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -90,6 +91,8 @@ const STEPS: Step[] = [
   { name: "+ nestjs-wurk's entry", code: `require('ioredis'); require('reflect-metadata'); require('@nestjs/common'); require('@nestjs/core'); require(${WURK_ENTRY});` },
   { name: 'Node 20 + a bare worker thread', code: '', thread: '' },
   { name: 'Node 20 + a thread that loads ioredis', code: '', thread: "require('ioredis');" },
+  // What the heartbeat's thread loads for a redis:// URL: its loop and the plain RESP connection, no ioredis.
+  { name: "Node 20 + the heartbeat thread's code", code: '', thread: `require(${JSON.stringify(join(BUILD, 'src', 'server', 'heartbeat-loop.js'))});` },
 ];
 
 interface StepResult {

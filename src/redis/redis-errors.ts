@@ -57,6 +57,15 @@ export function isReadOnlyReply(error: unknown): boolean {
 }
 
 /**
+ * A reply by which Redis refused a command (WRONGTYPE, ERR): the command
+ * reached Redis and was not applied. Read by name, which ioredis's
+ * ReplyError and the plain connection's both carry.
+ */
+export function isReplyError(error: unknown): boolean {
+  return error instanceof Error && error.name === 'ReplyError';
+}
+
+/**
  * The reason behind an error: a MULTI that Redis refused (EXECABORT) carries
  * the reply that made it fail in `previousErrors`, which is what a log
  * line should show (READONLY, WRONGTYPE), not the EXECABORT around it.

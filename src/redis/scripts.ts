@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Redis from 'ioredis';
+import type { CommandConnection } from './command-connection';
 
 /** `lua/` sits beside `src/` and `dist/`, so one relative path serves both. */
 const LUA_DIR = join(__dirname, '..', '..', 'lua');
@@ -50,21 +51,27 @@ export async function runScript<T = unknown>(
   keys: readonly string[],
   args: readonly (string | number | Buffer)[],
 ): Promise<T> {
-  return evalLoading(redis, name, (sha) => redis.evalsha(sha, keys.length, ...keys, ...args)) as Promise<T>;
+  return evalLoading(name, (sha) => redis.evalsha(sha, keys.length, ...keys, ...args), (source) => redis.script('LOAD', source)) as Promise<T>;
+}
+
+/** runScript on the heartbeat's connection (`command-connection.ts`). */
+export async function runScriptOn<T = unknown>(connection: CommandConnection, name: string, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+  const evalsha = (sha: string) => connection.call(['EVALSHA', sha, keys.length, ...keys, ...args]);
+  return evalLoading(name, evalsha, (source) => connection.call(['SCRIPT', 'LOAD', source])) as Promise<T>;
 }
 
 /** runScript with bulk replies as Buffers, for payloads whose bytes must not pass through a UTF-8 decode. */
 export async function runScriptForBytes<T = unknown>(redis: Redis, name: string, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<T> {
-  return evalLoading(redis, name, (sha) => redis.callBuffer('evalsha', sha, keys.length, ...keys, ...args)) as Promise<T>;
+  return evalLoading(name, (sha) => redis.callBuffer('evalsha', sha, keys.length, ...keys, ...args), (source) => redis.script('LOAD', source)) as Promise<T>;
 }
 
-async function evalLoading(redis: Redis, name: string, evalsha: (sha: string) => Promise<unknown>): Promise<unknown> {
+async function evalLoading(name: string, evalsha: (sha: string) => Promise<unknown>, loadScript: (source: string) => Promise<unknown>): Promise<unknown> {
   const script = load(name);
   try {
     return await evalsha(script.sha);
   } catch (error) {
     if (!isNoScript(error)) throw error;
-    await redis.script('LOAD', script.source);
+    await loadScript(script.source);
     return await evalsha(script.sha);
   }
 }

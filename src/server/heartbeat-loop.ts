@@ -1,10 +1,9 @@
 import { writeSync } from 'node:fs';
-import type Redis from 'ioredis';
-import { ReplyError } from 'ioredis';
-import { closeConnection, createConnection } from '../redis/connection';
-import { isUnreachable, rootReply, wasNeverSent } from '../redis/redis-errors';
+import type { CommandConnection } from '../redis/command-connection';
+import { isReplyError, isUnreachable, rootReply, wasNeverSent } from '../redis/redis-errors';
 import { Keys } from '../redis/keys';
-import { runScript } from '../redis/scripts';
+import { runScriptOn } from '../redis/scripts';
+import { openHeartbeatConnection } from './heartbeat-connection';
 import type { RemoteSignal } from './heartbeat-port';
 import type { FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
@@ -86,10 +85,7 @@ export class HeartbeatLoop {
   /** Beats every interval until told to stop, then flushes, leaves the registry and says "stopped". */
   async run(): Promise<void> {
     // A stalled Redis must not hang the loop, nor the app's shutdown behind the last flush.
-    // No offline queue: a flush sent while Redis is away fails at once and
-    // is added to the next one, instead of waiting in a queue past its
-    // timeout and then being applied as well (counted twice).
-    const redis: Redis = createConnection({ ...(this.data.redis ?? {}), commandTimeout: COMMAND_TIMEOUT_MS, enableOfflineQueue: false }, 'heartbeat');
+    const redis = await openHeartbeatConnection(this.data.redis, COMMAND_TIMEOUT_MS);
     // Nothing may be sent before the connection is ready (no offline queue):
     // open it first, for at most one command timeout or until a stop. A
     // Redis away at start fails the first beat, as in any outage.
@@ -115,7 +111,7 @@ export class HeartbeatLoop {
       if (!this.stopping) await this.pause(this.data.interval);
     }
     await this.leave(writer, redis);
-    await closeConnection(redis);
+    await redis.close();
     this.send({ type: 'stopped' });
   }
 
@@ -159,7 +155,7 @@ export class HeartbeatLoop {
   }
 
   /** Sidekiq 7+ flushes its execution metrics on every beat; counts a flush could not write are kept for the next. */
-  private async flushExecutions(redis: Redis): Promise<void> {
+  private async flushExecutions(redis: CommandConnection): Promise<void> {
     const counts = this.executions.take();
     if (!counts) return;
     try {
@@ -220,14 +216,14 @@ export class HeartbeatLoop {
     this.send({ type: 'signal', signal });
   }
 
-  private async beatOnce(writer: HeartbeatWriter, redis: Redis): Promise<void> {
+  private async beatOnce(writer: HeartbeatWriter, redis: CommandConnection): Promise<void> {
     // Each write stands alone: a stats or work key of the wrong type must not
     // stop the registry beat, or the others would take this process for dead
     // and recover the jobs it is running.
     // Without Redis, though, the first failure ends the beat at once.
     const failures: unknown[] = [];
     const keyFailure = (error: unknown) => {
-      if (!(error instanceof ReplyError)) throw error;
+      if (!isReplyError(error)) throw error;
       failures.push(error);
     };
     await this.flushStats(writer).catch(keyFailure);
@@ -249,14 +245,14 @@ export class HeartbeatLoop {
    * LMOVE out of that list) is never also handed back. A blocked main thread
    * cannot log, so this writes to stderr itself.
    */
-  private async handBackIfStuck(redis: Redis): Promise<void> {
+  private async handBackIfStuck(redis: CommandConnection): Promise<void> {
     const handBack = this.data.stuckLoopHandBack;
     if (!handBack) return;
     this.send({ type: 'ping', id: this.nextPing++ });
     const silentMs = Date.now() - this.lastHeard;
     if (silentMs < handBack.afterMs) return;
     for (const { claimed, queue } of handBack.lists) {
-      const moved = await runScript<number>(redis, 'hand_back_unstarted', [claimed, Keys.queue(queue), Keys.queues], [queue]);
+      const moved = await runScriptOn<number>(redis, 'hand_back_unstarted', [claimed, Keys.queue(queue), Keys.queues], [queue]);
       if (moved > 0) {
         const message = `event loop silent for ${Math.round(silentMs / 1000)}s: handed ${moved} unstarted job(s) of ${queue} back to the queue`;
         this.stderr(`[wurk heartbeat] ${message}\n`);
@@ -266,7 +262,7 @@ export class HeartbeatLoop {
   }
 
   /** Last counters, then out of `processes` and the work hashes gone; the identity hash expires by itself. */
-  private async leave(writer: HeartbeatWriter, redis: Redis): Promise<void> {
+  private async leave(writer: HeartbeatWriter, redis: CommandConnection): Promise<void> {
     const { processed, failed } = this;
     try {
       await this.flushStats(writer);

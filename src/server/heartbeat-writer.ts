@@ -1,5 +1,4 @@
-import type { ChainableCommander } from 'ioredis';
-import type Redis from 'ioredis';
+import type { CommandConnection, RedisCommand, TransactionReplies } from '../redis/command-connection';
 import { floatText, nowMs } from '../job/time';
 import { Keys, utcDay } from '../redis/keys';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
@@ -33,7 +32,7 @@ export class HeartbeatWriter {
   private readonly infoJson: string;
 
   constructor(
-    private readonly redis: Redis,
+    private readonly redis: CommandConnection,
     private readonly info: HeartbeatInfo,
     private readonly ttl: number,
   ) {
@@ -59,16 +58,14 @@ export class HeartbeatWriter {
   async flushStats(processed: number, failed: number): Promise<void> {
     if (processed === 0 && failed === 0) return;
     const day = utcDay(Date.now());
-    await execChecked(
-      this.redis
-        .multi()
-        .incrby(Keys.statProcessed, processed)
-        .incrby(Keys.statProcessedOn(day), processed)
-        .expire(Keys.statProcessedOn(day), STAT_DAY_TTL)
-        .incrby(Keys.statFailed, failed)
-        .incrby(Keys.statFailedOn(day), failed)
-        .expire(Keys.statFailedOn(day), STAT_DAY_TTL),
-    );
+    await execChecked(this.redis, [
+      ['INCRBY', Keys.statProcessed, processed],
+      ['INCRBY', Keys.statProcessedOn(day), processed],
+      ['EXPIRE', Keys.statProcessedOn(day), STAT_DAY_TTL],
+      ['INCRBY', Keys.statFailed, failed],
+      ['INCRBY', Keys.statFailedOn(day), failed],
+      ['EXPIRE', Keys.statFailedOn(day), STAT_DAY_TTL],
+    ]);
   }
 
   /**
@@ -77,26 +74,25 @@ export class HeartbeatWriter {
    * between the UNLINK and the HSET.
    */
   async writeWork(items: readonly WorkItem[]): Promise<void> {
-    const multi = this.redis.multi();
+    const commands: RedisCommand[] = [];
     for (const key of [Keys.work(this.info.identity), Keys.workLegacy(this.info.identity)]) {
-      multi.unlink(key);
+      commands.push(['UNLINK', key]);
       if (items.length > 0) {
-        const fields: string[] = [];
+        const hset: string[] = ['HSET', key];
         for (const item of items) {
           // payload stays the raw string: JSON.stringify encodes it a second time, as Sidekiq stores it.
-          fields.push(item.tid, JSON.stringify({ queue: item.queue, payload: item.payload, run_at: Math.floor(item.runAt) }));
+          hset.push(item.tid, JSON.stringify({ queue: item.queue, payload: item.payload, run_at: Math.floor(item.runAt) }));
         }
-        multi.hset(key, ...fields);
-        multi.expire(key, this.ttl);
+        commands.push(hset, ['EXPIRE', key, this.ttl]);
       }
     }
-    await execChecked(multi);
+    await execChecked(this.redis, commands);
   }
 
   /** Round-trip time of one PING in microseconds, shown on the Busy page. */
   async measureRtt(): Promise<number> {
     const start = process.hrtime.bigint();
-    await this.redis.ping();
+    await this.redis.call(['PING']);
     return Number((process.hrtime.bigint() - start) / 1000n);
   }
 
@@ -104,24 +100,23 @@ export class HeartbeatWriter {
   async beat(busy: number, quiet: boolean, rttUs: number): Promise<BeatResult> {
     const identity = this.info.identity;
     const beatAt = floatText(nowMs() / 1000);
-    const replies = await execAll(
-      this.redis
-        .multi()
-        .sadd(Keys.processes, identity)
-        .exists(Keys.process(identity))
-        .hset(Keys.process(identity), {
-          info: this.infoJson,
-          busy: String(busy),
-          beat: beatAt,
-          quiet: quiet ? 'true' : 'false',
-          rtt_us: String(rttUs),
-          rss: String(rssKb()),
-          concurrency: String(this.info.concurrency),
-        })
-        .expire(Keys.process(identity), this.ttl)
-        .rpop(Keys.signals(identity))
-        .hset(Keys.lastBeat, identity, beatAt),
-    );
+    const replies = await this.redis.transaction([
+      ['SADD', Keys.processes, identity],
+      ['EXISTS', Keys.process(identity)],
+      [
+        'HSET', Keys.process(identity),
+        'info', this.infoJson,
+        'busy', busy,
+        'beat', beatAt,
+        'quiet', quiet ? 'true' : 'false',
+        'rtt_us', rttUs,
+        'rss', rssKb(),
+        'concurrency', this.info.concurrency,
+      ],
+      ['EXPIRE', Keys.process(identity), this.ttl],
+      ['RPOP', Keys.signals(identity)],
+      ['HSET', Keys.lastBeat, identity, beatAt],
+    ]);
     const [popError, reply] = replies[4];
     const popped = popError ? null : (reply as string | null);
     const known = popped !== null && (SIGNALS as readonly string[]).includes(popped);
@@ -136,13 +131,11 @@ export class HeartbeatWriter {
   /** Leaves the registry as Sidekiq does on exit: the identity hash is left to expire on its own. */
   async clear(): Promise<void> {
     const identity = this.info.identity;
-    await execChecked(
-      this.redis
-        .multi()
-        .srem(Keys.processes, identity)
-        .unlink(Keys.work(identity), Keys.workLegacy(identity))
-        .hdel(Keys.lastBeat, identity),
-    );
+    await execChecked(this.redis, [
+      ['SREM', Keys.processes, identity],
+      ['UNLINK', Keys.work(identity), Keys.workLegacy(identity)],
+      ['HDEL', Keys.lastBeat, identity],
+    ]);
   }
 }
 
@@ -165,16 +158,9 @@ export function capsulesOf(
   );
 }
 
-/** Runs a MULTI; a discarded transaction is an error, a failed command is in its reply. */
-async function execAll(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
-  const replies = await multi.exec();
-  if (!replies) throw new Error('MULTI was discarded');
-  return replies;
-}
-
-/** Runs a MULTI and surfaces a discarded transaction or any failed command as an error. */
-export async function execChecked(multi: ChainableCommander): Promise<[Error | null, unknown][]> {
-  const replies = await execAll(multi);
+/** Runs a MULTI and surfaces any failed command as an error. */
+export async function execChecked(redis: CommandConnection, commands: readonly RedisCommand[]): Promise<TransactionReplies> {
+  const replies = await redis.transaction(commands);
   for (const [error] of replies) if (error) throw error;
   return replies;
 }

@@ -54,12 +54,17 @@ function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, po
   };
 }
 
-describe('heartbeat: the loop', () => {
+// The plain connection is what a redis:// URL gets; ioredis is what Sentinel, TLS and other options get (a URL with a query here).
+describe.each([
+  ['a plain connection', ''],
+  ['ioredis', '/?family=4'],
+])('heartbeat: the loop, beating through %s', (_, urlTail) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  const redisUrl = () => `${server.url}${urlTail}`;
   // Every loop a test started is stopped after it (a loop left beating would keep Jest from exiting).
   const running: Array<ReturnType<typeof startLoop>> = [];
   const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number, onSend?: Parameters<typeof startLoop>[3]) => {
-    const loop = startLoop(server.url, data, pongTimeoutMs, onSend);
+    const loop = startLoop(redisUrl(), data, pongTimeoutMs, onSend);
     running.push(loop);
     return loop;
   };
@@ -150,7 +155,7 @@ describe('heartbeat: the loop', () => {
       return text.length;
     }) as typeof fs.writeSync);
     const sent: FromThread[] = [];
-    const loop = new HeartbeatLoop({ redis: { url: server.url }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true }, (message) => sent.push(message), { pongTimeoutMs: 50 });
+    const loop = new HeartbeatLoop({ redis: { url: redisUrl() }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true }, (message) => sent.push(message), { pongTimeoutMs: 50 });
     const done = loop.run();
     try {
       await server.redis.lpush(`${ID}-signals`, 'TTIN');

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { HeartbeatInfo } from '../../src/server/heartbeat-messages';
 import { freshEachTest } from '../support/fresh-module';
+import { usePlainConnection } from '../support/plain-connection';
 import { usePrivateRedis } from '../support/private-redis';
 
 const ID = 'host:42:0123456789ab';
@@ -13,9 +14,10 @@ const TTL = 60;
 /** Sidekiq's launcher writes (spec §4) as the heartbeat thread makes them, run here on the main thread. */
 describe('heartbeat: the writer', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
+  const connection = usePlainConnection(server);
   // Loaded per test: the signal names and the day keys' TTL are built at import.
   const fresh = freshEachTest(() => require('../../src/server/heartbeat-writer') as typeof import('../../src/server/heartbeat-writer'));
-  const writer = () => new fresh.module.HeartbeatWriter(server.redis, INFO, TTL);
+  const writer = () => new fresh.module.HeartbeatWriter(connection(), INFO, TTL);
   const today = () => new Date().toISOString().slice(0, 10);
 
   it('registers the process: the processes set, its hash with the info JSON and the live fields, its TTL, and the last-beat mark', async () => {
@@ -106,13 +108,5 @@ describe('heartbeat: the writer', () => {
     const kb = fresh.module.rssKb();
     const vmRss = Number(/VmRSS:\s+(\d+)\s+kB/.exec(readFileSync('/proc/self/status', 'utf8'))?.[1]);
     expect(Math.abs(kb - vmRss)).toBeLessThan(vmRss / 10);
-  });
-
-  it('takes a transaction Redis discarded (EXEC answered nil) for an error', async () => {
-    const watching = server.client();
-    await watching.watch('watched');
-    await server.redis.set('watched', 'changed');
-    await expect(fresh.module.execChecked(watching.multi().set('other', '1'))).rejects.toThrow(/^MULTI was discarded$/);
-    expect(await server.redis.exists('other')).toBe(0);
   });
 });

@@ -1,4 +1,4 @@
-import type Redis from 'ioredis';
+import type { CommandConnection, RedisCommand } from '../../redis/command-connection';
 import { Keys } from '../../redis/keys';
 import { execChecked } from '../heartbeat-writer';
 import type { ExecutionCounts } from './execution-tally';
@@ -15,8 +15,8 @@ const MID_TERM_TTL = 3 * 24 * 60 * 60;
  * `Class|p`, `Class|f`, `Class|ms` counters of the minute (and 8.x's ten
  * minutes). `|ms` and the histogram count successful runs only, as Sidekiq's.
  */
-export async function writeExecutionMetrics(redis: Redis, counts: ExecutionCounts, epochMs: number): Promise<void> {
-  const multi = redis.multi();
+export async function writeExecutionMetrics(redis: CommandConnection, counts: ExecutionCounts, epochMs: number): Promise<void> {
+  const commands: RedisCommand[] = [];
   for (const [className, entry] of counts) {
     const increments: Array<string | number> = [];
     entry.buckets.forEach((count, index) => {
@@ -25,9 +25,7 @@ export async function writeExecutionMetrics(redis: Redis, counts: ExecutionCount
     // Stryker disable next-line ConditionalExpression: without it, a BITFIELD with no counter and an EXPIRE of a missing key write nothing either; two commands saved.
     if (increments.length === 0) continue;
     for (const key of [Keys.metricsHistogramV7(className, epochMs), Keys.metricsHistogramV8(className, epochMs)]) {
-      // ioredis types BITFIELD per sub-command; the counters vary in number, so the raw call.
-      multi.call('BITFIELD', key, 'OVERFLOW', 'SAT', ...increments);
-      multi.expire(key, SHORT_TERM_TTL);
+      commands.push(['BITFIELD', key, 'OVERFLOW', 'SAT', ...increments], ['EXPIRE', key, SHORT_TERM_TTL]);
     }
   }
   const buckets: Array<[string, number]> = [
@@ -37,11 +35,11 @@ export async function writeExecutionMetrics(redis: Redis, counts: ExecutionCount
   ];
   for (const [key, ttl] of buckets) {
     for (const [className, entry] of counts) {
-      multi.hincrby(key, `${className}|p`, entry.processed);
-      if (entry.failed > 0) multi.hincrby(key, `${className}|f`, entry.failed);
-      if (entry.processed > entry.failed) multi.hincrby(key, `${className}|ms`, entry.ms);
+      commands.push(['HINCRBY', key, `${className}|p`, entry.processed]);
+      if (entry.failed > 0) commands.push(['HINCRBY', key, `${className}|f`, entry.failed]);
+      if (entry.processed > entry.failed) commands.push(['HINCRBY', key, `${className}|ms`, entry.ms]);
     }
-    multi.expire(key, ttl);
+    commands.push(['EXPIRE', key, ttl]);
   }
-  await execChecked(multi);
+  await execChecked(redis, commands);
 }

@@ -1,0 +1,84 @@
+import Redis from 'ioredis';
+import { plainTarget } from '../../src/redis/plain-target';
+import { transferableRedisOptions } from '../../src/server/heartbeat-messages';
+
+const DEFAULTS = { host: 'localhost', port: 6379, family: 0, db: 0, connectTimeout: 10000, keepAlive: 30000, noDelay: true };
+
+/** What ioredis itself makes of the same options, in the target's fields. */
+function asIoredisReadsIt(options: Record<string, unknown>): Record<string, unknown> {
+  const { url, ...rest } = options;
+  const redis = url ? new Redis(url as string, { ...rest, lazyConnect: true }) : new Redis({ ...rest, lazyConnect: true });
+  redis.disconnect();
+  const read: Record<string, unknown> = {};
+  for (const key of ['host', 'port', 'path', 'family', 'username', 'password', 'db', 'connectTimeout', 'keepAlive', 'noDelay']) {
+    const value = (redis.options as Record<string, unknown>)[key];
+    if (value !== undefined && value !== null && value !== '') read[key] = key === 'port' || key === 'db' ? Number(value) : value;
+  }
+  return read;
+}
+
+/** Which options the heartbeat may reach with a plain socket, read as ioredis reads them. */
+describe('plainTarget', () => {
+  it("reads a redis:// URL as ioredis does: host, port, user, password (decoded), db; ioredis's defaults for the rest", () => {
+    expect(plainTarget(undefined)).toEqual(DEFAULTS);
+    expect(plainTarget({ url: 'redis://127.0.0.1:7000' })).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7000 });
+    expect(plainTarget({ url: 'redis://app:p%40ss%3Aword@cache.internal:7001/3' })).toEqual({
+      ...DEFAULTS, host: 'cache.internal', port: 7001, username: 'app', password: 'p@ss:word', db: 3,
+    });
+    // A password alone (the default user), IPv6 without its brackets, db "/" as none.
+    expect(plainTarget({ url: 'redis://:secret@[::1]:7002/' })).toEqual({ ...DEFAULTS, host: '::1', port: 7002, password: 'secret' });
+  });
+
+  it.each([
+    [{ url: 'redis://127.0.0.1:7000' }],
+    [{ url: 'redis://app:p%40ss%3Aword@cache.internal:7001/3' }],
+    [{ url: 'redis://:secret@[::1]:7002/' }],
+    [{ url: 'redis://127.0.0.1:7004/5', port: 1, db: 1, password: 'kept' }],
+    [{ host: '10.0.0.5', port: 7003, family: 4, username: 'u', password: 'p', db: 2, connectTimeout: 500, keepAlive: 0, noDelay: false }],
+    [{ path: '/run/redis.sock' }],
+  ])('agrees with ioredis on %j', (options) => {
+    const target = plainTarget(options)!;
+    // ioredis leaves a unix socket's host and port at their defaults, unused; so does the plain connection.
+    const read = asIoredisReadsIt(options);
+    expect(Object.fromEntries(Object.entries(target).filter(([key]) => key in read || key === 'username' || key === 'password'))).toEqual(read);
+  });
+
+  it('takes host, port, path, family, user, password, db and socket settings from the options; the URL wins over them', () => {
+    const options = { host: '10.0.0.5', port: 7003, family: 4, username: 'u', password: 'p', db: 2, connectTimeout: 500, keepAlive: 0, noDelay: false };
+    expect(plainTarget(options)).toEqual({ ...options });
+    expect(plainTarget({ path: '/run/redis.sock' })).toEqual({ ...DEFAULTS, path: '/run/redis.sock' });
+    expect(plainTarget({ url: 'redis://127.0.0.1:7004/5', port: 1, db: 1, password: 'kept' })).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7004, db: 5, password: 'kept' });
+  });
+
+  it("accepts wurk's and ioredis's own settings that change nothing about where and how it connects", () => {
+    const target = plainTarget({
+      url: 'redis://127.0.0.1:7005', lazyConnect: true, maxRetriesPerRequest: 3, enableOfflineQueue: false, commandTimeout: 100,
+      connectionName: 'app', enableAutoPipelining: true, name: 'mymaster', role: 'master', keyPrefix: '', tls: undefined, sentinels: null,
+    } as never);
+    expect(target).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7005 });
+  });
+
+  it("accepts an ioredis instance's options, with every default ioredis fills in", () => {
+    const redis = new Redis('redis://u:p@127.0.0.1:7006/4', { lazyConnect: true });
+    try {
+      expect(plainTarget(transferableRedisOptions(redis))).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7006, username: 'u', password: 'p', db: 4 });
+    } finally {
+      redis.disconnect();
+    }
+  });
+
+  it.each([
+    ['TLS by URL', { url: 'rediss://127.0.0.1:7007' }],
+    ['TLS by option', { host: '127.0.0.1', tls: { servername: 'redis' } }],
+    ['Sentinels', { sentinels: [{ host: '127.0.0.1', port: 26379 }], name: 'mymaster' }],
+    ['a key prefix', { keyPrefix: 'app:' }],
+    ['read-only (a cluster replica)', { readOnly: true }],
+    ['a query in the URL', { url: 'redis://127.0.0.1:7008/?family=6' }],
+    ['a URL that is no URL', { url: 'localhost:7009' }],
+    ['a db that is no number', { url: 'redis://127.0.0.1:7010/two' }],
+    ['a user without a password', { url: 'redis://app@127.0.0.1:7011' }],
+    ['an option it does not know', { someFutureOption: 1 }],
+  ])('leaves %s to ioredis', (_, options) => {
+    expect(plainTarget(options as never)).toBeUndefined();
+  });
+});
