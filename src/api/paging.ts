@@ -1,4 +1,4 @@
-import { ArrayMaxSize, IsOptional, Matches, validateSync } from 'class-validator';
+import { ArrayMaxSize, IsOptional, Matches, validateSync } from '../config/class-validator-parts';
 import { invalidRequest } from './problem';
 
 /** Contract §1.10: page 0-based, clamped to 0..1000; count default 25, clamped to 1..200. */

@@ -1,4 +1,4 @@
-import { Allow, ValidateBy, ValidateNested } from 'class-validator';
+import { Allow, ValidateBy, ValidateNested } from './class-validator-parts';
 
 /**
  * class-validator decorators for option classes, each with wurk's wording:

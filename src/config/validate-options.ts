@@ -1,4 +1,4 @@
-import { getMetadataStorage, ValidationError, validateSync } from 'class-validator';
+import { getMetadataStorage, ValidationError, validateSync } from './class-validator-parts';
 import { didYouMeanText } from '../job/did-you-mean';
 import { WurkConfigError } from '../job/errors';
 import { nestedOptionClasses, shown } from './option-rules';
