@@ -13,7 +13,7 @@ const { join, relative } = require('node:path');
 
 const root = join(__dirname, '..', '..');
 const UNITS = require('./stryker-units.json');
-const FOLDERS = ['server', 'periodic', 'status', 'api', 'client', 'job'];
+const FOLDERS = ['server', 'periodic', 'status', 'api', 'client', 'job', 'redis'];
 const KEYS = ['mutants', 'Killed', 'Timeout', 'Survived', 'NoCoverage', 'invalid', 'Ignored'];
 const args = process.argv.slice(2);
 const reportOnly = args.includes('--report');
@@ -76,7 +76,8 @@ function printScores() {
         continue;
       }
       add(sum, counts);
-      if (units.length > 1) rows.push(row(unit, counts));
+      // A unit that covers only part of its folder (redis-plain) gets its own row too.
+      if (units.length > 1 || unit !== folder) rows.push(row(unit, counts));
     }
     if (missing.length === units.length) {
       if (units.length === 1) rows.push(`| src/${folder} | not run | | | | | | | |`);
