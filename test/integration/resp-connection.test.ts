@@ -96,6 +96,12 @@ describe('RespConnection', () => {
     expect((await heartbeatClients())[0]).toMatch(/ db=3 /);
   });
 
+  it('connect() is for a connection not yet opened: a second call says what the connection already is', async () => {
+    const redis = await open();
+    await expect(redis.connect()).rejects.toThrow(/^connect\(\) on a connection already ready$/);
+    expect(await redis.call(['PING'])).toBe('PONG');
+  });
+
   it('a command before the connection is open fails at once, never sent: the counters may be sent again', async () => {
     const redis = plainConnection(server);
     const error = await redis.call(['INCR', 'a']).catch((failure: unknown) => failure);

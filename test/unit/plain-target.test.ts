@@ -58,6 +58,21 @@ describe('plainTarget', () => {
     expect(target).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7005 });
   });
 
+  // Each set to something other than ioredis's default: none of them changes the server, the login or what a command does.
+  it.each([
+    ['connectionName', 'app'], ['lazyConnect', true], ['enableOfflineQueue', true], ['enableReadyCheck', true], ['autoResubscribe', true],
+    ['autoResendUnfulfilledCommands', true], ['commandTimeout', 100], ['maxRetriesPerRequest', 3], ['disconnectTimeout', 500], ['protocol', 3],
+    ['replyMapping', 'resp3'], ['showFriendlyErrorStack', true], ['enableAutoPipelining', true], ['autoPipeliningIgnoredCommands', ['ping']],
+    ['maxLoadingRetryTime', 5], ['blockingTimeoutGrace', 50], ['disableClientInfo', true], ['clientInfoTag', 'app'], ['stringNumbers', true],
+    ['name', 'mymaster'], ['role', 'slave'], ['natMap', { '10.0.0.1:6379': { host: 'a', port: 1 } }], ['enableTLSForSentinelMode', true],
+    ['updateSentinels', false], ['failoverDetector', true], ['sentinelMaxConnections', 3], ['sentinelUsername', 'u'], ['sentinelPassword', 'p'],
+    ['sentinelTLS', { servername: 's' }], ['sentinelCommandTimeout', 100], ['preferredSlaves', [{ ip: 'a', port: '1', prio: 1 }]],
+    // Functions do not cross to the thread, but the rule does not depend on that.
+    ['retryStrategy', () => 10], ['reconnectOnError', () => false], ['sentinelRetryStrategy', () => 10], ['sentinelReconnectStrategy', () => 10],
+  ])('%s (without Sentinels) leaves the connection plain', (key, value) => {
+    expect(plainTarget({ url: 'redis://127.0.0.1:7012', [key]: value } as never)).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7012 });
+  });
+
   it("accepts an ioredis instance's options, with every default ioredis fills in", () => {
     const redis = new Redis('redis://u:p@127.0.0.1:7006/4', { lazyConnect: true });
     try {
