@@ -1,6 +1,8 @@
+import { createServer, Server, Socket } from 'node:net';
 import Redis from 'ioredis';
 import { isReplyError, isUnreachable, wasNeverSent } from '../../src/redis/redis-errors';
 import { CommandTimeoutError, NotSentError, RespConnection } from '../../src/redis/resp-connection';
+import { plainTarget } from '../../src/redis/plain-target';
 import { CommandInDoubtError } from '../../src/redis/redis-errors';
 import { plainConnection } from '../support/plain-connection';
 import { usePrivateRedis } from '../support/private-redis';
@@ -226,6 +228,47 @@ describe('RespConnection: logging in', () => {
     const redis = plainConnection(noPassword, { url: url(':unneeded', noPassword) });
     await redis.connect();
     expect(await redis.call(['PING'])).toBe('PONG');
+    await redis.close();
+  });
+});
+
+/** A TCP server that speaks as the test says (or not at all), for what a real Redis never does. */
+describe('RespConnection: a server that misbehaves', () => {
+  let server: Server;
+  const sockets: Socket[] = [];
+  const listen = async (onConnection: (socket: Socket) => void) => {
+    server = createServer((socket) => {
+      sockets.push(socket);
+      onConnection(socket);
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return (server.address() as { port: number }).port;
+  };
+  afterEach(async () => {
+    for (const socket of sockets.splice(0)) socket.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('one that accepts and never answers fails the connect after connectTimeout', async () => {
+    const port = await listen(() => undefined);
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}`, connectTimeout: 200 })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    const started = Date.now();
+    await expect(redis.connect()).rejects.toThrow(/^connect ETIMEDOUT after 200 ms$/);
+    expect(Date.now() - started).toBeLessThan(2000);
+    await redis.close();
+  });
+
+  it('a reply nobody asked for drops the connection (nothing after it can be trusted) and it connects again', async () => {
+    let connections = 0;
+    const port = await listen((socket) => {
+      connections += 1;
+      const first = connections === 1;
+      socket.on('data', () => socket.write(first ? '+OK\r\n+SURPRISE\r\n' : '+OK\r\n'));
+    });
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    await redis.connect();
+    await waitFor(() => connections === 2, { what: 'a second connection' });
+    await waitFor(async () => (await redis.call(['PING']).catch(() => undefined)) === 'OK', { what: 'the new connection ready' });
     await redis.close();
   });
 });
