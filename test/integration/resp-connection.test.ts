@@ -110,7 +110,9 @@ describe('RespConnection', () => {
     expect(error).toBeInstanceOf(NotSentError);
     expect(wasNeverSent(error)).toBe(true);
     expect(isUnreachable(error)).toBe(true);
-    await expect(redis.transaction([['INCR', 'a']])).rejects.toBeInstanceOf(NotSentError);
+    expect((error as Error).name).toBe('NotSentError');
+    expect((error as Error).message).toBe("Stream isn't writeable: not connected to Redis, INCR was not sent");
+    await expect(redis.transaction([['INCR', 'a']])).rejects.toThrow("Stream isn't writeable: not connected to Redis, MULTI was not sent");
     await redis.close();
   });
 
@@ -118,7 +120,10 @@ describe('RespConnection', () => {
     const redis = await open({ commandTimeout: 150 });
     await server.redis.client('PAUSE', 600, 'ALL');
     const started = Date.now();
-    await expect(redis.call(['ECHO', 'late'])).rejects.toBeInstanceOf(CommandTimeoutError);
+    const timedOut = await redis.call(['ECHO', 'late']).catch((error: unknown) => error);
+    expect(timedOut).toBeInstanceOf(CommandTimeoutError);
+    // ioredis's words, so a log reads alike whichever client the heartbeat has.
+    expect(timedOut).toMatchObject({ name: 'CommandTimeoutError', message: 'Command timed out' });
     expect(Date.now() - started).toBeLessThan(550);
     // The admin connection is paused too: its answer says the pause is over and the late reply has been sent.
     expect(await server.redis.ping()).toBe('PONG');
@@ -172,6 +177,44 @@ describe('RespConnection', () => {
     // Long enough for several reconnect attempts, had any been scheduled.
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(await heartbeatClients()).toHaveLength(0);
+  });
+
+  it('close() lets the commands already sent be answered first (QUIT goes behind them)', async () => {
+    const redis = await open();
+    const sent = redis.call(['INCR', 'counted']);
+    await redis.close();
+    await expect(sent).resolves.toBe(1);
+  });
+
+  it('close() waits for the QUIT at most a second, then cuts the socket', async () => {
+    const redis = await open();
+    await server.redis.client('PAUSE', 3000, 'ALL');
+    try {
+      const started = Date.now();
+      await redis.close();
+      expect(Date.now() - started).toBeLessThan(2500);
+    } finally {
+      await server.client().client('UNPAUSE').catch(() => undefined);
+    }
+  });
+
+  it('turns TCP keep-alive on with the delay asked for, and leaves it off for 0', async () => {
+    const keepAlive = jest.spyOn(Socket.prototype, 'setKeepAlive');
+    try {
+      const withDelay = new RespConnection({ ...plainTarget({ url: server.url })!, keepAlive: 15000 }, { commandTimeout: 5000, connectionName: 'heartbeat' });
+      opened.push(withDelay);
+      await withDelay.connect();
+      expect(keepAlive.mock.calls).toEqual([[true, 15000]]);
+      await withDelay.close();
+      keepAlive.mockClear();
+      const without = new RespConnection({ ...plainTarget({ url: server.url })!, keepAlive: 0 }, { commandTimeout: 5000, connectionName: 'heartbeat' });
+      opened.push(without);
+      await without.connect();
+      expect(keepAlive).not.toHaveBeenCalled();
+      await without.close();
+    } finally {
+      keepAlive.mockRestore();
+    }
   });
 
   it('close() while Redis is away stops the reconnects', async () => {
@@ -258,12 +301,30 @@ describe('RespConnection: a server that misbehaves', () => {
     await redis.close();
   });
 
-  it('a reply nobody asked for drops the connection (nothing after it can be trusted) and it connects again', async () => {
+  it('one that closes each connection at once: the connect fails as closed, and the retries back off (100 ms, doubling)', async () => {
+    let connections = 0;
+    const port = await listen((socket) => {
+      connections += 1;
+      socket.destroy();
+    });
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    await expect(redis.connect()).rejects.toThrow(/^Connection is closed\.$|ECONNRESET/);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    await redis.close();
+    // 100 + 200 + 400 ms of waiting fit in the second: the first attempt and three or four retries, never a tight loop.
+    expect(connections).toBeGreaterThanOrEqual(3);
+    expect(connections).toBeLessThanOrEqual(5);
+  });
+
+  it.each([
+    ['a reply nobody asked for', '+OK\r\n+SURPRISE\r\n'],
+    ['a byte that starts no reply', '+OK\r\n!garbage\r\n'],
+  ])('%s drops the connection (nothing after it can be trusted) and it connects again', async (_, firstAnswer) => {
     let connections = 0;
     const port = await listen((socket) => {
       connections += 1;
       const first = connections === 1;
-      socket.on('data', () => socket.write(first ? '+OK\r\n+SURPRISE\r\n' : '+OK\r\n'));
+      socket.on('data', () => socket.write(first ? firstAnswer : '+OK\r\n'));
     });
     const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
     await redis.connect();

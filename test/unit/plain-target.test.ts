@@ -73,6 +73,18 @@ describe('plainTarget', () => {
     expect(plainTarget({ url: 'redis://127.0.0.1:7012', [key]: value } as never)).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7012 });
   });
 
+  it('an option it does not know is fine while unset (undefined, null, false, empty), as ioredis leaves its own', () => {
+    for (const value of [undefined, null, false, '', [], {}]) {
+      expect(plainTarget({ url: 'redis://127.0.0.1:7013', someFutureOption: value } as never)).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7013 });
+    }
+    expect(plainTarget({ host: undefined, port: undefined, db: null } as never)).toEqual(DEFAULTS);
+  });
+
+  it('a URL without a host or a port keeps the defaults; a db of several digits is read whole', () => {
+    expect(plainTarget({ url: 'redis:///12' })).toEqual({ ...DEFAULTS, db: 12 });
+    expect(plainTarget({ url: 'redis://10.0.0.9' })).toEqual({ ...DEFAULTS, host: '10.0.0.9' });
+  });
+
   it("accepts an ioredis instance's options, with every default ioredis fills in", () => {
     const redis = new Redis('redis://u:p@127.0.0.1:7006/4', { lazyConnect: true });
     try {
@@ -91,6 +103,12 @@ describe('plainTarget', () => {
     ['a query in the URL', { url: 'redis://127.0.0.1:7008/?family=6' }],
     ['a URL that is no URL', { url: 'localhost:7009' }],
     ['a db that is no number', { url: 'redis://127.0.0.1:7010/two' }],
+    ['a db that ends in letters', { url: 'redis://127.0.0.1:7010/2x' }],
+    ['a db that starts with letters', { url: 'redis://127.0.0.1:7010/x2' }],
+    ['a fragment in the URL', { url: 'redis://127.0.0.1:7010#primary' }],
+    ['a port that is no number', { host: '127.0.0.1', port: 'abc' }],
+    ['a db that is no number, as an option', { db: 'x' }],
+    ['a family that is no number', { family: 'IPv4' }],
     ['a user without a password', { url: 'redis://app@127.0.0.1:7011' }],
     ['an option it does not know', { someFutureOption: 1 }],
   ])('leaves %s to ioredis', (_, options) => {
