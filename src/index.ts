@@ -106,6 +106,5 @@ export type { ProcessIdentity } from './server/identity';
 export { RedisConnections } from './redis/connections';
 export { WorkerRegistry } from './job/worker-registry';
 export type { RegisteredWorker } from './job/worker-registry';
-export { jobExecutionStorage } from './server/job-execution';
 export { WurkDashboardModule } from './nest/dashboard/wurk-dashboard.module';
 export type { WurkDashboardModuleOptions } from './nest/dashboard/wurk-dashboard.module';

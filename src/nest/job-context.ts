@@ -1,15 +1,25 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Scope } from '@nestjs/common';
 import { WurkError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
-import { JobExecution, jobExecutionStorage } from '../server/job-execution';
+import { ExecutionCarrier, JobExecution, jobExecutionStorage } from '../server/job-execution';
 
 /**
  * The job being performed, injectable anywhere (a worker, a service it
  * calls): backed by AsyncLocalStorage, so it follows `perform` through every
  * await and each concurrent job sees its own.
+ *
+ * Transient, so that Nest builds one only for a class that injects it (or a
+ * `moduleRef.resolve`), and building one is what makes this app's jobs carry
+ * their execution (see ExecutionCarrier): an app that never injects it never
+ * pays for AsyncLocalStorage. It holds no state, so one per consumer costs
+ * nothing else.
  */
-@Injectable()
+@Injectable({ scope: Scope.TRANSIENT })
 export class JobContext {
+  constructor(executions: ExecutionCarrier) {
+    executions.carry();
+  }
+
   /** The current execution, or undefined outside `perform`. */
   get current(): JobExecution | undefined {
     return jobExecutionStorage.getStore();
@@ -44,7 +54,8 @@ export class JobContext {
 
   private require(): JobExecution {
     const execution = jobExecutionStorage.getStore();
-    if (!execution) throw new WurkError('JobContext is only available while a job is being performed');
+    // A job that started before the first JobContext was built (one resolved at run time) does not carry its execution either.
+    if (!execution) throw new WurkError('JobContext is only available while a job is being performed (inject it, rather than resolving it at run time, so every job carries it)');
     return execution;
   }
 }

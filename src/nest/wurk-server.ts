@@ -6,6 +6,7 @@ import { RedisConnections } from '../redis/connections';
 import { writePolicyFor } from '../redis/durable-write';
 import { Heartbeat } from '../server/heartbeat';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
+import { ExecutionCarrier } from '../server/job-execution';
 import { JobLog } from '../server/job-log';
 import { capsuleGroups, capsuleHeartbeatInfo } from '../server/capsules';
 import { Manager } from '../server/manager';
@@ -37,7 +38,7 @@ export class WurkServer {
   readonly heartbeat: Heartbeat | undefined;
   private closing = false;
 
-  constructor(connections: RedisConnections, registry: WorkerRegistry, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
+  constructor(connections: RedisConnections, registry: WorkerRegistry, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions, executions: ExecutionCarrier) {
     this.identity = newProcessIdentity();
     if (!options.processing) return;
     const logger = new Logger('Wurk');
@@ -65,6 +66,7 @@ export class WurkServer {
       heartbeat,
       identity: this.identity,
       options: { ...options, logger, writes: writePolicyFor(connections.sentinel, options) },
+      executions,
     });
     if (options.logJobs !== 'none') this.manager.addListener(new JobLog(options.logJobs, logger, registry));
   }

@@ -8,6 +8,7 @@ import { MemoryStatusRows } from '../testing/memory-status';
 import { TestingTransport, TestMode } from '../testing/testing-transport';
 import { ClientService } from './client.service';
 import { JobContext } from './job-context';
+import { ExecutionCarrier } from '../server/job-execution';
 import { resolveEntry } from './resolve-entry';
 import { StatusService } from './status.service';
 import { TestingServer } from './testing-server';
@@ -85,6 +86,7 @@ export class WurkTestingModule {
         WorkerRegistry,
         WorkerExplorer,
         JobContext,
+        ExecutionCarrier,
         { provide: MemoryStatusRows, useFactory: () => new MemoryStatusRows() },
         { provide: StatusService, useExisting: MemoryStatusRows },
         { provide: WurkServer, useFactory: () => new TestingServer() },

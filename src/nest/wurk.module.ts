@@ -19,6 +19,7 @@ import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
 import { WurkServer } from './wurk-server';
 import { JobContext } from './job-context';
+import { ExecutionCarrier } from '../server/job-execution';
 import { WurkConfigurableModule, WURK_MODULE_OPTIONS } from './wurk.module-definition';
 import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
 import { withProcessOverrides } from './process-overrides';
@@ -56,6 +57,7 @@ import { withProcessOverrides } from './process-overrides';
     WorkerExplorer,
     WurkServer,
     JobContext,
+    ExecutionCarrier,
     WurkLifecycle,
     PeriodicService,
     PeriodicExplorer,

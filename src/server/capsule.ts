@@ -10,6 +10,7 @@ import type { KnownJobs } from './fetch/known-jobs';
 import { ReliableFetch } from './fetch/reliable-fetch';
 import type { HeartbeatPort, WorkItem } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
+import type { ExecutionCarrier } from './job-execution';
 import { defaultOverLimitBackoff } from './over-limit-policy';
 import { PendingFiling, Processor } from './processor';
 import { errorMessageOf } from './retry/error-fields';
@@ -66,6 +67,8 @@ export interface CapsuleDeps {
   /** Shared by every capsule: one read of the `paused` set for the process. */
   paused: PausedQueues;
   gate: SuspectGate;
+  /** Shared by every capsule (see ExecutionCarrier). */
+  executions: ExecutionCarrier;
   /** The in-flight work changed; `now` = publish it at once, else with the next batch. */
   workChanged(now: boolean): void;
 }
@@ -146,6 +149,7 @@ export class Capsule implements GatedPool {
         retries: options.overLimitRetries ?? SERVER_DEFAULTS.overLimitRetries,
         backoff: options.overLimitBackoff ?? defaultOverLimitBackoff,
       },
+      executions: deps.executions,
     });
   }
 

@@ -20,6 +20,7 @@ import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddl
 import type { ServerOptions } from './server-options';
 import { SuspectGate } from './suspect-gate';
 import { warmProcessor } from './processor-warm-up';
+import { ExecutionCarrier } from './job-execution';
 
 export interface ManagerDeps {
   connections: RedisConnections;
@@ -27,6 +28,8 @@ export interface ManagerDeps {
   heartbeat: HeartbeatPort;
   identity: ProcessIdentity;
   options: ServerOptions;
+  /** Whether jobs carry their execution for JobContext (see ExecutionCarrier); off when not given. */
+  executions?: ExecutionCarrier;
 }
 
 /**
@@ -78,8 +81,10 @@ export class Manager {
   private quieted = false;
   private started = false;
   private stopping: Promise<void> | undefined;
+  private readonly executions: ExecutionCarrier;
 
   constructor(private readonly deps: ManagerDeps) {
+    this.executions = deps.executions ?? new ExecutionCarrier();
     this.logger = deps.options.logger ?? consoleLogger;
     this.groups = capsuleGroups(deps.options.queues, deps.options.concurrency, deps.options.capsules);
     this.dead = { maxJobs: deps.options.deadMaxJobs, timeout: deps.options.deadTimeout };
@@ -150,6 +155,7 @@ export class Manager {
         signal: this.deadline.signal,
         paused,
         gate: this.gate,
+        executions: this.executions,
         workChanged: (now) => this.workChanged(now),
       });
       firstSlot += group.concurrency;
@@ -171,7 +177,7 @@ export class Manager {
     // Connections open and scripts loaded before start resolves: the first
     // job after boot meets the same paths as every later one.
     // Stryker disable next-line ArrowFunction: the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
-    await withinWarmUpLimit(Promise.all([warmProcessor(), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]));
+    await withinWarmUpLimit(Promise.all([warmProcessor(this.executions), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]));
     // Stopped while the first beat was on its way (an app closed during boot).
     // Stryker disable next-line ConditionalExpression: equivalent as a whole (server-manager-tasks.test.ts): a quiet capsule's loop never runs and a stopped task never starts; this spares the boot's reconcile after stop.
     if (this.stopping) return;

@@ -2,6 +2,7 @@ import { MiddlewareChain } from '../job/middleware-chain';
 import { WorkerRegistry } from '../job/worker-registry';
 import type { ClaimedJob, Fetcher } from './fetch/fetcher';
 import type { HeartbeatPort } from './heartbeat-port';
+import type { ExecutionCarrier } from './job-execution';
 import { Processor } from './processor';
 import type { JobLifecycleListener, ServerContext } from './server-middleware';
 
@@ -29,14 +30,14 @@ const silentHeartbeat: HeartbeatPort = {
  * Boot: runs one made-up job through a Processor of its own, wired to
  * nothing (no Redis, no heartbeat, none of the application's middleware,
  * listeners or workers, which must only ever see real jobs), so that what a
- * first job would pay is paid at start: the first `run` of the job's
- * AsyncLocalStorage installs Node's promise hooks (about a millisecond), and
- * V8 compiles each function of the path at its first call (the payload
+ * first job would pay is paid at start: when the app reads JobContext, the
+ * first `run` of the job's AsyncLocalStorage installs Node's promise hooks
+ * (about a millisecond), and V8 compiles each function of the path at its first call (the payload
  * parse, the processor's run and notify, the middleware chain, perform),
  * whichever instance makes it.
  */
 // Stryker disable next-line BlockStatement: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-export async function warmProcessor(): Promise<void> {
+export async function warmProcessor(executions: ExecutionCarrier): Promise<void> {
   const registry = new WorkerRegistry();
   registry.register({ name: WARM_CLASS, target: WarmUpWorker, options: {}, instance: new WarmUpWorker() });
   const listener: JobLifecycleListener = { onStart: ignore, onSettled: ignore };
@@ -57,6 +58,7 @@ export async function warmProcessor(): Promise<void> {
     signal: new AbortController().signal,
     pending: [],
     overLimit: { retries: 0, backoff: () => 0 },
+    executions,
   });
   const job: ClaimedJob = { raw: `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`, queue: 'default', started: true };
   await processor.run(job);

@@ -6,7 +6,7 @@ import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
 import type { ClaimedJob, Fetcher } from './fetch/fetcher';
 import type { HeartbeatPort } from './heartbeat-port';
-import { JobExecution, jobExecutionStorage } from './job-execution';
+import type { ExecutionCarrier, JobExecution } from './job-execution';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 import type { ServerLogger } from './server-logger';
 import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
@@ -53,6 +53,8 @@ export interface ProcessorDeps {
   pending: PendingFiling[];
   /** How a job over its limiter is rescheduled, and how often before it fails. */
   overLimit: OverLimitPolicy;
+  /** Runs `perform` inside the job's execution, where JobContext finds it, once the app reads it. */
+  executions: ExecutionCarrier;
 }
 
 /**
@@ -86,7 +88,7 @@ export class Processor {
     let error: unknown;
     const started = Math.floor(performance.now());
     try {
-      await jobExecutionStorage.run(execution, () => deps.middleware.run(context, () => perform(context)));
+      await deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context)));
     } catch (caught) {
       failed = true;
       error = caught;

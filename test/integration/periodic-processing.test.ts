@@ -1,7 +1,6 @@
 import type { INestApplicationContext } from '@nestjs/common';
 import Redis from 'ioredis';
-import { Periodic, PeriodicService, Worker } from '../../src';
-import { jobExecutionStorage } from '../../src/server/job-execution';
+import { JobContext, Periodic, PeriodicService, Worker } from '../../src';
 import { periodicApp, recordTicker } from '../support/periodic-app';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
@@ -25,11 +24,12 @@ let probe: Redis;
 @Periodic('*/3 * * * * *', { unique: 'until_executed' })
 @Worker({ queue: 'slow', retry: false })
 class SlowReport {
+  constructor(private readonly job: JobContext) {}
+
   async perform(): Promise<void> {
-    const execution = jobExecutionStorage.getStore()!;
-    const run: Run = { slot: execution.payload.get<number>('periodic_slot')!, jid: execution.jid, start: Date.now() };
+    const run: Run = { slot: this.job.payload.get<number>('periodic_slot')!, jid: this.job.jid, start: Date.now() };
     runs.push(run);
-    run.lockOwner = await probe.get(`periodic:running:${execution.payload.get<string>('periodic_pjid')}`);
+    run.lockOwner = await probe.get(`periodic:running:${this.job.payload.get<string>('periodic_pjid')}`);
     await new Promise((resolve) => setTimeout(resolve, 5000));
     run.end = Date.now();
   }

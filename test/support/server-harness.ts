@@ -3,6 +3,7 @@ import { WorkerRegistry } from '../../src/job/worker-registry';
 import { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
 import { RedisConnections } from '../../src/redis/connections';
 import { newProcessIdentity, ProcessIdentity } from '../../src/server/identity';
+import { ExecutionCarrier } from '../../src/server/job-execution';
 import { Manager } from '../../src/server/manager';
 import { Poller } from '../../src/server/poller';
 import type { ServerLogger } from '../../src/server/server-logger';
@@ -42,11 +43,15 @@ export function buildManager(
   }
   const heartbeat = new FakeHeartbeat();
   const identity = newProcessIdentity();
+  // These tests read the job's execution from perform, as an app that injects JobContext does.
+  const executions = new ExecutionCarrier();
+  executions.carry();
   const manager = new Manager({
     connections,
     registry,
     heartbeat,
     identity,
+    executions,
     options: {
       ...SERVER_DEFAULTS,
       timestamps: 'seconds',

@@ -4,7 +4,7 @@ import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definitio
 import { WorkerRegistry } from '../../src/job/worker-registry';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { ClaimedJob, Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
-import { jobExecutionStorage } from '../../src/server/job-execution';
+import { ExecutionCarrier, jobExecutionStorage } from '../../src/server/job-execution';
 import { attemptOf, DeathHandler, ErrorHandler, PendingFiling, perform, Processor, UnknownWorkerError } from '../../src/server/processor';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { FakeHeartbeat } from '../support/fake-heartbeat';
@@ -62,6 +62,8 @@ interface Setup {
   maxRetries?: number;
   overLimit?: { retries: number; backoff: (count: number, error: unknown) => number };
   middleware?: MiddlewareChain<ServerContext>;
+  /** Whether jobs carry their execution, as once the app injects JobContext (they do unless told). */
+  carry?: boolean;
 }
 
 function processorWith(setup: Setup = {}) {
@@ -74,6 +76,8 @@ function processorWith(setup: Setup = {}) {
   const outcomes: JobOutcome[] = [];
   const contexts: ServerContext[] = [];
   const signal = new AbortController().signal;
+  const executions = new ExecutionCarrier();
+  if (setup.carry !== false) executions.carry();
   const processor = new Processor({
     registry,
     middleware: setup.middleware ?? new MiddlewareChain<ServerContext>(),
@@ -89,8 +93,9 @@ function processorWith(setup: Setup = {}) {
     signal,
     pending,
     overLimit: setup.overLimit ?? { retries: 20, backoff: () => 10 },
+    executions,
   });
-  return { processor, fetcher, heartbeat, errors, pending, outcomes, contexts, signal };
+  return { processor, fetcher, heartbeat, errors, pending, outcomes, contexts, signal, executions };
 }
 
 function claimed(members: Record<string, unknown> = {}, queue = 'default'): ClaimedJob {
@@ -121,6 +126,20 @@ describe('Processor: one job run and settled', () => {
     expect(contexts[0]).toMatchObject({ queue: 'fetched-from', attempt: 1, result: 'result' });
     expect(contexts[0].worker?.name).toBe('Work');
     expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 0]);
+  });
+
+  it('runs perform outside any execution until the app carries it (no JobContext injected: no AsyncLocalStorage), then inside', async () => {
+    const seen: Array<string | undefined> = [];
+    const { processor, executions, outcomes } = processorWith({
+      carry: false,
+      workers: { Work: { perform: async () => (await Promise.resolve(), void seen.push(jobExecutionStorage.getStore()?.jid)) } },
+    });
+    await processor.run(claimed());
+    expect(seen).toEqual([undefined]);
+    executions.carry();
+    await processor.run(claimed());
+    expect(seen).toEqual([undefined, JID]);
+    expect(outcomes.map((outcome) => outcome.kind)).toEqual(['complete', 'complete']);
   });
 
   it('counts attempts as Sidekiq: 1 for a first run, retry_count + 2 after, 1 for a count that is not a number', () => {
