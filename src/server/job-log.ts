@@ -17,8 +17,6 @@ export const JOB_LOG_MODES: readonly JobLogMode[] = ['failures', 'all', 'none'];
  * stacks.
  */
 export class JobLog implements JobLifecycleListener {
-  private readonly startedAt = new WeakMap<ServerContext, number>();
-
   constructor(
     private readonly mode: Exclude<JobLogMode, 'none'>,
     private readonly logger: ServerLogger,
@@ -26,7 +24,6 @@ export class JobLog implements JobLifecycleListener {
   ) {}
 
   onStart(context: ServerContext): void {
-    this.startedAt.set(context, performance.now());
     if (this.mode === 'all') this.logger.log(`${identify(context)} start`);
   }
 
@@ -61,7 +58,7 @@ export class JobLog implements JobLifecycleListener {
   }
 
   private elapsed(context: ServerContext): string {
-    const started = this.startedAt.get(context);
+    const started = context.startedAt;
     return started === undefined ? '' : ` elapsed=${((performance.now() - started) / 1000).toFixed(3)}`;
   }
 }

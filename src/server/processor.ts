@@ -79,7 +79,7 @@ export class Processor {
     const worker = deps.registry.get(payload.className);
     const attempt = attemptOf(payload);
     const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
-    const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution };
+    const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
     const starting = this.notify(context, undefined);
     // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     if (starting) await starting;

@@ -19,13 +19,12 @@ function logged(mode: 'failures' | 'all', registry = new WorkerRegistry()) {
   return { lines, log: new JobLog(mode, logger, registry) };
 }
 
-/** Settles one job through the log, started `ms` earlier on the monotonic clock. */
+/** Settles one job through the log, its execution begun `ms` earlier on the monotonic clock (as the processor stamps it). */
 function settle(log: JobLog, outcome: JobOutcome, ms = 1500): void {
-  const ctx = context();
   const now = performance.now();
-  const clock = jest.spyOn(performance, 'now').mockReturnValue(now - ms);
+  const ctx = { ...context(), startedAt: now - ms };
+  const clock = jest.spyOn(performance, 'now').mockReturnValue(now);
   log.onStart(ctx);
-  clock.mockReturnValue(now);
   log.onSettled(ctx, outcome);
   clock.mockRestore();
 }
@@ -45,7 +44,7 @@ describe('JobLog', () => {
     expect(fresh.module.JOB_LOG_MODES).toEqual(['failures', 'all', 'none']);
   });
 
-  it('says no elapsed time for a job whose start it did not see', () => {
+  it('says no elapsed time for a job that did not run here (no start stamped on its context)', () => {
     const { lines, log } = logged('all');
     log.onSettled(context(), { kind: 'complete', result: 1 });
     expect(lines).toEqual([`log class=MailJob jid=${JID} done`]);

@@ -142,6 +142,17 @@ describe('Processor: one job run and settled', () => {
     expect(outcomes.map((outcome) => outcome.kind)).toEqual(['complete', 'complete']);
   });
 
+  it('stamps when the execution began on the context, before the onStart listeners hear it (the job log times the job from it)', async () => {
+    const heard: Array<number | undefined> = [];
+    const { processor, contexts } = processorWith({ workers: { Work: { perform: () => undefined } }, listeners: [{ onStart: (context) => void heard.push(context.startedAt) }] });
+    const before = performance.now();
+    await processor.run(claimed());
+    const after = performance.now();
+    expect(heard).toEqual([contexts[0].startedAt]);
+    expect(contexts[0].startedAt).toBeGreaterThanOrEqual(before);
+    expect(contexts[0].startedAt).toBeLessThanOrEqual(after);
+  });
+
   it('counts attempts as Sidekiq: 1 for a first run, retry_count + 2 after, 1 for a count that is not a number', () => {
     const payload = (members: Record<string, unknown>) => JobPayload.parse(JSON.stringify({ class: 'Work', args: [], ...members }));
     expect(attemptOf(payload({}))).toBe(1);
