@@ -133,6 +133,12 @@ export class ReliableFetch implements Fetcher {
   /** Replayed acks ride on the next fetch call: acks matching nothing are expected there. */
   private replaying = false;
   private readonly idle = new IdleWait();
+  /**
+   * The two list names of each queue this fetcher works, built once: the
+   * same string every time keeps its hash cached for the maps and sets keyed
+   * by it (outstanding, held, tainted), which each job meets a few times.
+   */
+  private readonly listNames = new Map<string, { privateKey: string; claimedKey: string }>();
 
   constructor(
     private readonly fetchConnection: Redis,
@@ -149,12 +155,23 @@ export class ReliableFetch implements Fetcher {
 
   /** The in-progress list: jobs whose perform started, until acknowledged. */
   privateKey(queue: string): string {
-    return Keys.privateQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
+    return this.listNamesOf(queue).privateKey;
   }
 
   /** The list of jobs claimed from `queue` that have not started. */
   claimedKey(queue: string): string {
-    return Keys.claimedQueue(queue, this.identity.hostname, this.identity.pid, this.identity.nonce);
+    return this.listNamesOf(queue).claimedKey;
+  }
+
+  private listNamesOf(queue: string): { privateKey: string; claimedKey: string } {
+    let names = this.listNames.get(queue);
+    if (names === undefined) {
+      const { hostname, pid, nonce } = this.identity;
+      names = { privateKey: Keys.privateQueue(queue, hostname, pid, nonce), claimedKey: Keys.claimedQueue(queue, hostname, pid, nonce) };
+      // Only the queues of this fetcher's order are kept: any other name (none today) is built each time rather than held for good.
+      if (this.order.names.includes(queue)) this.listNames.set(queue, names);
+    }
+    return names;
   }
 
   async claim(max: number, startNow = 0, largePayloads = false): Promise<ClaimedJob[]> {
