@@ -5,13 +5,10 @@ import { Keys } from '../redis/keys';
 import { runScriptOn } from '../redis/scripts';
 import { openHeartbeatConnection } from './heartbeat-connection';
 import type { RemoteSignal } from './heartbeat-port';
-import type { FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread } from './heartbeat-messages';
+import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { writeExecutionMetrics } from './metrics/execution-metrics-writer';
 import { ExecutionTally } from './metrics/execution-tally';
-
-/** Each heartbeat command gives up after this; stop() allows two of them (the last flush and leaving). */
-export const COMMAND_TIMEOUT_MS = 5000;
 
 /** How long a diagnostic dump waits for the main thread before calling its event loop blocked. */
 const PONG_TIMEOUT_MS = 1000;

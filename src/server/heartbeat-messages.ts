@@ -1,7 +1,13 @@
 import type { RedisOptions } from 'ioredis';
-import { isRedisInstance, RedisConnectionOptions } from '../redis/connection';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { ExecutionCounts } from './metrics/execution-tally';
+
+/**
+ * Each heartbeat command gives up after this; stop() allows two of them (the
+ * last flush and leaving). Here, beside the messages, so the main thread
+ * needs nothing of the thread's own code.
+ */
+export const COMMAND_TIMEOUT_MS = 5000;
 
 /** The process description Sidekiq's `info` JSON and Busy page show; computed once at boot. */
 export interface HeartbeatInfo {
@@ -71,25 +77,3 @@ export type FromThread =
   | { type: 'ping'; id: number }
   | { type: 'log'; level: LogLevel; message: string }
   | { type: 'stopped' };
-
-/**
- * Redis options that survive postMessage. An ioredis instance cannot cross
- * a thread boundary, so its `.options` are used; functions (retryStrategy,
- * a custom Connector) cannot be cloned either and are dropped: the thread
- * applies wurk's own reconnect policy.
- */
-export function transferableRedisOptions(redis: RedisConnectionOptions | undefined): HeartbeatThreadData['redis'] {
-  const source = isRedisInstance(redis) ? (redis.options as Record<string, unknown>) : (redis as Record<string, unknown>);
-  return withoutFunctions(source) as HeartbeatThreadData['redis'];
-}
-
-function withoutFunctions(value: unknown): unknown {
-  if (typeof value === 'function') return undefined;
-  if (Array.isArray(value)) return value.map(withoutFunctions);
-  if (value === null || typeof value !== 'object' || Buffer.isBuffer(value)) return value;
-  const copy: Record<string, unknown> = {};
-  for (const [key, item] of Object.entries(value)) {
-    if (typeof item !== 'function') copy[key] = withoutFunctions(item);
-  }
-  return copy;
-}

@@ -4,10 +4,10 @@ import { Worker } from 'node:worker_threads';
 import type { RedisConnectionOptions } from '../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
 import { Keys } from '../redis/keys';
-import { FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread, transferableRedisOptions } from './heartbeat-messages';
+import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread } from './heartbeat-messages';
+import { transferableRedisOptions } from './heartbeat-redis-options';
 import type { ProcessIdentity } from './identity';
 import { ExecutionTally } from './metrics/execution-tally';
-import { COMMAND_TIMEOUT_MS } from './heartbeat-loop';
 
 export interface HeartbeatLogger {
   log(message: string): void;

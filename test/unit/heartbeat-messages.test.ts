@@ -1,5 +1,7 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
 import Redis from 'ioredis';
-import { transferableRedisOptions } from '../../src/server/heartbeat-messages';
+import { transferableRedisOptions } from '../../src/server/heartbeat-redis-options';
 import { newProcessIdentity } from '../../src/server/identity';
 
 /** What crosses to the heartbeat thread, and the identity it beats under. */
@@ -22,6 +24,17 @@ describe('heartbeat: thread data and identity', () => {
     expect(transferableRedisOptions(undefined)).toBeUndefined();
     expect(transferableRedisOptions({ list: [() => 1, 'x'] } as never)).toEqual({ list: [undefined, 'x'] });
   });
+
+  it("leaves the thread's own code to the thread: wurk's entry loads the messages and the options' copy, not the loop, its writers or its client", () => {
+    const code = `require('ts-node').register({ transpileOnly: true }); require('./src');
+      console.log(JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('/src/')).map((f) => f.replace(/.*\\/src\\//, ''))));`;
+    const run = spawnSync(process.execPath, ['-e', code], { cwd: join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).toBe('');
+    const loaded = JSON.parse(run.stdout.trim().split('\n').pop()!) as string[];
+    expect(loaded).toEqual(expect.arrayContaining(['server/heartbeat.ts', 'server/heartbeat-messages.ts', 'server/heartbeat-redis-options.ts']));
+    const threadOnly = ['server/heartbeat-loop.ts', 'server/heartbeat-writer.ts', 'server/heartbeat-connection.ts', 'server/metrics/execution-metrics-writer.ts', 'redis/resp-connection.ts', 'redis/resp-protocol.ts', 'redis/plain-target.ts'];
+    expect(loaded.filter((file) => threadOnly.includes(file))).toEqual([]);
+  }, 60_000);
 
   it("takes an ioredis instance's own options", () => {
     const redis = new Redis({ host: '127.0.0.1', port: 1, lazyConnect: true, db: 3 });

@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
 import { plainTarget } from '../../src/redis/plain-target';
-import { transferableRedisOptions } from '../../src/server/heartbeat-messages';
+import { transferableRedisOptions } from '../../src/server/heartbeat-redis-options';
 
 const DEFAULTS = { host: 'localhost', port: 6379, family: 0, db: 0, connectTimeout: 10000, keepAlive: 30000, noDelay: true };
 
