@@ -1,7 +1,7 @@
 import { connect, Socket } from 'node:net';
 import type { CommandConnection, RedisCommand, TransactionReplies } from './command-connection';
 import { CommandInDoubtError } from './redis-errors';
-import { encodeCommand, readReply, RespReply, RespReplyError } from './resp-protocol';
+import { encodeCommand, readReply, RespReply, RespReplyError, Wanting } from './resp-protocol';
 
 /** Where a plain connection goes and how it logs in (`plain-target.ts` reads it off the user's options). */
 export interface PlainTarget {
@@ -73,7 +73,10 @@ export class RespConnection implements CommandConnection {
   private socket: Socket | undefined;
   /** One per command written and not yet answered, in the order Redis answers. */
   private waiters: Waiter[] = [];
-  private unread: Buffer = Buffer.alloc(0);
+  /** Bytes of a reply not yet whole, as they arrived: joined only once `wanting` of them are in. */
+  private unread: Buffer[] = [];
+  private unreadBytes = 0;
+  private readonly wanting: Wanting = { bytes: 0 };
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
 
@@ -208,10 +211,14 @@ export class RespConnection implements CommandConnection {
 
   private read(socket: Socket, chunk: Buffer): void {
     if (socket !== this.socket) return;
-    let buffer = this.unread.length > 0 ? Buffer.concat([this.unread, chunk]) : chunk;
+    this.unread.push(chunk);
+    this.unreadBytes += chunk.length;
+    if (this.unreadBytes < this.wanting.bytes) return;
+    const buffer = this.unread.length === 1 ? chunk : Buffer.concat(this.unread, this.unreadBytes);
+    const { wanting } = this;
     let position = 0;
     try {
-      for (let reply = readReply(buffer, position); reply; reply = readReply(buffer, position)) {
+      for (let reply = readReply(buffer, position, wanting); reply; reply = readReply(buffer, position, wanting)) {
         position = reply[1];
         const waiter = this.waiters.shift();
         // A reply nobody asked for means the stream is out of step: nothing after it can be trusted.
@@ -222,15 +229,19 @@ export class RespConnection implements CommandConnection {
       socket.destroy(error as Error);
       return;
     }
-    buffer = buffer.subarray(position);
-    this.unread = buffer;
+    const rest = buffer.subarray(position);
+    this.unread = rest.length > 0 ? [rest] : [];
+    this.unreadBytes = rest.length;
+    wanting.bytes -= position;
   }
 
   /** The socket is gone: what was in flight may or may not have run; try again later unless closed. */
   private dropped(socket: Socket): void {
     if (socket !== this.socket) return;
     this.socket = undefined;
-    this.unread = Buffer.alloc(0);
+    this.unread = [];
+    this.unreadBytes = 0;
+    this.wanting.bytes = 0;
     const waiters = this.waiters;
     this.waiters = [];
     for (const waiter of waiters) waiter.fail(new CommandInDoubtError(waiter.name));

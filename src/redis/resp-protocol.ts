@@ -33,8 +33,20 @@ export function encodeCommand(command: ReadonlyArray<string | number>): string {
   return out;
 }
 
-/** One whole reply at `at` and where the next begins, or undefined while its bytes have not all arrived. */
-export function readReply(buffer: Buffer, at: number): [RespReply, number] | undefined {
+/** Where an unfinished reply needs the buffer to reach before a read can finish it (see readReply). */
+export interface Wanting {
+  bytes: number;
+}
+
+/**
+ * One whole reply at `at` and where the next begins, or undefined while its
+ * bytes have not all arrived; `wanting.bytes` then says how long the buffer
+ * must grow before another read can finish it (a bulk string's whole
+ * length once its header is in), so a large reply arriving in many chunks
+ * is read once, not again from its start after each chunk.
+ */
+export function readReply(buffer: Buffer, at: number, wanting: Wanting = { bytes: 0 }): [RespReply, number] | undefined {
+  wanting.bytes = buffer.length + 1;
   if (at >= buffer.length) return undefined;
   const lineEnd = buffer.indexOf(CR, at + 1);
   if (lineEnd < 0 || lineEnd + 1 >= buffer.length) return undefined;
@@ -50,7 +62,10 @@ export function readReply(buffer: Buffer, at: number): [RespReply, number] | und
     case DOLLAR: {
       const length = Number(line);
       if (length < 0) return [null, next];
-      if (buffer.length < next + length + 2) return undefined;
+      if (buffer.length < next + length + 2) {
+        wanting.bytes = next + length + 2;
+        return undefined;
+      }
       return [buffer.toString('utf8', next, next + length), next + length + 2];
     }
     case STAR: {
@@ -59,7 +74,7 @@ export function readReply(buffer: Buffer, at: number): [RespReply, number] | und
       const items: RespReply[] = [];
       let position = next;
       for (let index = 0; index < count; index++) {
-        const item = readReply(buffer, position);
+        const item = readReply(buffer, position, wanting);
         if (!item) return undefined;
         items.push(item[0]);
         position = item[1];

@@ -3,6 +3,7 @@ import Redis from 'ioredis';
 import { isReplyError, isUnreachable, wasNeverSent } from '../../src/redis/redis-errors';
 import { CommandTimeoutError, NotSentError, RespConnection } from '../../src/redis/resp-connection';
 import { plainTarget } from '../../src/redis/plain-target';
+import * as protocol from '../../src/redis/resp-protocol';
 import { CommandInDoubtError } from '../../src/redis/redis-errors';
 import { plainConnection } from '../support/plain-connection';
 import { usePrivateRedis } from '../support/private-redis';
@@ -38,13 +39,24 @@ describe('RespConnection', () => {
     expect(((nested as unknown[])[3] as Error).message).toBe('NOPE inside');
   });
 
-  it('reads a reply that arrives in many chunks (a 2 MB value), and keeps the replies after it in step', async () => {
+  it('reads a reply that arrives in many chunks (a 2 MB value) once, not again after each chunk, and keeps the replies after it in step', async () => {
     const redis = await open();
     const big = 'x'.repeat(2 * 1024 * 1024);
     await server.redis.set('big', big);
-    const [value, after] = await Promise.all([redis.call(['GET', 'big']), redis.call(['ECHO', 'after'])]);
-    expect(value).toBe(big);
-    expect(after).toBe('after');
+    const chunks = jest.spyOn(RespConnection.prototype as unknown as { read(): void }, 'read');
+    const reads = jest.spyOn(protocol, 'readReply');
+    try {
+      const [value, after] = await Promise.all([redis.call(['GET', 'big']), redis.call(['ECHO', 'after'])]);
+      expect(value).toBe(big);
+      expect(after).toBe('after');
+      // A socket read hands over at most 64 KB: the value came in 32 chunks or more.
+      expect(chunks.mock.calls.length).toBeGreaterThanOrEqual(32);
+      // Its header once, the whole of it once, ECHO's reply, and the end of the buffer (each of the last two at most twice).
+      expect(reads.mock.calls.length).toBeLessThanOrEqual(6);
+    } finally {
+      chunks.mockRestore();
+      reads.mockRestore();
+    }
   });
 
   it('a refused command rejects with a ReplyError, as ioredis names it; the connection goes on', async () => {

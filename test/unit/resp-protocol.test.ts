@@ -22,9 +22,24 @@ describe('RESP2 replies', () => {
     expect(readReply(bytes, next)).toEqual(['NEXT', bytes.length]);
   });
 
-  it.each(cases)('%s: not read from any part of it', (_, wire) => {
+  it.each(cases)('%s: not read from any part of it, each part saying how far the buffer must grow, never past the reply', (_, wire) => {
     const bytes = Buffer.from(wire);
-    for (let end = 0; end < bytes.length; end++) expect(readReply(bytes.subarray(0, end), 0)).toBeUndefined();
+    for (let end = 0; end < bytes.length; end++) {
+      const wanting = { bytes: 0 };
+      expect(readReply(bytes.subarray(0, end), 0, wanting)).toBeUndefined();
+      expect(wanting.bytes).toBeGreaterThan(end);
+      expect(wanting.bytes).toBeLessThanOrEqual(bytes.length);
+    }
+  });
+
+  it("wants a bulk string's whole length once its header is in, also inside an array", () => {
+    const wanting = { bytes: 0 };
+    expect(readReply(Buffer.from('$100\r\nabc'), 0, wanting)).toBeUndefined();
+    expect(wanting.bytes).toBe(6 + 100 + 2);
+    expect(readReply(Buffer.from('*2\r\n:1\r\n$10\r\nab'), 0, wanting)).toBeUndefined();
+    expect(wanting.bytes).toBe(13 + 10 + 2);
+    expect(readReply(Buffer.from('+OK\r\n'), 5, wanting)).toBeUndefined();
+    expect(wanting.bytes).toBe(6);
   });
 
   it('reads from an offset, and nothing past the end', () => {
