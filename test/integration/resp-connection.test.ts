@@ -328,6 +328,30 @@ describe('RespConnection: a server that misbehaves', () => {
     expect(connections).toBeLessThanOrEqual(5);
   });
 
+  it('a reply whose last chunk ends exactly where the reply does is read at once, with nothing after it', async () => {
+    const chunks = jest.spyOn(RespConnection.prototype as unknown as { read(): void }, 'read');
+    let redis: RespConnection | undefined;
+    try {
+      const port = await listen((socket) => {
+        socket.on('data', (data: Buffer) => {
+          if (!data.includes('GET')) return void socket.write('+OK\r\n');
+          const before = chunks.mock.calls.length;
+          socket.write('$10\r\nabcde');
+          // The rest only once the client has read the first part, so the two cannot arrive as one chunk.
+          void waitFor(() => chunks.mock.calls.length > before, { what: 'the first part read' }).then(() => socket.write('fghij\r\n'));
+        });
+      });
+      redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 2000, connectionName: 'heartbeat' });
+      await redis.connect();
+      const readsBefore = chunks.mock.calls.length;
+      expect(await redis.call(['GET', 'k'])).toBe('abcdefghij');
+      expect(chunks.mock.calls.length - readsBefore).toBe(2);
+    } finally {
+      chunks.mockRestore();
+      await redis?.close();
+    }
+  });
+
   it.each([
     ['a reply nobody asked for', '+OK\r\n+SURPRISE\r\n'],
     ['a byte that starts no reply', '+OK\r\n!garbage\r\n'],

@@ -1,6 +1,7 @@
 import Redis from 'ioredis';
-import { plainTarget } from '../../src/redis/plain-target';
+import type * as PlainTargetModule from '../../src/redis/plain-target';
 import { transferableRedisOptions } from '../../src/server/heartbeat-redis-options';
+import { freshEachTest } from '../support/fresh-module';
 
 const DEFAULTS = { host: 'localhost', port: 6379, family: 0, db: 0, connectTimeout: 10000, keepAlive: 30000, noDelay: true };
 
@@ -19,6 +20,10 @@ function asIoredisReadsIt(options: Record<string, unknown>): Record<string, unkn
 
 /** Which options the heartbeat may reach with a plain socket, read as ioredis reads them. */
 describe('plainTarget', () => {
+  // The option lists are built at import: loaded afresh, they are built inside each test that pins them.
+  const fresh = freshEachTest(() => require('../../src/redis/plain-target') as typeof PlainTargetModule);
+  const plainTarget = (options: Parameters<typeof PlainTargetModule.plainTarget>[0]) => fresh.module.plainTarget(options);
+
   it("reads a redis:// URL as ioredis does: host, port, user, password (decoded), db; ioredis's defaults for the rest", () => {
     expect(plainTarget(undefined)).toEqual(DEFAULTS);
     expect(plainTarget({ url: 'redis://127.0.0.1:7000' })).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7000 });
@@ -78,6 +83,7 @@ describe('plainTarget', () => {
       expect(plainTarget({ url: 'redis://127.0.0.1:7013', someFutureOption: value } as never)).toEqual({ ...DEFAULTS, host: '127.0.0.1', port: 7013 });
     }
     expect(plainTarget({ host: undefined, port: undefined, db: null } as never)).toEqual(DEFAULTS);
+    expect(plainTarget({ host: null, path: null, username: null, password: null } as never)).toEqual(DEFAULTS);
   });
 
   it('a URL without a host or a port keeps the defaults; a db of several digits is read whole', () => {
