@@ -17,14 +17,19 @@ export const JOB_LOG_MODES: readonly JobLogMode[] = ['failures', 'all', 'none'];
  * stacks.
  */
 export class JobLog implements JobLifecycleListener {
+  /**
+   * Only `all` has a start line to write; in the other modes the processor
+   * has no start to tell this listener (the elapsed time comes from the
+   * context), so no call per job.
+   */
+  readonly onStart: ((context: ServerContext) => void) | undefined;
+
   constructor(
     private readonly mode: Exclude<JobLogMode, 'none'>,
     private readonly logger: ServerLogger,
     private readonly registry: WorkerRegistry,
-  ) {}
-
-  onStart(context: ServerContext): void {
-    if (this.mode === 'all') this.logger.log(`${identify(context)} start`);
+  ) {
+    this.onStart = mode === 'all' ? (context) => this.logger.log(`${identify(context)} start`) : undefined;
   }
 
   onSettled(context: ServerContext, outcome: JobOutcome): void {

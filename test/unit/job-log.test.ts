@@ -24,7 +24,7 @@ function settle(log: JobLog, outcome: JobOutcome, ms = 1500): void {
   const now = performance.now();
   const ctx = { ...context(), startedAt: now - ms };
   const clock = jest.spyOn(performance, 'now').mockReturnValue(now);
-  log.onStart(ctx);
+  log.onStart?.(ctx);
   log.onSettled(ctx, outcome);
   clock.mockRestore();
 }
@@ -42,6 +42,13 @@ describe('JobLog', () => {
 
   it('knows three modes', () => {
     expect(fresh.module.JOB_LOG_MODES).toEqual(['failures', 'all', 'none']);
+  });
+
+  it("has a start hook only in 'all' mode, the only one with a start line: no call per job otherwise", () => {
+    expect(logged('failures').log.onStart).toBeUndefined();
+    const { lines, log } = logged('all');
+    log.onStart!(context());
+    expect(lines).toEqual([`log class=MailJob jid=${JID} start`]);
   });
 
   it('says no elapsed time for a job that did not run here (no start stamped on its context)', () => {

@@ -41,7 +41,6 @@ export class WurkMetrics {
   private readonly jobs: Counter<'class' | 'queue' | 'outcome'>;
   private readonly duration: Histogram<'class' | 'queue' | 'outcome'>;
   private readonly pushes: Counter<'class' | 'queue'>;
-  private readonly started = new WeakMap<ServerContext, number>();
   private cachedQueues?: { at: number; reading: Promise<Map<string, QueueGauge>> };
 
   constructor(
@@ -102,10 +101,8 @@ export class WurkMetrics {
         },
       }));
     }
-    this.listener = {
-      onStart: (context) => void this.started.set(context, performance.now()),
-      onSettled: (context, outcome) => this.settled(context, outcome),
-    };
+    // No onStart: the processor stamps when each execution began on its context.
+    this.listener = { onSettled: (context, outcome) => this.settled(context, outcome) };
   }
 
   /** The client's push observer. */
@@ -116,7 +113,7 @@ export class WurkMetrics {
   private settled(context: ServerContext, outcome: JobOutcome): void {
     const labels = { class: context.job.className, queue: context.queue, outcome: outcome.kind };
     this.jobs.inc(labels);
-    const startedAt = this.started.get(context);
+    const { startedAt } = context;
     // A job handed back at shutdown settles through a fresh context: counted, but it has no duration.
     if (startedAt !== undefined) this.duration.observe(labels, (performance.now() - startedAt) / 1000);
   }
