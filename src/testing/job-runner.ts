@@ -35,7 +35,7 @@ export class JobRunner {
     const worker = deps.registry.get(job.className);
     const attempt = attemptOf(job);
     const execution: JobExecution = { jid: job.jid, queue: job.queue, attempt, payload: job, signal: this.signal, reporter: undefined };
-    const context: ServerContext = { job, queue: job.queue, worker, attempt, execution };
+    const context: ServerContext = { job, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
     for (const listener of deps.listeners) await listener.onStart?.(context);
     let outcome: JobOutcome;
     try {

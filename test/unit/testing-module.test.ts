@@ -45,9 +45,11 @@ class DoomedWorker {
 }
 
 const trail: string[] = [];
+/** What each job's context said about when it began: listeners (the job log, the metrics histogram) time jobs from it. */
+const startStamps: unknown[] = [];
 const options: WurkTestingOptions = {
   clientMiddleware: [(context, next) => (trail.push(`client ${context.job.className}`), next())],
-  serverMiddleware: [(context: ServerContext, next) => (trail.push(`server ${context.job.className}`), next())],
+  serverMiddleware: [(context: ServerContext, next) => (trail.push(`server ${context.job.className}`), startStamps.push(context.startedAt), next())],
 };
 
 async function compile(mode: 'fake' | 'inline'): Promise<TestingModule> {
@@ -66,6 +68,7 @@ afterAll(() => expect(connects).toEqual([]));
 beforeEach(() => {
   performed.length = 0;
   trail.length = 0;
+  startStamps.length = 0;
 });
 
 describe('WurkTestingModule, fake mode', () => {
@@ -123,6 +126,9 @@ describe('WurkTestingModule, fake mode', () => {
       'GreetWorker["after ok",1]',
     ]);
     expect(trail.filter((line) => line.startsWith('server'))).toEqual(['server FlakyWorker', 'server FlakyWorker', 'server DoomedWorker', 'server GreetWorker']);
+    // Stamped as a processor stamps it, so listeners that time jobs work in tests too.
+    expect(startStamps).toHaveLength(4);
+    for (const stamp of startStamps) expect(stamp).toEqual(expect.any(Number));
     expect(performed).toEqual(['hello after ok x1 attempt=1']);
     expect(report.failures.map(({ job, outcome }) => [job.args[0] ?? job.className, outcome.kind])).toEqual([
       ['boom', 'retrying'],
