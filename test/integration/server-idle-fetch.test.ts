@@ -45,6 +45,22 @@ describe('idle reliable fetch on several queues', () => {
     expect(await redis.llen('queue:b')).toBe(0);
   });
 
+  it('a start written behind the wait that fails (scripts flushed meanwhile) leaves the job claimed: it still runs, once', async () => {
+    const runs: string[] = [];
+    const h = harness([{ name: 'StampJob', instance: { perform: (tag: string) => void runs.push(tag) } }], { queues: ['default'], fetchTimeout: 10 });
+    await h.manager.start();
+    await blockedOn(1);
+    const redis = server.client();
+    await redis.script('FLUSH');
+    await h.client.push({ class: 'StampJob', args: ['after-flush'], queue: 'default' });
+    await waitFor(() => runs.length === 1, { timeout: 5000, what: 'the job' });
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { what: 'its acknowledgment' });
+    expect(runs).toEqual(['after-flush']);
+    expect(await redis.llen('queue:default')).toBe(0);
+    // The start behind the wait did fail: this was the path under test.
+    expect(await redis.info('errorstats')).toMatch(/errorstat_NOSCRIPT:count=[1-9]/);
+  });
+
   it('stops promptly while blocked on every queue', async () => {
     const { h } = start(['a', 'b', 'c']);
     await h.manager.start();
