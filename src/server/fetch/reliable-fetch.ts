@@ -440,12 +440,11 @@ export class ReliableFetch implements Fetcher {
       ...blocking.map((connection) => this.clientId(connection)),
       first === undefined ? undefined : this.exclusive(() => this.runFetch(this.command, [], 0, 0)),
       this.paused.filter(this.order.names),
-      // An idle process's first job comes by a BLMOVE with its start written behind it (see block()) and is
-      // checked and decoded as below: that code is compiled now, not on the job's way to perform.
+      // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
+      // one read (see block()), and is checked and decoded as below: that code is compiled now, not on the
+      // job's way to perform.
       // Stryker disable next-line all: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-      this.fetchConnection.callBuffer('PING'),
-      // Stryker disable next-line all: as above.
-      this.fetchConnection.callBuffer('PING').then((reply) => reply, () => undefined),
+      ...[this.fetchConnection.callBuffer('PING'), this.fetchConnection.callBuffer('PING')],
       // Stryker disable next-line all: as above.
       first === undefined ? undefined : this.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
     ]).catch(() => undefined);
