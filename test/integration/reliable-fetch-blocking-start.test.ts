@@ -1,8 +1,9 @@
 import { Keys } from '../../src/redis/keys';
+import { KnownJobs } from '../../src/server/fetch/known-jobs';
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
-import { CLAIMED, FETCH_IDENTITY, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';
+import { CLAIMED, FETCH_IDENTITY, fetchJob, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';
 import { waitFor } from '../support/wait';
 
 /**
@@ -35,6 +36,33 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     ]);
     expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
     expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
+  });
+
+  it('the wait fails while the start rides behind it: the older job the start moved is neither dropped by an ack nor left there', async () => {
+    await server.redis.lpush(CLAIMED, 'older');
+    const fetch = fetcher();
+    const claim = fetch.claim(1, 1);
+    await untilBlocked(server.redis);
+    // The BLMOVE is answered with an error; Redis then runs the start written behind it, which moves the
+    // older job into the in-progress list with a reply nobody reads.
+    const blocked = (await server.redis.client('LIST')) as string;
+    const id = /id=(\d+) [^\n]*cmd=blmove/.exec(blocked)![1];
+    await server.redis.client('UNBLOCK', id, 'ERROR');
+    await expect(claim).rejects.toThrow(/UNBLOCKED/);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
+
+    // Nobody here knows it. A first reconcile pass marks it; meanwhile another job runs and is acknowledged
+    // (had the fetcher taken its list as holding only its own jobs, the ack could drop it whole); the second
+    // pass hands it back to the queue.
+    expect(await fetch.reconcile(new KnownJobs())).toBe(0);
+    await server.redis.lpush(Keys.queue('default'), fetchJob('j'));
+    const [job] = await fetch.claim(1, 1);
+    expect(job.started).toBe(true);
+    fetch.acknowledge(job, 'j');
+    await fetch.flush();
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
+    expect(await fetch.reconcile(new KnownJobs())).toBe(1);
+    expect(await server.redis.lrange(Keys.queue('default'), 0, -1)).toEqual(['older']);
   });
 
   it('with nothing else claimed the arrival itself starts, as before', async () => {
