@@ -1,6 +1,7 @@
 import type { JobPayload } from '../job/payload';
 import { nowMs, toEpochSeconds } from '../job/time';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+import { IGNORES_UNMARKED_JOBS, IgnoresUnmarkedJobs } from '../server/unmarked-job-listener';
 import { errorText, PeriodicLogger } from './periodic-logger';
 import { PeriodicStore, QUEUED_LOCK_TTL } from './periodic-store';
 
@@ -34,7 +35,8 @@ function lockOf(job: JobPayload): RunningLock | undefined {
  * failure) and stretched over a retry's wait. Every change is owner-checked:
  * a lock that expired and was taken by a later slot is left alone.
  */
-export class RunningLockListener implements JobLifecycleListener {
+export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarkedJobs {
+  readonly [IGNORES_UNMARKED_JOBS] = true as const;
   private readonly refreshers = new Map<string, NodeJS.Timeout>();
 
   constructor(

@@ -5,6 +5,7 @@ import type { HeartbeatPort } from './heartbeat-port';
 import type { ExecutionCarrier } from './job-execution';
 import { Processor } from './processor';
 import type { JobLifecycleListener, ServerContext } from './server-middleware';
+import { ignoresUnmarkedJobs } from './unmarked-job-listener';
 
 const WARM_CLASS = 'Wurk::WarmUp';
 
@@ -34,10 +35,12 @@ const silentHeartbeat: HeartbeatPort = {
  * first `run` of the job's AsyncLocalStorage installs Node's promise hooks
  * (about a millisecond), and V8 compiles each function of the path at its first call (the payload
  * parse, the processor's run and notify, the middleware chain, perform),
- * whichever instance makes it.
+ * whichever instance makes it. Of `listeners`, only wurk's own that ignore
+ * a job without their marks hear it: the made-up job carries no `track`, no
+ * unique lock and no periodic slot, so they decide it is none of theirs.
  */
 // Stryker disable next-line BlockStatement: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-export async function warmProcessor(executions: ExecutionCarrier): Promise<void> {
+export async function warmProcessor(executions: ExecutionCarrier, listeners: readonly JobLifecycleListener[]): Promise<void> {
   const registry = new WorkerRegistry();
   registry.register({ name: WARM_CLASS, target: WarmUpWorker, options: {}, instance: new WarmUpWorker() });
   const listener: JobLifecycleListener = { onStart: ignore, onSettled: ignore };
@@ -46,7 +49,7 @@ export async function warmProcessor(executions: ExecutionCarrier): Promise<void>
   const processor = new Processor({
     registry,
     middleware,
-    listeners: [listener],
+    listeners: [listener, ...listeners.filter(ignoresUnmarkedJobs)],
     heartbeat: silentHeartbeat,
     fetcher,
     maxRetries: 0,

@@ -3,6 +3,7 @@ import { floatText, nowMs, toEpochSeconds } from '../job/time';
 import type { JobExecution } from '../server/job-execution';
 import { errorClassOf, errorMessageOf } from '../server/retry/error-fields';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+import { IGNORES_UNMARKED_JOBS, IgnoresUnmarkedJobs } from '../server/unmarked-job-listener';
 import type { StatusOptions } from './status-options';
 import { StatusProgress } from './status-progress';
 import type { StatusFields, StatusWriter } from './status-writer';
@@ -25,7 +26,9 @@ type StatusContext = ServerContext & { execution?: JobExecution };
  * result or error, the newest buffered progress folded in. Untracked jobs
  * return at the first line, so they cost no command.
  */
-export class StatusListener implements JobLifecycleListener {
+export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs {
+  readonly [IGNORES_UNMARKED_JOBS] = true as const;
+
   /**
    * Keyed by jid, not by context: a job handed back at shutdown is settled
    * through a fresh context built from its payload, and its buffered

@@ -3,6 +3,7 @@ import type { JobPayload } from '../job/payload';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+import { IGNORES_UNMARKED_JOBS, IgnoresUnmarkedJobs } from '../server/unmarked-job-listener';
 import { uniqueDigest } from './unique-digest';
 import { UniqueLock, uniqueLockOf } from './unique-options';
 
@@ -17,7 +18,9 @@ import { UniqueLock, uniqueLockOf } from './unique-options';
  * Release is owner-checked (`lua/unique_release.lua`) and best-effort: if it
  * fails, the lock still expires after `unique_for`.
  */
-export class UniqueLockListener implements JobLifecycleListener {
+export class UniqueLockListener implements JobLifecycleListener, IgnoresUnmarkedJobs {
+  readonly [IGNORES_UNMARKED_JOBS] = true as const;
+
   constructor(private readonly redis: Redis) {}
 
   // Jobs without a lock are answered synchronously: the processor awaits only a promise.

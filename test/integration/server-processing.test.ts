@@ -1,4 +1,8 @@
 import { JobPayload } from '../../src/job/payload';
+import { RunningLockListener } from '../../src/periodic/running-lock-listener';
+import { StatusListener } from '../../src/status/status-listener';
+import { DEFAULT_STATUS_OPTIONS } from '../../src/status/status-options';
+import { UniqueLockListener } from '../../src/unique/unique-lock-listener';
 import { scriptSha } from '../../src/redis/scripts';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
@@ -106,6 +110,32 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     expect(h.heartbeat.processed).toBe(1);
     expect(h.heartbeat.executions.map((execution) => execution.className)).toEqual(['Rec']);
     expect(await redis.zcard('dead')).toBe(0);
+  });
+
+  it("lets wurk's own listeners hear the warm-up's made-up job, which bears none of their marks: they touch nothing", async () => {
+    const touched: string[] = [];
+    // Any use of a dependency (a property read, a call) is recorded: the warm-up job must cause none.
+    const recorder = <T>(name: string): T => new Proxy({}, { get: (_target, prop) => (touched.push(`${name}.${String(prop)}`), () => Promise.resolve()) }) as T;
+    const ours = [
+      new StatusListener(recorder('status writer'), DEFAULT_STATUS_OPTIONS, () => touched.push('status error')),
+      new UniqueLockListener(recorder('redis')),
+      new RunningLockListener(recorder('periodic store'), recorder('periodic logger')),
+    ];
+    const heard: string[] = [];
+    for (const listener of ours) {
+      const onStart = listener.onStart.bind(listener);
+      listener.onStart = (context: ServerContext) => (heard.push(`${listener.constructor.name} ${context.job.className}`), onStart(context));
+    }
+    const h = harness([{ name: 'Rec', instance: { perform: () => undefined } }], { concurrency: 2 });
+    for (const listener of ours) h.manager.addListener(listener);
+    await h.manager.start();
+    await h.manager.ready;
+    expect(heard).toEqual(['StatusListener Wurk::WarmUp', 'UniqueLockListener Wurk::WarmUp', 'RunningLockListener Wurk::WarmUp']);
+    expect(touched).toEqual([]);
+    expect(h.heartbeat.processed).toBe(0);
+    await h.client.push({ class: 'Rec', args: [] });
+    await waitFor(() => heard.length === 6, { what: 'the real job heard' });
+    expect(heard.slice(3)).toEqual(['StatusListener Rec', 'UniqueLockListener Rec', 'RunningLockListener Rec']);
   });
 
   it('uses at most 1.6 Redis commands per job (INFO commandstats, Lua calls included) and a third of a round trip, under load', async () => {
