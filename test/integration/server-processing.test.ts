@@ -1,11 +1,11 @@
 import { JobPayload } from '../../src/job/payload';
 import { RunningLockListener } from '../../src/periodic/running-lock-listener';
-import { StatusListener } from '../../src/status/status-listener';
-import { DEFAULT_STATUS_OPTIONS } from '../../src/status/status-options';
-import { UniqueLockListener } from '../../src/unique/unique-lock-listener';
 import { scriptSha } from '../../src/redis/scripts';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
+import { StatusListener } from '../../src/status/status-listener';
+import { DEFAULT_STATUS_OPTIONS } from '../../src/status/status-options';
+import { UniqueLockListener } from '../../src/unique/unique-lock-listener';
 import { commandDelta, commandStats } from '../support/command-counter';
 import { usePrivateRedis } from '../support/private-redis';
 import { quietLogger, useHarnesses } from '../support/server-harness';
