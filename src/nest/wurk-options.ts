@@ -67,11 +67,12 @@ export class CapsuleOptions implements CapsuleSpec {
  * This class is both the public type and the start-up check: each option is
  * one property with its type, its doc and its class-validator rule (see
  * config/option-rules), and a key that is no property stops the app with a
- * did-you-mean. To add an option: add the property here, its default (if it
- * has one) to `defaultOptions` below, and a row to the README's table.
+ * did-you-mean. To add an option: add the property here with its TSDoc, its
+ * default (if it has one) to `defaultOptions` below, and run `npm run
+ * docs:config` to regenerate docs/configuration.md (a test fails until then).
  */
 export class WurkModuleOptions {
-  /** `{ url }`, any ioredis options (Sentinel, TLS, ACL user, db), or an ioredis instance to duplicate. */
+  /** `{ url }`, any ioredis options (Sentinel, TLS, ACL user, db), or an ioredis instance to duplicate (never closed by wurk). Unset: ioredis's own default, `localhost:6379`. */
   @IsObjectOption('ioredis options ({ url, ... }) or an ioredis instance')
   @OptionRule(
     'redisUrlScheme',
@@ -87,7 +88,7 @@ export class WurkModuleOptions {
    * A push (and a retry/dead filing, and a tracked job's status row) is done
    * only once this many replicas acknowledged it (`WAIT`, pipelined with the
    * push: still one round trip). Default 1 when `redis` gives Sentinels,
-   * else 0. README "High availability".
+   * else 0. See docs/high-availability.md.
    */
   @IsCount(0)
   waitForReplicas?: number;
@@ -108,7 +109,7 @@ export class WurkModuleOptions {
   @IsArrayOf('middleware (a function, an object with call(), or a class)', isMiddleware)
   clientMiddleware?: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
 
-  /** Tokens and limits of the HTTP API (README "HTTP API"); its routes are WurkApiModule's controllers. */
+  /** Tokens and limits of the HTTP API (docs/http-api.md); its routes are WurkApiModule's controllers. Unset: no tokens, every route answers 404. */
   @IsNestedOptions(() => WurkApiOptionKeys, 'an object { tokens, enqueueClasses, ... }')
   api?: WurkApiOptions;
 
@@ -149,7 +150,7 @@ export class WurkModuleOptions {
   @IsFlag()
   periodicTicker?: boolean;
 
-  // --- Processing (README "Processing jobs") --------------------------------
+  // --- Processing (docs/workers-and-job-context.md) ---------------------------
 
   /** Run workers in this app (default true); false makes a producer-only app. */
   @IsFlag()
@@ -249,6 +250,7 @@ export class WurkModuleOptions {
   @IsText()
   tag?: string;
 
+  /** Labels shown beside the process on Sidekiq's Busy page. */
   @IsArrayOf('strings', (label) => typeof label === 'string')
   labels?: string[];
 

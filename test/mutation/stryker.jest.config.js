@@ -6,8 +6,8 @@
  * Left out, and why none of them is a killer the rest of the suite lacks:
  * - test/e2e/dashboard.browser.test.ts: Chromium drives the dashboard bundle; the admin routes it calls are
  *   pinned over HTTP by test/e2e/api-admin*.test.ts and test/integration/admin-*.test.ts.
- * - test/unit/readme-quickstart.test.ts, test/unit/optional-peers.test.ts: type-check the README and load the
- *   entry points in a child Node; they pin packaging, not behaviour.
+ * - test/docs/*.test.ts, test/unit/optional-peers.test.ts: check the documentation (examples, links, the
+ *   generated references) and load the entry points in a child Node; they pin docs and packaging, not behaviour.
  * - test/interop/* except payload-bytes, unique-digest and invalid-payloads-in-dead: each boots Ruby Sidekiq
  *   (4 to 20 s a file) to read or run what wurk wrote; the bytes and keys they read are pinned by the three
  *   kept files and by the integration tests against the same redis-server.
@@ -21,7 +21,7 @@ const base = require('../../jest.config.js');
 
 const leftOut = [
   '/test/e2e/dashboard\\.browser\\.test\\.ts$',
-  '/test/unit/readme-quickstart\\.test\\.ts$',
+  '/test/docs/',
   '/test/unit/optional-peers\\.test\\.ts$',
   '/test/interop/(?!(payload-bytes|unique-digest|invalid-payloads-in-dead)\\.test\\.ts$)',
   '/test/chaos/(?!(wrong-types|strange-throws)\\.test\\.ts$)',
