@@ -94,6 +94,8 @@ export function anchorsOf(text: string): Set<string> {
     seen.set(slug, count + 1);
     anchors.add(count === 0 ? slug : `${slug}-${count}`);
   }
+  // Explicit anchors: <a id="bounded-reads"></a>
+  for (const match of text.matchAll(/<a\s+(?:id|name)="([^"]+)"/g)) anchors.add(match[1]);
   return anchors;
 }
 
