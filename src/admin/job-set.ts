@@ -20,6 +20,7 @@ export interface ScanPage<T> {
   items: T[];
 }
 
+/** How a sorted set of the admin API files what it moves (the dead set's trim limits). */
 export interface JobSetOptions {
   /** Dialect of the `enqueued_at` written when an entry moves to its queue. */
   timestamps: TimestampMode;

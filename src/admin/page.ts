@@ -12,6 +12,7 @@ export interface Page<T> {
   items: T[];
 }
 
+/** Items per page when a page request gives no `count` (the HTTP API's `?count=` default). */
 export const DEFAULT_PAGE_COUNT = 25;
 /** No admin call returns more than this many items at once, whatever it is asked for. */
 export const MAX_PAGE_COUNT = 1000;

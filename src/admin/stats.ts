@@ -24,6 +24,7 @@ export interface SlowStats {
   workersSize: number;
 }
 
+/** Jobs processed and failed on one UTC day (`Stats.history()`, `GET /v1/stats/history`). */
 export interface StatsHistoryDay {
   /** UTC day, YYYY-MM-DD. */
   date: string;

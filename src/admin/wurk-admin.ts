@@ -11,6 +11,7 @@ import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
 
+/** Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a pause. */
 export interface WurkAdminOptions {
   /** Dialect of the `enqueued_at` written when an entry is pushed back onto its queue. */
   timestamps: TimestampMode;

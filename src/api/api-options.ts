@@ -5,6 +5,7 @@ import { WurkConfigError } from '../job/errors';
 export type ApiScope = 'enqueue' | 'read' | 'admin';
 export const API_SCOPES: readonly ApiScope[] = ['enqueue', 'read', 'admin'];
 
+/** One bearer token of the HTTP API (`api.tokens[]`) and what it may do. */
 export interface ApiTokenOption {
   /** At least 20 printable ASCII characters (0x21–0x7E). */
   token: string;
@@ -16,6 +17,7 @@ export interface ApiTokenOption {
 export const RATE_LIMIT_INTERVALS = { second: 1, minute: 60, hour: 3600, day: 86400 } as const;
 export type RateLimitIntervalName = keyof typeof RATE_LIMIT_INTERVALS;
 
+/** A per-token request limit of the HTTP API (`api.rateLimit`): a sliding window shared by every process. */
 export interface ApiRateLimitOption {
   /** Requests each token may make per interval, fleet-wide. */
   limit: number;

@@ -22,6 +22,7 @@ export interface ClientContext {
   workerClass?: WorkerClass;
 }
 
+/** A client middleware as a function `(context, next) => …`: change `context.job`, or skip `next()` to drop the push. */
 export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
 
 /** A class-shaped client middleware, e.g. a Nest provider with injected dependencies. */

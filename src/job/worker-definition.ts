@@ -8,6 +8,7 @@ export interface WorkerInstance {
   perform(...args: any[]): unknown;
 }
 
+/** A class decorated with `@Worker`: what `performAsync(Worker, ...args)` and the testing helpers take. */
 export type WorkerClass<W extends WorkerInstance = WorkerInstance> = abstract new (...deps: any[]) => W;
 
 /** The argument list of a worker's `perform`, which `performAsync` type-checks at the call site. */

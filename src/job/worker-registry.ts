@@ -2,6 +2,7 @@ import { WurkConfigError } from './errors';
 import { WorkerOptions } from './job-hash';
 import { WorkerClass, WorkerInstance } from './worker-definition';
 
+/** A worker class the process knows, by the class name its jobs carry, with its resolved options. */
 export interface RegisteredWorker {
   /** The Sidekiq class string jobs name. */
   name: string;

@@ -5,6 +5,7 @@ import { runScript } from '../redis/scripts';
 import { pause } from './limit-wait';
 import { OverLimitError } from './over-limit-error';
 
+/** Options of `LimiterService.concurrent()`: how long a slot may be held and how long `within()` waits for one. */
 export interface ConcurrentLimiterOptions {
   /** Seconds a slot is held at most: a crashed holder's slot frees itself then (default 30; set it above your longest run). */
   lockTimeout?: number;

@@ -5,6 +5,7 @@ import { runScript } from '../redis/scripts';
 import { pause } from './limit-wait';
 import { OverLimitError } from './over-limit-error';
 
+/** A window limiter's window: `second`, `minute`, `hour`, `day`, or a number of seconds. */
 export type LimiterInterval = 'second' | 'minute' | 'hour' | 'day' | number;
 
 const INTERVAL_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
@@ -13,6 +14,7 @@ export function intervalSeconds(interval: LimiterInterval): number {
   return typeof interval === 'number' ? interval : INTERVAL_SECONDS[interval];
 }
 
+/** Options of `LimiterService.window()`: how long `within()` waits for the window to admit. */
 export interface WindowLimiterOptions {
   /** Seconds `within` may wait for the window to admit it before throwing OverLimitError (default 5; 0 = do not wait). */
   waitTimeout?: number;

@@ -5,6 +5,7 @@ import { WurkConfigError } from '../job/errors';
 import type { QueueSpec } from '../server/queue-order';
 import { setProcessOverrides } from './process-overrides';
 
+/** Options of `runStandaloneWorker()`: the module to boot, and overrides of its concurrency and queues. */
 export interface StandaloneWorkerOptions {
   /** The app's root module (the one that imports WurkModule). */
   module: Type<unknown>;

@@ -28,6 +28,7 @@ export interface PeriodicEntryInfo {
   runningJid?: string;
 }
 
+/** Options of a `PeriodicManager`: its entries, tick interval, new-entry grace and logger. */
 export interface PeriodicManagerOptions {
   tickInterval: number;
   /** Seconds a never-seen entry's latest slot may be old and still fire (default 60; Infinity = seed 004). */

@@ -5,6 +5,7 @@ import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-m
 
 /** The job lifecycle events of this process, one per outcome kind plus the start. */
 export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted', 'rescheduled'] as const;
+/** The events `@OnJobEvent` can hear: `started`, and one per outcome (`completed`, `retrying`, `dead`, `failed`, `interrupted`, `rescheduled`). */
 export type JobEventName = (typeof JOB_EVENTS)[number];
 
 /** What a job event handler receives. */
@@ -22,6 +23,7 @@ export interface JobEvent {
   outcome?: JobOutcome;
 }
 
+/** A method decorated with `@OnJobEvent`: called with each event, detached from the job (errors are logged). */
 export type JobEventHandler = (event: JobEvent) => unknown;
 
 const EVENT_OF_OUTCOME: Record<JobOutcome['kind'], JobEventName> = {

@@ -22,6 +22,7 @@ import { SuspectGate } from './suspect-gate';
 import { warmProcessor } from './processor-warm-up';
 import { ExecutionCarrier } from './job-execution';
 
+/** What a `Manager` is built from: Redis connections, the worker registry, options and the shared parts a Nest app would inject. */
 export interface ManagerDeps {
   connections: RedisConnections;
   registry: WorkerRegistry;
@@ -61,6 +62,7 @@ async function withinWarmUpLimit(step: Promise<unknown>): Promise<void> {
   clearTimeout(bound);
 }
 
+/** The process plane of one process without Nest: its capsules, poller, orphan checks and heartbeat. `WurkServer` runs one inside a Nest app. */
 export class Manager {
   /** Resolves once the first orphan check completed (at once when never started). */
   readonly ready: Promise<void>;

@@ -25,6 +25,7 @@ export interface ServerContext {
   startedAt?: number;
 }
 
+/** A server middleware as a function `(context, next) => …` around `perform`; not calling `next()` skips the job. */
 export type ServerMiddlewareFn = MiddlewareFn<ServerContext>;
 
 /** A class-shaped server middleware, e.g. a Nest provider with injected dependencies. */

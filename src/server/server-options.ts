@@ -47,6 +47,7 @@ export interface ServerOptions {
   writes?: WritePolicy;
 }
 
+/** The defaults of the processing options (concurrency, queues, fetch, timeouts, intervals), as `WurkModule.forRoot` fills them in. */
 export const SERVER_DEFAULTS = {
   concurrency: 10,
   queues: ['default'] as QueueSpec,

@@ -1,5 +1,6 @@
 /** The states of a status row, in order (contract §2.3). */
 export const STATUS_STATES = ['enqueued', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] as const;
+/** The states of a status row: `enqueued`, `running`, `complete`, `retrying`, `failed`, `dead`, `interrupted`. */
 export type StatusState = (typeof STATUS_STATES)[number];
 
 export function isStatusState(value: unknown): value is StatusState {

@@ -4,6 +4,7 @@ import type { StatusRecord, StatusState } from './status-record';
 /** States after which a job's row changes no more: `retrying` and `interrupted` lead to another run. */
 export const FINAL_STATES: readonly StatusState[] = ['complete', 'failed', 'dead'];
 
+/** Options of `StatusService.waitFor`: the timeout in milliseconds, and the states that end the wait (default: complete, failed, dead). */
 export interface WaitForOptions {
   /** Milliseconds to wait before rejecting with StatusWaitTimeoutError. */
   timeout: number;

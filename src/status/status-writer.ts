@@ -31,6 +31,7 @@ export class InvalidStatusStateError extends Error {
   }
 }
 
+/** How a status write is made: the TTL it stamps, and whether it may create the row. */
 export interface StatusWriteOptions {
   /** TTL to stamp, in seconds. */
   ttl: number;

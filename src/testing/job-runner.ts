@@ -7,6 +7,7 @@ import { attemptOf, DeathHandler, ErrorHandler, perform } from '../server/proces
 import { planFailure } from '../server/retry/failure-plan';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
 
+/** What the testing module's in-memory runner needs: the worker registry, the app's server middleware and listeners, and the retry limit. */
 export interface JobRunnerDeps {
   registry: WorkerRegistry;
   middleware: MiddlewareChain<ServerContext>;

@@ -5,6 +5,7 @@ import { DashboardAssets } from './dashboard-assets';
 import { WurkDashboardController } from './wurk-dashboard.controller';
 import { WURK_DASHBOARD_SETTINGS } from './wurk-dashboard.tokens';
 
+/** Options of `WurkDashboardModule.register()`: `path` (default `dashboard`), `apiUrl` (default `../api/v1`), `readOnly`. */
 export interface WurkDashboardModuleOptions {
   /** The dashboard's path, default `dashboard` (under the app's global prefix and RouterModule path, as any controller). */
   path?: string;

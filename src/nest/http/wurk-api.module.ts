@@ -11,6 +11,7 @@ import { WurkApiGuard } from './wurk-api.guard';
 import { WurkApiService } from './wurk-api.service';
 import { WURK_API_MOUNT } from './wurk-api.tokens';
 
+/** Options of `WurkApiModule.register()`: `path`, where the routes are mounted below the global prefix (default `api`). */
 export interface WurkApiModuleOptions {
   /**
    * The controllers' path, default `api`: routes at `<global prefix>/<RouterModule path>/<path>/v1/...`.

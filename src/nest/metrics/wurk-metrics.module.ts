@@ -8,6 +8,7 @@ import { WurkServer } from '../wurk-server';
 // Loaded when this entry (`nestjs-wurk/metrics`) is imported, never from the package root.
 const prom = loadPeer<typeof import('prom-client')>('prom-client', 'nestjs-wurk/metrics');
 
+/** Options of `WurkMetricsModule.forRoot()`: the metrics' options plus `path` (default `metrics`; `false` mounts no route). */
 export interface WurkMetricsModuleOptions extends WurkMetricsOptions {
   /** Route that serves the registry in Prometheus' text format (default `metrics`); false mounts nothing. */
   path?: string | false;

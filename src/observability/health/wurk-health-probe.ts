@@ -28,6 +28,7 @@ export interface HealthSubject {
   draining: boolean;
 }
 
+/** What a health check found: Redis, the heartbeat, the processors and queue latency, with every number behind the verdict. */
 export interface WurkHealthReport {
   redis: { reachable: boolean; rttMs: number | null; error?: string };
   heartbeat: { ageSeconds: number | null; lastAttemptAgeSeconds: number | null } | null;

@@ -5,6 +5,7 @@ import { WurkConfigError } from '../../job/errors';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../server/server-middleware';
 import { knownQueues, QueueGauge, readQueueGauges } from '../queue-gauges';
 
+/** The Prometheus metrics' options: the registry, the name prefix (`wurk_`), the duration buckets and the queue gauges. */
 export interface WurkMetricsOptions {
   /** Where the metrics register (default: prom-client's global `register`). */
   registry?: Registry;

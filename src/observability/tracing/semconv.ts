@@ -6,12 +6,18 @@
  * what dashboards and queries depend on.
  */
 export const ATTR_MESSAGING_SYSTEM = 'messaging.system';
+/** OpenTelemetry attribute: the queue a job is pushed to or fetched from. */
 export const ATTR_MESSAGING_DESTINATION_NAME = 'messaging.destination.name';
+/** OpenTelemetry attribute: the job's jid. */
 export const ATTR_MESSAGING_MESSAGE_ID = 'messaging.message.id';
+/** OpenTelemetry attribute: the operation's type (`send` or `process`). */
 export const ATTR_MESSAGING_OPERATION_TYPE = 'messaging.operation.type';
+/** OpenTelemetry attribute: the operation's name (`publish`, `process`). */
 export const ATTR_MESSAGING_OPERATION_NAME = 'messaging.operation.name';
 
+/** The `messaging.operation.type` of a push. */
 export const MESSAGING_OPERATION_TYPE_VALUE_SEND = 'send';
+/** The `messaging.operation.type` of a job's run. */
 export const MESSAGING_OPERATION_TYPE_VALUE_PROCESS = 'process';
 
 /** The system's value: jobs are Sidekiq's, whichever side pushes or runs them (what Ruby's instrumentation reports). */

@@ -17,6 +17,7 @@ import {
   MESSAGING_SYSTEM_VALUE_SIDEKIQ,
 } from './semconv';
 
+/** Options of `WurkTracingModule.forRoot()`: `propagation`, how a job's span relates to its producer's (`child`, `link` or `none`). */
 export interface WurkTracingOptions {
   /**
    * How a job's `process` span relates to the producer's trace: `child`
