@@ -51,27 +51,34 @@ while true do
   if not job then break end
   local ok, decoded = pcall(cjson.decode, job)
   local fields = (ok and type(decoded) == "table") and decoded or {}
-  local count = 0
+  local count, counter = 0, nil
   -- Bytes that are not valid UTF-8 never started anywhere (fetch files them
   -- in dead as it claims them): back uncounted, to be filed by the next claim.
   local started = not unstarted and valid_utf8(job)
   if started and type(fields.jid) == "string" then
-    local counter = ARGV[4] .. fields.jid
-    count = redis.call("INCR", counter)
-    redis.call("EXPIRE", counter, ARGV[6])
+    -- Read now, written only once the job is filed elsewhere: a push that
+    -- fails (a key of the wrong type) ends the script with the job still
+    -- here, and the next pass must not count this recovery a second time.
+    counter = ARGV[4] .. fields.jid
+    count = (tonumber(redis.call("GET", counter)) or 0) + 1
   end
   if count > tonumber(ARGV[5]) then
     redis.call("RPUSH", KEYS[6], job)
-    redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
+  elseif not started then
+    redis.call("RPUSH", KEYS[2], job)
+  else
+    redis.call("LPUSH", KEYS[2], job)
+  end
+  if counter then
+    redis.call("SET", counter, count, "EX", ARGV[6])
+  end
+  redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
+  if count > tonumber(ARGV[5]) then
     parked = parked + 1
   else
-    if not started then
-      redis.call("RPUSH", KEYS[2], job)
-    else
-      redis.call("LPUSH", KEYS[2], job)
+    if started then
       redis.pcall("SADD", KEYS[7], job) -- only a hint: a failure costs the isolation, never the job
     end
-    redis.call(unstarted and "LPOP" or "RPOP", KEYS[1])
     moved = moved + 1
     -- A periodic job that holds its entry's running lock until executed:
     -- the lock must follow the job back onto the queue, or the ticker would

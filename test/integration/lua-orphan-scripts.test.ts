@@ -113,6 +113,18 @@ describe('lua/requeue_orphans.lua', () => {
     expect(await redis().exists(STARTED)).toBe(0);
   });
 
+  it('a push that fails counts no recovery: the job stays, and the pass that moves it counts it once', async () => {
+    await redis().set(QUEUE, 'not a list');
+    await fill(STARTED, job('once'));
+    await expect(requeue(STARTED)).rejects.toThrow(/WRONGTYPE/);
+    expect(await redis().get('super_fetch:recovered:once')).toBeNull();
+    expect(await redis().lrange(STARTED, 0, -1)).toEqual([job('once')]);
+    await redis().del(QUEUE);
+    expect(await requeue(STARTED)).toEqual([1, 0]);
+    expect(await redis().get('super_fetch:recovered:once')).toBe('1');
+    expect(await redis().ttl('super_fetch:recovered:once')).toBeGreaterThan(COUNTER_TTL - 10);
+  });
+
   it('a started job recovered more than maxOrphanings times is parked in wurk:repeat_orphans; at the limit it is still queued', async () => {
     await redis().set('super_fetch:recovered:poison', MAX_ORPHANINGS);
     await redis().set('super_fetch:recovered:last-chance', MAX_ORPHANINGS - 1);
