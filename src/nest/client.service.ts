@@ -3,6 +3,7 @@ import { Client } from '../client/client';
 import type { PushTransport } from '../client/push-transport';
 import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import { capsuleDefaultQueues, capsuleGroups } from '../server/capsules';
+import { SERVER_DEFAULTS } from '../server/server-options';
 import type { ResolvedWurkOptions } from './wurk-options';
 
 /**
@@ -15,6 +16,6 @@ import type { ResolvedWurkOptions } from './wurk-options';
 @Injectable()
 export class ClientService extends Client {
   constructor(@Inject(WURK_PUSH_TRANSPORT) transport: PushTransport, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    super(transport, { timestamps: options.timestamps, capsuleQueues: capsuleDefaultQueues(capsuleGroups(options.queues, options.concurrency, options.capsules)) });
+    super(transport, { timestamps: options.timestamps, capsuleQueues: capsuleDefaultQueues(capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules)) });
   }
 }

@@ -3,6 +3,7 @@ import { resolvePeriodicEntries } from '../periodic/periodic-entry';
 import { PeriodicManager } from '../periodic/periodic-manager';
 import { RedisConnections } from '../redis/connections';
 import { capsuleDefaultQueues, capsuleGroups } from '../server/capsules';
+import { SERVER_DEFAULTS } from '../server/server-options';
 import { ClientService } from './client.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -18,7 +19,7 @@ export class PeriodicService extends PeriodicManager {
   readonly capsuleQueues: Readonly<Record<string, string>>;
 
   constructor(connections: RedisConnections, client: ClientService, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    const capsuleQueues = capsuleDefaultQueues(capsuleGroups(options.queues, options.concurrency, options.capsules));
+    const capsuleQueues = capsuleDefaultQueues(capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules));
     const entries = resolvePeriodicEntries(
       options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })),
       capsuleQueues,

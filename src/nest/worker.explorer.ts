@@ -5,6 +5,7 @@ import { WurkConfigError } from '../job/errors';
 import { declaredWorkerClasses, validateWorkerOptions, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
 import { CapsuleGroup, capsuleGroups, checkWorkerCapsule } from '../server/capsules';
+import { SERVER_DEFAULTS } from '../server/server-options';
 import { providerClasses } from './provider-classes';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -26,7 +27,7 @@ export class WorkerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.groups = capsuleGroups(this.options.queues, this.options.concurrency, this.options.capsules);
+    this.groups = capsuleGroups(this.options.queues ?? SERVER_DEFAULTS.queues, this.options.concurrency, this.options.capsules);
     for (const { wrapper, target } of providerClasses(this.discovery)) {
       if (workerOptionsOf(target)) this.register(wrapper, target);
     }

@@ -160,7 +160,11 @@ export class WurkModuleOptions {
   @IsCount(1)
   concurrency?: number;
 
-  /** Strict `['critical', 'default']` or weighted `[['critical', 3], ['default', 1]]` (default `['default']`); checked by QueueOrder. */
+  /**
+   * Strict `['critical', 'default']` or weighted `[['critical', 3], ['default', 1]]`; checked by QueueOrder.
+   * Default: `default` and the queues of this app's workers and periodic entries, weighted 1 each. Listed,
+   * they are exactly what is fetched (Sidekiq's semantics), and a worker whose queue is not fetched is warned of at boot.
+   */
   @IsResolvedElsewhere()
   queues?: QueueSpec;
 
@@ -296,7 +300,6 @@ function defaultOptions() {
     periodicNewEntryGrace: NEW_ENTRY_GRACE,
     processing: true,
     concurrency: SERVER_DEFAULTS.concurrency,
-    queues: SERVER_DEFAULTS.queues,
     capsules: [] as CapsuleOptions[],
     fetch: SERVER_DEFAULTS.fetch,
     shutdownTimeout: SERVER_DEFAULTS.shutdownTimeout,

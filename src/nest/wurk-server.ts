@@ -10,6 +10,8 @@ import { ExecutionCarrier } from '../server/job-execution';
 import { JobLog } from '../server/job-log';
 import { capsuleGroups, capsuleHeartbeatInfo } from '../server/capsules';
 import { Manager } from '../server/manager';
+import { bootLine, defaultGroupQueues, QueueUser, unfetchedQueueUsers } from '../server/queue-plan';
+import { SERVER_DEFAULTS } from '../server/server-options';
 import type { JobLifecycleListener, ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
@@ -37,12 +39,18 @@ export class WurkServer {
   /** Undefined when `processing: false`. */
   readonly heartbeat: Heartbeat | undefined;
   private closing = false;
+  private readonly logger = new Logger('Wurk');
 
-  constructor(connections: RedisConnections, registry: WorkerRegistry, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions, executions: ExecutionCarrier) {
+  constructor(
+    private readonly connections: RedisConnections,
+    registry: WorkerRegistry,
+    @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
+    executions: ExecutionCarrier,
+  ) {
     this.identity = newProcessIdentity();
     if (!options.processing) return;
-    const logger = new Logger('Wurk');
-    const groups = capsuleGroups(options.queues, options.concurrency, options.capsules);
+    const logger = this.logger;
+    const groups = capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules);
     const heartbeat = (this.heartbeat = new Heartbeat({
       redis: options.redis,
       identity: this.identity,
@@ -65,10 +73,31 @@ export class WurkServer {
       registry,
       heartbeat,
       identity: this.identity,
-      options: { ...options, logger, writes: writePolicyFor(connections.sentinel, options) },
+      options: { ...options, queues: options.queues ?? SERVER_DEFAULTS.queues, logger, writes: writePolicyFor(connections.sentinel, options) },
       executions,
     });
     if (options.logJobs !== 'none') this.manager.addListener(new JobLog(options.logJobs, logger, registry));
+  }
+
+  /**
+   * Settles what this process fetches, once the app's workers and periodic
+   * entries are known (at bootstrap, before start): without a `queues`
+   * option, `default` and their queues; then warns of each whose queue no
+   * capsule fetches and logs the boot line.
+   */
+  planQueues(users: readonly QueueUser[]): void {
+    const { manager, heartbeat } = this;
+    if (!manager || !heartbeat) return;
+    if (this.options.queues === undefined) {
+      manager.setQueues(defaultGroupQueues(users, this.options.capsules));
+      heartbeat.describe(capsuleHeartbeatInfo(manager.capsuleGroups));
+    }
+    for (const user of unfetchedQueueUsers(users, manager.capsuleGroups)) {
+      this.logger.warn(
+        `${user.who} pushes to queue "${user.queue}", which no capsule of this process fetches (queues: ${manager.queueNames.join(', ')}); its jobs wait for a process that lists "${user.queue}" in its queues`,
+      );
+    }
+    this.logger.log(bootLine(manager.capsuleGroups, this.options.fetch, this.connections.server, this.options.queues !== undefined));
   }
 
   /** Resolves once processing is ready (see Manager.ready); at once when this app does not process. */

@@ -2,6 +2,10 @@ import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, 
 import type { JobLifecycleListener } from '../server/server-middleware';
 import { ModuleRef } from '@nestjs/core';
 import { RedisConnections } from '../redis/connections';
+import type { WorkerOptions } from '../job/job-hash';
+import { WorkerRegistry } from '../job/worker-registry';
+import type { QueueUser } from '../server/queue-plan';
+import { PeriodicService } from './periodic.service';
 import { ClientService } from './client.service';
 import { resolveEntry } from './resolve-entry';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -46,6 +50,7 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnMo
 
   /** Processing starts once every module is initialised, so workers and hooks are all in place. */
   async onApplicationBootstrap(): Promise<void> {
+    this.server.planQueues(this.queueUsers());
     await this.server.manager?.start();
   }
 
@@ -57,6 +62,19 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnMo
   /** Drain first, while the connections are still open for jobs that push during the drain. */
   async beforeApplicationShutdown(): Promise<void> {
     await this.server.manager?.stop();
+  }
+
+  /** Each registered worker and periodic entry with the queue its jobs go to (as ClientService and the ticker push them). */
+  private queueUsers(): QueueUser[] {
+    const periodic = this.optionalProvider(PeriodicService);
+    const capsuleQueues = periodic?.capsuleQueues ?? {};
+    const registry = this.optionalProvider(WorkerRegistry);
+    const workerQueue = (options: WorkerOptions | undefined) => options?.queue ?? (options?.capsule !== undefined ? capsuleQueues[options.capsule] : undefined);
+    const workers = (registry?.all() ?? []).map((worker) => ({ who: `@Worker(${worker.name})`, queue: workerQueue(worker.options) ?? 'default' }));
+    const entries = (periodic?.entries() ?? []).map((entry) => ({ who: entry.source, queue: entry.queue ?? workerQueue(registry?.get(entry.className)?.options) ?? 'default' }));
+    // A @Periodic entry on its worker's own queue would repeat the worker's warning.
+    const repeats = (user: QueueUser, index: number) => workers.some((worker) => worker.queue === user.queue && periodic?.entries()[index].className === worker.who.slice(8, -1));
+    return [...workers, ...entries.filter((entry, index) => !repeats(entry, index))];
   }
 
   private optionalProvider<T>(type: Type<T>): T | undefined {

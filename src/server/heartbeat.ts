@@ -81,6 +81,11 @@ export class Heartbeat implements HeartbeatPort {
     this.logger = options.logger ?? consoleLogger;
   }
 
+  /** Replaces what `info` says of the queues and capsules; read when the thread starts, so call it before start(). */
+  describe(info: Partial<HeartbeatOptions['info']>): void {
+    this.options.info = { ...this.options.info, ...info };
+  }
+
   /** Resolves after the first beat was attempted; a Redis outage is logged and retried, not thrown. */
   async start(): Promise<void> {
     if (this.thread) return;

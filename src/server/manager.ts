@@ -12,6 +12,7 @@ import type { HeartbeatPort, RemoteSignal } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
 import { Poller } from './poller';
+import type { QueueSpec } from './queue-order';
 import { attemptOf } from './processor';
 import { RecurringTask } from './recurring-task';
 import { errorMessageOf } from './retry/error-fields';
@@ -70,7 +71,7 @@ export class Manager {
   private readonly middleware = new MiddlewareChain<ServerContext>();
   private readonly listeners: JobLifecycleListener[] = [];
   private readonly logger: ServerLogger;
-  private readonly groups: CapsuleGroup[];
+  private groups: CapsuleGroup[];
   private readonly dead: DeadTrim;
   private readonly deadline = new AbortController();
   private readonly gate = new SuspectGate();
@@ -102,6 +103,21 @@ export class Manager {
   addListener(listener: JobLifecycleListener): this {
     if (!this.listeners.includes(listener)) this.listeners.push(listener);
     return this;
+  }
+
+  /**
+   * Replaces the default group's queues before start: the Nest layer knows
+   * the app's workers (and so the queues to fetch when none are listed)
+   * only after the options built this manager.
+   */
+  setQueues(queues: QueueSpec): void {
+    if (this.started) throw new Error('Manager.setQueues: already started');
+    this.groups = capsuleGroups(queues, this.deps.options.concurrency, this.deps.options.capsules);
+  }
+
+  /** The capsule groups (the default one first), as they will run. */
+  get capsuleGroups(): readonly CapsuleGroup[] {
+    return this.groups;
   }
 
   /** Every queue this process works, the default group's first. */

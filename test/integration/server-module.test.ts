@@ -161,6 +161,8 @@ describe('processing through WurkModule', () => {
     expect(() => resolveOptions({ fetch: 'fast' as never })).toThrow(/fetch/);
     expect(() => resolveOptions({ shutdownTimeout: -1 })).toThrow(/shutdownTimeout/);
     expect(() => resolveOptions({ heartbeatInterval: 10, heartbeatTtl: 5 })).toThrow(/heartbeatTtl/);
-    expect(resolveOptions({})).toMatchObject({ processing: true, concurrency: 10, queues: ['default'], fetch: 'reliable', shutdownTimeout: 25, pollInterval: 5, maxRetries: 25 });
+    expect(resolveOptions({})).toMatchObject({ processing: true, concurrency: 10, fetch: 'reliable', shutdownTimeout: 25, pollInterval: 5, maxRetries: 25 });
+    // Unset: the default group fetches `default` and the registered workers' queues, settled at boot (default-queues.test.ts).
+    expect(resolveOptions({}).queues).toBeUndefined();
   });
 });
