@@ -47,6 +47,11 @@ export class WorkSet {
     return { page, count, total: all.length, items: all.slice(start, start + count) };
   }
 
+  /** The jobs in flight with this jid: usually one, more when a process runs a duplicate. */
+  async find(jid: string): Promise<WorkRecord[]> {
+    return (await this.all()).filter((work) => work.job.jid === jid);
+  }
+
   /** Σ `busy` of the live processes, as Sidekiq's WorkSet#size (no work hash read). */
   async size(): Promise<number> {
     const identities = await setMembers(this.redis, Keys.processes);

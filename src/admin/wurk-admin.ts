@@ -3,13 +3,17 @@ import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../server/fetch/fetcher';
 import { DeadSet } from './dead-set';
 import { Health } from './health';
+import { JobLocator } from './job-locator';
+import { MetricsQuery } from './metrics-query';
 import { ProcessSet } from './process-set';
 import type { PauseListener } from './queue';
 import { QueueList } from './queue-list';
+import { RedisInfo } from './redis-info';
 import { RetrySet } from './retry-set';
 import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
+import { StatusStore } from '../status/status-store';
 
 /** Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a pause. */
 export interface WurkAdminOptions {
@@ -36,6 +40,12 @@ export class WurkAdmin {
   readonly work: WorkSet;
   /** Redis reachable and processes beating (contract §1.10 `/health`). */
   readonly health: Health;
+  /** Sidekiq 7/8's execution metrics per job class (the Web UI's Metrics page). */
+  readonly metrics: MetricsQuery;
+  /** Redis's version, memory, clients and uptime (the Web UI's dashboard footer). */
+  readonly redisInfo: RedisInfo;
+  /** Where a jid is: queues, schedule, retry, dead, in flight, status row. */
+  readonly jobs: JobLocator;
 
   constructor(redis: Redis, options: WurkAdminOptions) {
     const sets = { timestamps: options.timestamps, dead: options.dead };
@@ -47,5 +57,8 @@ export class WurkAdmin {
     this.processes = new ProcessSet(redis);
     this.work = new WorkSet(redis);
     this.health = new Health(redis);
+    this.metrics = new MetricsQuery(redis);
+    this.redisInfo = new RedisInfo(redis);
+    this.jobs = new JobLocator({ queues: this.queues, scheduled: this.scheduled, retries: this.retries, dead: this.dead, work: this.work, status: new StatusStore(redis) });
   }
 }

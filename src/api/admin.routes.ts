@@ -1,4 +1,6 @@
 import type { SortedEntry, JobRecord } from '../admin/job-record';
+import type { JobLocation } from '../admin/job-locator';
+import { ClassMetrics, HISTOGRAM_LABELS, isMetricsPeriod, METRICS_PERIODS, MetricsPeriod, MetricsResult } from '../admin/metrics-query';
 import type { JobSet } from '../admin/job-set';
 import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
@@ -53,6 +55,12 @@ export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
   { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
   { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
+  { name: 'queues.clear', method: 'DELETE', pattern: '/v1/queues/:name', scope: 'admin' },
+  { name: 'queues.delete_job', method: 'DELETE', pattern: '/v1/queues/:name/jobs/:jid', scope: 'admin' },
+  { name: 'metrics.jobs', method: 'GET', pattern: '/v1/metrics/jobs', scope: 'read' },
+  { name: 'metrics.job', method: 'GET', pattern: '/v1/metrics/jobs/:class', scope: 'read' },
+  { name: 'redis', method: 'GET', pattern: '/v1/redis', scope: 'read' },
+  { name: 'jobs.locations', method: 'GET', pattern: '/v1/jobs/:jid/locations', scope: 'read' },
 ];
 
 /** Longest history a request may ask for; Sidekiq's Web UI offers up to 180 days. */
@@ -122,6 +130,33 @@ function processJson(record: ProcessRecord, nowSeconds: number): Record<string, 
 
 function isStale(record: ProcessRecord, nowSeconds: number): boolean {
   return record.beat === undefined || nowSeconds - record.beat > STALE_AFTER_SECONDS;
+}
+
+function locationJson(location: JobLocation): Record<string, unknown> {
+  if (location.where === 'queue') return { where: 'queue', queue: location.queue, position: location.position, job: jobJson(location.job) };
+  if (location.where === 'busy') {
+    const { work } = location;
+    return { where: 'busy', process: work.process, tid: work.tid, queue: work.queue ?? null, run_at: work.runAt ?? null, job: jobJson(work.job) };
+  }
+  return { where: location.where, ...entryJson(location.entry) };
+}
+
+const CLASS_METRIC_FIELDS = ['class', 'processed', 'failed', 'totalMs', 'avgMs', 'series'] as const;
+const METRICS_FIELDS = ['period', 'bucketSeconds', 'startsAt', 'endsAt', 'buckets'] as const;
+
+function classMetricsJson(metrics: ClassMetrics): Record<string, unknown> {
+  return wireFields(metrics, CLASS_METRIC_FIELDS);
+}
+
+function metricsJson(result: MetricsResult): Record<string, unknown> {
+  return { ...wireFields(result, METRICS_FIELDS), periods: Object.keys(METRICS_PERIODS) };
+}
+
+/** `?period=` one of Sidekiq's Metrics periods, 1h by default. */
+function periodOf(query: Record<string, string[]>): MetricsPeriod {
+  const period = singleParam(query, 'period') ?? '1h';
+  if (!isMetricsPeriod(period)) throw invalidRequest(`The query parameter period must be one of ${Object.keys(METRICS_PERIODS).join(', ')}.`);
+  return period;
 }
 
 function signalJson(result: SignalResult): Record<string, unknown> {
@@ -271,6 +306,49 @@ export class AdminRoutes {
     if (!/^[0-9]{1,4}$/.test(days)) throw invalidRequest('The query parameter days must be an integer.');
     // No floor here: Stats.history reads 0 as its one-day minimum.
     return jsonResponse(200, { days: await this.deps.admin.stats.history(Math.min(MAX_HISTORY_REQUEST_DAYS, Number(days))) });
+  }
+
+  /** Drops a queue's jobs and its entry in `queues` (Sidekiq's Queue#clear). */
+  async clearQueue(request: ApiRequest): Promise<ApiResponse> {
+    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    return jsonResponse(200, { name: queue.name, action: 'clear', count: await queue.clear() });
+  }
+
+  /** Removes one waiting job by its stored bytes (LREM, Sidekiq's JobRecord#delete), found by jid. */
+  async deleteQueuedJob(request: ApiRequest): Promise<ApiResponse> {
+    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    const jid = validJid(request.params.jid);
+    if (!(await queue.deleteByJid(jid))) throw new ApiProblem('job_not_found', `No job in queue ${queue.name} has jid ${jid}.`, { jid });
+    return jsonResponse(200, { jid, queue: queue.name, action: 'delete' });
+  }
+
+  /** Every class that ran in the period, busiest first (Sidekiq's Metrics page); `?substr=` filters by name. */
+  async metricsJobs(request: ApiRequest): Promise<ApiResponse> {
+    const period = periodOf(request.query);
+    const classFilter = singleParam(request.query, 'substr');
+    if (classFilter !== undefined && classFilter.length > 255) throw invalidRequest('The query parameter substr must be at most 255 characters.');
+    const result = await this.deps.admin.metrics.topJobs(period, { classFilter: classFilter || undefined });
+    return jsonResponse(200, { ...metricsJson(result), jobs: result.jobs.map(classMetricsJson) });
+  }
+
+  /** One class's series and, up to 8 hours, its run-time histogram (null beyond: histograms live 8 hours). */
+  async metricsJob(request: ApiRequest): Promise<ApiResponse> {
+    const className = request.params.class;
+    if (className.length > 255) throw invalidRequest('The class must be 1 to 255 characters.');
+    const result = await this.deps.admin.metrics.forJob(className, periodOf(request.query));
+    return jsonResponse(200, { ...metricsJson(result), job: classMetricsJson(result.job), histogram: result.histogram && { labels: HISTOGRAM_LABELS, counts: result.histogram } });
+  }
+
+  /** Redis's version, mode, uptime, clients and memory (Sidekiq's dashboard footer); `error` says why they are null. */
+  async redis(): Promise<ApiResponse> {
+    const facts = await this.deps.admin.redisInfo.facts();
+    return jsonResponse(200, wireFields(facts, ['version', 'mode', 'uptimeInDays', 'connectedClients', 'usedMemoryHuman', 'usedMemoryPeakHuman', 'error']));
+  }
+
+  /** Where a jid is now; 200 with no location when it is nowhere (finished, or never pushed), never a dead end. */
+  async jobLocations(request: ApiRequest): Promise<ApiResponse> {
+    const found = await this.deps.admin.jobs.locate(validJid(request.params.jid));
+    return jsonResponse(200, { jid: found.jid, locations: found.locations.map(locationJson), status: found.status });
   }
 
   /** Enables or disables a periodic entry for every process (the `periodic:disabled` set). */

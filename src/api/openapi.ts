@@ -292,6 +292,42 @@ function setDocs(segment: string, set: string): Record<string, RouteDoc> {
 const PJID_PARAM: ParameterObject = { name: 'pjid', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } };
 const CRON_TOGGLED: SchemaObject = { type: 'object', properties: { pjid: { type: 'string' }, disabled: { type: 'boolean' } } };
 
+const CLASS_METRICS: SchemaObject = {
+  type: 'object',
+  properties: {
+    class: { type: 'string' },
+    processed: { type: 'integer', description: 'Runs, failed ones included (Sidekiq p)' },
+    failed: { type: 'integer' },
+    total_ms: { type: 'number', description: 'Milliseconds spent in successful runs' },
+    avg_ms: { type: 'number', description: 'total_ms / (processed - failed), 0 with no success' },
+    series: { type: 'object', description: 'Per bucket, aligned with buckets', properties: { processed: { type: 'array', items: { type: 'integer' } }, failed: { type: 'array', items: { type: 'integer' } }, ms: { type: 'array', items: { type: 'number' } } } },
+  },
+};
+const METRICS_WINDOW = {
+  period: { type: 'string', enum: ['1h', '2h', '4h', '8h', '24h', '48h', '72h'] },
+  bucket_seconds: { type: 'integer', description: '60 up to 8 hours, 600 beyond' },
+  starts_at: { type: 'string', format: 'date-time' },
+  ends_at: { type: 'string', format: 'date-time' },
+  buckets: { type: 'array', items: { type: 'string', format: 'date-time' }, description: 'Start of each bucket, oldest first' },
+  periods: { type: 'array', items: { type: 'string' } },
+};
+const PERIOD_PARAM: ParameterObject = { name: 'period', in: 'query', required: false, schema: { type: 'string', enum: ['1h', '2h', '4h', '8h', '24h', '48h', '72h'], default: '1h' } };
+const LOCATED_JOB: SchemaObject = {
+  type: 'object',
+  properties: {
+    where: { type: 'string', enum: ['queue', 'schedule', 'retry', 'dead', 'busy'] },
+    queue: nullable({ type: 'string' }),
+    position: { type: 'integer', description: 'queue: index from the newest end' },
+    score: { type: 'string', description: 'schedule, retry, dead' },
+    at: { type: 'number', description: 'schedule, retry, dead' },
+    process: { type: 'string', description: 'busy' },
+    tid: { type: 'string', description: 'busy' },
+    run_at: nullableNumber,
+    job: JOB,
+  },
+  additionalProperties: true,
+};
+
 /** The read and operate routes (contract §1.10), keyed by route name. */
 export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
   stats: read('Processed, failed, busy, processes, enqueued and set sizes, default queue latency', {
@@ -327,5 +363,46 @@ export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
   ),
   'cron.enable': act('Enable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
   'cron.disable': act('Disable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
+  'queues.clear': act('Delete every job of a queue and its entry in queues (Sidekiq Queue#clear)', { type: 'object', properties: { name: { type: 'string' }, action: { type: 'string', enum: ['clear'] }, count: { type: 'integer' } } }, [NAME_PARAM]),
+  'queues.delete_job': act(
+    'Delete one waiting job of a queue, found by jid (LREM of its stored bytes)',
+    { type: 'object', properties: { jid: { type: 'string' }, queue: { type: 'string' }, action: { type: 'string', enum: ['delete'] } } },
+    [NAME_PARAM, JID_PARAM],
+    ['job_not_found'],
+  ),
+  'metrics.jobs': read(
+    'Execution metrics of every job class over the period, busiest first (Sidekiq 7/8 Metrics page)',
+    { type: 'object', properties: { ...METRICS_WINDOW, jobs: { type: 'array', items: CLASS_METRICS } } },
+    [PERIOD_PARAM, { name: 'substr', in: 'query', required: false, description: 'keep classes whose name contains this, ignoring case', schema: { type: 'string', maxLength: 255 } }],
+  ),
+  'metrics.job': read(
+    'Execution metrics of one job class, with its run-time histogram up to 8 hours',
+    {
+      type: 'object',
+      properties: {
+        ...METRICS_WINDOW,
+        job: CLASS_METRICS,
+        histogram: nullable({ type: 'object', description: 'null past 8 hours', properties: { labels: { type: 'array', items: { type: 'string' } }, counts: { type: 'array', items: { type: 'integer' } } } }),
+      },
+    },
+    [{ name: 'class', in: 'path', required: true, schema: { type: 'string', maxLength: 255 } }, PERIOD_PARAM],
+  ),
+  redis: read('Redis version, mode, uptime, clients and memory (error says why they are null)', {
+    type: 'object',
+    properties: {
+      version: nullable({ type: 'string' }),
+      mode: nullable({ type: 'string' }),
+      uptime_in_days: nullable({ type: 'integer' }),
+      connected_clients: nullable({ type: 'integer' }),
+      used_memory_human: nullable({ type: 'string' }),
+      used_memory_peak_human: nullable({ type: 'string' }),
+      error: nullable({ type: 'string' }),
+    },
+  }),
+  'jobs.locations': read(
+    'Where a job is now, by jid: queues, schedule, retry, dead, in flight, and its status row if tracked (scans; never 404)',
+    { type: 'object', properties: { jid: { type: 'string' }, locations: { type: 'array', items: LOCATED_JOB }, status: nullable(SCHEMAS.StatusRecord) } },
+    [JID_PARAM],
+  ),
 };
 

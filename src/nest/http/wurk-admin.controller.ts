@@ -229,4 +229,40 @@ export class WurkAdminController {
   cronDisable(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
     return this.run(req, res, (routes, request) => routes.cronToggle(request, true));
   }
+
+  @Delete('v1/queues/:name')
+  @Route('queues.clear')
+  queueClear(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.clearQueue(request));
+  }
+
+  @Delete('v1/queues/:name/jobs/:jid')
+  @Route('queues.delete_job')
+  queueDeleteJob(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.deleteQueuedJob(request));
+  }
+
+  @Get('v1/metrics/jobs')
+  @Route('metrics.jobs')
+  metricsJobs(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.metricsJobs(request));
+  }
+
+  @Get('v1/metrics/jobs/:class')
+  @Route('metrics.job')
+  metricsJob(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.metricsJob(request));
+  }
+
+  @Get('v1/redis')
+  @Route('redis')
+  redis(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes) => routes.redis());
+  }
+
+  @Get('v1/jobs/:jid/locations')
+  @Route('jobs.locations')
+  jobLocations(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.run(req, res, (routes, request) => routes.jobLocations(request));
+  }
 }
