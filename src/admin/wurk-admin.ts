@@ -1,3 +1,5 @@
+import type { AttemptRecord } from '../history/attempt-record';
+import { readAttempts } from '../history/attempts-store';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../server/fetch/fetcher';
@@ -37,7 +39,10 @@ export class WurkAdmin {
   /** Redis reachable and processes beating (contract §1.10 `/health`). */
   readonly health: Health;
 
-  constructor(redis: Redis, options: WurkAdminOptions) {
+  constructor(
+    private readonly redis: Redis,
+    options: WurkAdminOptions,
+  ) {
     const sets = { timestamps: options.timestamps, dead: options.dead };
     this.stats = new Stats(redis);
     this.queues = new QueueList(redis, options.onPauseChange);
@@ -47,5 +52,14 @@ export class WurkAdmin {
     this.processes = new ProcessSet(redis);
     this.work = new WorkSet(redis);
     this.health = new Health(redis);
+  }
+
+  /**
+   * Every recorded attempt of a job, oldest first (docs/job-history.md):
+   * attempt number, time, outcome, error class and message, first frames,
+   * the process. Empty when the job never failed or its log expired.
+   */
+  attempts(jid: string): Promise<AttemptRecord[]> {
+    return readAttempts(this.redis, jid);
   }
 }
