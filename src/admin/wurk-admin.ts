@@ -1,3 +1,5 @@
+import type { AttemptRecord } from '../history/attempt-record';
+import { readAttempts } from '../history/attempts-store';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../server/fetch/fetcher';
@@ -47,7 +49,10 @@ export class WurkAdmin {
   /** Where a jid is: queues, schedule, retry, dead, in flight, status row. */
   readonly jobs: JobLocator;
 
-  constructor(redis: Redis, options: WurkAdminOptions) {
+  constructor(
+    private readonly redis: Redis,
+    options: WurkAdminOptions,
+  ) {
     const sets = { timestamps: options.timestamps, dead: options.dead };
     this.stats = new Stats(redis);
     this.queues = new QueueList(redis, options.onPauseChange);
@@ -60,5 +65,14 @@ export class WurkAdmin {
     this.metrics = new MetricsQuery(redis);
     this.redisInfo = new RedisInfo(redis);
     this.jobs = new JobLocator({ queues: this.queues, scheduled: this.scheduled, retries: this.retries, dead: this.dead, work: this.work, status: new StatusStore(redis) });
+  }
+
+  /**
+   * Every recorded attempt of a job, oldest first (docs/job-history.md):
+   * attempt number, time, outcome, error class and message, first frames,
+   * the process. Empty when the job never failed or its log expired.
+   */
+  attempts(jid: string): Promise<AttemptRecord[]> {
+    return readAttempts(this.redis, jid);
   }
 }

@@ -1,4 +1,5 @@
 import { Injectable, Scope } from '@nestjs/common';
+import type { AttemptRecord } from '../history/attempt-record';
 import { WurkError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
 import { ExecutionCarrier, JobExecution, jobExecutionStorage } from '../server/job-execution';
@@ -45,6 +46,22 @@ export class JobContext {
   /** Fires when the shutdown deadline passes: the job will be handed back, stop soon. */
   get signal(): AbortSignal {
     return this.require().signal;
+  }
+
+  /**
+   * The earlier attempts of this job from its attempts log (oldest first:
+   * error class, message, first frames, outcome), so a `perform` can adapt
+   * to how it failed before. Empty on a first run, or when the log expired
+   * (`attemptsTtl`) or could not be read: reading never fails the job.
+   */
+  async previousAttempts(): Promise<AttemptRecord[]> {
+    const read = this.require().previousAttempts;
+    if (!read) return [];
+    try {
+      return await read();
+    } catch {
+      return [];
+    }
   }
 
   /** Reports progress of a tracked job (a no-op for untracked ones). */

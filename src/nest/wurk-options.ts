@@ -32,6 +32,7 @@ import type { CapsuleSpec } from '../server/capsules';
 import type { PeriodicEntryOptions } from '../periodic/periodic-entry';
 import { resolvePeriodicEntries } from '../periodic/periodic-entry';
 import { NEW_ENTRY_GRACE } from '../periodic/periodic-ticker';
+import { ATTEMPTS_MAX, ATTEMPTS_TTL } from '../history/attempts-store';
 
 /** A middleware given as a function, an object, or a class that Nest instantiates with DI. */
 export type MiddlewareEntry<M, F> = M | F | Type<M>;
@@ -120,6 +121,14 @@ export class WurkModuleOptions {
   /** Seconds a `complete` row is kept: unset = `statusTtl`, 0 = deleted at success, N = N seconds. */
   @IsSeconds({ integer: true, positive: false })
   statusRetention?: number;
+
+  /** Seconds a job's attempts log (docs/job-history.md) lives after its last record (default 604800, 7 days). */
+  @IsSeconds({ integer: true })
+  attemptsTtl?: number;
+
+  /** Records kept in one job's attempts log, the oldest dropped first (default 30: Sidekiq's 25 retries, the first run and interrupts). 0 turns the log off. */
+  @IsCount(0)
+  attemptsMax?: number;
 
   /** At most one progress write per this many seconds (default 5). */
   @IsSeconds()
@@ -294,6 +303,8 @@ function defaultOptions() {
     timestamps: 'seconds',
     clientMiddleware: [],
     statusTtl: 1800,
+    attemptsTtl: ATTEMPTS_TTL,
+    attemptsMax: ATTEMPTS_MAX,
     progressInterval: 5,
     periodic: [],
     tickInterval: 5,

@@ -12,6 +12,7 @@ import { WURK_RESOLVED_OPTIONS } from './tokens';
 import type { ResolvedWurkOptions } from './wurk-options';
 import { PeriodicLifecycle } from './periodic.lifecycle';
 import { StatusHooks } from './status.hooks';
+import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
 import { WurkServer } from './wurk-server';
 
@@ -41,8 +42,8 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnMo
       this.server.use(await resolveEntry(this.moduleRef, entry));
     }
     // Status rows first (its onStart installs the progress reporter), then
-    // periodic running locks and unique locks; addListener ignores a listener added twice.
-    for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks] as Type<{ listener: JobLifecycleListener }>[]) {
+    // periodic running locks and unique locks, then the attempts log; addListener ignores a listener added twice.
+    for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks, AttemptsHooks] as Type<{ listener?: JobLifecycleListener }>[]) {
       const listener = this.optionalProvider(holder)?.listener;
       if (listener) this.server.addListener(listener);
     }

@@ -11,6 +11,7 @@ import { PeriodicLifecycle } from './periodic.lifecycle';
 import { PeriodicService } from './periodic.service';
 import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
+import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
 import { LimiterService } from './limiter.service';
 import { RedisPushTransport } from '../client/push-transport';
@@ -52,6 +53,7 @@ import { withProcessOverrides } from './process-overrides';
     ClientService,
     StatusService,
     StatusHooks,
+    AttemptsHooks,
     UniqueHooks,
     LimiterService,
     WorkerExplorer,

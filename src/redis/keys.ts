@@ -96,6 +96,10 @@ export const Keys = {
   // --- Job status (contract §2) --------------------------------------------
   status: (jid: string): string => `status:${jid}`,
 
+  // --- Job history (seed 004's attempts log; docs/job-history.md) ----------
+  /** LIST of JSON attempt records, oldest first, bounded and with a TTL; written only when an attempt fails. */
+  attempts: (jid: string): string => `attempts:${jid}`,
+
   // --- Periodic jobs (contract §4.1) ---------------------------------------
   periodicLastSlot: (pjid: string): string => `periodic:last_slot:${pjid}`,
   periodicSlotLock: (pjid: string, slot: number): string => `periodic:lock:${pjid}:${slot}`,

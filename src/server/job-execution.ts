@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import type { AttemptRecord } from '../history/attempt-record';
 import type { JobPayload } from '../job/payload';
 
 /** Receives `progress()` calls from inside `perform`; the status module installs one for tracked jobs. */
@@ -20,6 +21,8 @@ export interface JobExecution {
   readonly signal: AbortSignal;
   /** Set by the status middleware for tracked jobs; progress() is a no-op otherwise. */
   reporter?: ProgressReporter;
+  /** Set by the attempts log on a retried attempt: reads the earlier attempts' records. */
+  previousAttempts?: () => Promise<AttemptRecord[]>;
 }
 
 export const jobExecutionStorage = new AsyncLocalStorage<JobExecution>();

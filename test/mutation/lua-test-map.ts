@@ -57,6 +57,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
     'test/integration/server-settle-last-resort.test.ts',
     'test/integration/server-filing-order.test.ts',
   ],
+  attempts_record: ['test/integration/job-history.test.ts'],
   status_write: ['test/integration/status-writer.test.ts', 'test/integration/status-e2e.test.ts'],
   unique_acquire: ['test/integration/unique-jobs.test.ts'],
   unique_release: ['test/integration/unique-jobs.test.ts'],

@@ -1,0 +1,107 @@
+import { backtraceOf, errorClassOf, errorMessageOf } from '../server/retry/error-fields';
+import type { JobOutcome } from '../server/server-middleware';
+import { capUtf8 } from '../status/utf8-cap';
+
+/** How one attempt ended, as the attempts log names it (seed 004's `outcome`, plus wurk's settle paths). */
+export type AttemptOutcome = 'retrying' | 'dead' | 'discarded' | 'interrupted' | 'succeeded' | 'unreadable';
+
+/**
+ * One attempt of a job, as kept in `attempts:<jid>` (one JSON object a list
+ * element). Times are float epoch seconds, like every Sidekiq time.
+ */
+export interface AttemptRecord {
+  /** 1 for the first run, then `retry_count + 2` (JobContext's `attempt`). */
+  attempt: number;
+  /** When the attempt was settled. */
+  at: number;
+  outcome: AttemptOutcome;
+  /** `retrying` (and an interrupt filed in retry): when the next attempt is due. */
+  retry_at?: number;
+  error_class?: string;
+  /** Capped at {@link ATTEMPT_MESSAGE_CAP_BYTES} bytes of UTF-8. */
+  error_message?: string;
+  /** The first {@link ATTEMPT_BACKTRACE_LINES} stack frames, each capped. */
+  backtrace?: string[];
+  /** `hostname:pid:nonce` of the process that ran it (Sidekiq's identity). */
+  process?: string;
+  /** The queue it was fetched from. */
+  queue?: string;
+  /** Why, when it is not the error's own message (an orphan recovered too often, an unparseable payload). */
+  reason?: string;
+}
+
+/** Caps that bound one record: message + frames + the fixed fields stay under ~2.5 KB of JSON. */
+export const ATTEMPT_MESSAGE_CAP_BYTES = 1024;
+export const ATTEMPT_BACKTRACE_LINES = 5;
+export const ATTEMPT_FRAME_CAP_BYTES = 200;
+
+/** What the listener knows about the attempt besides its outcome. */
+export interface AttemptFacts {
+  attempt: number;
+  queue: string;
+  process?: string;
+  /** Epoch ms; the settle time. */
+  now: number;
+}
+
+/**
+ * The record of an attempt that settled with `outcome`, or undefined when
+ * the outcome is not one the log keeps (`complete` is passed in as
+ * `succeeded` only by a caller that knows the job failed before; a limiter's
+ * reschedule is no failure and leaves no record).
+ */
+export function attemptRecordOf(outcome: JobOutcome, facts: AttemptFacts): AttemptRecord | undefined {
+  const record: AttemptRecord = { attempt: facts.attempt, at: facts.now / 1000, outcome: 'succeeded' };
+  switch (outcome.kind) {
+    case 'complete':
+      break;
+    case 'retrying':
+      record.outcome = 'retrying';
+      record.retry_at = outcome.retryAt / 1000;
+      break;
+    case 'dead':
+      record.outcome = 'dead';
+      if (outcome.reason !== undefined) record.reason = outcome.reason;
+      break;
+    case 'failed':
+      record.outcome = 'discarded';
+      break;
+    case 'interrupted':
+      record.outcome = 'interrupted';
+      if (outcome.retryAt !== undefined) record.retry_at = outcome.retryAt / 1000;
+      // No error: handed back at the shutdown deadline, to run again elsewhere.
+      if (outcome.error === undefined) record.reason = 'handed back at shutdown';
+      break;
+    default:
+      return undefined;
+  }
+  if ('error' in outcome && outcome.error !== undefined) Object.assign(record, errorPart(outcome.error));
+  if (facts.process !== undefined) record.process = facts.process;
+  record.queue = facts.queue;
+  return record;
+}
+
+/** Class, capped message and the first frames; never throws (the error fields' helpers never do). */
+function errorPart(error: unknown): Pick<AttemptRecord, 'error_class' | 'error_message' | 'backtrace'> {
+  const part: Pick<AttemptRecord, 'error_class' | 'error_message' | 'backtrace'> = {
+    error_class: errorClassOf(error),
+    error_message: capUtf8(errorMessageOf(error), ATTEMPT_MESSAGE_CAP_BYTES).text,
+  };
+  const frames = backtraceOf(error).slice(0, ATTEMPT_BACKTRACE_LINES);
+  if (frames.length > 0) part.backtrace = frames.map((frame) => capUtf8(frame, ATTEMPT_FRAME_CAP_BYTES).text);
+  return part;
+}
+
+/**
+ * A stored element read back; a malformed one (written by hand, another
+ * tool) is shown rather than raised, as the admin API shows any payload.
+ */
+export function parseAttemptRecord(text: string): AttemptRecord {
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed as AttemptRecord;
+  } catch {
+    // Falls through to the placeholder below.
+  }
+  return { attempt: 0, at: 0, outcome: 'unreadable', error_message: capUtf8(text, ATTEMPT_MESSAGE_CAP_BYTES).text };
+}
