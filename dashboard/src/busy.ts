@@ -1,3 +1,4 @@
+import { pathSegment } from './path.js';
 import { argsText, h, number, when } from './dom.js';
 import { jobLink } from './queues.js';
 import { actionButton, card, JobJson, table, View } from './view.js';
@@ -35,7 +36,7 @@ function memory(kb: number | null): string {
 export const busy: View = async (context) => {
   const { api, canAct } = context;
   const [processes, work] = await Promise.all([api.get<{ processes: ProcessRow[] }>('/processes', { count: 200 }), api.get<{ busy: BusyRow[]; total: number }>('/busy', { count: 200 })]);
-  const signal = (identity: string, what: 'quiet' | 'stop') => () => api.post(`/processes/${encodeURIComponent(identity)}/${what}`);
+  const signal = (identity: string, what: 'quiet' | 'stop') => () => api.post(`/processes/${identity === 'all' ? 'all' : pathSegment(identity)}/${what}`);
   return h(
     'div',
     { class: 'stack' },

@@ -1,3 +1,4 @@
+import { hashSegment } from './path.js';
 import { duration, h, number, when } from './dom.js';
 import { card, table, View } from './view.js';
 
@@ -109,7 +110,7 @@ export const overview: View = async ({ api }) => {
             h(
               'tr',
               {},
-              h('td', {}, h('a', { href: `#/queues/${encodeURIComponent(queue.name)}` }, queue.name)),
+              h('td', {}, h('a', { href: `#/queues/${hashSegment(queue.name)}` }, queue.name)),
               h('td', { class: 'num' }, number(queue.size)),
               h('td', { class: 'num' }, duration(queue.latency)),
               h('td', {}, queue.paused ? h('span', { class: 'badge warn' }, 'paused') : ''),

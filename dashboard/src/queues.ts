@@ -1,3 +1,4 @@
+import { hashSegment, pathSegment } from './path.js';
 import { argsText, duration, h, number, when } from './dom.js';
 import { actionButton, card, JobJson, pageOf, pager, table, View } from './view.js';
 
@@ -19,7 +20,7 @@ export const queues: View = async (context) => {
         h(
           'tr',
           {},
-          h('td', {}, h('a', { href: `#/queues/${encodeURIComponent(queue.name)}` }, queue.name)),
+          h('td', {}, h('a', { href: `#/queues/${hashSegment(queue.name)}` }, queue.name)),
           h('td', { class: 'num' }, number(queue.size)),
           h('td', { class: 'num' }, duration(queue.latency)),
           h('td', {}, queue.paused ? h('span', { class: 'badge warn' }, 'paused') : h('span', { class: 'badge ok' }, 'active')),
@@ -32,7 +33,7 @@ export const queues: View = async (context) => {
 };
 
 function pauseButton(context: Parameters<View>[0], name: string, paused: boolean): HTMLButtonElement {
-  const path = `/queues/${encodeURIComponent(name)}/${paused ? 'unpause' : 'pause'}`;
+  const path = `/queues/${pathSegment(name)}/${paused ? 'unpause' : 'pause'}`;
   return actionButton(context, paused ? 'Resume' : 'Pause', () => context.api.post(path));
 }
 
@@ -40,7 +41,7 @@ export const queue: View = async (context) => {
   const { api, canAct, params } = context;
   const name = context.path[1] ?? '';
   const page = pageOf(params);
-  const data = await api.get<QueueRow & { total: number; page: number; count: number; jobs: JobJson[] }>(`/queues/${encodeURIComponent(name)}`, { page, count: 25 });
+  const data = await api.get<QueueRow & { total: number; page: number; count: number; jobs: JobJson[] }>(`/queues/${pathSegment(name)}`, { page, count: 25 });
   return card(
     `Queue ${name}`,
     h(
@@ -66,7 +67,7 @@ export function jobLink(job: JobJson): HTMLElement {
     'div',
     { class: 'job' },
     h('strong', {}, job.class ?? '(unreadable)'),
-    job.jid ? h('a', { class: 'jid', href: `#/jobs/${job.jid}`, title: 'status of a tracked job' }, job.jid) : null,
+    job.jid ? h('a', { class: 'jid', href: `#/jobs/${hashSegment(job.jid)}`, title: 'status of a tracked job' }, job.jid) : null,
     job.parse_error ? h('span', { class: 'badge bad' }, `malformed: ${job.parse_error}`) : null,
   );
 }

@@ -53,15 +53,17 @@ function sortedSetView(segment: Segment): View {
     const className = params.get('class') ?? '';
     const data = await api.get<SetPage>(`/${segment}`, { page, count: 25, jid, class: className });
     const selected = new Set<string>();
+    // Each entry is acted on through the id the server listed for it (its jid, or a `~` id of a jid no path can hold).
+    const entry = (id: string) => `/${segment}/${encodeURIComponent(id)}`;
     const actions = (job: JobJson) =>
-      !canAct || !job.jid
+      !canAct || !job.id
         ? null
         : [
-            actionButton(context, segment === 'dead' ? 'Retry now' : 'Run now', () => api.post(`/${segment}/${job.jid}/run`)),
-            segment === 'dead' ? null : actionButton(context, 'Kill', () => api.post(`/${segment}/${job.jid}/kill`), { danger: true }),
-            actionButton(context, 'Delete', () => api.delete(`/${segment}/${job.jid}`), { danger: true, confirm: `Delete job ${job.jid}?` }),
+            actionButton(context, segment === 'dead' ? 'Retry now' : 'Run now', () => api.post(`${entry(job.id as string)}/run`)),
+            segment === 'dead' ? null : actionButton(context, 'Kill', () => api.post(`${entry(job.id as string)}/kill`), { danger: true }),
+            actionButton(context, 'Delete', () => api.delete(entry(job.id as string)), { danger: true, confirm: `Delete job ${job.jid}?` }),
           ];
-    const eachSelected = (action: (jid: string) => Promise<unknown>) => async () => {
+    const eachSelected = (action: (id: string) => Promise<unknown>) => async () => {
       for (const id of selected) await action(id);
     };
     const search = h(
@@ -86,9 +88,9 @@ function sortedSetView(segment: Segment): View {
           'div',
           { class: 'toolbar' },
           h('span', { class: 'muted' }, 'Selected:'),
-          actionButton(context, segment === 'dead' ? 'Retry selected' : 'Run selected', eachSelected((id) => api.post(`/${segment}/${id}/run`))),
-          segment === 'dead' ? null : actionButton(context, 'Kill selected', eachSelected((id) => api.post(`/${segment}/${id}/kill`)), { danger: true }),
-          actionButton(context, 'Delete selected', eachSelected((id) => api.delete(`/${segment}/${id}`)), { danger: true, confirm: 'Delete the selected jobs?' }),
+          actionButton(context, segment === 'dead' ? 'Retry selected' : 'Run selected', eachSelected((id) => api.post(`${entry(id)}/run`))),
+          segment === 'dead' ? null : actionButton(context, 'Kill selected', eachSelected((id) => api.post(`${entry(id)}/kill`)), { danger: true }),
+          actionButton(context, 'Delete selected', eachSelected((id) => api.delete(entry(id))), { danger: true, confirm: 'Delete the selected jobs?' }),
           h('span', { class: 'spacer' }),
           h('span', { class: 'muted' }, 'All:'),
           actionButton(context, segment === 'dead' ? 'Retry all' : 'Run all', () => api.post(`/${segment}/run-all`), { confirm: `${segment === 'dead' ? 'Retry' : 'Run'} every job in ${TITLES[segment]}?` }),
@@ -109,7 +111,7 @@ function sortedSetView(segment: Segment): View {
                 'aria-label': `select ${job.jid}`,
                 onchange: (event: Event) => {
                   const checked = (event.currentTarget as HTMLInputElement).checked;
-                  if (job.jid) (checked ? selected.add(job.jid) : selected.delete(job.jid));
+                  if (job.id) (checked ? selected.add(job.id) : selected.delete(job.id));
                 },
               }),
             )

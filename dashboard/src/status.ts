@@ -1,3 +1,4 @@
+import { pathSegment } from './path.js';
 import { ApiError } from './api.js';
 import { h, when } from './dom.js';
 import { actionButton, card, table, View } from './view.js';
@@ -52,7 +53,7 @@ export const jobStatus: View = async (context) => {
   if (!jid) return card('Job status', lookup, h('p', { class: 'muted' }, 'Workers with @Worker({ track: true }) keep a status row with progress and result.'));
   let record: StatusRecord;
   try {
-    record = await context.api.get<StatusRecord>(`/jobs/${encodeURIComponent(jid)}`);
+    record = await context.api.get<StatusRecord>(`/jobs/${pathSegment(jid)}`);
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) return card('Job status', lookup, h('p', { class: 'empty' }, `No status for ${jid}: unknown, untracked or expired.`));
     throw error;
@@ -101,7 +102,7 @@ export const cron: View = async (context) => {
           h(
             'td',
             { class: 'actions' },
-            context.canAct ? actionButton(context, entry.disabled ? 'Enable' : 'Disable', () => context.api.post(`/cron/${entry.pjid}/${entry.disabled ? 'enable' : 'disable'}`)) : null,
+            context.canAct ? actionButton(context, entry.disabled ? 'Enable' : 'Disable', () => context.api.post(`/cron/${pathSegment(entry.pjid)}/${entry.disabled ? 'enable' : 'disable'}`)) : null,
           ),
         ),
       ),

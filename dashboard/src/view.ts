@@ -28,6 +28,8 @@ export interface JobJson {
   raw?: string;
   score?: number;
   at?: number;
+  /** A sorted-set entry's name in its routes (the jid, or `~` + base64url of a jid no URL path can hold). */
+  id?: string | null;
 }
 
 export function card(title: string, ...body: Array<Node | string | null>): HTMLElement {

@@ -103,8 +103,9 @@ export class ProcessSet {
     if (identities.length === 0) return 0;
     const pipeline = this.redis.pipeline();
     for (const identity of identities) pipeline.hget(Keys.process(identity), 'info');
-    const infos = pipelineValues(await pipeline.exec());
-    const gone = identities.filter((_, index) => infos[index] === null);
+    const results = (await pipeline.exec()) ?? [];
+    // A member whose key is not a hash (WRONGTYPE) is no heartbeat either.
+    const gone = identities.filter((_, index) => results[index]?.[0] || results[index]?.[1] === null);
     if (gone.length > 0) await this.redis.srem(Keys.processes, ...gone);
     return gone.length;
   }
@@ -118,17 +119,20 @@ export class ProcessSet {
     return { page, count, total: records.length, items: records.slice(start, start + count) };
   }
 
-  /** One process, or null when it is not a live member. */
+  /**
+   * One process, or null when it is not a live member. Only a member of
+   * `processes` is read: a name from a URL never picks an arbitrary key, and
+   * a member whose key is not a hash reads as gone rather than failing.
+   */
   async get(identity: string): Promise<ProcessRecord | null> {
-    const [member, values] = pipelineValues(
-      await this.redis
-        .multi()
-        .sismember(Keys.processes, identity)
-        .hmget(Keys.process(identity), ...FIELDS)
-        .exec(),
-    );
-    if (member !== 1 || (values as Array<string | null>)[0] === null) return null;
-    return toProcess(identity, values as Array<string | null>);
+    if (!(await this.has(identity))) return null;
+    const [record] = await this.read([identity]);
+    return record ?? null;
+  }
+
+  /** Whether `processes` lists this identity (live or not yet pruned). */
+  async has(identity: string): Promise<boolean> {
+    return (await this.redis.sismember(Keys.processes, identity)) === 1;
   }
 
   async size(): Promise<number> {

@@ -15,6 +15,11 @@ export class QueueList {
     return new Queue(this.redis, name, this.onPauseChange);
   }
 
+  /** Whether `queues` lists this name (pushed to by any client, Ruby's included). */
+  async has(name: string): Promise<boolean> {
+    return (await this.redis.sismember(Keys.queues, name)) === 1;
+  }
+
   async names(): Promise<string[]> {
     return setMembers(this.redis, Keys.queues);
   }

@@ -6,15 +6,15 @@ import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
 import { STALE_AFTER_SECONDS } from '../admin/health';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
-import { validJid } from './job-validation';
+import { entryId } from '../job/jid';
+import { isValidQueueName } from '../job/queue-name';
+import { jidParam } from './job-validation';
+import { listedName, queueParam } from './path-names';
 import { pagingOf } from './paging';
 import { ApiProblem, invalidRequest } from './problem';
 import { RawJson } from './raw-json';
 import { ApiResponse, jsonResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
-
-/** Same bound as a queue name Sidekiq would list; a longer one names no queue. */
-const NAME_SHAPE = /^[\x21-\x7e]{1,255}$/;
 
 /** The sorted sets by route segment, with the name Sidekiq gives each. */
 const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
@@ -82,11 +82,6 @@ export interface AdminRoutesDeps {
   periodic: { list(): Promise<PeriodicEntryInfo[]>; enable(pjid: string): Promise<void>; disable(pjid: string): Promise<void> };
 }
 
-function validName(name: string, what: 'queue' | 'identity'): string {
-  if (!NAME_SHAPE.test(name)) throw invalidRequest(`The ${what} must be 1 to 255 printable ASCII characters.`);
-  return name;
-}
-
 /**
  * The stored payload, as its bytes when it parsed (a Ruby `1.0` stays
  * `1.0`), else null with the reason: a malformed entry is listed, not an error.
@@ -106,8 +101,9 @@ function jobJson(record: JobRecord): Record<string, unknown> {
   };
 }
 
+/** `id` names the entry in its routes: the jid, or the `~` id of a jid no URL path can carry as itself. */
 function entryJson(entry: SortedEntry): Record<string, unknown> {
-  return { score: entry.score, at: entry.at, ...jobJson(entry) };
+  return { score: entry.score, at: entry.at, ...jobJson(entry), id: entry.jid === undefined ? null : entryId(entry.jid) };
 }
 
 /**
@@ -194,15 +190,20 @@ export class AdminRoutes {
   /** Never 404: a queue nobody pushed to is an empty queue. */
   async queue(request: ApiRequest): Promise<ApiResponse> {
     const { page, count } = pagingOf(request.query);
-    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    const queue = await this.queueOf(request);
     const [summary, jobs] = await Promise.all([queue.summary(), queue.page({ page, count })]);
     return jsonResponse(200, { ...summary, total: jobs.total, page, count, jobs: jobs.items.map(jobJson) });
   }
 
   async pause(request: ApiRequest, paused: boolean): Promise<ApiResponse> {
-    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    const queue = await this.queueOf(request);
     await (paused ? queue.pause() : queue.resume());
     return jsonResponse(200, { name: queue.name, paused });
+  }
+
+  private async queueOf(request: ApiRequest) {
+    const queues = this.deps.admin.queues;
+    return queues.queue(await queueParam(request.params.name, (name) => queues.has(name)));
   }
 
   async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
@@ -216,7 +217,7 @@ export class AdminRoutes {
   }
 
   async entryAction(request: ApiRequest, segment: SetSegment, action: 'run' | 'kill' | 'delete'): Promise<ApiResponse> {
-    const jid = validJid(request.params.jid);
+    const jid = jidParam(request.params.jid);
     const set = this.jobSet(segment);
     const entry = await set.find(jid);
     const done = entry ? await (action === 'run' ? set.runNow(entry) : action === 'kill' ? set.kill(entry) : set.delete(entry)) : false;
@@ -233,7 +234,7 @@ export class AdminRoutes {
   }
 
   async process(request: ApiRequest): Promise<ApiResponse> {
-    const identity = validName(request.params.identity, 'identity');
+    const identity = await this.identityOf(request);
     const record = await this.deps.admin.processes.get(identity);
     if (!record) throw processNotFound(identity);
     return jsonResponse(200, processJson(record, Date.now() / 1000));
@@ -241,15 +242,25 @@ export class AdminRoutes {
 
   /** `all` signals every live process (embedded ones are skipped and listed); one identity must be live and signalable. */
   async signal(request: ApiRequest, signal: 'quiet' | 'stop'): Promise<ApiResponse> {
-    const identity = validName(request.params.identity, 'identity');
     const processes = this.deps.admin.processes;
-    if (identity === 'all') return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quietAll() : processes.stopAll())));
+    if (request.params.identity === 'all') return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quietAll() : processes.stopAll())));
+    const identity = await this.identityOf(request);
     const record = await processes.get(identity);
     if (!record) throw processNotFound(identity);
     if (record.embedded) {
       throw new ApiProblem('process_not_signalable', `Process ${identity} is embedded in another app and takes no remote ${signal}.`, { identity });
     }
     return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quiet(identity) : processes.stop(identity))));
+  }
+
+  /** Only an identity `processes` lists is ever looked up: any other names no process, and no key is read for it. */
+  private async identityOf(request: ApiRequest): Promise<string> {
+    const processes = this.deps.admin.processes;
+    const segment = request.params.identity;
+    const identity = await listedName(segment, (name) => processes.has(name));
+    if (identity !== undefined) return identity;
+    if (!isValidQueueName(segment)) throw invalidRequest('The identity must be 1 to 255 characters without whitespace or control characters.');
+    throw processNotFound(segment);
   }
 
   async busy(request: ApiRequest): Promise<ApiResponse> {
@@ -283,7 +294,7 @@ export class AdminRoutes {
   private async search(segment: SetSegment, jid: string | undefined, className: string | undefined, cursor: string | undefined): Promise<ApiResponse> {
     const set = this.jobSet(segment);
     if (jid !== undefined) {
-      const entry = await set.find(validJid(jid));
+      const entry = await set.find(jidParam(jid));
       const jobs = entry && (className === undefined || entry.displayClass === className) ? [entry] : [];
       return jsonResponse(200, { name: SETS[segment], total: jobs.length, page: 0, count: jobs.length, jobs: jobs.map(entryJson) });
     }

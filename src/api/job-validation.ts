@@ -1,3 +1,4 @@
+import { isValidJid, JID_RULE, jidOfEntryId } from '../job/jid';
 import { MAX_NESTING } from '../job/json-native';
 import { JobPayload } from '../job/payload';
 import { arrayElements, nestingDepth, objectMembers } from '../job/raw-json';
@@ -12,8 +13,6 @@ const JOB_KEYS = new Set([
 ]);
 const BULK_KEYS = new Set([...JOB_KEYS, 'batch_size', 'spread_interval']);
 
-/** Same rule for path jids and body jids. */
-export const JID_SHAPE = /^[A-Za-z0-9_-]{1,255}$/;
 const CLASS_NAME = /^[A-Z][A-Za-z0-9_]*(::[A-Z][A-Za-z0-9_]*)*$/;
 const MAX_CLASS_LENGTH = 255;
 const UNKNOWN_KEYS_LISTED = 10;
@@ -21,8 +20,20 @@ const UNKNOWN_KEY_CHARS = 40;
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The push rule (job/jid.ts), for body jids and the jids of search queries. */
 export function validJid(jid: string): string {
-  if (!JID_SHAPE.test(jid)) throw invalidRequest('The jid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+  if (!isValidJid(jid)) throw invalidRequest(`The jid ${JID_RULE}.`);
+  return jid;
+}
+
+/**
+ * A jid in a path: a valid jid, or the `~` entry id the listings hand out
+ * for one that is not (written by Ruby or raw Redis), so such a job can
+ * still be acted on, through its own route only.
+ */
+export function jidParam(id: string): string {
+  const jid = jidOfEntryId(id);
+  if (jid === undefined) throw invalidRequest(`The jid ${JID_RULE}.`);
   return jid;
 }
 
@@ -51,7 +62,7 @@ function checkKeys(payload: JobPayload, allowed: Set<string>): void {
 function checkJid(payload: JobPayload): void {
   if (!payload.has('jid')) return;
   const jid = payload.get('jid');
-  if (typeof jid !== 'string') throw invalidRequest('The jid must be a string of 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+  if (typeof jid !== 'string') throw invalidRequest(`The jid must be a string of ${JID_RULE.replace('must be ', '')}.`);
   validJid(jid);
 }
 

@@ -6,7 +6,7 @@ import type { StatusStore } from '../status/status-store';
 import type { ApiLogger } from './api-gate';
 import type { ResolvedApiOptions } from './api-options';
 import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from './idempotency';
-import { checkArgsSize, checkClassAllowed, checkStorableNumbers, checkTrack, parseJobBody, validJid } from './job-validation';
+import { checkArgsSize, checkClassAllowed, checkStorableNumbers, checkTrack, parseJobBody, jidParam } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
@@ -95,7 +95,7 @@ export class JobsRoutes {
   }
 
   async show(request: ApiRequest): Promise<ApiResponse> {
-    const jid = validJid(request.params.jid);
+    const jid = jidParam(request.params.jid);
     const record = await this.deps.status.get(jid);
     if (!record) {
       throw new ApiProblem(
@@ -109,7 +109,7 @@ export class JobsRoutes {
 
   /** Not a cancel: a job already handed to a processor keeps running, and a dead one stays in `dead`. */
   async destroy(request: ApiRequest): Promise<ApiResponse> {
-    const jid = validJid(request.params.jid);
+    const jid = jidParam(request.params.jid);
     // `schedule` first: a job waiting for its time is the one a producer usually means to call off.
     for (const set of [this.deps.cancellable.scheduled, this.deps.cancellable.retries]) {
       const entry = await set.find(jid);

@@ -1,7 +1,8 @@
-import { newJid } from './jid';
+import { isValidJid, newJid } from './jid';
 import { assertJsonNative, MAX_NESTING } from './json-native';
 import { CLIENT_ONLY_KEYS, isRetryWindow } from './normalize';
 import { keyText } from './payload';
+import { isValidQueueName } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { nowMs, TimestampMode, timestampText } from './time';
 
@@ -102,13 +103,13 @@ export function normalizeToText(
   }
   if (typeof className !== 'string' || className.length === 0) return undefined;
   if (argsText === undefined || !argsText.startsWith('[') || nestingDepth(argsText) + 1 > MAX_NESTING) return undefined;
-  if (typeof queue !== 'string' || queue.length === 0) return undefined;
+  if (!isValidQueueName(queue)) return undefined;
   if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) return undefined;
   let tail = '';
   if (jid === undefined) {
     jid = newJid();
     tail += ',"jid":"' + jid + '"';
-  } else if (typeof jid !== 'string' || jid.length === 0) {
+  } else if (!isValidJid(jid)) {
     return undefined;
   }
   if (!hasCreatedAt) tail += ',"created_at":' + timestampText(createdAtMs, mode);
@@ -131,7 +132,7 @@ function indexOfDefault(defaults: ReadonlyArray<readonly [string, unknown]>, key
 function acceptable(key: string, value: unknown, text: string): boolean {
   switch (key) {
     case 'queue':
-      return typeof value === 'string' && value.length > 0;
+      return isValidQueueName(value);
     case 'retry':
       return typeof value === 'boolean' || (Number.isInteger(value) && (value as number) >= 0);
     case 'retry_for':

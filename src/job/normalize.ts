@@ -1,7 +1,8 @@
 import { InvalidJobError } from './errors';
-import { newJid } from './jid';
+import { isValidJid, JID_RULE, newJid } from './jid';
 import { assertJsonNative, MAX_NESTING } from './json-native';
 import { JobPayload } from './payload';
+import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { TimestampMode, nowMs, timestampText } from './time';
 
@@ -43,7 +44,11 @@ export function validatePayload(payload: JobPayload): void {
     fail('args', `nests deeper than ${MAX_NESTING} levels, which Ruby's JSON parser refuses`);
   }
   checkString(payload, 'queue');
-  if (payload.has('jid')) checkString(payload, 'jid');
+  if (!isValidQueueName(payload.get('queue'))) fail('queue', QUEUE_NAME_RULE);
+  if (payload.has('jid')) {
+    checkString(payload, 'jid');
+    if (!isValidJid(payload.get('jid'))) fail('jid', JID_RULE);
+  }
   const retry = payload.get('retry');
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && (retry as number) >= 0)) {
     fail('retry', 'must be true, false or a non-negative integer');

@@ -141,14 +141,27 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       expect(await server.redis.smembers(Keys.paused)).toEqual([]);
     });
 
-    it('refuses a queue name that is not 1 to 255 printable ASCII characters, before touching Redis', async () => {
-      const refused = invalid('The queue must be 1 to 255 printable ASCII characters.');
-      for (const name of ['a b', 'x'.repeat(256), 'tab\t', 'é']) {
+    it('refuses a queue name the push side refuses (whitespace, control, over 255 code points, . and ..) unless `queues` lists it', async () => {
+      const refused = invalid('The queue must be 1 to 255 characters without whitespace or control characters, and not . or ...');
+      for (const name of ['a b', 'x'.repeat(256), 'tab\t', '.', '..', 'nul\u0000']) {
         expect(await rejectionProblem(routes().queue(request({ params: { name } })))).toEqual(refused);
         expect(await rejectionProblem(routes().pause(request({ params: { name } }), true))).toEqual(refused);
       }
       expect(answer(await routes().pause(request({ params: { name: `!${'x'.repeat(253)}~` } }), true)).status).toBe(200);
       expect(await rejectionProblem(routes().queue(request({ params: { name: 'low' }, query: { page: ['x'] } })))).toEqual(invalid('The query parameter page must be an integer.'));
+    });
+
+    it('accepts every name the push side accepts, and one `queues` lists that breaks the rule, plainly or as its ~ id', async () => {
+      for (const name of ['reports·eu', 'x'.repeat(255), '~tilde', 'a.b', '../dead/run-all#', '😀'.repeat(255)]) {
+        expect(answer(await routes().pause(request({ params: { name } }), true)).json).toEqual({ name, paused: true });
+      }
+      // Written by Ruby or raw Redis: listed, so reachable, the URL-unsafe ones by their ~ id only.
+      await server.redis.sadd(Keys.queues, 'with space', '..');
+      await server.redis.lpush(Keys.queue('..'), payload('dots'));
+      expect(answer(await routes().queue(request({ params: { name: 'with space' } }))).json).toMatchObject({ name: 'with space', size: 0 });
+      const dots = answer(await routes().queue(request({ params: { name: `~${Buffer.from('..').toString('base64url')}` } }))).json;
+      expect(dots).toMatchObject({ name: '..', size: 1, total: 1 });
+      expect(answer(await routes().pause(request({ params: { name: '~Li4' } }), true)).json).toEqual({ name: '..', paused: true });
     });
   });
 
@@ -160,7 +173,7 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       const response = answer(await routes().set(query({ page: '1', count: '2' }), segment));
       expect(response.json).toEqual({
         name: key, total: 3, page: 1, count: 2,
-        jobs: [{ score: '1790000000', at: 1790000000, jid: 'j0', class: 'HardJob', queue: 'low', enqueued_at: null, created_at: 1790000000.5, retry_count: null, error_class: null, error_message: null, payload: JSON.parse(payload('j0')) }],
+        jobs: [{ score: '1790000000', at: 1790000000, jid: 'j0', class: 'HardJob', queue: 'low', enqueued_at: null, created_at: 1790000000.5, retry_count: null, error_class: null, error_message: null, payload: JSON.parse(payload('j0')), id: 'j0' }],
       });
       expect(answer(await routes().set(request(), segment)).json).toMatchObject({ total: 3, page: 0, count: 25 });
     });
@@ -174,6 +187,27 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       expect(answer(await routes().set(query({ jid: 'needle', class: 'Other' }), 'retries')).json).toEqual({ name: 'retry', total: 0, page: 0, count: 0, jobs: [] });
       expect(answer(await routes().set(query({ jid: 'absent' }), 'retries')).json).toEqual({ name: 'retry', total: 0, page: 0, count: 0, jobs: [] });
       expect(await rejectionProblem(routes().set(query({ jid: 'a b' }), 'retries'))).toEqual(invalid('The jid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.'));
+    });
+
+    it('a jid no path can carry is listed with a ~ id, and each action by that id moves that entry only', async () => {
+      const hostile = ['../queues/default/pause#', '../dead/run-all#', '../dead', '..', '../processes/all/stop#'];
+      for (const [index, jid] of hostile.entries()) await server.redis.zadd(Keys.retry, 1790000000 + index, payload(jid));
+      await server.redis.zadd(Keys.dead, 1790000000, payload('bystander'));
+      const listed = answer(await routes().set(query({ count: '10' }), 'retries')).json.jobs as Array<{ jid: string; id: string }>;
+      const ids = new Map(listed.map((job) => [job.jid, job.id]));
+      for (const jid of hostile) expect(ids.get(jid)).toBe(`~${Buffer.from(jid).toString('base64url')}`);
+      // Kill one, run one, delete one: each acts on its own entry, the bystander in dead stays.
+      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('../dead/run-all#') as string } }), 'retries', 'kill')).json).toEqual({ jid: '../dead/run-all#', set: 'retry', action: 'kill' });
+      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('../queues/default/pause#') as string } }), 'retries', 'run')).status).toBe(200);
+      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('..') as string } }), 'retries', 'delete')).status).toBe(200);
+      const left = (await server.redis.zrange(Keys.retry, '0', '-1')).map((entry) => JSON.parse(entry).jid);
+      expect(left.sort()).toEqual(['../dead', '../processes/all/stop#']);
+      expect((await server.redis.zrange(Keys.dead, '0', '-1')).map((entry) => JSON.parse(entry).jid).sort()).toEqual(['../dead/run-all#', 'bystander']);
+      expect(await server.redis.smembers(Keys.paused)).toEqual([]);
+      // The ~ form of a valid jid is not an id (each entry has one name), nor is a mangled one.
+      for (const id of [`~${Buffer.from('needle').toString('base64url')}`, '~Li4=', '~', '~*']) {
+        expect((await rejectionProblem(routes().entryAction(request({ params: { jid: id } }), 'retries', 'delete'))).type).toBe('invalid_request');
+      }
     });
 
     it('?class= is one bounded scan step with the cursor of the next ("0" when done)', async () => {
@@ -313,7 +347,22 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
       expect(await rejectionProblem(routes().process(request({ params: { identity: 'box:9:zz' } })))).toEqual({
         type: 'process_not_found', status: 404, detail: 'No live process has identity box:9:zz.', extensions: { identity: 'box:9:zz' }, headers: {},
       });
-      expect(await rejectionProblem(routes().process(request({ params: { identity: 'a b' } })))).toEqual(invalid('The identity must be 1 to 255 printable ASCII characters.'));
+      expect(await rejectionProblem(routes().process(request({ params: { identity: 'a b' } })))).toEqual(invalid('The identity must be 1 to 255 characters without whitespace or control characters.'));
+    });
+
+    it('looks up only identities `processes` lists: any other key is never read (no WRONGTYPE 500), a listed non-hash reads as gone', async () => {
+      await beat('box:1:aa');
+      await server.redis.set('not-a-hash', 'x');
+      await server.redis.sadd('some-set', 'm');
+      for (const identity of ['not-a-hash', 'some-set', 'stat:processed', 'box:1:aa:work']) {
+        expect((await rejectionProblem(routes().process(request({ params: { identity } })))).type).toBe('process_not_found');
+        expect((await rejectionProblem(routes().signal(request({ params: { identity } }), 'stop'))).type).toBe('process_not_found');
+      }
+      // Listed, but its key is a string: not a heartbeat, so not found, and the list still answers.
+      await server.redis.sadd(Keys.processes, 'not-a-hash');
+      expect((await rejectionProblem(routes().process(request({ params: { identity: 'not-a-hash' } })))).type).toBe('process_not_found');
+      expect(answer(await routes().processes(request())).json.processes.map((record: { identity: string }) => record.identity)).toEqual(['box:1:aa']);
+      expect(await server.redis.exists(Keys.signals('not-a-hash'))).toBe(0);
     });
 
     it.each([['quiet', 'TSTP'], ['stop', 'TERM']] as const)('%s queues %s for one live process', async (signal, name) => {

@@ -34,6 +34,56 @@ describe('Client rules against a real redis-server', () => {
     client = new Client(connection, { timestamps: 'seconds' });
   });
 
+  describe('one jid rule and one queue rule on every push path, refused before Redis, naming the field', () => {
+    const HOSTILE_JIDS = ['../queues/default/pause#', '../dead', '..', 'a b', 'x'.repeat(256), '', 'é'];
+    const BAD_QUEUES = ['a b', 'tab\t', 'nl\n', '.', '..', 'x'.repeat(256), '😀'.repeat(256), 'nbsp\u00a0', 'del\u007f', '\ud800'];
+    afterEach(async () => {
+      expect(await server.redis.dbsize()).toBe(0);
+    });
+
+    it('jid: push (both paths), pushBulk', async () => {
+      const withMiddleware = new Client(connection, { timestamps: 'seconds' });
+      withMiddleware.use((_context, next) => next());
+      for (const jid of HOSTILE_JIDS) {
+        for (const push of [
+          () => client.push({ class: 'A', args: [], jid }),
+          () => withMiddleware.push({ class: 'A', args: [], jid }),
+          () => client.push({ class: 'A', args: [], jid, at: Date.now() / 1000 + 60 }),
+          () => client.pushBulk({ class: 'A', args: [[1]], jid }),
+        ]) {
+          const error = await refusal(push);
+          expect([error.field, error.reason]).toEqual(['jid', jid === '' ? 'must be a non-empty string' : 'must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -']);
+        }
+      }
+    });
+
+    it('queue: push (both paths), pushBulk, performAsync / performIn / performAt with a queue override', async () => {
+      const withMiddleware = new Client(connection, { timestamps: 'seconds' });
+      withMiddleware.use((_context, next) => next());
+      for (const queue of BAD_QUEUES) {
+        for (const push of [
+          () => client.push({ class: 'A', args: [], queue }),
+          () => withMiddleware.push({ class: 'A', args: [], queue }),
+          () => client.pushBulk({ class: 'A', args: [[1], [2]], queue }),
+          () => client.set({ queue }).performAsync(SlowReport, 1),
+          () => withMiddleware.set({ queue }).performIn(60, SlowReport, 1),
+          () => client.set({ queue }).performAt(Date.now() / 1000 + 60, SlowReport, 1),
+        ]) {
+          const error = await refusal(push);
+          expect([error.field, error.reason]).toEqual(['queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..']);
+        }
+      }
+    });
+  });
+
+  it('accepts what Sidekiq accepts within the rule: 255 code points of any script, punctuation, a jid of 255 of [A-Za-z0-9_-]', async () => {
+    for (const queue of ['reports·eu', '😀'.repeat(255), 'a.b', '~x', '../x', 'x'.repeat(255)]) {
+      await client.push({ class: 'A', args: [], queue });
+      expect(await server.redis.llen(`queue:${queue}`)).toBe(1);
+    }
+    expect(await client.push({ class: 'A', args: [], jid: `a-Z_9${'x'.repeat(250)}` })).toHaveLength(255);
+  });
+
   describe('pushBulk refuses bad input before writing anything, naming the field', () => {
     afterEach(async () => {
       expect(await server.redis.dbsize()).toBe(0);

@@ -91,6 +91,16 @@ describe('api: the produce routes driven directly (contract §1.6, §1.7)', () =
       expect(JSON.parse(raw).jid).toBe(response.json.jid);
     });
 
+    it('refuses a queue the push rule refuses with a 400 naming queue, and writes nothing', async () => {
+      for (const queue of ['a b', '..', 'x'.repeat(256)]) {
+        const response = answer(await routes().produce(request(), false, bytes({ class: 'HardWorker', args: [], queue })));
+        expect([response.status, response.json.detail]).toEqual([400, 'queue must be 1 to 255 characters without whitespace or control characters, and not . or ...']);
+        const bulk = answer(await routes().produce(request(), true, bytes({ class: 'HardWorker', args: [[1]], queue })));
+        expect(bulk.status).toBe(400);
+      }
+      expect(await server.redis.dbsize()).toBe(0);
+    });
+
     it('answers 200 with a null jid when client middleware dropped the job', async () => {
       const response = answer(await routes({}, { client: droppingClient() }).produce(request(), false, bytes({ class: 'A', args: ['drop'] })));
       expect(response).toMatchObject({ status: 200, json: { jid: null } });

@@ -106,6 +106,15 @@ describe('WurkTestingModule, fake mode', () => {
     expect(wurk.jobs()).toEqual([]);
   });
 
+  it('refuses a jid or a queue outside the push rules, naming the field, as the real client does', async () => {
+    for (const push of [() => client.push({ class: 'Ruby::Job', args: [], jid: '../dead/run-all#' }), () => client.pushBulk({ class: 'Ruby::Job', args: [[1]], jid: '..' })]) {
+      await expect(push()).rejects.toMatchObject({ field: 'jid' });
+    }
+    await expect(client.set({ queue: 'a b' }).performAsync(GreetWorker, 'ada', 1)).rejects.toMatchObject({ field: 'queue' });
+    await expect(client.push({ class: 'Ruby::Job', args: [], queue: '..' })).rejects.toMatchObject({ field: 'queue' });
+    expect(wurk.jobs()).toEqual([]);
+  });
+
   it('keeps status rows in memory, so StatusService answers', async () => {
     const jid = (await client.performAsync(GreetWorker, 'ada', 1)) as string;
     const status = moduleRef.get(StatusService);
