@@ -19,26 +19,12 @@
 -- it (a key of the wrong type), it is filed in its own set, else in dead,
 -- and when nothing can take it, it stays in the private list, out of the
 -- hand-back, for orphan recovery.
+-- #include park_record
+
 local drops = tonumber(ARGV[2])
 local unsettled = tonumber(ARGV[3])
 for i = 4, 3 + drops do
   redis.call("LREM", KEYS[1], -1, ARGV[i])
-end
-
--- True when a redis.pcall reply is not an error.
-local function applied(reply)
-  return type(reply) ~= "table" or reply.err == nil
-end
-
--- The first write among wurk:unsettled, the record's own set and dead that succeeds.
-local function park(record)
-  if applied(redis.pcall("RPUSH", KEYS[4], record)) then return true end
-  local ok, fields = pcall(cjson.decode, record)
-  if not ok or type(fields) ~= "table" or type(fields.payload) ~= "string" then return false end
-  local set = fields.set == "retry" and KEYS[5] or KEYS[6]
-  if tonumber(fields.score) and applied(redis.pcall("ZADD", set, fields.score, fields.payload)) then return true end
-  local now = redis.call("TIME")
-  return applied(redis.pcall("ZADD", KEYS[6], now[1] .. "." .. string.format("%06d", tonumber(now[2])), fields.payload))
 end
 
 -- Payloads that nothing could take, with their multiplicity: left where they are.
@@ -47,7 +33,7 @@ local base = 4 + drops
 for i = 0, unsettled - 1 do
   local payload, record = ARGV[base + 2 * i], ARGV[base + 2 * i + 1]
   if redis.call("LPOS", KEYS[1], payload) then
-    if park(record) then
+    if park_record(KEYS[4], KEYS[5], KEYS[6], record) then
       redis.call("LREM", KEYS[1], -1, payload)
     else
       kept[payload] = (kept[payload] or 0) + 1

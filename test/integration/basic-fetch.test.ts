@@ -194,14 +194,31 @@ describe('basic fetch', () => {
 
   it('parks failures it could not file in wurk:unsettled at release, and writes nothing when there are none', async () => {
     const basic = fetcher(['a']);
-    const rpush = jest.spyOn(command, 'rpush');
+    const calls = jest.spyOn(command, 'evalsha');
     await basic.release([]);
     await basic.release();
-    expect(rpush).not.toHaveBeenCalled();
+    expect(calls).not.toHaveBeenCalled();
     await basic.release([
       { job: { raw: 'r1', queue: 'a' }, record: 'record-1' },
       { job: { raw: 'r2', queue: 'a' }, record: 'record-2' },
     ]);
     expect(await server.redis.lrange(Keys.unsettled, 0, -1)).toEqual(['record-1', 'record-2']);
+  });
+
+  it('a wurk:unsettled that refuses a failure files it in its own set, else in dead, else says so with the record: never lost', async () => {
+    const basic = fetcher(['a']);
+    const record = (set: string, jid: string) => JSON.stringify({ set, score: '1700000000.5', payload: JSON.stringify({ jid }) });
+    await server.redis.set(Keys.unsettled, 'not a list');
+    await basic.release([
+      { job: { raw: 'r1', queue: 'a' }, record: record('retry', 'to-retry') },
+      { job: { raw: 'r2', queue: 'a' }, record: record('dead', 'to-dead') },
+    ]);
+    expect(await server.redis.zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual([JSON.stringify({ jid: 'to-retry' }), '1700000000.5']);
+    expect(await server.redis.zrange(Keys.dead, '0', '-1')).toEqual([JSON.stringify({ jid: 'to-dead' })]);
+    await server.redis.set(Keys.retry, 'not a set');
+    await server.redis.set(Keys.dead, 'not a set');
+    errors.length = 0;
+    await basic.release([{ job: { raw: 'r3', queue: 'a' }, record: record('retry', 'nowhere') }]);
+    expect(errors).toEqual([expect.stringContaining(record('retry', 'nowhere'))]);
   });
 });

@@ -47,6 +47,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
     'test/integration/periodic-catch-up.test.ts',
   ],
   periodic_running_lock: ['test/integration/lua-periodic-scripts.test.ts', 'test/integration/periodic-until-executed.test.ts', 'test/integration/periodic-seed-004.test.ts'],
+  park_unsettled: ['test/integration/basic-fetch.test.ts'],
   promote: ['test/integration/lua-poller-scripts.test.ts', 'test/integration/server-poller.test.ts'],
   rate_limit: ['test/integration/lua-limiter-scripts.test.ts', 'test/integration/limiters.test.ts', 'test/e2e/api-policies.test.ts'],
   release: ['test/integration/lua-fetch-scripts.test.ts', 'test/integration/server-filing-order.test.ts', 'test/integration/server-prefetch.test.ts'],

@@ -105,9 +105,15 @@ export class BasicFetch implements Fetcher {
     if (failure) throw failure[0];
   }
 
-  /** A failure not filed by now is in no list at all: park it where any live process files it. */
+  /**
+   * A failure not filed by now is in no list at all: park it where any live
+   * process files it (park_unsettled.lua: wurk:unsettled, else its own set,
+   * else dead). What nothing could take is logged whole: its only copy.
+   */
   async release(unfiled: UnfiledFailure[] = []): Promise<void> {
-    if (unfiled.length > 0) await this.command.rpush(Keys.unsettled, ...unfiled.map((failure) => failure.record));
+    if (unfiled.length === 0) return;
+    const lost = await runScript<string[]>(this.command, 'park_unsettled', [Keys.unsettled, Keys.retry, Keys.dead], unfiled.map((failure) => failure.record));
+    for (const record of lost) this.options.logger.error(`a failed job could be filed nowhere (${Keys.unsettled}, retry and dead refused it): ${record}`);
   }
 
   /** A BRPOP cut short could lose the job it popped, so it is left to time out. */
