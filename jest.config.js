@@ -3,8 +3,10 @@
  *
  * Nest 12 ships as ES modules only. Node 20 loads them from CommonJS through
  * require(esm), but Jest's module runtime does not (before Node 24.9), so the
- * ESM packages of node_modules are compiled to CommonJS for the tests alone.
- * The installed package itself is proven on real Node by .ci/pack-check.sh.
+ * ESM packages of node_modules are compiled to CommonJS for the tests by the
+ * transform the package ships for its users (jest/transform.js, exported as
+ * `nestjs-wurk/jest-transform`; .ci/pack-check.sh runs a user's Jest 30 on it
+ * through `preset: 'nestjs-wurk'`). The repo's own .ts files stay on ts-jest.
  */
 const esmPackages = ['@nestjs'];
 
@@ -18,7 +20,7 @@ module.exports = {
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
-    '^.+\\.m?js$': '<rootDir>/test/support/esm-to-cjs.js',
+    '^.+\\.m?js$': '<rootDir>/jest/transform.js',
   },
   transformIgnorePatterns: [`/node_modules/(?!(${esmPackages.join('|')})/)`],
   testTimeout: 60000,
