@@ -25,6 +25,11 @@ export type ErrorHandler = (error: unknown, context: ServerContext) => void | Pr
 /** Sidekiq's death_handlers: a job out of retries (filed in dead or discarded). */
 export type DeathHandler = (job: JobPayload, error: unknown) => void | Promise<void>;
 
+/** Whether the write that decides a job's fate happened, for a step that throws after it. */
+interface Settled {
+  done: boolean;
+}
+
 /** A filing that failed twice (the retry/dead write, then the interrupt), retried by the manager until it lands. */
 export interface PendingFiling {
   job: ClaimedJob;
@@ -100,24 +105,54 @@ export class Processor {
       if (failed) deps.heartbeat.countFailed();
       return;
     }
+    const settled: Settled = { done: false };
+    let outcome: JobOutcome;
+    try {
+      outcome = await this.settle(job, payload, context, failed, error, started, settled);
+    } catch (stepError) {
+      // Seed 004's @ran rule: the job ran, so no step after perform may
+      // leave it claimed (to be requeued and run again). A failed job not
+      // yet filed takes the interrupt path; a succeeded one is acknowledged.
+      outcome = await this.afterStepFailed(job, payload, failed, error, stepError, settled);
+    }
+    const settling = this.notify(context, outcome);
+    // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    if (settling) await settling;
+  }
 
+  /** Metrics, then the one write that decides the job's fate (ack, retry/dead, or schedule), then the error handlers. */
+  private async settle(job: ClaimedJob, payload: JobPayload, context: ServerContext, failed: boolean, error: unknown, started: number, settled: Settled): Promise<JobOutcome> {
+    const { deps } = this;
+    const worker = context.worker;
     // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
     const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
     // Sidekiq resolves the class before its metrics middleware runs, so an unknown class never reaches its metrics
     // either; a run refused by its limiter did no work and is rescheduled, so it is no execution to time.
     if (deps.executionMetrics && worker && !overLimit) deps.heartbeat.recordExecution(metricsClassName(payload), Math.floor(performance.now()) - started, failed);
     let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
-    if (outcome === undefined && !failed) {
-      deps.fetcher.acknowledge(job, payload.jid);
-      outcome = { kind: 'complete', result: context.result };
-    } else if (outcome === undefined) {
-      deps.heartbeat.countFailed();
-      outcome = await this.settleFailure(job, payload, error, worker);
-      await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
+    if (outcome !== undefined) {
+      settled.done = true;
+      return outcome;
     }
-    const settling = this.notify(context, outcome);
-    // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
-    if (settling) await settling;
+    if (!failed) {
+      deps.fetcher.acknowledge(job, payload.jid);
+      settled.done = true;
+      return { kind: 'complete', result: context.result };
+    }
+    deps.heartbeat.countFailed();
+    outcome = await this.settleFailure(job, payload, error, worker);
+    settled.done = true;
+    await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
+    return outcome;
+  }
+
+  private async afterStepFailed(job: ClaimedJob, payload: JobPayload, failed: boolean, error: unknown, stepError: unknown, settled: Settled): Promise<JobOutcome> {
+    const { deps } = this;
+    deps.logger.error(`a step after perform failed for job ${payload.jid} (${errorMessageOf(stepError)}); ${settled.done ? 'it was already settled' : failed ? 'interrupting it' : 'acknowledging it'}`);
+    if (settled.done) return failed ? { kind: 'interrupted', error } : { kind: 'complete', result: undefined };
+    if (failed) return this.interrupt(job, payload, error, false);
+    deps.fetcher.acknowledge(job, payload.jid);
+    return { kind: 'complete', result: undefined };
   }
 
   /**
@@ -129,8 +164,9 @@ export class Processor {
   private async reschedule(job: ClaimedJob, payload: JobPayload, error: unknown): Promise<JobOutcome | undefined> {
     const { deps } = this;
     const count = overratedCount(payload) + 1;
-    const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
     try {
+      // Inside the guard: a throwing `overLimitBackoff` files the job as an ordinary failure.
+      const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
       const filed = await deps.fetcher.file(job, payload.jid, 'schedule', scoreText(retryAt), payload.clone().set('overrated', count).toString());
       return filed ? { kind: 'rescheduled', error, retryAt } : { kind: 'interrupted', error };
     } catch (writeError) {
@@ -167,7 +203,10 @@ export class Processor {
     let filing: PendingFiling;
     let retryAt: number | undefined;
     try {
-      const plan = planInterrupt(payload, error, outOfRetries, deps.timestamps);
+      // From the bytes as fetched, never the object the server middleware
+      // ran with (seed 004): whatever a middleware did to it may be what
+      // made the first filing fail, and must not make this one fail too.
+      const plan = planInterrupt(JobPayload.parse(job.raw), error, outOfRetries, deps.timestamps);
       filing = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
       if (plan.set === 'retry') retryAt = plan.retryAt;
     } catch (planError) {

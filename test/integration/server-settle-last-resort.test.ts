@@ -1,3 +1,4 @@
+import * as failurePlan from '../../src/server/retry/failure-plan';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
@@ -12,14 +13,25 @@ const RAW = JSON.stringify({ class: 'FailJob', queue: 'default', jid: JID, retry
  * as fetched: never left claimed to run again, never handed back.
  */
 describe('settling when not even the interrupt can be planned', () => {
-  const server = usePrivateRedis();
+  const server = usePrivateRedis({ flushBeforeEach: true });
   const harness = useHarnesses(server);
+  let unplannable = true;
+  beforeEach(() => {
+    unplannable = true;
+    // The interrupt is planned from the bytes as fetched, which parsed once
+    // already: only a fault of the planner itself reaches the last resort.
+    const planInterrupt = failurePlan.planInterrupt;
+    jest.spyOn(failurePlan, 'planInterrupt').mockImplementation((...args) => {
+      if (unplannable) throw new SyntaxError('unplannable');
+      return planInterrupt(...args);
+    });
+  });
+  afterEach(() => jest.restoreAllMocks());
 
   async function run(): Promise<{ outcomes: JobOutcome[]; privateKey: string; stop(): Promise<void> }> {
     const outcomes: JobOutcome[] = [];
     const h = harness([{ name: 'FailJob', instance: { perform: (message: string) => Promise.reject(new Error(message)) } }], { orphanCheckInterval: 1 });
-    // A middleware that leaves a member of the payload unparseable: planning
-    // the failure (and the interrupt, built from the same payload) throws.
+    // A middleware that leaves a member of the payload unparseable: planning the failure throws.
     h.manager.useMiddleware(async (context, next) => {
       context.job.setRaw('retry_count', '{not json');
       await next();
@@ -42,6 +54,17 @@ describe('settling when not even the interrupt can be planned', () => {
     expect(entry.retry_count).toBeUndefined();
     expect(await redis.llen(privateKey)).toBe(0);
     expect(await redis.llen('queue:default')).toBe(0);
+  });
+
+  it('with a planner that works, the interrupt is built from the payload as fetched (not the middleware-modified one) and filed in retry', async () => {
+    unplannable = false;
+    const redis = server.client();
+    const { outcomes } = await run();
+    expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    const retry = await redis.zrange('retry', '0', '-1');
+    expect(retry).toHaveLength(1);
+    expect(JSON.parse(retry[0])).toMatchObject({ jid: JID, args: ['boom'], retry_count: 0, interrupted_count: 1, error_message: 'boom' });
+    expect(await redis.zcard('dead')).toBe(0);
   });
 
   it('remembers it for dead when dead cannot be written either, and files it once it can', async () => {

@@ -1,4 +1,5 @@
 import { MiddlewareChain } from '../../src/job/middleware-chain';
+import * as failurePlan from '../../src/server/retry/failure-plan';
 import { JobPayload } from '../../src/job/payload';
 import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
@@ -105,6 +106,7 @@ function claimed(members: Record<string, unknown> = {}, queue = 'default'): Clai
 const failing = (error: unknown) => ({ perform: () => Promise.reject(error) });
 
 describe('Processor: one job run and settled', () => {
+  afterEach(() => jest.restoreAllMocks());
   it('runs perform with the args inside the job execution, acknowledges it by jid and settles it complete with its result', async () => {
     const seen: unknown[] = [];
     const { processor, fetcher, heartbeat, outcomes, contexts, signal } = processorWith({
@@ -325,6 +327,42 @@ describe('Processor: one job run and settled', () => {
     });
   });
 
+  describe('a step after perform that throws (seed 004 @ran: no job re-queued because of a failure after it ran)', () => {
+    /** An Error whose `name` getter throws: the over-limit check after perform reads it. */
+    function hostileError(): Error {
+      return Object.create(Error.prototype, {
+        name: {
+          get() {
+            throw new Error('name getter');
+          },
+        },
+        message: { value: 'hostile' },
+      });
+    }
+
+    it('a failed job not yet filed takes the interrupt path into retry', async () => {
+      const error = hostileError();
+      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(error) } });
+      await expect(processor.run(claimed({ retry: true }))).resolves.toBeUndefined();
+      expect(errors[0]).toBe(`a step after perform failed for job ${JID} (name getter); interrupting it`);
+      expect(fetcher.filed).toHaveLength(1);
+      expect(fetcher.filed[0]).toMatchObject({ set: 'retry', payload: { interrupted_count: 1 } });
+      expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    });
+
+    it('a succeeded job is acknowledged when a metrics step throws', async () => {
+      const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
+        context.job.setRaw('wrapped', '{not json');
+        await next();
+      });
+      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: { perform: () => 1 } }, middleware });
+      await processor.run(claimed());
+      expect(errors[0]).toMatch(new RegExp(`^a step after perform failed for job ${JID} \\(.+\\); acknowledging it$`));
+      expect(fetcher.acks).toEqual([JID]);
+      expect(outcomes[0].kind).toBe('complete');
+    });
+  });
+
   describe('the interrupt path (seed 004): a failure whose filing failed', () => {
     it('is filed again in retry, 30 s out, counting interrupted_count, and settles interrupted saying where it went', async () => {
       const error = new Error('stuck');
@@ -376,10 +414,27 @@ describe('Processor: one job run and settled', () => {
       expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
     });
 
+    it('builds the interrupt entry from the payload as fetched, never from the object the server middleware changed (seed 004)', async () => {
+      const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
+        context.job.set('args', ['changed by middleware']).set('tenant', 'injected').setRaw('retry_count', '{not json');
+        await next();
+      });
+      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware });
+      await processor.run(claimed({ retry: true }));
+      expect(errors).toHaveLength(1);
+      expect(fetcher.filed).toHaveLength(1);
+      expect(fetcher.filed[0]).toMatchObject({ set: 'retry', payload: { args: [1], interrupted_count: 1, retry_count: 0, error_message: 'x' } });
+      expect(fetcher.filed[0].payload.tenant).toBeUndefined();
+      expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
+    });
+
     it('when not even the interrupt can be planned, files the payload as fetched in dead with the error fields, keeping its failed_at', async () => {
       const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
         context.job.setRaw('retry_count', '{not json');
         await next();
+      });
+      jest.spyOn(failurePlan, 'planInterrupt').mockImplementation(() => {
+        throw new SyntaxError('unplannable');
       });
       const error = new RangeError('deep');
       const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(error) }, middleware });
@@ -399,6 +454,9 @@ describe('Processor: one job run and settled', () => {
       const middleware = new MiddlewareChain<ServerContext>().use(async (context, next) => {
         context.job.setRaw('retry_count', '{not json');
         await next();
+      });
+      jest.spyOn(failurePlan, 'planInterrupt').mockImplementation(() => {
+        throw new SyntaxError('unplannable');
       });
       for (const timestamps of ['seconds', 'millis'] as const) {
         const { processor, fetcher } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware, timestamps });
@@ -461,6 +519,23 @@ describe('Processor: one job run and settled', () => {
       fetcher.filings = [false];
       await processor.run(claimed());
       expect(outcomes).toEqual([{ kind: 'interrupted', error }]);
+    });
+
+    it('a throwing overLimitBackoff files the job as an ordinary failure: never left claimed to be requeued after it ran (seed 004 @ran)', async () => {
+      const error = new OverLimitError('api');
+      const { processor, fetcher, errors, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        overLimit: {
+          retries: 20,
+          backoff: () => {
+            throw new TypeError('bad backoff');
+          },
+        },
+      });
+      await expect(processor.run(claimed({ retry: true }))).resolves.toBeUndefined();
+      expect(errors).toEqual([`could not reschedule job ${JID} over its limiter: bad backoff; filing it as a failure`]);
+      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([['retry', 'OverLimitError']]);
+      expect(outcomes[0].kind).toBe('retrying');
     });
 
     it('whose reschedule fails is filed as an ordinary failure, and says so', async () => {
