@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
-import type { DeadTrim } from '../server/fetch/fetcher';
+import type { DeadTrim } from '../job/dead-trim';
 import { DeadSet } from './dead-set';
 import { Health } from './health';
 import { ProcessSet } from './process-set';
