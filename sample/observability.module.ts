@@ -1,7 +1,7 @@
 import { Controller, Get, Module } from '@nestjs/common';
 import { HealthCheck, HealthCheckService } from '@nestjs/terminus';
-import { WurkHealthIndicator, WurkHealthModule } from '../src/observability/health';
-import { WurkMetricsModule } from '../src/observability/metrics';
+import { WurkHealthIndicator, WurkHealthModule } from '../src/entries/health';
+import { WurkMetricsModule } from '../src/entries/metrics';
 
 /** `GET /health` (everything), `/health/live` and `/health/ready` (Kubernetes probes), through @nestjs/terminus. */
 @Controller('health')

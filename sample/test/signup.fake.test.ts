@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { TestingModule } from '@nestjs/testing';
 import { ClientService } from '../../src';
-import { WurkTesting } from '../../src/testing';
+import { WurkTesting } from '../../src/entries/testing';
 import { SignupController } from '../signup.controller';
 import { InvoiceWorker } from '../workers/invoice.worker';
 import { Mailer, WelcomeMailWorker } from '../workers/welcome-mail.worker';

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { Test, TestingModuleBuilder } from '@nestjs/testing';
-import { WurkTestingModule, WurkTestingOptions } from '../../src/testing';
+import { WurkTestingModule, WurkTestingOptions } from '../../src/entries/testing';
 import { AppModule, sampleApi, sampleWurk } from '../app.module';
 
 /** Stands in for the HTTP API module, which reads Redis (test it with a redis-server, as test/e2e does). */

@@ -2,7 +2,7 @@ import type { AttemptRecord } from '../history/attempt-record';
 import { readAttempts } from '../history/attempts-store';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
-import type { DeadTrim } from '../server/fetch/fetcher';
+import type { DeadTrim } from '../job/dead-trim';
 import { DeadSet } from './dead-set';
 import { Health } from './health';
 import { JobLocator } from './job-locator';

@@ -4,7 +4,7 @@ import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'node:net';
 import { Registry } from 'prom-client';
 import { ClientService, JobContext, Worker, WurkModule } from '../../src';
-import { WurkMetricsModule } from '../../src/observability/metrics';
+import { WurkMetricsModule } from '../../src/entries/metrics';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 

@@ -30,7 +30,7 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
     web = await NestFactory.createApplicationContext(AppModule, { logger: false });
     await web.init();
     // Flags for module and concurrency, the environment for the queues: both sources are read.
-    worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(root, 'src', 'cli', 'worker.ts'), '--module', 'test/e2e/fixtures/jobs.module.ts', '--concurrency', '3'], {
+    worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(root, 'src', 'entries', 'wurk-worker.ts'), '--module', 'test/e2e/fixtures/jobs.module.ts', '--concurrency', '3'], {
       cwd: root,
       env: { ...process.env, REDIS_URL: redis.url, JOBS_LOG: log, WURK_QUEUES: 'standalone' },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -9,7 +9,7 @@ import { ChildProcess, spawn } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ClientService, Worker, WurkModule } from '../../src';
-import { WurkTracingModule } from '../../src/observability/tracing';
+import { WurkTracingModule } from '../../src/entries/tracing';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 

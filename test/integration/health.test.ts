@@ -3,7 +3,7 @@ import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { AddressInfo } from 'node:net';
 import { ClientService, Worker, WurkModule } from '../../src';
-import { WurkHealthIndicator, WurkHealthModule } from '../../src/observability/health';
+import { WurkHealthIndicator, WurkHealthModule } from '../../src/entries/health';
 // The sample's controller: /health, /health/live and /health/ready through terminus.
 import { HealthController } from '../../sample/observability.module';
 import { Keys } from '../../src/redis/keys';

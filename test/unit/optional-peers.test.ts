@@ -23,10 +23,10 @@ describe('optional peers', () => {
       }
       const root = require('./src');
       if (typeof root.WurkModule !== 'function' || typeof root.ClientService !== 'function') throw new Error('root entry incomplete');
-      require('./src/testing');
-      require('./src/worker');
+      require('./src/entries/testing');
+      require('./src/entries/worker');
       for (const entry of ['health', 'metrics', 'tracing']) {
-        try { require('./src/observability/' + entry); console.log('loaded ' + entry); }
+        try { require('./src/entries/' + entry); console.log('loaded ' + entry); }
         catch (error) { console.log(entry + ': ' + error.name + ': ' + error.message); }
       }
     `);

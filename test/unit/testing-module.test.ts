@@ -3,7 +3,7 @@ import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClientService, InvalidJobError, JobContext, ServerContext, StatusService, Worker } from '../../src';
 import { recordConnections } from '../../sample/test/no-network';
-import { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/testing';
+import { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/entries/testing';
 
 const performed: string[] = [];
 

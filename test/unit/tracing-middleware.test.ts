@@ -3,7 +3,7 @@ import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-ho
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { JobPayload } from '../../src';
-import { WurkTracing } from '../../src/observability/tracing';
+import { WurkTracing } from '../../src/entries/tracing';
 import type { ServerContext } from '../../src';
 
 function job(): JobPayload {

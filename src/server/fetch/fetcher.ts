@@ -85,11 +85,8 @@ export interface Fetcher {
   reconcile?(known: KnownJobs): Promise<number>;
 }
 
-/** Dead-set trimming, as Sidekiq's DeadSet#kill: at most `maxJobs`, none older than `timeout` seconds. */
-export interface DeadTrim {
-  maxJobs: number;
-  timeout: number;
-}
+/** Dead-set trimming (defined in job/, where the admin API reads it too). */
+export type { DeadTrim } from '../../job/dead-trim';
 
 /** A failure still not filed at shutdown: the job, and the JSON record `{set, score, payload}` to file later. */
 export interface UnfiledFailure {

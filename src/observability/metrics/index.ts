@@ -1,9 +1,0 @@
-/**
- * `nestjs-wurk/metrics`: Prometheus metrics. Its own entry, so only apps
- * that import it need prom-client installed.
- */
-export { WurkMetricsModule } from '../../nest/metrics/wurk-metrics.module';
-export type { WurkMetricsModuleOptions } from '../../nest/metrics/wurk-metrics.module';
-export { WurkMetrics } from './wurk-metrics';
-export type { MetricsSubject, WurkMetricsOptions } from './wurk-metrics';
-export { MissingPeerError } from '../load-peer';
