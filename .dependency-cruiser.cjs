@@ -16,14 +16,16 @@ const LAYERS = [
   // rank 2, the planes.
   ['client', 'server', 'limiter'],
   // rank 3, the features.
-  ['admin', 'status', 'periodic', 'unique', 'observability'],
-  // rank 4: the in-memory fakes for tests stand in for the planes and features below.
+  ['status', 'periodic', 'unique', 'observability', 'history'],
+  // rank 4: the operator's reads and actions, over the records of every feature (status rows, attempts, locks).
+  ['admin'],
+  // rank 5: the in-memory fakes for tests stand in for the planes and features below.
   ['testing'],
-  // rank 5: the HTTP contract without Nest.
+  // rank 6: the HTTP contract without Nest.
   ['api'],
-  // rank 6: the Nest layer.
+  // rank 7: the Nest layer.
   ['nest'],
-  // rank 7, the package entries: src/index.ts and src/entries/.
+  // rank 8, the package entries: src/index.ts and src/entries/.
   ['entries', 'index.ts'],
 ];
 

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../history/attempt-record';
+import type { AttemptRecord } from '../job/attempt-record';
 import { readAttempts } from '../history/attempts-store';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';

@@ -321,14 +321,14 @@ export class AdminRoutes {
 
   /** Drops a queue's jobs and its entry in `queues` (Sidekiq's Queue#clear). */
   async clearQueue(request: ApiRequest): Promise<ApiResponse> {
-    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
+    const queue = await this.queueOf(request);
     return jsonResponse(200, { name: queue.name, action: 'clear', count: await queue.clear() });
   }
 
   /** Removes one waiting job by its stored bytes (LREM, Sidekiq's JobRecord#delete), found by jid. */
   async deleteQueuedJob(request: ApiRequest): Promise<ApiResponse> {
-    const queue = this.deps.admin.queues.queue(validName(request.params.name, 'queue'));
-    const jid = validJid(request.params.jid);
+    const queue = await this.queueOf(request);
+    const jid = jidParam(request.params.jid);
     if (!(await queue.deleteByJid(jid))) throw new ApiProblem('job_not_found', `No job in queue ${queue.name} has jid ${jid}.`, { jid });
     return jsonResponse(200, { jid, queue: queue.name, action: 'delete' });
   }
@@ -358,7 +358,7 @@ export class AdminRoutes {
 
   /** Where a jid is now; 200 with no location when it is nowhere (finished, or never pushed), never a dead end. */
   async jobLocations(request: ApiRequest): Promise<ApiResponse> {
-    const found = await this.deps.admin.jobs.locate(validJid(request.params.jid));
+    const found = await this.deps.admin.jobs.locate(jidParam(request.params.jid));
     return jsonResponse(200, { jid: found.jid, locations: found.locations.map(locationJson), status: found.status });
   }
 

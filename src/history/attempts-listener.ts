@@ -1,7 +1,7 @@
 import { nowMs } from '../job/time';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
 import { IGNORES_UNMARKED_JOBS, IgnoresUnmarkedJobs } from '../server/unmarked-job-listener';
-import { attemptRecordOf } from './attempt-record';
+import { attemptRecordOf } from '../server/retry/attempt-record';
 import type { AttemptsStore } from './attempts-store';
 
 /** Where a failed append goes: logged by the caller; the listener counts it. */

@@ -1,7 +1,8 @@
 import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
-import { AttemptRecord, parseAttemptRecord } from './attempt-record';
+import type { AttemptRecord } from '../job/attempt-record';
+import { parseAttemptRecord } from '../server/retry/attempt-record';
 
 /** Where attempt records are kept: Redis in an app, memory under WurkTestingModule. */
 export interface AttemptsStore {

@@ -1,5 +1,5 @@
 import { Injectable, Scope } from '@nestjs/common';
-import type { AttemptRecord } from '../history/attempt-record';
+import type { AttemptRecord } from '../job/attempt-record';
 import { WurkError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
 import { ExecutionCarrier, JobExecution, jobExecutionStorage } from '../server/job-execution';

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { AttemptRecord } from '../history/attempt-record';
+import type { AttemptRecord } from '../job/attempt-record';
 import type { JobPayload } from '../job/payload';
 
 /** Receives `progress()` calls from inside `perform`; the status module installs one for tracked jobs. */

@@ -8,7 +8,7 @@ import type { StatusOptions } from './status-options';
 import { StatusProgress } from './status-progress';
 import type { StatusFields, StatusWriter } from './status-writer';
 import { isTracked } from './tracked';
-import { capUtf8 } from './utf8-cap';
+import { capUtf8 } from '../job/utf8-cap';
 
 /** Contract §2.5 caps, in bytes of UTF-8. */
 export const RESULT_CAP_BYTES = 8192;

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AdminService, ClientService, JobContext, Worker, WurkModule, WurkModuleOptions, WurkServer } from '../../src';
-import type { AttemptRecord } from '../../src/history/attempt-record';
+import type { AttemptRecord } from '../../src/job/attempt-record';
 import { RedisAttemptsStore } from '../../src/history/attempts-store';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';

@@ -1,34 +1,8 @@
-import { backtraceOf, errorClassOf, errorMessageOf } from '../server/retry/error-fields';
-import type { JobOutcome } from '../server/server-middleware';
-import { capUtf8 } from '../status/utf8-cap';
+import { backtraceOf, errorClassOf, errorMessageOf } from './error-fields';
+import type { JobOutcome } from '../server-middleware';
+import type { AttemptOutcome, AttemptRecord } from '../../job/attempt-record';
+import { capUtf8 } from '../../job/utf8-cap';
 
-/** How one attempt ended, as the attempts log names it (seed 004's `outcome`, plus wurk's settle paths). */
-export type AttemptOutcome = 'retrying' | 'dead' | 'discarded' | 'interrupted' | 'succeeded' | 'unreadable';
-
-/**
- * One attempt of a job, as kept in `attempts:<jid>` (one JSON object a list
- * element). Times are float epoch seconds, like every Sidekiq time.
- */
-export interface AttemptRecord {
-  /** 1 for the first run, then `retry_count + 2` (JobContext's `attempt`). */
-  attempt: number;
-  /** When the attempt was settled. */
-  at: number;
-  outcome: AttemptOutcome;
-  /** `retrying` (and an interrupt filed in retry): when the next attempt is due. */
-  retry_at?: number;
-  error_class?: string;
-  /** Capped at {@link ATTEMPT_MESSAGE_CAP_BYTES} bytes of UTF-8. */
-  error_message?: string;
-  /** The first {@link ATTEMPT_BACKTRACE_LINES} stack frames, each capped. */
-  backtrace?: string[];
-  /** `hostname:pid:nonce` of the process that ran it (Sidekiq's identity). */
-  process?: string;
-  /** The queue it was fetched from. */
-  queue?: string;
-  /** Why, when it is not the error's own message (an orphan recovered too often, an unparseable payload). */
-  reason?: string;
-}
 
 /** Caps that bound one record: message + frames + the fixed fields stay under ~2.5 KB of JSON. */
 export const ATTEMPT_MESSAGE_CAP_BYTES = 1024;
