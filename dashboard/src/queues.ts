@@ -9,11 +9,33 @@ interface QueueRow {
   paused: boolean;
 }
 
+interface QueuePage {
+  total: number;
+  page: number;
+  count: number;
+  /** null: every queue was read and `page` pages them; else the next scan step's cursor ("0" = the walk is done). */
+  cursor: string | null;
+  queues: QueueRow[];
+}
+
+/** Beyond 1,000 queues the API walks them by cursor: the page offers the next step and a way back to the start. */
+function cursorNav(context: Parameters<View>[0], cursor: string): HTMLElement {
+  const go = (next: string | null) => () => context.navigate(next === null ? '#/queues' : `#/queues?cursor=${encodeURIComponent(next)}`);
+  return h(
+    'nav',
+    { class: 'pager', 'aria-label': 'pages' },
+    h('button', { class: 'btn', type: 'button', disabled: !context.params.has('cursor'), onclick: go(null) }, '« First'),
+    h('button', { class: 'btn', type: 'button', disabled: cursor === '0', onclick: go(cursor) }, 'Next ›'),
+  );
+}
+
 export const queues: View = async (context) => {
-  const { api, canAct } = context;
-  const { queues: rows } = await api.get<{ queues: QueueRow[] }>('/queues');
+  const { api, canAct, params } = context;
+  const cursor = params.get('cursor') ?? undefined;
+  const data = await api.get<QueuePage>('/queues', cursor === undefined ? { page: pageOf(params), count: 50 } : { cursor, count: 50 });
+  const rows = data.queues;
   return card(
-    'Queues',
+    `Queues (${data.total.toLocaleString('en-US')})`,
     table(
       ['Queue', 'Size', 'Latency', 'State', ''],
       rows.map((queue) =>
@@ -29,6 +51,7 @@ export const queues: View = async (context) => {
       ),
       'No queues yet: a queue appears when a job is pushed to it.',
     ),
+    data.cursor === null ? pager(context, data.total, data.page, data.count) : cursorNav(context, data.cursor),
   );
 };
 

@@ -68,6 +68,7 @@ const MAX_HISTORY_REQUEST_DAYS = 180;
 /** A class filter scans this many entries per request at most, and hands back a cursor for the rest. */
 const CLASS_SCAN_COUNT = 1000;
 const PJID_SHAPE = /^[0-9a-f]{40}$/;
+const SCAN_CURSOR = /^[0-9]{1,20}$/;
 
 /** One query parameter given at most once, or undefined; a repeated one is a 400 as for paging. */
 function singleParam(query: Record<string, string[]>, name: string): string | undefined {
@@ -183,8 +184,17 @@ export class AdminRoutes {
     });
   }
 
-  async queues(): Promise<ApiResponse> {
-    return jsonResponse(200, { queues: await this.deps.admin.queues.list() });
+  /**
+   * The contract's `{queues}` (largest first), paged: `page` and `count` up
+   * to QUEUE_LIST_READ_CAP queues, beyond it a walk by `cursor` ("0" = done),
+   * so no call reads every queue of a Redis that holds 50,000.
+   */
+  async queues(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const cursor = singleParam(request.query, 'cursor');
+    if (cursor !== undefined && !SCAN_CURSOR.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
+    const list = await this.deps.admin.queues.page({ page, count, cursor });
+    return jsonResponse(200, { total: list.total, page: list.page, count, cursor: list.cursor, queues: list.items });
   }
 
   /** Never 404: a queue nobody pushed to is an empty queue. */
@@ -299,7 +309,7 @@ export class AdminRoutes {
       return jsonResponse(200, { name: SETS[segment], total: jobs.length, page: 0, count: jobs.length, jobs: jobs.map(entryJson) });
     }
     if (!className || className.length > 255) throw invalidRequest('The query parameter class must be 1 to 255 characters.');
-    if (cursor !== undefined && !/^[0-9]{1,20}$/.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
+    if (cursor !== undefined && !SCAN_CURSOR.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
     const step = await set.filterByClass(className, { cursor, count: CLASS_SCAN_COUNT });
     return jsonResponse(200, { name: SETS[segment], total: step.items.length, page: 0, count: step.items.length, cursor: step.cursor, jobs: step.items.map(entryJson) });
   }

@@ -1,5 +1,6 @@
 import { IsResolvedElsewhere } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
+import { isValidQueueName, QUEUE_NAME_RULE } from '../job/queue-name';
 
 /** What a token may do. `admin` implies the other two (contract §1.3). */
 export type ApiScope = 'enqueue' | 'read' | 'admin';
@@ -11,6 +12,13 @@ export interface ApiTokenOption {
   token: string;
   /** A non-empty subset of `enqueue`, `read`, `admin`. */
   scopes: ApiScope[];
+  /**
+   * The queues this token may push to (`queue`, and `retry_queue` when
+   * given); another is refused with 403 `queue_not_allowed`. Unset: any
+   * queue. The class allow-list does not bound queue names, and each new
+   * name is a new queue every reader lists.
+   */
+  queues?: string[];
 }
 
 /** Named windows of the rate limit, as Wurk names them. */
@@ -114,7 +122,7 @@ function resolveTokens(value: unknown): ApiTokenOption[] {
   value.forEach((entry: unknown, index) => {
     const option = `tokens[${index}]`;
     if (entry === null || typeof entry !== 'object') fail(option, 'must be { token, scopes }');
-    const { token, scopes } = entry as Partial<ApiTokenOption>;
+    const { token, scopes, queues } = entry as Partial<ApiTokenOption>;
     if (typeof token !== 'string' || token.length < MIN_TOKEN_LENGTH || !PRINTABLE.test(token)) {
       // Never echo the value: it is a secret, and start-up errors end up in logs.
       fail(`${option}.token`, `must be at least ${MIN_TOKEN_LENGTH} printable ASCII characters without spaces`);
@@ -123,9 +131,17 @@ function resolveTokens(value: unknown): ApiTokenOption[] {
     for (const scope of scopes) {
       if (!API_SCOPES.includes(scope)) fail(`${option}.scopes`, `has unknown scope ${JSON.stringify(scope)}; allowed: ${API_SCOPES.join(', ')}`);
     }
-    byValue.set(token, { token, scopes: [...new Set(scopes)] });
+    byValue.set(token, { token, scopes: [...new Set(scopes)], ...(queues === undefined ? {} : { queues: resolveQueues(queues, `${option}.queues`) }) });
   });
   return [...byValue.values()];
+}
+
+function resolveQueues(value: unknown, option: string): string[] {
+  if (!Array.isArray(value) || value.length === 0) fail(option, 'must be a non-empty array of queue names');
+  value.forEach((name: unknown, index) => {
+    if (!isValidQueueName(name)) fail(`${option}[${index}]`, `${QUEUE_NAME_RULE} (got ${JSON.stringify(name)})`);
+  });
+  return [...new Set(value as string[])];
 }
 
 function resolveClasses(value: unknown): string[] | 'any' | undefined {

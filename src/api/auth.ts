@@ -6,6 +6,8 @@ import { ApiProblem } from './problem';
 export interface Principal {
   id: string;
   scopes: ReadonlySet<ApiScope>;
+  /** The queues the token may push to; undefined = any (`api.tokens[].queues`). */
+  queues?: ReadonlySet<string>;
 }
 
 interface Credential {
@@ -39,9 +41,9 @@ export class TokenRegistry {
   private readonly credentials: Credential[];
 
   constructor(tokens: readonly ApiTokenOption[]) {
-    this.credentials = tokens.map(({ token, scopes }) => ({
+    this.credentials = tokens.map(({ token, scopes, queues }) => ({
       digest: sha256(token),
-      principal: { id: principalId(token), scopes: new Set(scopes) },
+      principal: { id: principalId(token), scopes: new Set(scopes), ...(queues === undefined ? {} : { queues: new Set(queues) }) },
     }));
   }
 

@@ -103,6 +103,22 @@ export function checkClassAllowed(payload: JobPayload, principal: Principal, cla
   throw new ApiProblem('class_not_allowed', detail, { job_class: name ?? null });
 }
 
+/**
+ * The token's queue allow-list (`api.tokens[].queues`), wurk's addition to
+ * step 6: the job's queue (`default` when unset) and any `retry_queue` must
+ * be on it. Refusal 403 `queue_not_allowed` naming the queue.
+ */
+export function checkQueueAllowed(payload: JobPayload, principal: Principal): void {
+  const allowed = principal.queues;
+  if (!allowed) return;
+  for (const field of ['queue', 'retry_queue']) {
+    const value = payload.get<unknown>(field) ?? (field === 'queue' ? 'default' : undefined);
+    if (value === undefined || (typeof value === 'string' && allowed.has(value))) continue;
+    const queue = typeof value === 'string' ? value : JSON.stringify(value);
+    throw new ApiProblem('queue_not_allowed', `This token may not push to queue ${queue} (${field}).`, { queue: value, field });
+  }
+}
+
 function argsTooLarge(maxBytes: number, jobIndex?: number): ApiProblem {
   // An undefined job_index (a single job) is left out of the JSON document.
   const extensions = { max_bytes: maxBytes, job_index: jobIndex };

@@ -6,7 +6,7 @@ import type { StatusStore } from '../status/status-store';
 import type { ApiLogger } from './api-gate';
 import type { ResolvedApiOptions } from './api-options';
 import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from './idempotency';
-import { checkArgsSize, checkClassAllowed, checkStorableNumbers, checkTrack, parseJobBody, jidParam } from './job-validation';
+import { checkArgsSize, checkClassAllowed, checkQueueAllowed, checkStorableNumbers, checkTrack, parseJobBody, jidParam } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
@@ -64,6 +64,7 @@ export class JobsRoutes {
     const { options } = this.deps;
     const payload = parseJobBody(raw, bulk);
     checkClassAllowed(payload, request.principal, options.enqueueClasses);
+    checkQueueAllowed(payload, request.principal);
     checkArgsSize(payload, bulk, options.maxArgsBytes);
     checkTrack(payload);
     checkStorableNumbers(payload);

@@ -151,8 +151,8 @@ const IDEMPOTENCY_KEY: ParameterObject = {
   description: '1-255 printable ASCII characters; a repeat with the same body replays the first answer (Idempotency-Replayed: true)',
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
-const JID_PARAM: ParameterObject = { name: 'jid', in: 'path', required: true, schema: { type: 'string', pattern: JID_PATTERN } };
-const PRODUCE_PROBLEMS: ProblemType[] = ['invalid_request', 'insufficient_scope', 'class_not_allowed', 'read_only', 'payload_too_large', 'idempotency_key_reused', 'request_in_progress'];
+const JID_PARAM: ParameterObject = { name: 'jid', in: 'path', required: true, description: 'A jid, or the id a listing gives an entry whose jid no URL path can carry (~ and the base64url of the jid)', schema: { type: 'string' } };
+const PRODUCE_PROBLEMS: ProblemType[] = ['invalid_request', 'insufficient_scope', 'class_not_allowed', 'queue_not_allowed', 'read_only', 'payload_too_large', 'idempotency_key_reused', 'request_in_progress'];
 
 /** The produce plane's routes (contract §1.4, §1.6), keyed by route name. */
 export const JOB_ROUTE_DOCS: Record<string, RouteDoc> = {
@@ -217,7 +217,15 @@ const JOB: SchemaObject = {
     raw: { type: 'string' },
   },
 };
-const ENTRY: SchemaObject = { ...JOB, properties: { score: { type: 'string' }, at: { type: 'number' }, ...(JOB.properties as object) } };
+const ENTRY: SchemaObject = {
+  ...JOB,
+  properties: {
+    score: { type: 'string' },
+    at: { type: 'number' },
+    ...(JOB.properties as object),
+    id: nullable({ type: 'string', description: "The entry's name in its routes: the jid, or ~ and the base64url of a jid no URL path can carry (written by Ruby or raw Redis)" }),
+  },
+};
 const QUEUE: SchemaObject = { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' }, latency: { type: 'number' }, paused: { type: 'boolean' } } };
 const PROCESS: SchemaObject = {
   type: 'object',
@@ -340,7 +348,11 @@ export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
     parameters: [],
     responses: { 200: json(HEALTH, 'Redis answers and at least one process is live'), 503: json(HEALTH, 'status down: redis unreachable, or no live processes'), ...problems(...READ_PROBLEMS) },
   },
-  'queues.list': read('Every queue, largest first', { type: 'object', properties: { queues: { type: 'array', items: QUEUE } } }),
+  'queues.list': read(
+    'The queues, largest first, paged; beyond 1,000 queues one bounded scan step by name per call, with the cursor of the next ("0" = done)',
+    { type: 'object', properties: { ...PAGE_FIELDS, cursor: nullable({ type: 'string' }), queues: { type: 'array', items: QUEUE } } },
+    [...PAGING, { name: 'cursor', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]{1,20}$' }, description: 'the cursor of the previous answer (scan mode)' }],
+  ),
   'queues.show': read('One queue and a page of its jobs, newest first (never 404)', { ...QUEUE, properties: { ...(QUEUE.properties as object), ...PAGE_FIELDS, jobs: { type: 'array', items: JOB } } }, [NAME_PARAM, ...PAGING]),
   'queues.pause': act('Pause a queue (Sidekiq Pro paused set): nothing new starts from it', { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } }, [NAME_PARAM]),
   'queues.unpause': act('Resume a paused queue', { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } }, [NAME_PARAM]),

@@ -8,6 +8,7 @@ export const PROBLEM_TYPES = {
   invalid_request: { status: 400, title: 'Invalid Request' },
   payload_too_large: { status: 413, title: 'Payload Too Large' },
   class_not_allowed: { status: 403, title: 'Class Not Allowed' },
+  queue_not_allowed: { status: 403, title: 'Queue Not Allowed' },
   job_not_found: { status: 404, title: 'Job Not Found' },
   process_not_found: { status: 404, title: 'Process Not Found' },
   process_not_signalable: { status: 409, title: 'Process Not Signalable' },

@@ -149,4 +149,24 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
     expect(calls).toEqual([`POST /api/v1/queues/${id('..')}/pause`]);
     expect(await server.redis.smembers('paused')).toEqual(['..']);
   });
+
+  it('the queues page reads the queues a page at a time: by cursor beyond 1,000, never every queue at once', async () => {
+    const reads: string[] = [];
+    const onRequest = (request: { url(): string; method(): string }) => {
+      const url = new URL(request.url());
+      if (url.pathname === '/api/v1/queues') reads.push(url.search);
+    };
+    page.on('request', onRequest);
+    await server.redis.sadd('queues', ...Array.from({ length: 1500 }, (_, index) => `bulk-${index}`));
+    await page.goto(`${base}#/queues?r=${Math.random()}`);
+    await page.waitForSelector('h2:has-text("Queues (1,50")');
+    const first = await page.locator('tbody tr').count();
+    expect(first).toBeLessThan(200);
+    await page.getByRole('button', { name: 'Next ›' }).click();
+    await waitFor(() => reads.some((search) => search.includes('cursor=')), { what: 'a read by cursor' });
+    await page.waitForSelector('button:has-text("« First"):not([disabled])');
+    expect(await page.locator('tbody tr').count()).toBeLessThan(200);
+    expect(reads.every((search) => search.includes('count=50'))).toBe(true);
+    page.off('request', onRequest);
+  });
 });

@@ -103,10 +103,29 @@ describe('Prometheus metrics over HTTP', () => {
     // The bulk push (spliced fast path) counts as two pushes, like two single ones.
     expect(scrape.get('wurk_pushes_total{class="OkWorker",queue="default"}')).toBe(5);
     expect(scrape.get('wurk_pushes_total{class="FlakyWorker",queue="default"}')).toBe(1);
-    expect(scrape.get('wurk_pushes_total{class="Elsewhere::Job",queue="elsewhere"}')).toBe(2);
+    // Neither a registered worker nor a fetched queue: counted, under `other`.
+    expect(scrape.get('wurk_pushes_total{class="other",queue="other"}')).toBe(2);
     expect(scrape.get('wurk_queue_size{queue="elsewhere"}')).toBe(2);
     expect(scrape.get('wurk_queue_size{queue="default"}')).toBe(0);
     expect(scrape.get('wurk_queue_latency_seconds{queue="elsewhere"}')).toBeGreaterThanOrEqual(0);
     expect(scrape.get('wurk_jobs_in_flight')).toBe(0);
+  });
+
+  it('keeps /metrics small whatever names producers pick: 3,000 new classes and queues and 300 jobs of unknown classes add one `other` series each', async () => {
+    const before = await (await fetch(`${base}/metrics`)).text();
+    const client = app.get(ClientService);
+    for (let index = 0; index < 3000; index++) await client.push({ class: `Minted${index}`, args: [], queue: `minted-${index}` });
+    for (let index = 0; index < 300; index++) await client.push({ class: `Unknown${index}`, args: [] });
+    const otherRuns = (text: string) => [...samples(text)].filter(([name]) => name.startsWith('wurk_jobs_total{class="other",queue="default"')).reduce((sum, [, value]) => sum + value, 0);
+    await waitFor(async () => otherRuns(await (await fetch(`${base}/metrics`)).text()) === 300, { timeout: 30000, what: 'the 300 unknown-class jobs counted under other' });
+    const text = await (await fetch(`${base}/metrics`)).text();
+    const scrape = samples(text);
+    expect(scrape.get('wurk_pushes_total{class="other",queue="other"}')).toBe(3002);
+    expect(scrape.get('wurk_pushes_total{class="other",queue="default"}')).toBe(300);
+    expect(text).not.toMatch(/Minted|minted-|Unknown[0-9]/);
+    // Over maxLabelValues (500) queues: the gauges name the fetched queue only.
+    expect([...scrape.keys()].filter((name) => name.startsWith('wurk_queue_size'))).toEqual(['wurk_queue_size{queue="default"}']);
+    expect(text.length).toBeLessThan(before.length + 6000);
+    expect(text.length).toBeLessThan(20000);
   });
 });

@@ -108,11 +108,37 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
     });
   });
 
-  it('queues: every queue, largest first', async () => {
+  it('queues: the first page largest first, in the contract\'s {queues} with the paging echoed', async () => {
     await server.redis.sadd(Keys.queues, 'low', 'high');
     await server.redis.lpush(Keys.queue('high'), '{}', '{}');
     await server.redis.sadd(Keys.paused, 'low');
-    expect(answer(await routes().queues()).json).toEqual({ queues: [{ name: 'high', size: 2, latency: 0, paused: false }, { name: 'low', size: 0, latency: 0, paused: true }] });
+    expect(answer(await routes().queues(request())).json).toEqual({
+      total: 2, page: 0, count: 25, cursor: null, queues: [{ name: 'high', size: 2, latency: 0, paused: false }, { name: 'low', size: 0, latency: 0, paused: true }],
+    });
+    expect(answer(await routes().queues(query({ page: '1', count: '1' }))).json).toMatchObject({ total: 2, page: 1, count: 1, queues: [{ name: 'low' }] });
+    expect(await rejectionProblem(routes().queues(query({ cursor: 'x' })))).toEqual(invalid('The query parameter cursor must be a scan cursor.'));
+  });
+
+  it('queues: beyond 1,000 queues each call is one bounded cursor step, and the walk sees every queue once', async () => {
+    const names = Array.from({ length: 3000 }, (_, index) => `q${index}`);
+    await server.redis.sadd(Keys.queues, ...names);
+    await server.redis.lpush(Keys.queue('q7'), '{}');
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    let calls = 0;
+    do {
+      const json = answer(await routes().queues(query(cursor === undefined ? { count: '200' } : { count: '200', cursor }))).json;
+      expect(json).toMatchObject({ total: 3000, page: 0, count: 200 });
+      // SSCAN's COUNT is a hint: a step may return a few more, never the whole set.
+      expect(json.queues.length).toBeLessThan(400);
+      expect(json.queues.map((queue: { name: string }) => queue.name)).toEqual([...json.queues.map((queue: { name: string }) => queue.name)].sort());
+      for (const queue of json.queues) seen.add(queue.name);
+      if (json.queues.some((queue: { name: string; size: number }) => queue.name === 'q7')) expect(json.queues.find((queue: { name: string }) => queue.name === 'q7').size).toBe(1);
+      cursor = json.cursor;
+      calls++;
+    } while (cursor !== '0');
+    expect(seen.size).toBe(3000);
+    expect(calls).toBeGreaterThan(5);
   });
 
   describe('one queue', () => {

@@ -91,6 +91,19 @@ describe('api: the produce routes driven directly (contract §1.6, §1.7)', () =
       expect(JSON.parse(raw).jid).toBe(response.json.jid);
     });
 
+    it('a token with a queue allow-list pushes to those queues only: 403 queue_not_allowed naming the queue (queue and retry_queue, single and bulk)', async () => {
+      const mailOnly: Principal = { id: 'mail-principal', scopes: new Set(['enqueue']), queues: new Set(['mail']) };
+      const produce = async (body: Record<string, unknown>, bulk = false) => answer(await routes({ enqueueClasses: 'any' }).produce(request({ principal: mailOnly }), bulk, bytes(body)));
+      expect((await produce({ class: 'A', args: [], queue: 'mail' })).status).toBe(201);
+      expect((await produce({ class: 'A', args: [[1], [2]], queue: 'mail' }, true)).status).toBe(201);
+      expect((await produce({ class: 'A', args: [] })).json).toEqual({
+        type: 'queue_not_allowed', title: 'Queue Not Allowed', status: 403, detail: 'This token may not push to queue default (queue).', instance: '/mnt/v1/jobs', queue: 'default', field: 'queue',
+      });
+      expect((await produce({ class: 'A', args: [[1]], queue: 'new-queue-1' }, true)).json).toMatchObject({ status: 403, queue: 'new-queue-1' });
+      expect((await produce({ class: 'A', args: [], queue: 'mail', retry_queue: 'other' })).json).toMatchObject({ type: 'queue_not_allowed', queue: 'other', field: 'retry_queue' });
+      expect(await server.redis.smembers('queues')).toEqual(['mail']);
+    });
+
     it('refuses a queue the push rule refuses with a 400 naming queue, and writes nothing', async () => {
       for (const queue of ['a b', '..', 'x'.repeat(256)]) {
         const response = answer(await routes().produce(request(), false, bytes({ class: 'HardWorker', args: [], queue })));

@@ -26,6 +26,15 @@ describe('api options', () => {
     });
   });
 
+  it('takes a per-token queue allow-list of valid queue names, refusing anything else naming the entry', () => {
+    expect(resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['enqueue'], queues: ['mail', 'mail', 'reports·eu'] }] }, {}).tokens).toEqual([{ token: TOKEN, scopes: ['enqueue'], queues: ['mail', 'reports·eu'] }]);
+    expect(resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['enqueue'] }] }, {}).tokens[0]).not.toHaveProperty('queues');
+    expect(configError(() => resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['enqueue'], queues: [] }] }, {})).option).toBe('api.tokens[0].queues');
+    expect(configError(() => resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['enqueue'], queues: 'mail' as never }] }, {})).option).toBe('api.tokens[0].queues');
+    const bad = configError(() => resolveApiOptions({ tokens: [{ token: TOKEN, scopes: ['enqueue'], queues: ['mail', 'a b'] }] }, {}));
+    expect(bad.message).toBe('wurk option api.tokens[0].queues[1] must be 1 to 255 characters without whitespace or control characters, and not . or .. (got "a b")');
+  });
+
   it('reads WURK_API_READ_ONLY=1 unless readOnly is set explicitly', () => {
     expect(resolveApiOptions({}, { WURK_API_READ_ONLY: '1' }).readOnly).toBe(true);
     expect(resolveApiOptions({ readOnly: false }, { WURK_API_READ_ONLY: '1' }).readOnly).toBe(false);

@@ -41,7 +41,7 @@ export class WurkAdminController {
   @Get('v1/queues')
   @Route('queues.list')
   queues(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
-    return this.run(req, res, (routes) => routes.queues());
+    return this.run(req, res, (routes, request) => routes.queues(request));
   }
 
   @Get('v1/queues/:name')

@@ -4,6 +4,10 @@ import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wur
 import { RedisConnections } from '../../redis/connections';
 import { ClientService } from '../client.service';
 import { WurkServer } from '../wurk-server';
+import { WorkerRegistry } from '../../job/worker-registry';
+import { capsuleGroups, capsuleHeartbeatInfo } from '../../server/capsules';
+import { WURK_RESOLVED_OPTIONS } from '../tokens';
+import type { ResolvedWurkOptions } from '../wurk-options';
 
 // Loaded when this entry (`nestjs-wurk/metrics`) is imported, never from the package root.
 const prom = loadPeer<typeof import('prom-client')>('prom-client', 'nestjs-wurk/metrics');
@@ -46,9 +50,16 @@ export class WurkMetricsModule {
       providers: [
         {
           provide: WurkMetrics,
-          inject: [RedisConnections, WurkServer, ClientService],
-          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService) => {
-            const metrics = new WurkMetrics(prom, { redis: connections.command, busy: () => server.manager?.busy }, { ...metricsOptions, registry });
+          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry, WURK_RESOLVED_OPTIONS],
+          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry, wurk: ResolvedWurkOptions) => {
+            const subject = {
+              redis: connections.command,
+              busy: () => server.manager?.busy,
+              // Read when a label is first needed: the explorer registers the workers after this factory runs.
+              isWorkerClass: (name: string) => workers.get(name) !== undefined,
+              fetchedQueues: wurk.processing ? capsuleHeartbeatInfo(capsuleGroups(wurk.queues, wurk.concurrency, wurk.capsules)).queues : [],
+            };
+            const metrics = new WurkMetrics(prom, subject, { ...metricsOptions, registry });
             server.addListener(metrics.listener);
             // A test may override ClientService with a plain mock.
             if (typeof (client as Partial<ClientService>).onPushed === 'function') client.onPushed(metrics.pushed);

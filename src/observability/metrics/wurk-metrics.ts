@@ -2,8 +2,10 @@ import type Redis from 'ioredis';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { WurkConfigError } from '../../job/errors';
+import { Keys } from '../../redis/keys';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../server/server-middleware';
 import { knownQueues, QueueGauge, readQueueGauges } from '../queue-gauges';
+import { DEFAULT_MAX_LABEL_VALUES, LabelValues } from './label-values';
 
 /** The Prometheus metrics' options: the registry, the name prefix (`wurk_`), the duration buckets and the queue gauges. */
 export interface WurkMetricsOptions {
@@ -21,12 +23,25 @@ export interface WurkMetricsOptions {
   queueGauges?: boolean;
   /** Milliseconds a reading of the queues is reused across scrapes (default 5000). */
   queueGaugesCacheMs?: number;
+  /**
+   * Distinct values each of the `class` and `queue` labels may take (default
+   * 500). Only registered workers' classes and the queues this process
+   * fetches are reported by name, up to this many; any other class or queue
+   * (a Ruby class pushed from here, a queue minted over HTTP) counts under
+   * `other`. The queue gauges name every queue while `queues` holds at most
+   * this many, else only the fetched ones.
+   */
+  maxLabelValues?: number;
 }
 
 /** What the metrics read at scrape time; `busy` is undefined in an app that does not process. */
 export interface MetricsSubject {
   redis: Redis;
   busy(): number | undefined;
+  /** Whether a class is a registered worker's (reported by name); none is when absent. */
+  isWorkerClass?(name: string): boolean;
+  /** The queues this process fetches (reported by name); none when absent. */
+  fetchedQueues?: readonly string[];
 }
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -43,6 +58,8 @@ export class WurkMetrics {
   private readonly duration: Histogram<'class' | 'queue' | 'outcome'>;
   private readonly pushes: Counter<'class' | 'queue'>;
   private cachedQueues?: { at: number; reading: Promise<Map<string, QueueGauge>> };
+  private readonly classLabels: LabelValues;
+  private readonly queueLabels: LabelValues;
 
   constructor(
     prom: typeof PromClient,
@@ -51,6 +68,10 @@ export class WurkMetrics {
   ) {
     validateMetricsOptions(options);
     const registry = (this.registry = options.registry ?? prom.register);
+    const cap = options.maxLabelValues ?? DEFAULT_MAX_LABEL_VALUES;
+    const fetched = new Set(subject.fetchedQueues ?? []);
+    this.classLabels = new LabelValues((name) => subject.isWorkerClass?.(name) ?? false, cap);
+    this.queueLabels = new LabelValues((name) => fetched.has(name), cap);
     const prefix = options.prefix ?? 'wurk_';
     this.jobs = reuse(registry, `${prefix}jobs_total`, () => new prom.Counter({
       name: `${prefix}jobs_total`,
@@ -108,22 +129,29 @@ export class WurkMetrics {
 
   /** The client's push observer. */
   readonly pushed = (className: string, queue: string, count: number): void => {
-    this.pushes.inc({ class: className, queue }, count);
+    this.pushes.inc({ class: this.classLabels.of(className), queue: this.queueLabels.of(queue) }, count);
   };
 
   private settled(context: ServerContext, outcome: JobOutcome): void {
-    const labels = { class: context.job.className, queue: context.queue, outcome: outcome.kind };
+    const labels = { class: this.classLabels.of(context.job.className), queue: this.queueLabels.of(context.queue), outcome: outcome.kind };
     this.jobs.inc(labels);
     const { startedAt } = context;
     // A job handed back at shutdown settles through a fresh context: counted, but it has no duration.
     if (startedAt !== undefined) this.duration.observe(labels, (performance.now() - startedAt) / 1000);
   }
 
+  /** Every queue while `queues` holds at most maxLabelValues (one SCARD decides), else the fetched ones only: never 50,000 series. */
+  private async gaugedQueues(): Promise<string[]> {
+    const cap = this.options.maxLabelValues ?? DEFAULT_MAX_LABEL_VALUES;
+    if ((await this.subject.redis.scard(Keys.queues)) <= cap) return knownQueues(this.subject.redis);
+    return [...new Set(this.subject.fetchedQueues ?? [])].sort().slice(0, cap);
+  }
+
   /** Both queue gauges share one reading; a failed reading leaves them empty rather than failing the scrape. */
   private async collectQueues(size: Gauge<'queue'>, latency: Gauge<'queue'>): Promise<void> {
     const now = Date.now();
     if (!this.cachedQueues || now - this.cachedQueues.at > (this.options.queueGaugesCacheMs ?? 5000)) {
-      const reading = knownQueues(this.subject.redis).then((queues) => readQueueGauges(this.subject.redis, queues, now));
+      const reading = this.gaugedQueues().then((queues) => readQueueGauges(this.subject.redis, queues, now));
       this.cachedQueues = { at: now, reading };
       reading.catch(() => (this.cachedQueues = undefined));
     }
@@ -143,6 +171,9 @@ export class WurkMetrics {
 }
 
 function validateMetricsOptions(options: WurkMetricsOptions): void {
+  if (options.maxLabelValues !== undefined && !(Number.isInteger(options.maxLabelValues) && options.maxLabelValues >= 1)) {
+    throw new WurkConfigError('metrics.maxLabelValues', 'must be a positive integer');
+  }
   if (options.prefix !== undefined && !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(options.prefix)) throw new WurkConfigError('metrics.prefix', 'must be a valid Prometheus metric name prefix');
   if (options.queueGaugesCacheMs !== undefined && !(Number.isFinite(options.queueGaugesCacheMs) && options.queueGaugesCacheMs >= 0)) {
     throw new WurkConfigError('metrics.queueGaugesCacheMs', 'must be a number of milliseconds >= 0');
