@@ -4,6 +4,7 @@ import { CLIENT_ONLY_KEYS, isRetryWindow } from './normalize';
 import { keyText } from './payload';
 import { nestingDepth } from './raw-json';
 import { nowMs, TimestampMode, timestampText } from './time';
+import { isSchedulable } from './time-bounds';
 
 /** A job hash normalized straight to payload text, for a push that no middleware or hook can see. */
 export interface NormalizedText {
@@ -103,7 +104,7 @@ export function normalizeToText(
   if (typeof className !== 'string' || className.length === 0) return undefined;
   if (argsText === undefined || !argsText.startsWith('[') || nestingDepth(argsText) + 1 > MAX_NESTING) return undefined;
   if (typeof queue !== 'string' || queue.length === 0) return undefined;
-  if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) return undefined;
+  if (at !== undefined && (typeof at !== 'number' || !isSchedulable(at, createdAtMs / 1000))) return undefined;
   let tail = '';
   if (jid === undefined) {
     jid = newJid();

@@ -96,8 +96,9 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     [{ backtrace: 1.5 }, 'backtrace', 'must be a boolean or a positive integer'],
     [{ dead: 'no' }, 'dead', 'must be a boolean'],
     [{ track: 1 }, 'track', 'must be a boolean'],
-    [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds'],
-    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds'],
+    [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 0)'],
+    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)'],
+    [{ uniqueFor: 9.3e15 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 9300000000000000)'],
     [{ uniqueUntil: 'end' }, 'uniqueUntil', "must be 'success' or 'start'"],
     [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
@@ -113,5 +114,6 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     const edges: WorkerOptions = { name: 'N', queue: 'q', capsule: 'c', retry: 0, tags: [], backtrace: 1, dead: false, track: true, uniqueFor: 0.5, uniqueUntil: 'start' };
     expect(() => validateWorkerOptions('W', edges)).not.toThrow();
     expect(() => validateWorkerOptions('W', { retry: true, backtrace: false, uniqueUntil: 'success', uniqueFor: 1, custom: { encrypt: false } })).not.toThrow();
+    expect(() => validateWorkerOptions('W', { uniqueFor: 315_576_000 })).not.toThrow();
   });
 });
