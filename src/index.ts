@@ -63,7 +63,7 @@ export { WURK_BEARER_SCHEME } from './nest/http/openapi.decorators';
 export { isWurkApiRoute } from './nest/http/is-wurk-api-route';
 
 export { Client, ScopedClient } from './client/client';
-export { uniqueDigest } from './unique/unique-digest';
+export { uniqueDigest } from './job/unique-digest';
 export { LimiterService } from './nest/limiter.service';
 export { ConcurrentLimiter } from './limiter/concurrent-limiter';
 export type { ConcurrentLimiterOptions } from './limiter/concurrent-limiter';

@@ -6,6 +6,7 @@ import { deadTrimArgs, type DeadTrim } from '../job/dead-trim';
 import { jidOf, readSortedEntry, SortedEntry } from './job-record';
 import { Page, PageRequest, pipelineValues, resolvePage } from './page';
 import { AlreadyDeadError, MalformedEntryError } from './errors';
+import { clearJobs, removalArgs, removeJobs } from './unique-locks';
 
 /** Names one entry: its score (as listed, or as a number) and its jid; the jid tells apart entries of the same score. */
 export interface EntryRef {
@@ -105,17 +106,19 @@ export abstract class JobSet {
     return { cursor, items };
   }
 
-  /** Removes one entry; false when it is gone. */
+  /** Removes one entry and gives back its unique lock, in one script; false when it is gone. */
   async delete(entry: EntryRef | SortedEntry): Promise<boolean> {
     const targets = await this.resolve(entry);
     if (targets.length === 0) return false;
-    return (await this.redis.zrem(this.key, ...targets.map((target) => target.raw))) > 0;
+    return (await removeJobs(this.redis, this.key, 'zset', targets)) > 0;
   }
 
-  /** Drops the whole set in one command (Sidekiq's JobSet#clear); resolves to how many entries it held. */
+  /**
+   * Drops the whole set (Sidekiq's JobSet#clear): detached in one step, then
+   * the unique locks of its jobs are given back. Resolves to how many entries it held.
+   */
   async clear(): Promise<number> {
-    const [size] = pipelineValues(await this.redis.multi().zcard(this.key).unlink(this.key).exec());
-    return Number(size);
+    return clearJobs(this.redis, this.key, 'zset');
   }
 
   /**
@@ -160,25 +163,29 @@ export abstract class JobSet {
     return moved;
   }
 
-  /** Moves the entry to `dead` with its stored bytes, scored now. False when it is gone. */
+  /** Moves the entry to `dead` with its stored bytes, scored now, and gives back its unique lock. False when it is gone. */
   async kill(entry: EntryRef | SortedEntry): Promise<boolean> {
     this.refuseKillInDead();
     const targets = await this.resolve(entry);
     if (targets.length === 0) return false;
-    return (await this.killScript('members', targets.map((target) => target.raw))) > 0;
+    return (await this.killScript(targets)) > 0;
   }
 
-  /** Kills every entry, lowest score first (ZPOPMIN), at most as many as the set held when the call started. */
+  /**
+   * Kills every entry, lowest score first, at most as many as the set held
+   * when the call started. Read a batch, then killed by member: the script
+   * needs each job's unique lock, which only its payload names.
+   */
   async killAll(): Promise<number> {
     this.refuseKillInDead();
     let remaining = await this.size();
     let moved = 0;
     while (remaining > 0) {
       const take = Math.min(BATCH * 5, remaining);
-      const popped = await this.killScript('pop', [take]);
-      moved += popped;
+      const reply = await this.redis.zrange(this.key, '0', String(take - 1), 'WITHSCORES');
+      if (reply.length === 0) break;
+      moved += await this.killScript(pairs(reply).map(([raw, score]) => readSortedEntry(raw, score)));
       remaining -= take;
-      if (popped < take) break;
     }
     return moved;
   }
@@ -187,9 +194,10 @@ export abstract class JobSet {
     if (this.key === Keys.dead) throw new AlreadyDeadError();
   }
 
-  private killScript(mode: 'pop' | 'members', rest: Array<string | number>): Promise<number> {
+  private killScript(entries: SortedEntry[]): Promise<number> {
     const [cutoff, maxJobs] = deadTrimArgs(this.options.dead);
-    return runScript<number>(this.redis, 'admin_kill', [this.key, Keys.dead], [scoreText(nowMs()), cutoff, maxJobs, mode, ...rest]);
+    const { locks, triples } = removalArgs(entries);
+    return runScript<number>(this.redis, 'admin_kill', [this.key, Keys.dead, ...locks], [scoreText(nowMs()), cutoff, maxJobs, ...triples]);
   }
 
   private async resolve(entry: EntryRef | SortedEntry): Promise<SortedEntry[]> {

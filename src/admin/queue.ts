@@ -3,6 +3,7 @@ import { Keys } from '../redis/keys';
 import { JobRecord, jidOf, readJobRecord } from './job-record';
 import { latencyOf } from './latency';
 import { Page, PageRequest, pipelineValues, resolvePage } from './page';
+import { clearJobs, removeJobs } from './unique-locks';
 
 /** A queue as the queue list shows it (contract §1.10 `{name,size,latency,paused}`). */
 export interface QueueSummary {
@@ -79,10 +80,10 @@ export class Queue {
     }
   }
 
-  /** Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete); false when it is gone. */
+  /** Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete) and gives back its unique lock; false when it is gone. */
   async delete(job: JobRecord | string): Promise<boolean> {
-    const raw = typeof job === 'string' ? job : job.raw;
-    return (await this.redis.lrem(this.key, 1, raw)) > 0;
+    const record = typeof job === 'string' ? readJobRecord(job) : job;
+    return (await removeJobs(this.redis, this.key, 'list', [record])) > 0;
   }
 
   async deleteByJid(jid: string): Promise<boolean> {
@@ -90,10 +91,9 @@ export class Queue {
     return job ? this.delete(job) : false;
   }
 
-  /** Drops every job and the queue's entry in `queues` (Sidekiq's Queue#clear); resolves to how many jobs. */
+  /** Drops every job and the queue's entry in `queues` (Sidekiq's Queue#clear), giving back the jobs' unique locks; resolves to how many jobs. */
   async clear(): Promise<number> {
-    const [size] = pipelineValues(await this.redis.multi().llen(this.key).unlink(this.key).srem(Keys.queues, this.name).exec());
-    return Number(size);
+    return clearJobs(this.redis, this.key, 'list', this.name);
   }
 
   async isPaused(): Promise<boolean> {

@@ -1,4 +1,4 @@
-import { IsResolvedElsewhere } from '../config/option-rules';
+import { IsResolvedElsewhere, MAX_SECONDS_OPTION } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
 import { isValidQueueName, QUEUE_NAME_RULE } from '../job/queue-name';
 
@@ -99,6 +99,15 @@ function positiveInteger(value: unknown, option: string, fallback: number): numb
   return value as number;
 }
 
+/** Seconds that reach Redis as `EX`: whole, positive, at most ten years (past about 9.2e15 every request would be a 500). */
+function ttlSeconds(value: unknown, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isInteger(value) || (value as number) < 1 || (value as number) > MAX_SECONDS_OPTION) {
+    fail(option, `must be a whole number of seconds from 1 to ${MAX_SECONDS_OPTION} (ten years) (got ${JSON.stringify(value)})`);
+  }
+  return value as number;
+}
+
 /**
  * `WurkApiModule.register({ path })`: the controllers' path below the global
  * prefix and any RouterModule path. Literal segments only: a route
@@ -164,7 +173,7 @@ function resolveRateLimit(value: unknown): ResolvedApiOptions['rateLimit'] {
   if (typeof interval === 'string' && Object.hasOwn(RATE_LIMIT_INTERVALS, interval)) {
     return { limit: limit as number, intervalSeconds: RATE_LIMIT_INTERVALS[interval], intervalName: interval };
   }
-  if (!Number.isInteger(interval) || (interval as number) < 1) {
+  if (!Number.isInteger(interval) || (interval as number) < 1 || (interval as number) > MAX_SECONDS_OPTION) {
     fail('rateLimit.interval', `must be second, minute, hour, day or a positive whole number of seconds (got ${JSON.stringify(interval)})`);
   }
   const seconds = interval as number;
@@ -181,7 +190,7 @@ export function resolveApiOptions(options: WurkApiOptions, env: NodeJS.ProcessEn
     enqueueClasses: resolveClasses(options.enqueueClasses),
     maxBodyBytes: positiveInteger(options.maxBodyBytes, 'maxBodyBytes', 1_048_576),
     maxArgsBytes: positiveInteger(options.maxArgsBytes, 'maxArgsBytes', 65_536),
-    idempotencyTtl: positiveInteger(options.idempotencyTtl, 'idempotencyTtl', 3600),
+    idempotencyTtl: ttlSeconds(options.idempotencyTtl, 'idempotencyTtl', 3600),
     readOnly: options.readOnly ?? env.WURK_API_READ_ONLY === '1',
     rateLimit: resolveRateLimit(options.rateLimit),
   };

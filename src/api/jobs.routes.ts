@@ -81,7 +81,7 @@ export class JobsRoutes {
     try {
       return await call();
     } catch (error) {
-      if (error instanceof InvalidJobError) throw invalidRequest(`${error.message}.`);
+      if (error instanceof InvalidJobError) throw invalidRequest(`${error.message}.`, { field: error.field });
       throw pushMayHaveApplied(error) ? new WriteMayHaveAppliedError(error) : error;
     }
   }

@@ -8,6 +8,7 @@ import { NormalizedText, normalizeToText } from '../job/normalize-text';
 import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
+import { checkedSpreadInterval } from '../job/time-bounds';
 import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
 import type { WritePolicy } from '../redis/durable-write';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
@@ -48,7 +49,6 @@ export type JobOverrides = Omit<WorkerOptions, 'name'> & { name?: never };
 
 const DEFAULT_BATCH_SIZE = 1000;
 const DEFAULT_SCHEDULED_BATCH_SIZE = 100;
-const MIN_SPREAD_INTERVAL = 5;
 
 /**
  * Pushes jobs exactly as Sidekiq's client does (spec/sidekiq-wire.md §2): an
@@ -421,11 +421,9 @@ function bulkTimes(bulk: JobPayload, count: number): number[] | undefined {
   const spread = bulk.get<unknown>('spread_interval');
   if (spread !== undefined) {
     if (at !== undefined) throw new InvalidJobError('spread_interval', 'cannot be combined with at');
-    if (typeof spread !== 'number' || !Number.isFinite(spread) || spread < MIN_SPREAD_INTERVAL) {
-      throw new InvalidJobError('spread_interval', `must be a number of seconds, at least ${MIN_SPREAD_INTERVAL}`);
-    }
+    const interval = checkedSpreadInterval(spread);
     const now = nowMs() / 1000;
-    return Array.from({ length: count }, () => now + Math.random() * spread);
+    return Array.from({ length: count }, () => now + Math.random() * interval);
   }
   if (at === undefined) return undefined;
   // The same rules as performAt: a millisecond epoch or a time past ten years would sit in the schedule unseen.

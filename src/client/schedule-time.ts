@@ -1,4 +1,4 @@
-import { InvalidJobError } from '../job/errors';
+import { checkedAhead, checkedEpoch, InvalidScheduleError } from '../job/time-bounds';
 import { nowMs } from '../job/time';
 
 /** An explicit interval: `{ minutes: 5 }`, `{ hours: 1, minutes: 30 }`. Units add up. */
@@ -10,16 +10,13 @@ export interface Duration {
   seconds?: number;
 }
 
-/** A performAt / performIn time wurk refuses: epoch milliseconds where seconds belong, or too far out. */
-export class InvalidScheduleError extends InvalidJobError {}
-
 const SECONDS_PER_UNIT: Record<keyof Duration, number> = { weeks: 604_800, days: 86_400, hours: 3600, minutes: 60, seconds: 1 };
 
 /** Sidekiq's `perform_in` rule: an interval below this is relative seconds, at or above it an absolute epoch. */
 export const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
 
-/** No job is scheduled further out than this (seconds): past it the number is a unit mistake, not a plan. */
-export const MAX_SCHEDULE_SECONDS = 10 * 365.25 * 86_400;
+// The rule lives in job/time-bounds (every push path shares it); re-exported for the callers of this module.
+export { InvalidScheduleError, MAX_SCHEDULE_SECONDS } from '../job/time-bounds';
 
 /**
  * The epoch seconds `performIn(interval)` means. A number is Sidekiq's
@@ -42,14 +39,7 @@ export function epochForAt(at: Date | number, now: number = nowMs() / 1000, fiel
     return checkedAhead(time / 1000, now, field, at.toISOString());
   }
   // Number.isFinite is false for anything that is not a number (no coercion), so it also refuses '1795942306' from untyped callers.
-  if (!Number.isFinite(at)) throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
-  if (at - now > MAX_SCHEDULE_SECONDS && Math.abs(at / 1000 - now) <= MAX_SCHEDULE_SECONDS) {
-    throw new InvalidScheduleError(
-      field,
-      `is ${at}, an epoch in milliseconds (read as seconds it is the year ${yearOf(at)}); wurk takes epoch seconds as Sidekiq does: pass ${Math.round(at) / 1000}, a Date, or performIn({ minutes: 5 })`,
-    );
-  }
-  return checkedAhead(at, now, field, at);
+  return checkedEpoch(at, now, field);
 }
 
 function durationSeconds(duration: Duration): number {
@@ -67,16 +57,4 @@ function durationSeconds(duration: Duration): number {
     total += value * perUnit;
   }
   return total;
-}
-
-function checkedAhead(epoch: number, now: number, field: string, given: unknown): number {
-  if (epoch - now > MAX_SCHEDULE_SECONDS) {
-    throw new InvalidScheduleError(field, `is more than ten years away (${JSON.stringify(given)} lands in the year ${yearOf(epoch)}); a number is seconds, as in Sidekiq`);
-  }
-  return epoch;
-}
-
-function yearOf(epochSeconds: number): string {
-  const year = new Date(0).getUTCFullYear() + epochSeconds / (365.2425 * 86_400);
-  return Math.floor(year).toLocaleString('en-US');
 }

@@ -1,4 +1,18 @@
+import { MAX_TTL_SECONDS } from '../job/time-bounds';
 import { Allow, ValidateBy, ValidateNested } from './class-validator-parts';
+
+/**
+ * Jobs in flight at once, per process or capsule. Each slot is a processor
+ * built at start: 1e9 of them never became ready (1.86 GB in 20 s, then a
+ * fatal V8 error), and Sidekiq's own advice stays far below this.
+ */
+export const MAX_CONCURRENCY = 10_000;
+
+/** A queue's weight in `queues: [[name, weight]]`: the fetch order repeats each name `weight` times. */
+export const MAX_QUEUE_WEIGHT = 1_000;
+
+/** Every seconds option stays within what Redis takes as `EX`/`EXPIRE` (past about 9.2e15 it refuses the command): ten years. */
+export const MAX_SECONDS_OPTION = MAX_TTL_SECONDS;
 
 /**
  * class-validator decorators for option classes, each with wurk's wording:
@@ -47,15 +61,24 @@ export const IsFlag = (): PropertyDecorator => IsOneOf([true, false]);
 export const IsText = ({ nonEmpty = false } = {}): PropertyDecorator =>
   mustBe('isText', nonEmpty ? 'a non-empty string' : 'a string', (value) => typeof value === 'string' && (!nonEmpty || value.length > 0));
 
-/** A number of seconds; `min` is exclusive when 0 is not allowed (`> 0`), inclusive otherwise. */
+/** A number of seconds up to MAX_SECONDS_OPTION; `min` is exclusive when 0 is not allowed (`> 0`), inclusive otherwise. */
 export const IsSeconds = ({ integer = false, positive = true }: { integer?: boolean; positive?: boolean } = {}): PropertyDecorator =>
-  mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'}`, (value) =>
-    typeof value === 'number' && Number.isFinite(value) && (positive ? value > 0 : value >= 0) && (!integer || Number.isInteger(value)),
+  mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'} and <= ${MAX_SECONDS_OPTION} (ten years)`, (value) =>
+    typeof value === 'number' &&
+    Number.isFinite(value) &&
+    (positive ? value > 0 : value >= 0) &&
+    value <= MAX_SECONDS_OPTION &&
+    (!integer || Number.isInteger(value)),
   );
 
-/** A whole count at least `min`. */
-export const IsCount = (min: number): PropertyDecorator =>
-  mustBe('isCount', `an integer >= ${min}`, (value) => Number.isInteger(value) && (value as number) >= min);
+/** The words of a count rule: "an integer >= 1", or "an integer from 1 to 10000" with a ceiling. */
+export function countRule(min: number, max?: number): string {
+  return max === undefined ? `an integer >= ${min}` : `an integer from ${min} to ${max}`;
+}
+
+/** A whole count at least `min` (and at most `max` when given). */
+export const IsCount = (min: number, max?: number): PropertyDecorator =>
+  mustBe('isCount', countRule(min, max), (value) => Number.isInteger(value) && (value as number) >= min && (max === undefined || (value as number) <= max));
 
 /** An array whose every element passes `element` (described as `of`). */
 export const IsArrayOf = (of: string, element: (value: unknown) => boolean = () => true): PropertyDecorator =>

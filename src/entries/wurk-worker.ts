@@ -12,6 +12,7 @@
 import 'reflect-metadata';
 import { resolve } from 'node:path';
 import type { Type } from '@nestjs/common';
+import { countRule, MAX_CONCURRENCY } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
 import { parseQueues, runStandaloneWorker } from '../nest/standalone-worker';
 
@@ -50,8 +51,8 @@ async function main(): Promise<void> {
   if (!file) throw new WurkConfigError('--module', `is required (or WURK_MODULE); ${USAGE}`);
   const concurrencyText = pick('concurrency', 'WURK_CONCURRENCY');
   const concurrency = concurrencyText === undefined ? undefined : Number(concurrencyText);
-  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1)) {
-    throw new WurkConfigError('--concurrency', `must be an integer >= 1 (got ${JSON.stringify(concurrencyText)})`);
+  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY)) {
+    throw new WurkConfigError('--concurrency', `must be ${countRule(1, MAX_CONCURRENCY)} (got ${JSON.stringify(concurrencyText)})`);
   }
   const queuesText = pick('queues', 'WURK_QUEUES');
   await runStandaloneWorker({

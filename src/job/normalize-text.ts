@@ -5,6 +5,7 @@ import { keyText } from './payload';
 import { isValidQueueName } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { nowMs, TimestampMode, timestampText } from './time';
+import { isSchedulable } from './time-bounds';
 
 /** A job hash normalized straight to payload text, for a push that no middleware or hook can see. */
 export interface NormalizedText {
@@ -104,7 +105,7 @@ export function normalizeToText(
   if (typeof className !== 'string' || className.length === 0) return undefined;
   if (argsText === undefined || !argsText.startsWith('[') || nestingDepth(argsText) + 1 > MAX_NESTING) return undefined;
   if (!isValidQueueName(queue)) return undefined;
-  if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) return undefined;
+  if (at !== undefined && (typeof at !== 'number' || !isSchedulable(at, createdAtMs / 1000))) return undefined;
   let tail = '';
   if (jid === undefined) {
     jid = newJid();

@@ -5,6 +5,7 @@ import { JobPayload } from './payload';
 import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { TimestampMode, nowMs, timestampText } from './time';
+import { checkedEpoch } from './time-bounds';
 
 /** Keys Sidekiq's client consumes itself and never stores. */
 export const CLIENT_ONLY_KEYS: readonly string[] = ['pool', 'batch_size', 'spread_interval'];
@@ -55,6 +56,8 @@ export function validatePayload(payload: JobPayload): void {
   }
   const at = payload.get('at');
   if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) fail('at', 'must be a number of epoch seconds');
+  // The horizon of performAt holds for a raw `at` too (HTTP, Ruby-style hashes, the testing module).
+  if (at !== undefined) checkedEpoch(at as number, nowMs() / 1000, 'at');
   const retryFor = payload.get('retry_for');
   if (retryFor !== undefined && retryFor !== null && !isRetryWindow(retryFor)) fail('retry_for', RETRY_WINDOW_RULE);
   const tags = payload.get('tags');

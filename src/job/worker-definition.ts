@@ -2,6 +2,7 @@ import { didYouMeanText } from './did-you-mean';
 import { WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
+import { isTtl, TTL_RULE } from './time-bounds';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
 export interface WorkerInstance {
@@ -117,8 +118,9 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.track !== undefined && typeof options.track !== 'boolean') {
     throw new WurkConfigError(where('track'), 'must be a boolean');
   }
-  if (options.uniqueFor !== undefined && !(Number.isFinite(options.uniqueFor) && options.uniqueFor > 0)) {
-    throw new WurkConfigError(where('uniqueFor'), 'must be a positive number of seconds');
+  // The same bound as a pushed unique_for: past it every push of the class would fail in Redis.
+  if (options.uniqueFor !== undefined && !isTtl(options.uniqueFor)) {
+    throw new WurkConfigError(where('uniqueFor'), `must be ${TTL_RULE} (got ${String(options.uniqueFor)})`);
   }
   if (options.uniqueUntil !== undefined && options.uniqueUntil !== 'success' && options.uniqueUntil !== 'start') {
     throw new WurkConfigError(where('uniqueUntil'), "must be 'success' or 'start'");

@@ -5,6 +5,7 @@ import type { ClientMiddleware, ClientMiddlewareFn } from '../client/client';
 import {
   IsArrayOf,
   IsCount,
+  MAX_CONCURRENCY,
   IsFlag,
   IsNestedOptions,
   IsNestedOptionsList,
@@ -55,8 +56,8 @@ export class CapsuleOptions implements CapsuleSpec {
   @IsResolvedElsewhere()
   queues!: QueueSpec;
 
-  /** Its jobs in flight at once (default: the top-level `concurrency`). */
-  @IsCount(1)
+  /** Its jobs in flight at once, at most 10,000 (default: the top-level `concurrency`). */
+  @IsCount(1, MAX_CONCURRENCY)
   concurrency?: number;
 }
 
@@ -165,8 +166,8 @@ export class WurkModuleOptions {
   @IsFlag()
   processing?: boolean;
 
-  /** Jobs in flight at once (default 10). */
-  @IsCount(1)
+  /** Jobs in flight at once, at most 10,000 (default 10). */
+  @IsCount(1, MAX_CONCURRENCY)
   concurrency?: number;
 
   /**
@@ -205,8 +206,9 @@ export class WurkModuleOptions {
    * slow jobs) as observed job durations grow, so an idle neighbour gets
    * them. They wait in this process's private list, not in `queue:<name>`,
    * so `Queue#size` does not count them; 0 claims only for free slots.
+   * At most 10,000.
    */
-  @IsCount(0)
+  @IsCount(0, MAX_CONCURRENCY)
   prefetch?: number;
 
   /** Average seconds between polls of `schedule` and `retry`, scaled by the number of processes (default 5). */

@@ -110,6 +110,8 @@ export const Keys = {
   // --- Unique jobs (contract §5, Wurk's layout) ----------------------------
   /** `digest` = hex SHA-256 of Ruby's `JSON.generate([class, queue, args])`; value = the holder's jid. */
   unique: (digest: string): string => `unique:${digest}`,
+  /** A set or queue being cleared by the admin API, held (renamed) here while its jobs' unique locks are given back; `token` is the clear's own. */
+  clearing: (source: string, token: string): string => `wurk:clearing:${source}:${token}`,
 
   // --- HTTP produce plane (contract §1.8, §1.9) ----------------------------
   /** `digest` = hex SHA-256 of "<principal>\n<route>\n<key>": the client's string never reaches Redis. */

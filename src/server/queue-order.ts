@@ -1,3 +1,4 @@
+import { MAX_QUEUE_WEIGHT } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
 
 /** `['a', 'b']` = strict order; `[['a', 3], ['b', 1]]` = weighted random order, as `sidekiq -q a,3 -q b,1`. */
@@ -18,8 +19,9 @@ export class QueueOrder {
     if (!Array.isArray(spec) || spec.length === 0) throw new WurkConfigError('queues', 'must be a non-empty array');
     const entries: Array<[string, number]> = spec.map((entry, index) => {
       if (typeof entry === 'string') return [entry, 0];
-      if (Array.isArray(entry) && typeof entry[0] === 'string' && Number.isInteger(entry[1]) && entry[1] >= 1) return [entry[0], entry[1]];
-      throw new WurkConfigError(`queues[${index}]`, "must be a queue name or a [name, weight ≥ 1] pair");
+      // The fetch order repeats each name `weight` times: 1e308 was a bare "Invalid array length".
+      if (Array.isArray(entry) && typeof entry[0] === 'string' && Number.isInteger(entry[1]) && entry[1] >= 1 && entry[1] <= MAX_QUEUE_WEIGHT) return [entry[0], entry[1]];
+      throw new WurkConfigError(`queues[${index}]`, `must be a queue name or a [name, weight] pair with a whole weight from 1 to ${MAX_QUEUE_WEIGHT} (got ${JSON.stringify(entry)})`);
     });
     for (const [name] of entries) {
       if (name.length === 0) throw new WurkConfigError('queues', 'names must be non-empty strings');

@@ -3,7 +3,7 @@ import type { PushTransport, ScheduledPush } from '../client/push-transport';
 import { JobPayload } from '../job/payload';
 import { PerformArgs, WorkerClass, WorkerInstance, workerName } from '../job/worker-definition';
 import type { JobOutcome } from '../server/server-middleware';
-import { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError } from './errors';
+import { EmptyQueueError, EnqueuedAssertionError, RunawayJobsError, TestModeAlreadySetError } from './errors';
 import type { JobRunner } from './job-runner';
 import type { MemoryStatusRows } from './memory-status';
 
@@ -27,8 +27,8 @@ export interface DrainReport {
   failures: Array<{ job: EnqueuedJob; error: unknown; outcome: JobOutcome }>;
 }
 
-/** A drain that keeps finding work past this many jobs is a job that enqueues itself forever. */
-const MAX_DRAINED = 10_000;
+/** A drain, or one inline push with what it pushes meanwhile, that runs past this many jobs is a job that enqueues itself forever. */
+export const MAX_RUNAWAY_JOBS = 10_000;
 
 /**
  * The testing module's push boundary, one per module instance (no static
@@ -39,6 +39,9 @@ const MAX_DRAINED = 10_000;
 export class TestingTransport implements PushTransport {
   private readonly queues = new Map<string, EnqueuedJob[]>();
   private blockMode: TestMode | undefined;
+  /** Inline pushes in progress, nested (a job's perform pushing), and the jobs run since the outermost one began. */
+  private inlineDepth = 0;
+  private inlineRun = 0;
 
   constructor(
     private readonly defaultMode: TestMode,
@@ -58,9 +61,17 @@ export class TestingTransport implements PushTransport {
       return;
     }
     // Sidekiq's inline mode runs scheduled jobs at once as well.
-    for (const job of jobs) {
-      const outcome = await this.runner.run(job.payload);
-      if (outcome.kind !== 'complete') throw outcome.error;
+    if (this.inlineDepth === 0) this.inlineRun = 0;
+    this.inlineDepth++;
+    try {
+      for (const job of jobs) {
+        // The error fails each enclosing perform in turn, so the outermost push rejects with it.
+        if (++this.inlineRun > MAX_RUNAWAY_JOBS) throw new RunawayJobsError(MAX_RUNAWAY_JOBS, 'inline');
+        const outcome = await this.runner.run(job.payload);
+        if (outcome.kind !== 'complete') throw outcome.error;
+      }
+    } finally {
+      this.inlineDepth--;
     }
   }
 
@@ -107,7 +118,7 @@ export class TestingTransport implements PushTransport {
   async drain(filter?: string | WorkerClass): Promise<DrainReport> {
     const report: DrainReport = { performed: [], failures: [] };
     for (let job = this.take(filter); job; job = this.take(filter)) {
-      if (report.performed.length >= MAX_DRAINED) throw new Error(`drain stopped after ${MAX_DRAINED} jobs: a job keeps enqueuing more`);
+      if (report.performed.length >= MAX_RUNAWAY_JOBS) throw new RunawayJobsError(MAX_RUNAWAY_JOBS, 'drain');
       report.performed.push(job);
       const outcome = await this.runner.run(job.payload);
       if (outcome.kind !== 'complete') report.failures.push({ job, error: outcome.error, outcome });

@@ -4,7 +4,7 @@ import { nowMs } from '../job/time';
 import type { JobPayload } from '../job/payload';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
-import { uniqueDigest } from './unique-digest';
+import { uniqueDigest } from '../job/unique-digest';
 import { uniqueLockOf } from './unique-options';
 
 /** Ordinary jobs skip the middleware before it runs, so their pushes (bulk included) keep the fast path. */

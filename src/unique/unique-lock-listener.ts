@@ -4,7 +4,7 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
 import { IGNORES_UNMARKED_JOBS, IgnoresUnmarkedJobs } from '../server/unmarked-job-listener';
-import { uniqueDigest } from './unique-digest';
+import { uniqueDigest } from '../job/unique-digest';
 import { UniqueLock, uniqueLockOf } from './unique-options';
 
 /**

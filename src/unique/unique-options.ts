@@ -1,5 +1,6 @@
 import { InvalidJobError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
+import { isTtl, TTL_RULE } from '../job/time-bounds';
 
 /** When a unique job gives its lock back: after `perform` returns (held across retries), or just before `perform` starts. */
 export type UniqueUntil = 'success' | 'start';
@@ -20,9 +21,7 @@ const UNTIL: readonly UniqueUntil[] = ['success', 'start'];
 export function uniqueLockOf(payload: JobPayload): UniqueLock | undefined {
   const uniqueFor = payload.get<unknown>('unique_for');
   if (uniqueFor === undefined || uniqueFor === null || uniqueFor === false) return undefined;
-  if (typeof uniqueFor !== 'number' || !Number.isFinite(uniqueFor) || uniqueFor <= 0) {
-    throw new InvalidJobError('unique_for', 'must be a positive number of seconds');
-  }
+  if (!isTtl(uniqueFor)) throw new InvalidJobError('unique_for', `must be ${TTL_RULE}`);
   const until = payload.get<unknown>('unique_until') ?? 'success';
   if (!UNTIL.includes(until as UniqueUntil)) throw new InvalidJobError('unique_until', "must be 'success' or 'start'");
   // Wurk refuses the pair: an encrypted job's args are ciphertext that differs on every push, so no two pushes would ever share a lock.

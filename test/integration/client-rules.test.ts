@@ -108,9 +108,11 @@ describe('Client rules against a real redis-server', () => {
 
     it('spread_interval', async () => {
       expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: 10, at: 1 } as never))).message).toBe('spread_interval cannot be combined with at');
-      for (const spread of [4.9, '10', -10]) {
+      for (const spread of [4.9, '10', -10, 1e308, 315_576_001]) {
         const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: spread } as never));
-        expect(error.message).toBe('spread_interval must be a number of seconds, at least 5');
+        expect(error).toBeInstanceOf(InvalidScheduleError);
+        expect(error.field).toBe('spread_interval');
+        expect(error.message).toBe(`spread_interval must be a number of seconds from 5 to 315576000 (ten years) (got ${String(spread)})`);
       }
     });
 
@@ -134,6 +136,36 @@ describe('Client rules against a real redis-server', () => {
       expect(far.field).toBe('at[1]');
       expect(far.message).toMatch(/^at\[1\] is more than ten years away/);
     });
+  });
+
+  describe('push refuses a raw at past the ten-year horizon, as performAt does (nothing is stored at a score no poller reaches)', () => {
+    afterEach(async () => {
+      expect(await server.redis.dbsize()).toBe(0);
+    });
+
+    it('a far epoch, 1e308 and a millisecond epoch, on the plain path and through middleware', async () => {
+      const now = Date.now() / 1000;
+      const withMiddleware = new Client(connection, { timestamps: 'seconds' });
+      withMiddleware.use((_context, next) => next());
+      for (const pusher of [client, withMiddleware]) {
+        for (const at of [now + 11 * 365 * 86_400, 1e308]) {
+          const error = await refusal(() => pusher.push({ class: 'B', args: [], at }));
+          expect(error).toBeInstanceOf(InvalidScheduleError);
+          expect(error.field).toBe('at');
+          expect(error.message).toMatch(/^at is more than ten years away/);
+        }
+        const millis = await refusal(() => pusher.push({ class: 'B', args: [], at: Date.now() + 60_000 }));
+        expect(millis).toBeInstanceOf(InvalidScheduleError);
+        expect(millis.message).toMatch(/^at is \d+(\.\d+)?, an epoch in milliseconds/);
+      }
+    });
+  });
+
+  it('push takes an at just inside the horizon, and any at in the past (due at once)', async () => {
+    const now = Date.now() / 1000;
+    await client.push({ class: 'B', args: [1], at: now + 10 * 365 * 86_400 - 60 });
+    await client.push({ class: 'B', args: [2], at: -1e308 });
+    expect(await server.redis.zcard('schedule')).toBe(2);
   });
 
   describe('pushBulk scheduling', () => {

@@ -115,7 +115,7 @@ describe('WurkModule', () => {
     @Module({ imports: [WurkModule.forRootAsync({ useFactory: () => ({ redis: { url: server.url }, concurrency: 'ten' }) as never })] })
     class AsyncApp {}
     await expect(NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false })).rejects.toThrow(
-      'wurk option concurrency must be an integer >= 1 (got "ten")',
+      'wurk option concurrency must be an integer from 1 to 10000 (got "ten")',
     );
   });
 

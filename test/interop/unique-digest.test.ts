@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { JobPayload, uniqueDigest, Worker, WurkModule } from '../../src';
-import { rubyFloat, rubyJson } from '../../src/unique/ruby-json';
+import { rubyFloat, rubyJson } from '../../src/job/ruby-json';
 import { usePrivateRedis } from '../support/private-redis';
 import { runRuby, SIDEKIQ_VERSIONS } from '../support/sidekiq';
 import { waitFor } from '../support/wait';

@@ -14,6 +14,9 @@
 export const CURATED_TESTS: Record<string, string[]> = {
   admin_kill: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-sets.test.ts'],
   admin_to_queue: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-sets.test.ts'],
+  admin_remove: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-unique-locks.test.ts'],
+  admin_detach: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-unique-locks.test.ts', 'test/integration/admin-sets.test.ts'],
+  admin_release_locks: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-unique-locks.test.ts'],
   basic_fetch: ['test/integration/lua-fetch-scripts.test.ts', 'test/integration/basic-fetch.test.ts', 'test/integration/server-processing.test.ts', 'test/integration/server-invalid-bytes.test.ts'],
   bury_invalid: ['test/integration/lua-fetch-scripts.test.ts', 'test/integration/fetch-filing.test.ts', 'test/integration/server-invalid-bytes.test.ts'],
   fetch: [

@@ -79,7 +79,7 @@ describe('api options', () => {
   it('takes 1 as the least limit, cap and TTL, and says what it got when refusing', () => {
     expect(resolveApiOptions({ maxBodyBytes: 1, maxArgsBytes: 1, idempotencyTtl: 1, rateLimit: { limit: 1, interval: 1 } }, {})).toMatchObject({ maxBodyBytes: 1, maxArgsBytes: 1, idempotencyTtl: 1, rateLimit: { limit: 1 } });
     expect(configError(() => resolveApiOptions({ maxBodyBytes: 0 }, {})).message).toContain('must be a positive integer (got 0)');
-    expect(configError(() => resolveApiOptions({ idempotencyTtl: '60' as never }, {})).message).toContain('must be a positive integer (got "60")');
+    expect(configError(() => resolveApiOptions({ idempotencyTtl: '60' as never }, {})).message).toContain('must be a whole number of seconds from 1 to 315576000 (ten years) (got "60")');
     expect(configError(() => resolveApiOptions({ rateLimit: { limit: 2.5, interval: 'minute' } }, {})).message).toContain('must be a positive integer (got 2.5)');
     expect(configError(() => resolveApiOptions({ rateLimit: { limit: 1, interval: 0 } }, {})).message).toContain('must be second, minute, hour, day or a positive whole number of seconds (got 0)');
     for (const interval of [1.5, -1, '60', null]) expect(configError(() => resolveApiOptions({ rateLimit: { limit: 1, interval: interval as never } }, {})).option).toBe('api.rateLimit.interval');

@@ -36,7 +36,7 @@ describe('capsule groups and queue order: refusals named exactly', () => {
     expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: [] }]))).toEqual(['capsules[0].queues', 'must be a non-empty array']);
     expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: ['b', 'c'] }, { name: 'y', queues: [['d', 1], ['e', 0]] }]))).toEqual([
       'capsules[1].queues[1]',
-      'must be a queue name or a [name, weight ≥ 1] pair',
+      'must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["e",0])',
     ]);
   });
 
@@ -80,9 +80,14 @@ describe('capsule groups and queue order: refusals named exactly', () => {
       expect(refusal(() => new QueueOrder([''] as never))).toEqual(['queues', 'names must be non-empty strings']);
       expect(refusal(() => new QueueOrder([['', 1]]))).toEqual(['queues', 'names must be non-empty strings']);
       expect(refusal(() => new QueueOrder(['a', ['b', 1]] as never))).toEqual(['queues', 'mixes strict names and [name, weight] pairs; use one form']);
-      for (const entry of [['b', 1.5], ['b', 0], [2, 1], 'b'.length, null]) {
-        expect(refusal(() => new QueueOrder([['a', 1], entry] as never))).toEqual(['queues[1]', 'must be a queue name or a [name, weight ≥ 1] pair']);
+      // 1e308 was a bare "Invalid array length": the fetch order repeats a name `weight` times.
+      for (const entry of [['b', 1.5], ['b', 0], [2, 1], 'b'.length, null, ['b', 1001], ['b', 1e308]]) {
+        expect(refusal(() => new QueueOrder([['a', 1], entry] as never))).toEqual(['queues[1]', `must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ${JSON.stringify(entry)})`]);
       }
+    });
+
+    it('takes a weight of exactly 1000', () => {
+      expect(new QueueOrder([['a', 1000], ['b', 1]]).weights).toEqual({ a: 1000, b: 1 });
     });
 
     it('takes a weight of exactly 1, gives strict queues weight 0, and lists a name once', () => {

@@ -29,7 +29,7 @@ describe('module options (class-validator at start-up)', () => {
   });
 
   it('refuses a wrong type, naming the option and the value', () => {
-    expect(configError(resolving({ concurrency: '10' })).message).toBe('wurk option concurrency must be an integer >= 1 (got "10")');
+    expect(configError(resolving({ concurrency: '10' })).message).toBe('wurk option concurrency must be an integer from 1 to 10000 (got "10")');
     expect(configError(resolving({ processing: 'no' })).message).toBe('wurk option processing must be one of true, false (got "no")');
     expect(configError(resolving({ redis: 'redis://localhost' })).option).toBe('redis');
     expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(/errorHandlers must be an array of functions/);
@@ -37,6 +37,25 @@ describe('module options (class-validator at start-up)', () => {
     expect(configError(resolving({ executionMetrics: 'off' })).message).toBe('wurk option executionMetrics must be one of true, false (got "off")');
     expect(configError(resolving({ periodicNewEntryGrace: -1 })).message).toMatch(/periodicNewEntryGrace must be a number of seconds >= 0, or Infinity/);
     expect(resolveOptions({ periodicNewEntryGrace: Infinity }).periodicNewEntryGrace).toBe(Infinity);
+  });
+
+  it('bounds what a huge number would break: concurrency and prefetch (10,000), queue weights (1,000), seconds (ten years)', () => {
+    // concurrency 1e9 passed and the process never became ready (1.86 GB in 20 s); a weight of 1e308 was "Invalid array length".
+    expect(configError(resolving({ concurrency: 1e9 })).message).toBe('wurk option concurrency must be an integer from 1 to 10000 (got 1000000000)');
+    expect(configError(resolving({ capsules: [{ name: 'io', queues: ['io'], concurrency: 10_001 }] })).message).toBe(
+      'wurk option capsules[0].concurrency must be an integer from 1 to 10000 (got 10001)',
+    );
+    expect(configError(resolving({ prefetch: 1e9 })).option).toBe('prefetch');
+    expect(configError(resolving({ queues: [['a', 1e308]] })).message).toBe(
+      'wurk option queues[0] must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["a",1e+308])',
+    );
+    expect(configError(resolving({ capsules: [{ name: 'io', queues: [['io', 5000]] }] })).option).toBe('capsules[0].queues[0]');
+    expect(configError(resolving({ statusTtl: 1e16 })).message).toBe('wurk option statusTtl must be an integer of seconds > 0 and <= 315576000 (ten years) (got 10000000000000000)');
+    expect(configError(resolving({ api: { idempotencyTtl: 1e16 } })).message).toBe(
+      'wurk option api.idempotencyTtl must be a whole number of seconds from 1 to 315576000 (ten years) (got 10000000000000000)',
+    );
+    expect(configError(resolving({ api: { rateLimit: { limit: 1, interval: 1e16 } } })).option).toBe('api.rateLimit.interval');
+    expect(resolveOptions({ concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]], statusTtl: 315_576_000 }).concurrency).toBe(10_000);
   });
 
   it('keeps the inner paths of compound options', () => {
@@ -96,8 +115,9 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     [{ backtrace: 1.5 }, 'backtrace', 'must be a boolean or a positive integer'],
     [{ dead: 'no' }, 'dead', 'must be a boolean'],
     [{ track: 1 }, 'track', 'must be a boolean'],
-    [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds'],
-    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds'],
+    [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 0)'],
+    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)'],
+    [{ uniqueFor: 9.3e15 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 9300000000000000)'],
     [{ uniqueUntil: 'end' }, 'uniqueUntil', "must be 'success' or 'start'"],
     [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
@@ -113,5 +133,6 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     const edges: WorkerOptions = { name: 'N', queue: 'q', capsule: 'c', retry: 0, tags: [], backtrace: 1, dead: false, track: true, uniqueFor: 0.5, uniqueUntil: 'start' };
     expect(() => validateWorkerOptions('W', edges)).not.toThrow();
     expect(() => validateWorkerOptions('W', { retry: true, backtrace: false, uniqueUntil: 'success', uniqueFor: 1, custom: { encrypt: false } })).not.toThrow();
+    expect(() => validateWorkerOptions('W', { uniqueFor: 315_576_000 })).not.toThrow();
   });
 });

@@ -3,7 +3,8 @@ import { Injectable } from '@nestjs/common';
 import { Test, TestingModule } from '@nestjs/testing';
 import { ClientService, InvalidJobError, JobContext, ServerContext, StatusService, Worker } from '../../src';
 import { recordConnections } from '../../sample/test/no-network';
-import { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/entries/testing';
+import { InvalidScheduleError } from '../../src';
+import { EmptyQueueError, EnqueuedAssertionError, RunawayJobsError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/entries/testing';
 
 const performed: string[] = [];
 
@@ -188,6 +189,59 @@ describe('WurkTestingModule, inline mode', () => {
     expect(await moduleRef.get(StatusService).get(jid)).toMatchObject({ state: 'complete', result: 'ada!' });
     await expect(client.performAsync(FlakyWorker, 'boom')).rejects.toThrow('failed boom');
     await expect(client.performIn(3600, DoomedWorker)).rejects.toThrow(TypeError);
+    expect(moduleRef.get(WurkTesting).jobs()).toEqual([]);
+  });
+});
+
+/** Pushes itself again until `until` (or forever when it is null): the runaway the testing module must stop. */
+let selfRuns = 0;
+@Worker({ retry: 0 })
+class SelfWorker {
+  constructor(private readonly client: ClientService) {}
+  async perform(n: number, until: number | null): Promise<void> {
+    selfRuns++;
+    if (until === null || n < until) await this.client.performAsync(SelfWorker, n + 1, until);
+  }
+}
+
+describe('WurkTestingModule: a job that enqueues itself is bounded (10,000 jobs), in both modes', () => {
+  let moduleRef: TestingModule;
+  const build = async (mode: 'fake' | 'inline') => {
+    moduleRef = await Test.createTestingModule({ imports: [WurkTestingModule.forRoot({ mode })], providers: [SelfWorker] }).compile();
+    await moduleRef.init();
+    selfRuns = 0;
+    return moduleRef.get(ClientService);
+  };
+  afterEach(() => moduleRef.close());
+
+  it('inline: the outermost push rejects with RunawayJobsError after 10,000 jobs, instead of running until the heap dies', async () => {
+    const client = await build('inline');
+    const error = await client.performAsync(SelfWorker, 1, null).then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    expect(error).toBeInstanceOf(RunawayJobsError);
+    expect((error as RunawayJobsError).limit).toBe(10_000);
+    expect((error as Error).message).toMatch(/^inline mode stopped after 10000 jobs run for one push: a job keeps enqueuing more/);
+    expect(selfRuns).toBe(10_000);
+    // The count is per outermost push: a bounded chain afterwards runs in full.
+    selfRuns = 0;
+    await client.performAsync(SelfWorker, 1, 50);
+    expect(selfRuns).toBe(50);
+  });
+
+  it('fake: drain rejects with the same typed error', async () => {
+    const client = await build('fake');
+    await client.performAsync(SelfWorker, 1, null);
+    await expect(moduleRef.get(WurkTesting).drain()).rejects.toThrow(RunawayJobsError);
+    expect(selfRuns).toBe(10_000);
+  });
+
+  it('fake: a push past the ten-year horizon is refused as in production, not collected', async () => {
+    const client = await build('fake');
+    await expect(client.push({ class: 'Ruby::Job', args: [], at: 1e308 })).rejects.toThrow(InvalidScheduleError);
+    await expect(client.pushBulk({ class: 'Ruby::Job', args: [[1]], spread_interval: 1e308 })).rejects.toThrow(InvalidScheduleError);
+    await expect(client.performIn(11 * 365 * 86_400, SelfWorker, 1, 1)).rejects.toThrow(InvalidScheduleError);
     expect(moduleRef.get(WurkTesting).jobs()).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { JobPayload } from '../job/payload';
+import type { JobPayload } from './payload';
 import { rubyJson } from './ruby-json';
 
 /**
