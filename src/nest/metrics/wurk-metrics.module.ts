@@ -5,9 +5,6 @@ import { RedisConnections } from '../../redis/connections';
 import { ClientService } from '../client.service';
 import { WurkServer } from '../wurk-server';
 import { WorkerRegistry } from '../../job/worker-registry';
-import { capsuleGroups, capsuleHeartbeatInfo } from '../../server/capsules';
-import { WURK_RESOLVED_OPTIONS } from '../tokens';
-import type { ResolvedWurkOptions } from '../wurk-options';
 
 // Loaded when this entry (`nestjs-wurk/metrics`) is imported, never from the package root.
 const prom = loadPeer<typeof import('prom-client')>('prom-client', 'nestjs-wurk/metrics');
@@ -50,14 +47,17 @@ export class WurkMetricsModule {
       providers: [
         {
           provide: WurkMetrics,
-          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry, WURK_RESOLVED_OPTIONS],
-          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry, wurk: ResolvedWurkOptions) => {
+          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry],
+          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry) => {
             const subject = {
               redis: connections.command,
               busy: () => server.manager?.busy,
               // Read when a label is first needed: the explorer registers the workers after this factory runs.
               isWorkerClass: (name: string) => workers.get(name) !== undefined,
-              fetchedQueues: wurk.processing ? capsuleHeartbeatInfo(capsuleGroups(wurk.queues, wurk.concurrency, wurk.capsules)).queues : [],
+              // The manager's queues, as planned at bootstrap (the workers' queues when none are listed).
+              get fetchedQueues() {
+                return server.manager?.queueNames ?? [];
+              },
             };
             const metrics = new WurkMetrics(prom, subject, { ...metricsOptions, registry });
             server.addListener(metrics.listener);

@@ -69,9 +69,9 @@ export class WurkMetrics {
     validateMetricsOptions(options);
     const registry = (this.registry = options.registry ?? prom.register);
     const cap = options.maxLabelValues ?? DEFAULT_MAX_LABEL_VALUES;
-    const fetched = new Set(subject.fetchedQueues ?? []);
     this.classLabels = new LabelValues((name) => subject.isWorkerClass?.(name) ?? false, cap);
-    this.queueLabels = new LabelValues((name) => fetched.has(name), cap);
+    // Read at each new name: the fetched queues are settled at bootstrap, after this constructor.
+    this.queueLabels = new LabelValues((name) => (subject.fetchedQueues ?? []).includes(name), cap);
     const prefix = options.prefix ?? 'wurk_';
     this.jobs = reuse(registry, `${prefix}jobs_total`, () => new prom.Counter({
       name: `${prefix}jobs_total`,
