@@ -540,7 +540,7 @@ export class Capsule implements GatedPool {
         this.work.delete(job);
         this.freeTids.push(tid);
         this.lastTurnover = performance.now();
-        this.sizer.observe(this.lastTurnover - began);
+        this.observeDuration(this.lastTurnover - began);
         // A slot is free: start a prefetched job now, even while the fetch loop waits on Redis.
         this.startPrefetched();
         this.deps.gate.nudge(this);
@@ -548,6 +548,19 @@ export class Capsule implements GatedPool {
         this.wakeFetchLoop();
       });
     this.running.set(job, run);
+  }
+
+  /**
+   * Feeds the prefetch sizer. A sizer that throws must not cut the slot's
+   * bookkeeping short: the prefetched jobs would wait for a start nobody
+   * sends, and the rejection would reach no handler.
+   */
+  private observeDuration(ms: number): void {
+    try {
+      this.sizer.observe(ms);
+    } catch (error) {
+      this.deps.logger.error(`${this.label}prefetch sizing failed (prefetch keeps its last size): ${errorMessageOf(error)}`);
+    }
   }
 
   /** Batches wake-ups: jobs finishing in the same turn of the event loop lead to one fetch for all their slots. */
