@@ -11,6 +11,7 @@ import { buryInvalidBytes } from './invalid-bytes';
 import { LARGE_PAYLOAD } from './large-payload';
 import { errorMessageOf } from '../retry/error-fields';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
+import { ClaimFence } from './claim-fence';
 import { IdleWait } from './idle-wait';
 import type { KnownJobs } from './known-jobs';
 import { PausedQueues } from './paused-queues';
@@ -133,6 +134,8 @@ export class ReliableFetch implements Fetcher {
   /** Replayed acks ride on the next fetch call: acks matching nothing are expected there. */
   private replaying = false;
   private readonly idle = new IdleWait();
+  /** Under Sentinel: no claimed job runs before a replica has its claim (see ClaimFence). */
+  private readonly fence: ClaimFence;
   /**
    * The two list names of each queue this fetcher works, built once: the
    * same string every time keeps its hash cached for the maps and sets keyed
@@ -150,6 +153,7 @@ export class ReliableFetch implements Fetcher {
     private readonly openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
+    this.fence = new ClaimFence(options.ackReplayMs ? options.durability?.writes : undefined, options.logger);
     fetchConnection.on('ready', () => this.waiterIds.delete(fetchConnection));
   }
 
@@ -280,6 +284,7 @@ export class ReliableFetch implements Fetcher {
     let bytes: Buffer | null;
     // The start's reply, as bytes: its state, and the payload it moved.
     let started: Array<Buffer | number> | undefined;
+    const mark = this.fence.mark();
     try {
       if (startOnArrival) {
         const keys = [Keys.queue(queue), claimedKey, privateKey, Keys.paused, Keys.suspects];
@@ -300,6 +305,7 @@ export class ReliableFetch implements Fetcher {
       } else {
         bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
       }
+      if (this.fence.enabled && (bytes !== null || (started !== undefined && String(started[1]) === 'b'))) await this.fence.confirm(connection, mark);
     } catch (error) {
       if (startOnArrival) {
         this.count(privateKey, -1);
@@ -384,8 +390,10 @@ export class ReliableFetch implements Fetcher {
     const transaction = connection.multi();
     for (const [queue, take] of plan) for (let n = 0; n < take; n++) transaction.lmoveBuffer(Keys.queue(queue), this.privateKey(queue), 'RIGHT', 'LEFT');
     let moved: Array<[Error | null, unknown]> | null;
+    const mark = this.fence.mark();
     try {
       moved = await transaction.exec();
+      if (moved && this.fence.enabled) await this.fence.confirm(connection, mark);
     } catch (error) {
       // Not known to have run: what it moved is a stray of the in-progress list, for reconcile.
       for (const [queue] of plan) this.taint(this.privateKey(queue));
@@ -661,6 +669,7 @@ export class ReliableFetch implements Fetcher {
    * LREM of a payload that is not there is a no-op, so a replay is safe.
    */
   replayAcks(): void {
+    this.fence.switched();
     const cutoff = Date.now() - (this.options.ackReplayMs ?? 0);
     const replay = this.sentAcks.filter((ack) => ack.at >= cutoff);
     this.sentAcks = [];
@@ -778,10 +787,13 @@ export class ReliableFetch implements Fetcher {
     // Same connection, so they land before the script: settled with it (a failure of either restores every ack).
     const removals = outsideLua.map(({ key, raw }) => connection.lrem(key, -1, raw).then((count) => count > 0, () => false));
     // Payloads come back as bytes: whether they are valid UTF-8 is checked here, not in Lua.
+    const mark = this.fence.mark();
     const call = runScriptForBytes<Array<Buffer | number>>(connection, 'fetch', keys, args);
     if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
     try {
       reply = await call;
+      // A claim or start the deposed master alone took must not run: it fails here as a lost reply does.
+      if (this.fence.enabled && movesJobs(reply)) await this.fence.confirm(connection, mark);
     } catch (error) {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost. If the call did run, those
@@ -907,4 +919,13 @@ export class ReliableFetch implements Fetcher {
     this.badKeysLogged.set(key, Date.now());
     this.options.logger.error(`reliable fetch skips ${key}: ${error}`);
   }
+}
+
+/** Whether a fetch.lua reply claimed or started a job (entries "s", "c", "x", "b"; not acks, suspects left claimed, or reports). */
+function movesJobs(reply: Array<Buffer | number>): boolean {
+  for (let i = 0; i < reply.length; i += 3) {
+    if (typeof reply[i] !== 'number') continue;
+    if (String(reply[i + 1]) !== 'y') return true;
+  }
+  return false;
 }
