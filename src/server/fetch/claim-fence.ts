@@ -29,7 +29,8 @@ export class ClaimNotDurableError extends Error {
  * server keeps working; said once in the log).
  */
 export class ClaimFence {
-  private warned = false;
+  /** Past a deadline with no replica and no switch: claims run on the master alone until a replica acknowledges again. */
+  private alone = false;
   private epoch = 0;
 
   constructor(
@@ -41,9 +42,10 @@ export class ClaimFence {
     return this.writes !== undefined && this.writes.replicas > 0;
   }
 
-  /** The master moved: every fence under way fails. */
+  /** The master moved: every fence under way fails, and the new master is fenced afresh. */
   switched(): void {
     this.epoch++;
+    this.alone = false;
   }
 
   /** Where the switches stand now: taken before a write is sent, given to `confirm`. */
@@ -58,22 +60,24 @@ export class ClaimFence {
     const deadline = Date.now() + writes.deadlineMs;
     for (;;) {
       if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
-      const acknowledged = Number(await connection.call('WAIT', writes.replicas, Math.min(FENCE_SLICE_MS, writes.waitTimeoutMs || FENCE_SLICE_MS)));
-      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      // Alone, a look only (1 ms): each claim must not wait out the deadline again.
+      const slice = this.alone ? 1 : Math.min(FENCE_SLICE_MS, writes.waitTimeoutMs || FENCE_SLICE_MS);
+      const acknowledged = Number(await connection.call('WAIT', writes.replicas, slice));
+      // Acknowledged: a replica had it, so the master that follows has it too, whatever was announced meanwhile.
       if (acknowledged >= writes.replicas) {
-        this.warned = false;
+        if (this.alone) this.logger.log('a replica acknowledges claims again');
+        this.alone = false;
         return;
       }
-      if (Date.now() >= deadline) return this.lastResort(connection);
+      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      if (this.alone || Date.now() >= deadline) return this.lastResort(connection);
     }
   }
 
   private async lastResort(connection: Redis): Promise<void> {
     const role = (await connection.call('ROLE')) as unknown[];
     if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
-    if (!this.warned) {
-      this.warned = true;
-      this.logger.warn('no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)');
-    }
+    if (!this.alone) this.logger.warn('no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)');
+    this.alone = true;
   }
 }

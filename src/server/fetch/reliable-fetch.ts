@@ -136,6 +136,10 @@ export class ReliableFetch implements Fetcher {
   private readonly idle = new IdleWait();
   /** Under Sentinel: no claimed job runs before a replica has its claim (see ClaimFence). */
   private readonly fence: ClaimFence;
+  /** Under the fence: the connection of fetch.lua calls made outside a claim (starts, acks), opened on first need. */
+  private fencedCalls: Redis | undefined;
+  /** Payloads (as latin1) of claims and starts whose fence is under way: ours, not strays, though nobody holds them yet. */
+  private readonly fencing = new Map<string, number>();
   /**
    * The two list names of each queue this fetcher works, built once: the
    * same string every time keeps its hash cached for the maps and sets keyed
@@ -305,7 +309,8 @@ export class ReliableFetch implements Fetcher {
       } else {
         bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
       }
-      if (this.fence.enabled && (bytes !== null || (started !== undefined && String(started[1]) === 'b'))) await this.fence.confirm(connection, mark);
+      const arrived = [bytes, started !== undefined && String(started[1]) === 'b' ? (started[2] as Buffer) : null].filter((item): item is Buffer => item !== null);
+      if (arrived.length > 0) await this.confirmClaims(connection, mark, arrived);
     } catch (error) {
       if (startOnArrival) {
         this.count(privateKey, -1);
@@ -393,7 +398,7 @@ export class ReliableFetch implements Fetcher {
     const mark = this.fence.mark();
     try {
       moved = await transaction.exec();
-      if (moved && this.fence.enabled) await this.fence.confirm(connection, mark);
+      if (moved) await this.confirmClaims(connection, mark, moved.map(([, bytes]) => bytes).filter((bytes): bytes is Buffer => Buffer.isBuffer(bytes)));
     } catch (error) {
       // Not known to have run: what it moved is a stray of the in-progress list, for reconcile.
       for (const [queue] of plan) this.taint(this.privateKey(queue));
@@ -446,7 +451,7 @@ export class ReliableFetch implements Fetcher {
     // needs the script loaded; the first claim waits for the first read of `paused`.
     await Promise.all([
       ...blocking.map((connection) => this.clientId(connection)),
-      first === undefined ? undefined : this.exclusive(() => this.runFetch(this.command, [], 0, 0)),
+      first === undefined ? undefined : this.exclusive(() => this.runFetch(this.scriptConnection(), [], 0, 0)),
       this.paused.filter(this.order.names),
       // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
       // one read (see block()), and is checked and decoded as below: that code is compiled now, not on the
@@ -496,7 +501,7 @@ export class ReliableFetch implements Fetcher {
     // Outside the one-at-a-time order of the other calls, so it never drops
     // an in-progress list whole: a claim on its way may be starting jobs in
     // it. Its failure reached the starts it carried; nothing else waits on it.
-    await this.runFetch(this.command, [], 0, 0, false).catch(() => undefined);
+    await this.runFetch(this.scriptConnection(), [], 0, 0, false).catch(() => undefined);
   }
 
   /**
@@ -578,7 +583,7 @@ export class ReliableFetch implements Fetcher {
     // own: until the acks land, a crash would run their jobs again.
     if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0 && !this.idle.waiting) return;
     // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
-    while ((await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0))).refused);
+    while ((await this.exclusive(() => this.runFetch(this.scriptConnection(), this.order.names, 0, 0))).refused);
   }
 
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
@@ -711,7 +716,7 @@ export class ReliableFetch implements Fetcher {
         const items = await this.command.lrangeBuffer(privateKey, 0, -1);
         const texts = items.map((bytes) => (isUtf8(bytes) ? bytes.toString('utf8') : undefined));
         const isStray = (raw: string | undefined): boolean => raw === undefined || (!known.has(privateKey, raw) && !held.has(raw));
-        const strays = items.filter((_, i) => isStray(texts[i]));
+        const strays = items.filter((bytes, i) => isStray(texts[i]) && !this.fencing.has(bytes.toString('latin1')));
         const candidate = (bytes: Buffer): string => `${privateKey}\n${bytes.toString('latin1')}`;
         const confirmed = strays.filter((bytes) => this.strayCandidates.has(candidate(bytes)));
         for (const bytes of strays) seen.add(candidate(bytes));
@@ -726,6 +731,38 @@ export class ReliableFetch implements Fetcher {
     }
     this.strayCandidates = seen;
     return handedBack;
+  }
+
+  /**
+   * The start fence (see ClaimFence): resolves once a replica has these
+   * claims or starts; rejects, as a lost reply, when the master moved first.
+   * Meanwhile reconcile takes none of them for a stray.
+   */
+  private async confirmClaims(connection: Redis, mark: number, payloads: Buffer[]): Promise<void> {
+    if (!this.fence.enabled) return;
+    const names = payloads.map((bytes) => bytes.toString('latin1'));
+    for (const name of names) this.fencing.set(name, (this.fencing.get(name) ?? 0) + 1);
+    try {
+      await this.fence.confirm(connection, mark);
+    } finally {
+      for (const name of names) {
+        const left = (this.fencing.get(name) ?? 1) - 1;
+        if (left > 0) this.fencing.set(name, left);
+        else this.fencing.delete(name);
+      }
+    }
+  }
+
+  /**
+   * Where starts and acks go when no claim carries them. Under the fence
+   * that is a connection of their own: the fence's WAIT blocks the
+   * connection it runs on, and on the shared command connection it would
+   * hold every push and filing behind it while a switch is under way.
+   */
+  private scriptConnection(): Redis {
+    if (!this.fence.enabled) return this.command;
+    this.fencedCalls ??= this.openConnection('fetch:starts');
+    return this.fencedCalls;
   }
 
   private taint(privateKey: string): void {
@@ -793,7 +830,8 @@ export class ReliableFetch implements Fetcher {
     try {
       reply = await call;
       // A claim or start the deposed master alone took must not run: it fails here as a lost reply does.
-      if (this.fence.enabled && movesJobs(reply)) await this.fence.confirm(connection, mark);
+      const claimed = movedJobs(reply);
+      if (claimed.length > 0) await this.confirmClaims(connection, mark, claimed);
     } catch (error) {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost. If the call did run, those
@@ -921,11 +959,11 @@ export class ReliableFetch implements Fetcher {
   }
 }
 
-/** Whether a fetch.lua reply claimed or started a job (entries "s", "c", "x", "b"; not acks, suspects left claimed, or reports). */
-function movesJobs(reply: Array<Buffer | number>): boolean {
+/** The payloads a fetch.lua reply claimed or started (entries "s", "c", "x", "b"; not acks, suspects left claimed, or reports). */
+function movedJobs(reply: Array<Buffer | number>): Buffer[] {
+  const moved: Buffer[] = [];
   for (let i = 0; i < reply.length; i += 3) {
-    if (typeof reply[i] !== 'number') continue;
-    if (String(reply[i + 1]) !== 'y') return true;
+    if (typeof reply[i] === 'number' && String(reply[i + 1]) !== 'y') moved.push(reply[i + 2] as Buffer);
   }
-  return false;
+  return moved;
 }
