@@ -6,7 +6,7 @@ import type { CapsuleGroup } from './capsules';
 import { BasicFetch } from './fetch/basic-fetch';
 import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
 import type { PausedQueues } from './fetch/paused-queues';
-import type { KnownJobs } from './fetch/known-jobs';
+import { KnownJobs } from './fetch/known-jobs';
 import { ReliableFetch } from './fetch/reliable-fetch';
 import type { HeartbeatPort, WorkItem } from './heartbeat-port';
 import type { ProcessIdentity } from './identity';
@@ -36,6 +36,9 @@ const MAX_FETCH_BACKOFF_MS = 5000;
  * neighbour could run the waiting ones now.
  */
 const DEFAULT_STALL_MS = 100;
+/** Reconcile passes after a master switch, and the pause before each (a stray is handed back on its second sighting). */
+const SWITCH_RECONCILE_PASSES = 4;
+const SWITCH_RECONCILE_GAP_MS = 1000;
 
 /**
  * The work-hash field of a processor slot, shaped like Sidekiq's tid (a
@@ -100,6 +103,8 @@ export class Capsule implements GatedPool {
   private wake: (() => void) | undefined;
   private wakeScheduled = false;
   private quieted = false;
+  /** Reconcile passes after a master switch, while under way. */
+  private switchPasses: Promise<void> | undefined;
   private readonly sizer: PrefetchSizer;
   /** When a job of this capsule last started or finished (performance.now()). */
   private lastTurnover = 0;
@@ -130,6 +135,7 @@ export class Capsule implements GatedPool {
     connections.onMasterSwitch(() => {
       this.fetcher.replayAcks?.();
       this.wakeFetchLoop();
+      this.reconcileAfterSwitch();
     });
     this.processor = new Processor({
       registry: deps.registry,
@@ -540,7 +546,7 @@ export class Capsule implements GatedPool {
         this.work.delete(job);
         this.freeTids.push(tid);
         this.lastTurnover = performance.now();
-        this.sizer.observe(this.lastTurnover - began);
+        this.observeDuration(this.lastTurnover - began);
         // A slot is free: start a prefetched job now, even while the fetch loop waits on Redis.
         this.startPrefetched();
         this.deps.gate.nudge(this);
@@ -548,6 +554,45 @@ export class Capsule implements GatedPool {
         this.wakeFetchLoop();
       });
     this.running.set(job, run);
+  }
+
+  /**
+   * A switch leaves claims whose fence failed or whose reply was lost: on the
+   * new master they sit in our lists unknown to us (the replica had them),
+   * and the periodic orphan check may be a minute away. A few reconcile
+   * passes a second apart (a stray goes back on its second sighting) hand
+   * them back within seconds.
+   */
+  private reconcileAfterSwitch(): void {
+    const reconcile = this.fetcher.reconcile?.bind(this.fetcher);
+    if (!reconcile || this.switchPasses) return;
+    const passes = async () => {
+      for (let pass = 0; pass < SWITCH_RECONCILE_PASSES && !this.quieted; pass++) {
+        await new Promise((resolve) => setTimeout(resolve, SWITCH_RECONCILE_GAP_MS).unref());
+        if (this.quieted) break;
+        const known = new KnownJobs();
+        this.known(known);
+        const strays = await reconcile(known).catch((error) => {
+          this.deps.logger.error(`${this.label}reconcile after a master switch failed (the orphan check will retry): ${errorMessageOf(error)}`);
+          return 0;
+        });
+        if (strays > 0) this.deps.logger.warn(`${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`);
+      }
+    };
+    this.switchPasses = passes().finally(() => (this.switchPasses = undefined));
+  }
+
+  /**
+   * Feeds the prefetch sizer. A sizer that throws must not cut the slot's
+   * bookkeeping short: the prefetched jobs would wait for a start nobody
+   * sends, and the rejection would reach no handler.
+   */
+  private observeDuration(ms: number): void {
+    try {
+      this.sizer.observe(ms);
+    } catch (error) {
+      this.deps.logger.error(`${this.label}prefetch sizing failed (prefetch keeps its last size): ${errorMessageOf(error)}`);
+    }
   }
 
   /** Batches wake-ups: jobs finishing in the same turn of the event loop lead to one fetch for all their slots. */

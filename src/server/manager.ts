@@ -197,7 +197,6 @@ export class Manager {
     // Stryker disable next-line ArrowFunction: the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
     await withinWarmUpLimit(Promise.all([warmProcessor(this.executions, this.listeners), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]));
     // Stopped while the first beat was on its way (an app closed during boot).
-    // Stryker disable next-line ConditionalExpression: equivalent as a whole (server-manager-tasks.test.ts): a quiet capsule's loop never runs and a stopped task never starts; this spares the boot's reconcile after stop.
     if (this.stopping) return;
     // The boot pass is unguarded: whatever this process's previous life left
     // behind is recovered before anything waits on `ready`. Fetching begins

@@ -41,8 +41,19 @@ describe('manager: its recurring tasks', () => {
     const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }]);
     const due = JSON.stringify({ class: 'Rec', args: [1], queue: 'default', jid: 'duejid000000000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
     await redis.zadd(Keys.schedule, 1, due);
+    // The stop must land inside the warm-up, not before it (in the first beat): the warm-up is held until the stop is under way.
+    const warmUp = ReliableFetch.prototype.warmUp;
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const warming = jest.spyOn(ReliableFetch.prototype, 'warmUp').mockImplementation(async function (this: ReliableFetch) {
+      await held;
+      return warmUp.call(this);
+    });
     const started = h.manager.start();
-    await h.manager.stop();
+    await waitFor(() => warming.mock.calls.length === 1, { what: 'the warm-up under way' });
+    const stopped = h.manager.stop();
+    letGo();
+    await stopped;
     await started;
     // The poller runs at once when started (and every 0.2 s here): had it started after stop, the due job would move.
     const later = Date.now() + 1_000;

@@ -1,4 +1,6 @@
 import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { PrefetchSizer } from '../../src/server/prefetch-sizer';
+import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -138,5 +140,24 @@ describe('prefetch (reliable fetch)', () => {
     expect(lmoves.mock.calls.length).toBeGreaterThan(0);
     const redis = server.client();
     await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h))) === 0, { what: 'the acks' });
+  });
+
+  it('a prefetch sizer that throws costs nothing but the sizing: each slot frees, the prefetched jobs run, stop drains', async () => {
+    const logger = recordingLogger();
+    const ran: number[] = [];
+    jest.spyOn(PrefetchSizer.prototype, 'observe').mockImplementation(() => {
+      throw new Error('sizer boom');
+    });
+    const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 1, prefetch: 3, prefetchStallMs: 60000, logger });
+    try {
+      await h.client.pushBulk({ class: 'Rec', args: [[0], [1], [2], [3]] });
+      await h.manager.start();
+      await waitFor(() => ran.length === 4, { timeout: 5_000, what: 'every job, one slot, each freed by a throwing sizer' });
+      expect(ran.sort()).toEqual([0, 1, 2, 3]);
+      expect(logger.lines).toContain('error prefetch sizing failed (prefetch keeps its last size): sizer boom');
+      await h.manager.stop();
+    } finally {
+      jest.restoreAllMocks();
+    }
   });
 });

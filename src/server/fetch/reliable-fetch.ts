@@ -11,6 +11,7 @@ import { buryInvalidBytes } from './invalid-bytes';
 import { LARGE_PAYLOAD } from './large-payload';
 import { errorMessageOf } from '../retry/error-fields';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
+import { ClaimFence } from './claim-fence';
 import { IdleWait } from './idle-wait';
 import type { KnownJobs } from './known-jobs';
 import { PausedQueues } from './paused-queues';
@@ -133,6 +134,12 @@ export class ReliableFetch implements Fetcher {
   /** Replayed acks ride on the next fetch call: acks matching nothing are expected there. */
   private replaying = false;
   private readonly idle = new IdleWait();
+  /** Under Sentinel: no claimed job runs before a replica has its claim (see ClaimFence). */
+  private readonly fence: ClaimFence;
+  /** Under the fence: the connection of fetch.lua calls made outside a claim (starts, acks), opened on first need. */
+  private fencedCalls: Redis | undefined;
+  /** Payloads (as latin1) of claims and starts whose fence is under way: ours, not strays, though nobody holds them yet. */
+  private readonly fencing = new Map<string, number>();
   /**
    * The two list names of each queue this fetcher works, built once: the
    * same string every time keeps its hash cached for the maps and sets keyed
@@ -150,6 +157,7 @@ export class ReliableFetch implements Fetcher {
     private readonly openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
+    this.fence = new ClaimFence(options.ackReplayMs ? options.durability?.writes : undefined, options.logger);
     fetchConnection.on('ready', () => this.waiterIds.delete(fetchConnection));
   }
 
@@ -280,6 +288,7 @@ export class ReliableFetch implements Fetcher {
     let bytes: Buffer | null;
     // The start's reply, as bytes: its state, and the payload it moved.
     let started: Array<Buffer | number> | undefined;
+    const mark = this.fence.mark();
     try {
       if (startOnArrival) {
         const keys = [Keys.queue(queue), claimedKey, privateKey, Keys.paused, Keys.suspects];
@@ -300,6 +309,8 @@ export class ReliableFetch implements Fetcher {
       } else {
         bytes = await connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', this.options.fetchTimeout);
       }
+      const arrived = [bytes, started !== undefined && String(started[1]) === 'b' ? (started[2] as Buffer) : null].filter((item): item is Buffer => item !== null);
+      if (arrived.length > 0) await this.confirmClaims(connection, mark, arrived);
     } catch (error) {
       if (startOnArrival) {
         this.count(privateKey, -1);
@@ -384,8 +395,10 @@ export class ReliableFetch implements Fetcher {
     const transaction = connection.multi();
     for (const [queue, take] of plan) for (let n = 0; n < take; n++) transaction.lmoveBuffer(Keys.queue(queue), this.privateKey(queue), 'RIGHT', 'LEFT');
     let moved: Array<[Error | null, unknown]> | null;
+    const mark = this.fence.mark();
     try {
       moved = await transaction.exec();
+      if (moved) await this.confirmClaims(connection, mark, moved.map(([, bytes]) => bytes).filter((bytes): bytes is Buffer => Buffer.isBuffer(bytes)));
     } catch (error) {
       // Not known to have run: what it moved is a stray of the in-progress list, for reconcile.
       for (const [queue] of plan) this.taint(this.privateKey(queue));
@@ -438,7 +451,7 @@ export class ReliableFetch implements Fetcher {
     // needs the script loaded; the first claim waits for the first read of `paused`.
     await Promise.all([
       ...blocking.map((connection) => this.clientId(connection)),
-      first === undefined ? undefined : this.exclusive(() => this.runFetch(this.command, [], 0, 0)),
+      first === undefined ? undefined : this.exclusive(() => this.runFetch(this.scriptConnection(), [], 0, 0)),
       this.paused.filter(this.order.names),
       // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
       // one read (see block()), and is checked and decoded as below: that code is compiled now, not on the
@@ -488,7 +501,7 @@ export class ReliableFetch implements Fetcher {
     // Outside the one-at-a-time order of the other calls, so it never drops
     // an in-progress list whole: a claim on its way may be starting jobs in
     // it. Its failure reached the starts it carried; nothing else waits on it.
-    await this.runFetch(this.command, [], 0, 0, false).catch(() => undefined);
+    await this.runFetch(this.scriptConnection(), [], 0, 0, false).catch(() => undefined);
   }
 
   /**
@@ -570,7 +583,7 @@ export class ReliableFetch implements Fetcher {
     // own: until the acks land, a crash would run their jobs again.
     if (onlyWhenIdle && this.claiming && this.blockingOn.size === 0 && !this.idle.waiting) return;
     // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
-    while ((await this.exclusive(() => this.runFetch(this.command, this.order.names, 0, 0))).refused);
+    while ((await this.exclusive(() => this.runFetch(this.scriptConnection(), this.order.names, 0, 0))).refused);
   }
 
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
@@ -661,6 +674,7 @@ export class ReliableFetch implements Fetcher {
    * LREM of a payload that is not there is a no-op, so a replay is safe.
    */
   replayAcks(): void {
+    this.fence.switched();
     const cutoff = Date.now() - (this.options.ackReplayMs ?? 0);
     const replay = this.sentAcks.filter((ack) => ack.at >= cutoff);
     this.sentAcks = [];
@@ -702,7 +716,7 @@ export class ReliableFetch implements Fetcher {
         const items = await this.command.lrangeBuffer(privateKey, 0, -1);
         const texts = items.map((bytes) => (isUtf8(bytes) ? bytes.toString('utf8') : undefined));
         const isStray = (raw: string | undefined): boolean => raw === undefined || (!known.has(privateKey, raw) && !held.has(raw));
-        const strays = items.filter((_, i) => isStray(texts[i]));
+        const strays = items.filter((bytes, i) => isStray(texts[i]) && !this.fencing.has(bytes.toString('latin1')));
         const candidate = (bytes: Buffer): string => `${privateKey}\n${bytes.toString('latin1')}`;
         const confirmed = strays.filter((bytes) => this.strayCandidates.has(candidate(bytes)));
         for (const bytes of strays) seen.add(candidate(bytes));
@@ -717,6 +731,38 @@ export class ReliableFetch implements Fetcher {
     }
     this.strayCandidates = seen;
     return handedBack;
+  }
+
+  /**
+   * The start fence (see ClaimFence): resolves once a replica has these
+   * claims or starts; rejects, as a lost reply, when the master moved first.
+   * Meanwhile reconcile takes none of them for a stray.
+   */
+  private async confirmClaims(connection: Redis, mark: number, payloads: Buffer[]): Promise<void> {
+    if (!this.fence.enabled) return;
+    const names = payloads.map((bytes) => bytes.toString('latin1'));
+    for (const name of names) this.fencing.set(name, (this.fencing.get(name) ?? 0) + 1);
+    try {
+      await this.fence.confirm(connection, mark);
+    } finally {
+      for (const name of names) {
+        const left = (this.fencing.get(name) ?? 1) - 1;
+        if (left > 0) this.fencing.set(name, left);
+        else this.fencing.delete(name);
+      }
+    }
+  }
+
+  /**
+   * Where starts and acks go when no claim carries them. Under the fence
+   * that is a connection of their own: the fence's WAIT blocks the
+   * connection it runs on, and on the shared command connection it would
+   * hold every push and filing behind it while a switch is under way.
+   */
+  private scriptConnection(): Redis {
+    if (!this.fence.enabled) return this.command;
+    this.fencedCalls ??= this.openConnection('fetch:starts');
+    return this.fencedCalls;
   }
 
   private taint(privateKey: string): void {
@@ -778,10 +824,14 @@ export class ReliableFetch implements Fetcher {
     // Same connection, so they land before the script: settled with it (a failure of either restores every ack).
     const removals = outsideLua.map(({ key, raw }) => connection.lrem(key, -1, raw).then((count) => count > 0, () => false));
     // Payloads come back as bytes: whether they are valid UTF-8 is checked here, not in Lua.
+    const mark = this.fence.mark();
     const call = runScriptForBytes<Array<Buffer | number>>(connection, 'fetch', keys, args);
     if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
     try {
       reply = await call;
+      // A claim or start the deposed master alone took must not run: it fails here as a lost reply does.
+      const claimed = movedJobs(reply);
+      if (claimed.length > 0) await this.confirmClaims(connection, mark, claimed);
     } catch (error) {
       // Not known to have run: keep the acks for the next call, and assume a
       // claim may have happened whose reply we lost. If the call did run, those
@@ -907,4 +957,13 @@ export class ReliableFetch implements Fetcher {
     this.badKeysLogged.set(key, Date.now());
     this.options.logger.error(`reliable fetch skips ${key}: ${error}`);
   }
+}
+
+/** The payloads a fetch.lua reply claimed or started (entries "s", "c", "x", "b"; not acks, suspects left claimed, or reports). */
+function movedJobs(reply: Array<Buffer | number>): Buffer[] {
+  const moved: Buffer[] = [];
+  for (let i = 0; i < reply.length; i += 3) {
+    if (typeof reply[i] === 'number' && String(reply[i + 1]) !== 'y') moved.push(reply[i + 2] as Buffer);
+  }
+  return moved;
 }

@@ -1,0 +1,83 @@
+import type Redis from 'ioredis';
+import type { WritePolicy } from '../../redis/durable-write';
+import type { ServerLogger } from '../server-logger';
+
+/** Longest one WAIT of the fence blocks: a master switch announced meanwhile is noticed within this. */
+const FENCE_SLICE_MS = 200;
+
+/** A claim or start that no replica acknowledged before the master moved (or the deadline's role check failed): not run. */
+export class ClaimNotDurableError extends Error {
+  constructor(reason: string) {
+    super(`a claim was not run: ${reason}`);
+    this.name = 'ClaimNotDurableError';
+  }
+}
+
+/**
+ * The start fence of reliable fetch under Sentinel. A claim (or the start of
+ * a claimed job) written to a master that is being deposed exists on that
+ * master only: Redis promotes the replica first and demotes the old master
+ * a moment later, throwing away what it took meanwhile, so the new master
+ * still has those jobs in their public queue and some process runs them
+ * again. A job runs only once a replica acknowledged its claim (`WAIT` on
+ * the connection that wrote it, which covers every earlier write of that
+ * connection). While no replica answers, the fence waits in short slices:
+ * a switch announced meanwhile (`switched()`) fails it, and the caller treats
+ * the claim as a reply lost (the jobs are not run; what did land is a stray,
+ * handed back by reconcile). Past the write deadline with no switch, a
+ * master that still says it is master runs its claims (a fleet down to one
+ * server keeps working; said once in the log).
+ */
+export class ClaimFence {
+  /** Past a deadline with no replica and no switch: claims run on the master alone until a replica acknowledges again. */
+  private alone = false;
+  private epoch = 0;
+
+  constructor(
+    private readonly writes: WritePolicy | undefined,
+    private readonly logger: ServerLogger,
+  ) {}
+
+  get enabled(): boolean {
+    return this.writes !== undefined && this.writes.replicas > 0;
+  }
+
+  /** The master moved: every fence under way fails, and the new master is fenced afresh. */
+  switched(): void {
+    this.epoch++;
+    this.alone = false;
+  }
+
+  /** Where the switches stand now: taken before a write is sent, given to `confirm`. */
+  mark(): number {
+    return this.epoch;
+  }
+
+  /** Resolves when the writes of `connection` since `mark` are on a replica (or past the deadline on a master); else rejects. */
+  async confirm(connection: Redis, mark: number): Promise<void> {
+    const writes = this.writes;
+    if (!writes || writes.replicas === 0) return;
+    const deadline = Date.now() + writes.deadlineMs;
+    for (;;) {
+      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      // Alone, a look only (1 ms): each claim must not wait out the deadline again.
+      const slice = this.alone ? 1 : Math.min(FENCE_SLICE_MS, writes.waitTimeoutMs || FENCE_SLICE_MS);
+      const acknowledged = Number(await connection.call('WAIT', writes.replicas, slice));
+      // Acknowledged: a replica had it, so the master that follows has it too, whatever was announced meanwhile.
+      if (acknowledged >= writes.replicas) {
+        if (this.alone) this.logger.log('a replica acknowledges claims again');
+        this.alone = false;
+        return;
+      }
+      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      if (this.alone || Date.now() >= deadline) return this.lastResort(connection);
+    }
+  }
+
+  private async lastResort(connection: Redis): Promise<void> {
+    const role = (await connection.call('ROLE')) as unknown[];
+    if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
+    if (!this.alone) this.logger.warn('no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)');
+    this.alone = true;
+  }
+}

@@ -1,0 +1,82 @@
+import { ClaimNotDurableError } from '../../src/server/fetch/claim-fence';
+import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { QueueOrder } from '../../src/server/queue-order';
+import { Keys } from '../../src/redis/keys';
+import { recordingLogger } from '../support/recording-logger';
+import { RedisServer } from '../support/redis-server';
+import { CLAIMED, FETCH_IDENTITY, fetchJob } from '../support/reliable-fetch';
+import { waitFor } from '../support/wait';
+
+/**
+ * The start fence of reliable fetch under Sentinel (ClaimFence): a claim
+ * runs only once a replica has it. The window it closes is a switchover's:
+ * the replica is promoted (it stops following) while the old master still
+ * takes writes; here REPLICAOF NO ONE on the replica opens that window
+ * without Sentinels, and `replayAcks()` is the switch being announced.
+ */
+describe('reliable fetch: the start fence (a claim runs only once a replica has it)', () => {
+  let master: RedisServer;
+  let replica: RedisServer;
+
+  beforeAll(async () => {
+    master = await RedisServer.start();
+    replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
+    await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), { timeout: 10_000, what: 'the replica in sync' });
+  });
+
+  afterAll(async () => {
+    await Promise.all([master.stop(), replica.stop()]);
+  });
+
+  function fenced(deadlineMs: number) {
+    const logger = recordingLogger();
+    const fetch = new ReliableFetch(master.client(), master.client(), new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger,
+      ackReplayMs: 5000,
+      durability: { writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs }, server: () => `127.0.0.1:${master.port}` },
+    });
+    return { fetch, logger };
+  }
+
+  it('with the replica following, claims and starts run as usual', async () => {
+    const { fetch } = fenced(30_000);
+    await master.redis.lpush(Keys.queue('default'), fetchJob('a1'), fetchJob('a2'));
+    const jobs = await fetch.claim(2, 1);
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started === true])).toEqual([
+      ['a1', true],
+      ['a2', false],
+    ]);
+    const started = await fetch.start(jobs[1]);
+    expect(started).toBe(jobs[1]);
+    await fetch.giveBack([jobs[0], jobs[1]]);
+  });
+
+  it('a claim that no replica acknowledged before the switch is announced is not run: ClaimNotDurableError, nothing returned', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch } = fenced(30_000);
+    // The switchover's window: the replica promoted, the old master still a master taking claims.
+    await replica.redis.call('REPLICAOF', 'NO', 'ONE');
+    await waitFor(async () => (await master.redis.info('replication')).includes('connected_slaves:0'), { what: 'the master alone' });
+    await master.redis.lpush(Keys.queue('default'), fetchJob('b1'), fetchJob('b2'));
+    const claim = fetch.claim(2, 2);
+    const outcome = claim.then(
+      (jobs) => jobs.map((job) => JSON.parse(job.raw).jid),
+      (error: unknown) => error,
+    );
+    // The claim landed on the master alone; the fence waits for a replica meanwhile.
+    await waitFor(async () => (await master.redis.llen(Keys.queue('default'))) === 0, { what: 'the claim on the old master' });
+    fetch.replayAcks();
+    expect(await outcome).toBeInstanceOf(ClaimNotDurableError);
+  });
+
+  it('past the write deadline with no switch, a server that still says master runs its claims, and says so once', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, logger } = fenced(300);
+    await master.redis.lpush(Keys.queue('default'), fetchJob('c1'));
+    const jobs = await fetch.claim(1, 1);
+    expect(jobs.map((job) => JSON.parse(job.raw).jid)).toEqual(['c1']);
+    expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
+  });
+});
