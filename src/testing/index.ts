@@ -10,4 +10,5 @@ export { TestingTransport } from './testing-transport';
 export { MemoryStatusRows } from './memory-status';
 export { JobRunner } from './job-runner';
 export type { JobRunnerDeps } from './job-runner';
-export { EmptyQueueError, EnqueuedAssertionError, TestModeAlreadySetError } from './errors';
+export { EmptyQueueError, EnqueuedAssertionError, TestingNeedsRedisError, TestModeAlreadySetError } from './errors';
+export { redisStandIn, TestingConnections } from './redis-stand-in';
