@@ -1,28 +1,38 @@
 #!/usr/bin/env bash
 # Proves the published tarball works on both ends of the supported range:
-# `npm pack`, install it into freshly made apps (Nest 12 + ioredis 6 as
-# CommonJS and as an ES module app, which is what `nest new` makes on 12;
-# Nest 11 + ioredis 5 as CommonJS) with plain `npm install` (no
-# --legacy-peer-deps, no overrides), compile each with tsc, and push, run
-# and track a job through the installed package on a private redis-server.
+# clone the repository afresh (committed HEAD, no dist/, no node_modules),
+# `npm ci` and `npm pack` there (prepack builds dist/), install the tarball
+# into freshly made apps (Nest 12 + ioredis 6 as CommonJS and as an ES
+# module app, which is what `nest new` makes on 12; Nest 11 + ioredis 5 as
+# CommonJS) with plain `npm install` (no --legacy-peer-deps, no overrides),
+# compile each with tsc, push, run and track a job through the installed
+# package on a private redis-server, and run a Jest 30 suite in the Nest 12
+# CommonJS app through `preset: 'nestjs-wurk'` (WurkTestingModule with the
+# HTTP API mounted, no Babel, no ts-jest).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 work="$(mktemp -d)"
 redis_pid=""
+started=$SECONDS
 cleanup() {
   [ -n "$redis_pid" ] && kill "$redis_pid" 2>/dev/null || true
   rm -rf "$work"
 }
 trap cleanup EXIT
 
-cd "$root"
-npm run build >/dev/null
+# A clean clone: what a release is built from, never the working tree's dist/.
+git clone --quiet --no-local "$root" "$work/clone"
+cd "$work/clone"
+[ ! -e dist ] || { echo "pack-check: the clone has a dist/ (committed build output?)"; exit 1; }
+npm ci --no-audit --no-fund --prefer-offline >/dev/null
+echo "pack-check: cloned and installed in $((SECONDS - started)) s"
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
-echo "pack-check: packed $tarball"
+echo "pack-check: packed $tarball from a fresh clone in $((SECONDS - started)) s"
 contents="$(tar tzf "$work/$tarball")"
-for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/server/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
+for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/server/heartbeat-thread.js jest/preset.js jest/transform.js dashboard/dist/index.html $(ls lua/*.lua 2>/dev/null); do
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
+cd "$root"
 
 port="$(node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")"
 redis-server --port "$port" --bind 127.0.0.1 --save '' --appendonly no --dir "$work" >/dev/null &
@@ -131,6 +141,58 @@ TS
   done
 }
 
+# jest_app APP: a Jest 30 suite in the app through `preset: 'nestjs-wurk'` alone (no Babel, no ts-jest), with
+# the app's real module tree (the HTTP API and the dashboard mounted) under WurkTestingModule; plain npm install.
+jest_app() {
+  local app="$work/$1"
+  (cd "$app" && npm install --no-audit --no-fund --prefer-offline --save-dev "jest@$(dep jest)" "@nestjs/testing@$(dep @nestjs/testing)" "@nestjs/platform-express@$(dep @nestjs/platform-express)" >/dev/null)
+  echo "module.exports = { preset: 'nestjs-wurk', roots: ['<rootDir>/test'] };" > "$app/jest.config.js"
+  mkdir -p "$app/test"
+  cat > "$app/test/app.spec.ts" <<'TS'
+import 'reflect-metadata';
+import { INestApplication, Module } from '@nestjs/common';
+import { Test } from '@nestjs/testing';
+import { AdminService, ClientService, Worker, WurkApiModule, WurkDashboardModule, WurkModule } from 'nestjs-wurk';
+import { TestingNeedsRedisError, WurkTesting, WurkTestingModule } from 'nestjs-wurk/testing';
+
+@Worker({ queue: 'mail' })
+class WelcomeMailWorker {
+  perform(email: string): string {
+    return `welcome ${email}`;
+  }
+}
+
+const wurk = WurkModule.forRoot({ redis: { url: 'redis://127.0.0.1:1' } });
+
+@Module({ imports: [wurk, WurkApiModule.register(), WurkDashboardModule.register()], providers: [WelcomeMailWorker] })
+class AppModule {}
+
+describe('the app under WurkTestingModule', () => {
+  let app: INestApplication;
+  beforeAll(async () => {
+    const moduleRef = await Test.createTestingModule({ imports: [AppModule] }).overrideModule(wurk).useModule(WurkTestingModule.forRoot()).compile();
+    app = moduleRef.createNestApplication({ logger: false });
+    await app.init();
+  });
+  afterAll(() => app.close());
+
+  it('collects and drains the job', async () => {
+    await app.get(ClientService).performAsync(WelcomeMailWorker, 'ada@example.com');
+    app.get(WurkTesting).expectEnqueued(WelcomeMailWorker, 'ada@example.com');
+    expect((await app.get(WurkTesting).drain()).performed).toHaveLength(1);
+  });
+
+  it('says so when a test needs Redis', async () => {
+    await expect(app.get(AdminService).stats.fast()).rejects.toBeInstanceOf(TestingNeedsRedisError);
+  });
+});
+TS
+  (cd "$app" && npx --no-install jest --ci 2>&1 | tail -n 6) || { echo "pack-check: Jest through preset 'nestjs-wurk' failed in $1"; exit 1; }
+  echo "pack-check: $1: Jest $(dep jest) ran the app's suite through preset 'nestjs-wurk'"
+}
+
 make_app nest12-cjs "$(dep @nestjs/core)" "$(dep ioredis)" cjs
+jest_app nest12-cjs
 make_app nest12-esm "$(dep @nestjs/core)" "$(dep ioredis)" esm
 make_app nest11-cjs 11.1.6 5.9.2 cjs
+echo "pack-check: done in $((SECONDS - started)) s"

@@ -13,7 +13,7 @@ import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerIn
 import type { WritePolicy } from '../redis/durable-write';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
 import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
-import { Duration, epochForAt, epochForInterval } from './schedule-time';
+import { describeSeconds, Duration, epochForAt, epochForInterval, looksLikeMilliseconds } from './schedule-time';
 
 export type { PushPipelineHook, PushTransport, ScheduledPush } from './push-transport';
 
@@ -42,6 +42,15 @@ export interface ClientConfig {
   server?: () => string;
   /** Capsule name → the queue of a worker that names the capsule and no queue (its first queue). */
   capsuleQueues?: Readonly<Record<string, string>>;
+  /**
+   * The options of a worker this process registered under `className`: a
+   * push by class name of such a worker takes its `queue` and `retry`
+   * (see Client.push). Absent, or undefined for a class, keeps Sidekiq's
+   * string-push semantics (the global defaults only).
+   */
+  registeredWorker?: (className: string) => WorkerOptions | undefined;
+  /** Said once per distinct likely mistake (a millisecond count given to performIn as seconds). */
+  warn?: (message: string) => void;
 }
 
 /** Per-call overrides of a worker's options (`client.set({ queue: 'low' }).performAsync(...)`). */
@@ -149,8 +158,10 @@ export class Client {
 
   /**
    * Pushes a raw Sidekiq job hash for any class, a Ruby worker's included.
-   * Like Sidekiq's string-class push it takes only the global defaults, not
-   * a registered worker's options. A JobPayload is pushed keeping its
+   * A class this process registered as a @Worker takes that worker's
+   * `queue` and `retry` where the hash gives none (unlike Sidekiq, whose
+   * string-class push knows no worker options); any other class takes the
+   * global defaults, as in Sidekiq. A JobPayload is pushed keeping its
    * members' bytes as they arrived.
    */
   push(item: JobHash | JobPayload): Promise<string | null> {
@@ -158,7 +169,7 @@ export class Client {
       let normalized: NormalizedText | undefined;
       // Stryker disable BlockStatement: a shortcut only; without it pushPayload refuses the item with the same error (normalizeToText runs payloadFromHash's JSON check, in the same key order).
       try {
-        normalized = normalizeToText(item, DEFAULT_JOB_OPTIONS, this.config.timestamps);
+        normalized = normalizeToText(item, this.classDefaults(item.class), this.config.timestamps);
       } catch (error) {
         return Promise.reject(error);
       }
@@ -169,8 +180,32 @@ export class Client {
   }
 
   private async pushPayload(item: JobHash | JobPayload): Promise<string | null> {
-    const payload = normalize(toPayload(item), DEFAULT_JOB_OPTIONS, this.config.timestamps);
-    return this.pushNormalized(payload);
+    const payload = toPayload(item);
+    return this.pushNormalized(normalize(payload, this.classDefaults(payload.get<unknown>('class')), this.config.timestamps));
+  }
+
+  /** The defaults of a push by class name: a registered worker's `queue` (or its capsule's) and `retry` over the global ones. */
+  private classDefaults(className: unknown): ReadonlyArray<readonly [string, unknown]> {
+    const options = typeof className === 'string' ? this.config.registeredWorker?.(className) : undefined;
+    if (!options) return DEFAULT_JOB_OPTIONS;
+    const queue = options.queue ?? (options.capsule !== undefined ? this.config.capsuleQueues?.[options.capsule] : undefined);
+    return DEFAULT_JOB_OPTIONS.map(([key, value]) => {
+      const registered = key === 'queue' ? queue : key === 'retry' ? options.retry : undefined;
+      return [key, registered ?? value] as const;
+    });
+  }
+
+  /** Said once per value: `performIn(60_000)` is 16.7 hours in Sidekiq's seconds, most likely meant as BullMQ's milliseconds. */
+  private readonly warnedIntervals = new Set<number>();
+
+  /** @internal */
+  noteInterval(interval: number | Duration): void {
+    if (typeof interval !== 'number' || !looksLikeMilliseconds(interval) || this.warnedIntervals.has(interval)) return;
+    this.warnedIntervals.add(interval);
+    this.config.warn?.(
+      `performIn(${interval}) schedules the job ${describeSeconds(interval)} out: a number is seconds, as in Sidekiq. ` +
+        `If you meant ${interval} milliseconds (BullMQ's delay), write performIn({ ms: ${interval} }), or performIn({ seconds: ${interval / 1000} })`,
+    );
   }
 
   /**
@@ -214,7 +249,7 @@ export class Client {
     }
     const batchSize = bulkBatchSize(bulk, times !== undefined);
     const template = bulk.clone().delete('at').setRaw('args', '[]');
-    const base = normalize(template, DEFAULT_JOB_OPTIONS, this.config.timestamps);
+    const base = normalize(template, this.classDefaults(bulk.get<unknown>('class')), this.config.timestamps);
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
     const transport = this.transport;
@@ -346,6 +381,7 @@ export class ScopedClient {
   }
 
   async performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+    this.client.noteInterval(interval);
     return this.schedule(epochForInterval(interval), worker, args);
   }
 

@@ -8,9 +8,11 @@ export interface Duration {
   hours?: number;
   minutes?: number;
   seconds?: number;
+  /** Milliseconds, as BullMQ's `delay` counts: `{ ms: 60_000 }` is one minute. */
+  ms?: number;
 }
 
-const SECONDS_PER_UNIT: Record<keyof Duration, number> = { weeks: 604_800, days: 86_400, hours: 3600, minutes: 60, seconds: 1 };
+const SECONDS_PER_UNIT: Record<keyof Duration, number> = { weeks: 604_800, days: 86_400, hours: 3600, minutes: 60, seconds: 1, ms: 0.001 };
 
 /** Sidekiq's `perform_in` rule: an interval below this is relative seconds, at or above it an absolute epoch. */
 export const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
@@ -57,4 +59,21 @@ function durationSeconds(duration: Duration): number {
     total += value * perUnit;
   }
   return total;
+}
+
+/**
+ * A performIn number that is most likely milliseconds read as seconds: a
+ * whole number of thousands from 1000 up (BullMQ's `delay: 60_000`), which
+ * as seconds is a quarter of an hour or more. Not refused: Sidekiq reads
+ * it as seconds, and some mean it.
+ */
+export function looksLikeMilliseconds(seconds: number): boolean {
+  return Number.isInteger(seconds) && seconds >= 1000 && seconds % 1000 === 0 && seconds < ABSOLUTE_EPOCH_THRESHOLD;
+}
+
+/** `16.7 h`, `41.7 days`: how far out a number of seconds lands, for a warning. */
+export function describeSeconds(seconds: number): string {
+  if (seconds < 3600) return `${(seconds / 60).toFixed(1)} min`;
+  if (seconds < 172_800) return `${(seconds / 3600).toFixed(1)} h`;
+  return `${(seconds / 86_400).toFixed(1)} days`;
 }

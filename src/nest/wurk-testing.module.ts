@@ -6,7 +6,12 @@ import { StatusListener } from '../status/status-listener';
 import { JobRunner } from '../testing/job-runner';
 import { MemoryStatusRows } from '../testing/memory-status';
 import { TestingTransport, TestMode } from '../testing/testing-transport';
+import { RedisConnections } from '../redis/connections';
+import { TestingConnections } from '../testing/redis-stand-in';
+import { AdminService } from './admin.service';
 import { ClientService } from './client.service';
+import { LimiterService } from './limiter.service';
+import { PeriodicService } from './periodic.service';
 import { JobContext } from './job-context';
 import { ExecutionCarrier } from '../server/job-execution';
 import { resolveEntry } from './resolve-entry';
@@ -63,7 +68,11 @@ class WurkTestingLifecycle implements OnModuleInit {
 
 /**
  * A drop-in for WurkModule in a `@nestjs/testing` module, with no Redis at
- * all. Turned on only by importing `WurkTestingModule.forRoot()` from
+ * all. It provides everything WurkModule exports, so an app that also
+ * mounts WurkApiModule, WurkDashboardModule, WurkHealthModule,
+ * WurkMetricsModule or WurkTracingModule compiles unchanged; what needs
+ * Redis (AdminService, PeriodicService's list, the admin routes, a health
+ * probe) throws TestingNeedsRedisError when a test calls it. Turned on only by importing `WurkTestingModule.forRoot()` from
  * `nestjs-wurk/testing` (never by loading a file), and refused under
  * NODE_ENV=production, where it would keep real jobs in memory and lose them.
  * Every instance has its own jobs and status rows.
@@ -111,8 +120,26 @@ export class WurkTestingModule {
         { provide: WURK_PUSH_TRANSPORT, useExisting: WurkTesting },
         ClientService,
         WurkTestingLifecycle,
+        // What WurkApiModule, WurkHealthModule, WurkMetricsModule and the dashboard inject, built on a
+        // Redis stand-in: the app compiles, and a call that needs Redis throws TestingNeedsRedisError.
+        { provide: RedisConnections, useFactory: () => new TestingConnections() },
+        AdminService,
+        PeriodicService,
+        LimiterService,
       ],
-      exports: [ClientService, StatusService, WurkServer, JobContext, WorkerRegistry, WurkTesting, WURK_RESOLVED_OPTIONS],
+      exports: [
+        ClientService,
+        StatusService,
+        WurkServer,
+        JobContext,
+        WorkerRegistry,
+        WurkTesting,
+        WURK_RESOLVED_OPTIONS,
+        RedisConnections,
+        AdminService,
+        PeriodicService,
+        LimiterService,
+      ],
     };
   }
 }

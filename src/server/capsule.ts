@@ -49,8 +49,11 @@ function threadId(pid: number, slot: number): string {
   return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
 }
 
-/** A shutdown step that must not stop the shutdown (see Manager.bestEffort); the manager sets its time limit. */
-export type BestEffort = (what: string, step: () => Promise<unknown>) => Promise<void>;
+/**
+ * A shutdown step that must not stop the shutdown (see Manager.bestEffort); the manager sets its time limit.
+ * Resolves true when the step completed, false when it failed or was abandoned.
+ */
+export type BestEffort = (what: string, step: () => Promise<unknown>) => Promise<boolean>;
 
 export interface CapsuleDeps {
   group: CapsuleGroup;
@@ -226,12 +229,12 @@ export class Capsule implements GatedPool {
   }
 
   /** Past the deadline: the jobs still running go back to their queues (they run again: at-least-once). */
-  async handBackUnfinished(bestEffort: BestEffort): Promise<ClaimedJob[]> {
+  async handBackUnfinished(bestEffort: BestEffort): Promise<{ jobs: ClaimedJob[]; done: boolean }> {
     const unfinished = [...this.running.keys()];
     for (const job of unfinished) job.handedBack = true;
     // An empty hand-back is a no-op in every fetcher.
-    await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
-    return unfinished;
+    const done = await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
+    return { jobs: unfinished, done };
   }
 
   /** Shutdown, last step: files what can be filed, parks the rest, hands back every claim left. */

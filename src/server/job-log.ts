@@ -43,8 +43,8 @@ export class JobLog implements JobLifecycleListener {
       if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
       return;
     }
-    if (outcome.error === undefined) {
-      // Handed back at shutdown: not a failure, it runs again elsewhere.
+    if (!('error' in outcome)) {
+      // Handed back at shutdown: not a failure, it runs again elsewhere (a perform that threw undefined has the key).
       if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} handed back at shutdown`);
       return;
     }

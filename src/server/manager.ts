@@ -20,6 +20,7 @@ import { consoleLogger, ServerLogger } from './server-logger';
 import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from './server-middleware';
 import type { ServerOptions } from './server-options';
 import { SuspectGate } from './suspect-gate';
+import { handBackLine, stillRunningLine } from './shutdown-report';
 import { warmProcessor } from './processor-warm-up';
 import { ExecutionCarrier } from './job-execution';
 
@@ -300,8 +301,9 @@ export class Manager {
     const redisStep = (what: string, step: () => Promise<unknown>) => this.bestEffort(what, step, redisSteps);
     if (!drained) {
       this.deadline.abort(new Error('wurk shutdown deadline passed'));
-      const unfinished = (await Promise.all(this.capsules.map((capsule) => capsule.handBackUnfinished(redisStep)))).flat();
-      this.logger.warn(`shutdown: handed back ${unfinished.length} unfinished job(s)`);
+      const handBacks = await Promise.all(this.capsules.map((capsule) => capsule.handBackUnfinished(redisStep)));
+      const unfinished = handBacks.flatMap((handBack) => handBack.jobs);
+      this.logger.warn(handBackLine(unfinished, handBacks.every((handBack) => handBack.done)));
       await this.notifyHandedBack(unfinished);
     }
     await Promise.all(this.capsules.map((capsule) => capsule.release(redisStep)));
@@ -309,6 +311,9 @@ export class Manager {
     // The heartbeat's leave gets what is left, and at least a moment to say goodbye.
     const leaveMs = Math.max(HEARTBEAT_LEAVE_MS, redisSteps - Date.now());
     await this.bestEffort('heartbeat stop', () => heartbeat.stop(leaveMs), Date.now() + leaveMs + 100);
+    // Their slots are still taken: a perform that ignores its AbortSignal keeps the process busy, said once here.
+    const stillRunning = this.capsules.flatMap((capsule) => [...capsule.running.keys()]);
+    if (stillRunning.length > 0) this.logger.warn(stillRunningLine(stillRunning));
     this.resolveReady();
     this.logger.log('stopped');
   }
@@ -349,7 +354,7 @@ export class Manager {
    * it left undone is what a crash would leave: jobs in the private list,
    * recovered by another process's orphan check.
    */
-  private async bestEffort(what: string, step: () => Promise<unknown>, until: number): Promise<void> {
+  private async bestEffort(what: string, step: () => Promise<unknown>, until: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     try {
       const work = step();
@@ -357,9 +362,13 @@ export class Manager {
       if ((await Promise.race([work, abandoned])) === 'abandoned') {
         work.catch(() => undefined);
         this.logger.warn(`shutdown: gave up waiting on Redis for ${what}; another process's orphan check recovers what it left`);
+        return false;
       }
+      return true;
     } catch (error) {
-      this.logger.error(`shutdown: ${what} failed: ${errorMessageOf(error)}`);
+      // ioredis's own text for an outage (maxRetriesPerRequest…) says nothing an operator can act on.
+      this.logger.error(`shutdown: ${what} failed: ${isUnreachable(error) ? 'Redis is unreachable' : errorMessageOf(error)}`);
+      return false;
     } finally {
       clearTimeout(timer);
     }

@@ -26,3 +26,11 @@ export class RunawayJobsError extends WurkError {
     );
   }
 }
+
+/**
+ * A test called something that reads or writes Redis (the admin API, a
+ * queue's size, the HTTP API's admin routes, a health probe…) under
+ * WurkTestingModule, which runs none: the message names the call. Such a
+ * test needs WurkModule.forRoot and a redis-server (see docs/testing.md).
+ */
+export class TestingNeedsRedisError extends WurkError {}

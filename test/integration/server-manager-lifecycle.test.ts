@@ -311,7 +311,11 @@ describe('manager: lifecycle, signals and shutdown', () => {
         [true, 'wurk shutdown deadline passed'],
         [true, 'wurk shutdown deadline passed'],
       ]);
-      expect(logger.lines).toContain('warn shutdown: handed back 2 unfinished job(s)');
+      // One line names each job handed back; another, once wurk stopped, the ones whose perform ignored the signal.
+      const handedBack = logger.lines.filter((line) => line.startsWith('warn shutdown: handed back'));
+      expect(handedBack).toEqual([expect.stringMatching(/^warn shutdown: handed back 2 unfinished job\(s\) to their queues \(they run again\): class=HoldJob jid=\w{24}, class=HoldJob jid=\w{24}$/)]);
+      expect(handedBack[0]).toContain(`jid=${'a'.repeat(24)}`);
+      expect(logger.lines).toContainEqual(expect.stringMatching(/^warn shutdown: 2 job\(s\) still running after their AbortSignal fired \(perform ignores context\.signal\): class=HoldJob jid=\w{24}, class=HoldJob/));
       expect(heard.map((entry) => entry.kind)).toEqual(['interrupted', 'interrupted']);
       expect(heard.find((entry) => entry.jid === 'a'.repeat(24))).toEqual({ jid: 'a'.repeat(24), queue: 'default', attempt: 4, worker: 'HoldJob', kind: 'interrupted', aborted: true });
       expect((await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([1, 2]);
@@ -335,7 +339,7 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await waitFor(() => filing.mock.calls.length === 1, { what: 'the dead filing on its way' });
       await h.manager.stop();
       expect(logger.lines).toContainEqual(expect.stringMatching(/^error listener notification for a handed-back job failed: invalid job payload: not valid JSON/));
-      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s)');
+      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default');
       expect(heard).toEqual([]);
     });
 
@@ -348,8 +352,26 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.start();
       await waitFor(() => filing.mock.calls.length === 1, { what: 'the dead filing on its way' });
       await h.manager.stop();
-      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s)');
+      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default');
       expect(logger.lines.filter((line) => line.startsWith('error'))).toEqual([]);
+    });
+
+    it('with Redis gone at the deadline, says the unfinished jobs could not be handed back (never that they were), naming each', async () => {
+      const logger = recordingLogger();
+      const held = heldWorker();
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, shutdownTimeout: 0.2 });
+      await h.manager.start();
+      const jid = (await h.client.push({ class: 'HoldJob', args: [1] })) as string;
+      await waitFor(() => held.releases.length === 1, { what: 'the job to run' });
+      const outage = Object.assign(new Error('Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.'), { name: 'MaxRetriesPerRequestError' });
+      jest.spyOn(ReliableFetch.prototype, 'giveBack').mockRejectedValueOnce(outage);
+      await h.manager.stop();
+      held.releaseAll();
+      const shutdown = logger.lines.filter((line) => / shutdown: (hand|could|handed)/.test(line));
+      expect(shutdown).toEqual([
+        'error shutdown: hand back failed: Redis is unreachable',
+        `warn shutdown: could not hand back 1 unfinished job(s) (Redis did not answer): class=HoldJob jid=${jid}; they stay in this process's private list, and another process's orphan check requeues them`,
+      ]);
     });
 
     it('a shutdown step that fails is logged by name and the shutdown goes on', async () => {

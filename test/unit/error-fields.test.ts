@@ -87,8 +87,19 @@ describe('error fields of a failure', () => {
     it("is an Error's message and any other value's text", () => {
       expect(errorMessageOf(new MailboxFull('full'))).toBe('full');
       expect(errorMessageOf('plain')).toBe('plain');
-      expect(errorMessageOf(undefined)).toBe('undefined');
       expect(errorMessageOf(Symbol('strange'))).toBe('Symbol(strange)');
+      expect(errorMessageOf(42)).toBe('42');
+    });
+
+    it('says that undefined or null was thrown, never the bare word that reads as "no error"', () => {
+      expect(errorMessageOf(undefined)).toBe('undefined was thrown, not an Error (throw an Error to give the failure a message and a stack)');
+      expect(errorMessageOf(null)).toBe('null was thrown, not an Error (throw an Error to give the failure a message and a stack)');
+    });
+
+    it('is the JSON of a plain object, not "[object Object]"', () => {
+      expect(errorMessageOf({ code: 42 })).toBe('{"code":42}');
+      expect(errorMessageOf([1, 2])).toBe('1,2');
+      expect(errorMessageOf({ toString: () => 'custom text' })).toBe('custom text');
     });
 
     it('is the JSON of an object without a usable toString', () => {

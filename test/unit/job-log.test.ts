@@ -72,6 +72,22 @@ describe('JobLog', () => {
     ]);
   });
 
+  it('logs a perform that threw undefined as a failure, with a message saying so, never as a hand-back', () => {
+    const { lines, log } = logged('failures');
+    log.onSettled(context(), { kind: 'retrying', error: undefined, retryCount: 0, retryAt: Date.now() + 30_000 });
+    log.onSettled(context(), { kind: 'interrupted', error: undefined });
+    expect(lines).toEqual([
+      expect.stringMatching(/^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error \(throw an Error to give the failure a message and a stack\); retry #1 at /),
+      expect.stringMatching(/^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error .*; interrupted: its filing failed/),
+    ]);
+  });
+
+  it('logs a thrown plain object by its JSON', () => {
+    const { lines, log } = logged('failures');
+    log.onSettled(context(), { kind: 'dead', error: { code: 42 } });
+    expect(lines).toEqual([expect.stringMatching(/fail: Object: \{"code":42\}; moved to dead$/)]);
+  });
+
   it("in 'failures' mode says nothing of a job that did not fail", () => {
     const { lines, log } = logged('failures');
     settle(log, { kind: 'complete', result: 1 });

@@ -112,8 +112,8 @@ describe('performAt / performIn: the edges of each rule', () => {
       expect(error.field).toBe('interval');
       expect(error.message).toBe('interval must be a number of seconds or a duration such as { minutes: 5 }');
     }
-    expect(refusal(() => epochForInterval({}, NOW)).message).toBe('interval is an empty duration; give one of weeks, days, hours, minutes, seconds');
-    expect(refusal(() => epochForInterval({ mins: 5 } as never, NOW)).message).toBe('interval.mins is not a duration unit; use weeks, days, hours, minutes, seconds');
+    expect(refusal(() => epochForInterval({}, NOW)).message).toBe('interval is an empty duration; give one of weeks, days, hours, minutes, seconds, ms');
+    expect(refusal(() => epochForInterval({ mins: 5 } as never, NOW)).message).toBe('interval.mins is not a duration unit; use weeks, days, hours, minutes, seconds, ms');
     for (const bad of ['5', Number.NaN, Infinity]) {
       const error = refusal(() => epochForInterval({ minutes: bad } as never, NOW));
       expect(error.field).toBe('interval.minutes');

@@ -29,9 +29,16 @@ export function errorMessageOf(error: unknown): string {
   return messageText(error).slice(0, MAX_MESSAGE);
 }
 
+/** What `throw undefined` / `throw null` file and log: the bare word reads as "no error" (or a hand-back) otherwise. */
+const NOTHING_THROWN = ' was thrown, not an Error (throw an Error to give the failure a message and a stack)';
+
 function messageText(error: unknown): string {
+  if (error === undefined || error === null) return `${String(error)}${NOTHING_THROWN}`;
   try {
-    return error instanceof Error ? String(error.message) : String(error);
+    if (error instanceof Error) return String(error.message);
+    const text = String(error);
+    // A plain object's text is "[object Object]", which says nothing of `{ code: 42 }`: its JSON does.
+    if (typeof error !== 'object' || !/^\[object [^\]]*\]$/.test(text)) return text;
   } catch {
     // No usable toString (a null prototype, one that throws): its JSON, if it has one.
   }
