@@ -3,7 +3,7 @@ import { InvalidJobError } from '../job/errors';
 import { newJid } from '../job/jid';
 import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
 import { MiddlewareChain, MiddlewareFn } from '../job/middleware-chain';
-import { DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
+import { checkNames, DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
 import { NormalizedText, normalizeToText } from '../job/normalize-text';
 import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
@@ -354,6 +354,8 @@ export class Client {
     const immediate: JobPayload[] = [];
     const scheduled: ScheduledPush[] = [];
     for (const job of jobs) {
+      // Middleware ran after normalize and may have renamed the queue or the jid.
+      checkNames(job);
       const at = job.get<number>('at');
       if (at !== undefined) {
         const score = job.getRaw('at') as string;

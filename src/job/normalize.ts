@@ -45,11 +45,8 @@ export function validatePayload(payload: JobPayload): void {
     fail('args', `nests deeper than ${MAX_NESTING} levels, which Ruby's JSON parser refuses`);
   }
   checkString(payload, 'queue');
-  if (!isValidQueueName(payload.get('queue'))) fail('queue', QUEUE_NAME_RULE);
-  if (payload.has('jid')) {
-    checkString(payload, 'jid');
-    if (!isValidJid(payload.get('jid'))) fail('jid', JID_RULE);
-  }
+  if (payload.has('jid')) checkString(payload, 'jid');
+  checkNames(payload);
   const retry = payload.get('retry');
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && (retry as number) >= 0)) {
     fail('retry', 'must be true, false or a non-negative integer');
@@ -64,6 +61,15 @@ export function validatePayload(payload: JobPayload): void {
   if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
     fail('tags', 'must be an array of strings');
   }
+}
+
+/**
+ * The queue and jid rules alone, for a payload client middleware may have
+ * changed after normalize: a name reaches Redis keys and dashboard URLs.
+ */
+export function checkNames(payload: JobPayload): void {
+  if (!isValidQueueName(payload.get('queue'))) fail('queue', QUEUE_NAME_RULE);
+  if (payload.has('jid') && !isValidJid(payload.get('jid'))) fail('jid', JID_RULE);
 }
 
 /** A JS job hash as a payload, refusing what JSON cannot carry to Ruby unchanged. */

@@ -2,6 +2,7 @@ import { didYouMeanText } from './did-you-mean';
 import { WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
+import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { isTtl, TTL_RULE } from './time-bounds';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
@@ -89,8 +90,9 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.name !== undefined && (typeof options.name !== 'string' || options.name.length === 0)) {
     throw new WurkConfigError(where('name'), 'must be a non-empty string');
   }
-  if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue.length === 0)) {
-    throw new WurkConfigError(where('queue'), 'must be a non-empty string');
+  // The push rule, checked at start-up: a bad one would boot fine and make every push of the class fail.
+  if (options.queue !== undefined && !isValidQueueName(options.queue)) {
+    throw new WurkConfigError(where('queue'), QUEUE_NAME_RULE);
   }
   if (options.capsule !== undefined && (typeof options.capsule !== 'string' || options.capsule.length === 0)) {
     throw new WurkConfigError(where('capsule'), 'must be a non-empty string');

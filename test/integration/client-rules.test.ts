@@ -76,6 +76,16 @@ describe('Client rules against a real redis-server', () => {
     });
   });
 
+  it('a client middleware that renames the queue or the jid after normalize is refused too, before Redis', async () => {
+    for (const [field, value] of [['queue', '..'], ['jid', '../dead/run-all#']] as const) {
+      const renaming = new Client(connection, { timestamps: 'seconds' });
+      renaming.use((context, next) => (context.job.set(field, value), next()));
+      expect((await refusal(() => renaming.push({ class: 'A', args: [] }))).field).toBe(field);
+      expect((await refusal(() => renaming.pushBulk({ class: 'A', args: [[1], [2]] }))).field).toBe(field);
+    }
+    expect(await server.redis.dbsize()).toBe(0);
+  });
+
   it('accepts what Sidekiq accepts within the rule: 255 code points of any script, punctuation, a jid of 255 of [A-Za-z0-9_-]', async () => {
     for (const queue of ['reports·eu', '😀'.repeat(255), 'a.b', '~x', '../x', 'x'.repeat(255)]) {
       await client.push({ class: 'A', args: [], queue });

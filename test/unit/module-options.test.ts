@@ -105,7 +105,7 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
 
   it.each([
     [{ name: '' }, 'name', 'must be a non-empty string'],
-    [{ queue: '' }, 'queue', 'must be a non-empty string'],
+    [{ queue: '' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
     [{ capsule: '' }, 'capsule', 'must be a non-empty string'],
     [{ capsule: 7 }, 'capsule', 'must be a non-empty string'],
     [{ retry: -1 }, 'retry', 'must be true, false or a non-negative integer'],

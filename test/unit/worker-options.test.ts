@@ -35,8 +35,10 @@ describe('validateWorkerOptions', () => {
   it.each([
     [{ name: '' }, 'name', 'must be a non-empty string'],
     [{ name: 7 }, 'name', 'must be a non-empty string'],
-    [{ queue: '' }, 'queue', 'must be a non-empty string'],
-    [{ queue: ['mail'] }, 'queue', 'must be a non-empty string'],
+    [{ queue: '' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
+    [{ queue: ['mail'] }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
+    [{ queue: 'a b' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
+    [{ queue: '..' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
     [{ capsule: '' }, 'capsule', 'must be a non-empty string'],
     [{ capsule: 1 }, 'capsule', 'must be a non-empty string'],
     [{ retry: -1 }, 'retry', 'must be true, false or a non-negative integer'],
