@@ -57,6 +57,34 @@ function rejectUnansweredOnClose(redis: Redis): void {
   });
 }
 
+/** Connections wurk itself closed or cut: only these may stay ended. */
+const endedOnPurpose = new WeakSet<Redis>();
+
+/** Pause before reopening a connection ioredis ended by itself. */
+const REOPEN_AFTER_MS = 1000;
+
+/**
+ * ioredis ends a connection for good by itself when a retry strategy gives
+ * up (a user's `retryStrategy` returning null, Sentinels all unreachable):
+ * every later command on it then fails with "Connection is closed", and a
+ * loop that owns it would fail forever. Reopened after a pause instead,
+ * unless wurk ended it (`endConnection`, `closeConnection`).
+ */
+function reopenWhenEndedByItself(redis: Redis): void {
+  redis.on('end', () => {
+    if (endedOnPurpose.has(redis)) return;
+    setTimeout(() => {
+      if (!endedOnPurpose.has(redis) && redis.status === 'end') redis.connect().catch(() => undefined);
+    }, REOPEN_AFTER_MS).unref();
+  });
+}
+
+/** Cuts a connection for good (no reconnect, never reopened): a blocked command on it ends now. */
+export function endConnection(redis: Redis): void {
+  endedOnPurpose.add(redis);
+  redis.disconnect();
+}
+
 export function isRedisInstance(value: unknown): value is Redis {
   return value instanceof Redis || (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value);
 }
@@ -112,11 +140,13 @@ export function createConnection(options: RedisConnectionOptions | undefined, na
   if (watch) watch.attach(connection);
   else connection.on('error', () => undefined);
   rejectUnansweredOnClose(connection);
+  reopenWhenEndedByItself(connection);
   return connection;
 }
 
 /** Quits a connection, falling back to a hard disconnect when Redis is unreachable. */
 export async function closeConnection(redis: Redis): Promise<void> {
+  endedOnPurpose.add(redis);
   if (redis.status === 'end') return;
   // A QUIT queued behind reconnects would only wait out the race below.
   if (redis.status !== 'ready') {

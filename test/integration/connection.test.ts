@@ -59,4 +59,26 @@ describe('Redis connections', () => {
       await volatile.stop();
     }
   });
+
+  it('reopens a connection ioredis ended by itself (a retry strategy that gave up), never one wurk closed', async () => {
+    const volatile = await RedisServer.start();
+    try {
+      // A user's strategy that gives up at once: ioredis then ends the connection for good.
+      const connection = createConnection({ url: volatile.url, retryStrategy: () => null }, 'reopen-probe');
+      const closed = createConnection({ url: volatile.url }, 'closed-probe');
+      await Promise.all([connection.ping(), closed.ping()]);
+      const ended = new Promise((resolve) => connection.once('end', resolve));
+      await volatile.halt('SIGKILL');
+      await ended;
+      await closeConnection(closed);
+      await volatile.boot();
+      await waitFor(async () => connection.status === 'ready' && (await connection.ping()) === 'PONG', { timeout: 10_000, what: 'the ended connection reopened' });
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      // Closed while reconnecting, ioredis leaves it 'reconnecting' with no timer: what matters is it never came back.
+      expect(closed.status).not.toBe('ready');
+      await closeConnection(connection);
+    } finally {
+      await volatile.stop();
+    }
+  });
 });

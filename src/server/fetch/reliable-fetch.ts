@@ -1,6 +1,7 @@
 import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../../job/time';
+import { endConnection } from '../../redis/connection';
 import { Keys } from '../../redis/keys';
 import { runScript, runScriptForBytes, scriptSha } from '../../redis/scripts';
 import type { ProcessIdentity } from '../identity';
@@ -661,8 +662,8 @@ export class ReliableFetch implements Fetcher {
     this.interrupted = true;
     // A BLMOVE cut short may have moved a job whose reply is lost; release()
     // sweeps the whole private list back, so it is not lost either.
-    this.fetchConnection.disconnect();
-    for (const connection of this.waiters.values()) connection.disconnect();
+    endConnection(this.fetchConnection);
+    for (const connection of this.waiters.values()) endConnection(connection);
   }
 
   /**
