@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** A seeded PRNG (mulberry32), so a failing case can be replayed. */
@@ -111,14 +111,14 @@ function rawExchange(port: number, text: string): Promise<string> {
   });
 }
 
-describe('HTTP API: fuzzing with malformed requests', () => {
+describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 }, {}, { platform });
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });

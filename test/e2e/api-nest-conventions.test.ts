@@ -163,7 +163,7 @@ describe('HTTP API in an app from Test.createTestingModule (wurk reads its bodie
     expect(invalid.status).toBe(400);
     expect(invalid.headers['content-type']).toBe('application/problem+json');
     expect(invalid.json).toMatchObject({ type: 'invalid_request', detail: 'The request body is not valid JSON.', instance: '/api/v1/jobs' });
-    // wurk read the body before Nest's parser (100 kB limit) could: the API's own cap is the one that applied.
+    // wurk read the body before Nest's parser (100 kB limit) could: the API's own limits applied (here its 64 KiB args cap).
     const big = await post(port, '/api/v1/jobs', ADMIN_TOKEN, { class: 'RecordJob', args: ['x'.repeat(200_000)] });
     expect(big.status).toBe(413);
     expect(big.json).toMatchObject({ type: 'payload_too_large', max_bytes: 65_536 });

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { ClientContext, ClientService, JobPayload } from '../../src';
 import { RUBY_DIR, SidekiqProcess, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** Halts the push of `DroppedJob`, as a unique/collapse middleware would. */
@@ -16,13 +16,13 @@ function withoutStamps(text: string): string {
   return JobPayload.parse(text).clone().delete('jid').delete('created_at').delete('enqueued_at').toString();
 }
 
-describe('HTTP API: the produce routes', () => {
+describe.each(PLATFORMS)('HTTP API: the produce routes (%s)', (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;
   let sidekiq: SidekiqProcess | undefined;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, { clientMiddleware: [dropMiddleware] });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, { clientMiddleware: [dropMiddleware] }, { platform });
   });
   afterAll(async () => {
     await sidekiq?.stop();

@@ -46,6 +46,16 @@ function translate(exception: unknown): ApiProblem | undefined {
 }
 
 /**
+ * A request Fastify's router gave to no route (its not-found handler, which
+ * Nest turns into a NotFoundException): a path under the mount that only an
+ * empty parameter or a trailing slash kept from a route. On Express the
+ * fallback controller takes those; Fastify flags them `is404`.
+ */
+function unrouted(req: PlatformRequest): ApiProblem | undefined {
+  return (req as { is404?: unknown }).is404 === true ? new ApiProblem('not_found', 'No route matches this path.') : undefined;
+}
+
+/**
  * A global filter, because a request the framework refuses before routing
  * it (its body parser, its path decoding) reaches only global filters.
  * For such a refusal under wurk's mount it runs the gate first, so the
@@ -69,7 +79,7 @@ export class WurkApiUnroutedFilter extends BaseExceptionFilter {
       const http = host.switchToHttp();
       const req = http.getRequest<PlatformRequest>();
       const res = http.getResponse<PlatformResponse>();
-      const refusal = earlyBodyProblem(nodeRequest(req)) ?? translate(exception);
+      const refusal = earlyBodyProblem(nodeRequest(req)) ?? translate(exception) ?? unrouted(req);
       if (refusal && this.api.isUnderMount(req) && !sent(res)) {
         void this.answer(refusal, req, res);
         return;
