@@ -143,8 +143,9 @@ describe.each(PLATFORMS)('HTTP API: the produce routes (%s)', (platform: Platfor
         if (!socket.write(piece)) await Promise.race([new Promise((resolve) => socket.once('drain', resolve)), closed]);
       }
       await closed;
-      // What was written includes what the kernel buffers on both sides of a loopback socket (a few MB at most).
-      expect(written).toBeGreaterThan(4 * 1_048_576);
+      // What was written includes what the kernel buffers on both sides of a loopback socket (a few MB at most);
+      // how much of the 4 MB drain the server had taken when the cut reached the client varies by platform (3.8 MB seen on Fastify).
+      expect(written).toBeGreaterThan(3 * 1_048_576);
       expect(written).toBeLessThan(16 * 1_048_576);
       // Cut mid-upload, with the answer possibly unread: a 413 if anything came back at all.
       if (response !== '') expect(response).toMatch(/^HTTP\/1\.1 413 /);

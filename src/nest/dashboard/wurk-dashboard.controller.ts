@@ -59,11 +59,13 @@ export class WurkDashboardController {
   index(@Req() request: PlatformRequest, @Res() reply: PlatformResponse): void {
     const req = nodeRequest(request);
     const [path, query] = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/').split('?');
-    const response = takeResponse(reply);
     // The page loads its assets and finds the API by relative URLs: they resolve right only under a trailing slash.
-    if (!path.endsWith('/')) return redirect(response, `${path}/${query ? `?${query}` : ''}`);
+    if (!path.endsWith('/')) return redirect(takeResponse(reply), `${path}/${query ? `?${query}` : ''}`);
+    // Built before the response is taken over: a failure (assets not built) is then Nest's to answer.
+    const page = this.assets.page(this.settings);
+    const response = takeResponse(reply);
     securityHeaders(response);
-    write(response, 'text/html; charset=utf-8', 'no-store', this.assets.page(this.settings), req.method === 'HEAD');
+    write(response, 'text/html; charset=utf-8', 'no-store', page, req.method === 'HEAD');
   }
 
   /** An asset; on Fastify also the page at the trailing slash, which its router does not give to `index`. */
