@@ -10,7 +10,8 @@ export class BodyBytesLostError extends Error {
   constructor() {
     super(
       "the app's JSON body parser consumed the request body without keeping its bytes: create the app with " +
-        'NestFactory.create(AppModule, { rawBody: true }), or with NestFactory.create so WurkApiModule reads its own bodies first',
+        'NestFactory.create(AppModule, { rawBody: true }), or leave body parsing to Nest (a parser put on the Express instance before it ' +
+        'is handed to Nest runs before WurkApiModule can read its own bodies)',
     );
     this.name = 'BodyBytesLostError';
   }
@@ -97,31 +98,46 @@ function announcesBody(req: IncomingMessage): boolean {
 }
 
 /**
- * A plain Node middleware placed on the HTTP server ahead of the app's body
- * parsers. For a request under the API's mount it reads the body itself,
- * with the API's cap, and answers nothing: a parser then finds the stream
- * consumed and skips it, the framework routes the request as any other, and
- * a refusal (413) waits for the gate, so an unauthenticated caller still
- * gets its 401 first.
+ * True when a parser placed ahead of the reader already took the body:
+ * waiting for the stream's `end` then would wait forever.
+ */
+function alreadyConsumed(req: IncomingMessage): boolean {
+  return req.readableEnded || (req as { body?: unknown }).body !== undefined;
+}
+
+/**
+ * Reads the body of a request under the API's mount, with the API's cap,
+ * and keeps the outcome on the request: its bytes, or the refusal its
+ * handler will give once the gate has run (so an unauthenticated caller
+ * still gets its 401 first). Never rejects. `stream` is where the bytes
+ * come from when a framework hands over its own payload stream (Fastify's
+ * preParsing hook); the request otherwise. A body some earlier parser
+ * consumed is left alone: `requestBody` then says what to change.
+ */
+export async function readEarly(req: IncomingMessage, maxBytes: number, stream: IncomingMessage = req): Promise<void> {
+  const target = req as WithOutcome;
+  if (!announcesBody(req)) {
+    target[READ_OUTCOME] = { raw: Buffer.alloc(0) };
+    return;
+  }
+  if (alreadyConsumed(stream)) return;
+  try {
+    target[READ_OUTCOME] = { raw: await readBody(stream, maxBytes) };
+  } catch (problem) {
+    target[READ_OUTCOME] = { problem };
+  }
+}
+
+/**
+ * A plain Node middleware placed on the Express app ahead of the app's body
+ * parsers. For a request under the API's mount it reads the body itself
+ * (`readEarly`) and answers nothing: a parser then finds the stream
+ * consumed and skips it, and the framework routes the request as any other.
  */
 export function earlyBodyReader(isUnderMount: (req: IncomingMessage) => boolean, maxBytes: number) {
   return (req: IncomingMessage, _res: ServerResponse, next: (error?: unknown) => void): void => {
     if (!isUnderMount(req)) return next();
-    const target = req as WithOutcome;
-    if (!announcesBody(req)) {
-      target[READ_OUTCOME] = { raw: Buffer.alloc(0) };
-      return next();
-    }
-    readBody(req, maxBytes).then(
-      (raw) => {
-        target[READ_OUTCOME] = { raw };
-        next();
-      },
-      (problem: unknown) => {
-        target[READ_OUTCOME] = { problem };
-        next();
-      },
-    );
+    void readEarly(req, maxBytes).then(() => next());
   };
 }
 
@@ -133,9 +149,9 @@ export function earlyBodyProblem(req: IncomingMessage): unknown {
 
 /**
  * The body's bytes, from wherever they are: the early reader's copy; the
- * copy Nest keeps with `rawBody: true` when its parser read first (apps
- * built by `Test.createTestingModule`, where the reader could not be placed
- * ahead of the parsers); or the stream itself when no parser wanted it.
+ * copy Nest keeps with `rawBody: true` when a parser ran before the reader
+ * (one put on an Express instance before it was handed to Nest); or the
+ * stream itself when no parser wanted it.
  */
 export async function requestBody(req: IncomingMessage, maxBytes: number): Promise<Buffer> {
   const target = req as WithOutcome;
@@ -146,6 +162,6 @@ export async function requestBody(req: IncomingMessage, maxBytes: number): Promi
     if (target.rawBody.length > maxBytes) throw tooLarge(maxBytes);
     return target.rawBody;
   }
-  if (req.readableEnded || (req as { body?: unknown }).body !== undefined) throw new BodyBytesLostError();
+  if (alreadyConsumed(req)) throw new BodyBytesLostError();
   return readBody(req, maxBytes);
 }

@@ -1,6 +1,6 @@
 import { Periodic, PeriodicService, Worker } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
-import { ADMIN_TOKEN, ApiApp, call, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 
 @Periodic('0 4 * * *')
 @Worker({ queue: 'reports' })
@@ -13,12 +13,12 @@ function entry(jid: string, className = 'HardJob'): string {
 }
 
 /** What the dashboard needs beyond contract §1.10: history, search, bulk actions, periodic toggles, the token's scopes. */
-describe("HTTP API: wurk's additions to the read and operate routes", () => {
+describe.each(PLATFORMS)("HTTP API: wurk's additions to the read and operate routes (%s)", (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, {}, { providers: [Cleanup] });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, {}, { providers: [Cleanup], platform });
   });
   afterAll(async () => {
     await api.close();

@@ -1,6 +1,6 @@
 import { Periodic, Worker, WurkServer } from '../../src';
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 @Periodic('0 3 * * *', { args: ['nightly'] })
@@ -20,7 +20,7 @@ const ACTIONS = [
   '/api/v1/scheduled/j1/kill', '/api/v1/dead/j1/run', '/api/v1/processes/all/quiet', '/api/v1/processes/all/stop',
 ];
 
-describe('HTTP API: the read and operate routes (contract §1.10)', () => {
+describe.each(PLATFORMS)('HTTP API: the read and operate routes (contract §1.10) (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
   let identity: string;
@@ -30,7 +30,7 @@ describe('HTTP API: the read and operate routes (contract §1.10)', () => {
       server.url,
       { tokens: TOKENS, enqueueClasses: 'any' },
       { processing: true, queues: ['default'], heartbeatInterval: 1, heartbeatTtl: 5 },
-      { providers: [NightlyReport] },
+      { providers: [NightlyReport], platform },
     );
     identity = api.app.get(WurkServer).identity.identity;
     await waitFor(async () => (await server.redis.sismember('processes', identity)) === 1, { timeout: 20000, what: 'the first heartbeat' });
@@ -167,14 +167,14 @@ describe('HTTP API: the read and operate routes (contract §1.10)', () => {
   });
 });
 
-describe('HTTP API: health when there is nothing healthy, and read-only mode', () => {
+describe.each(PLATFORMS)('HTTP API: health when there is nothing healthy, and read-only mode (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
   let readOnly: ApiApp;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS });
-    readOnly = await startApiApp(server.url, { tokens: TOKENS, readOnly: true });
+    api = await startApiApp(server.url, { tokens: TOKENS }, {}, { platform });
+    readOnly = await startApiApp(server.url, { tokens: TOKENS, readOnly: true }, {}, { platform });
   });
   afterAll(async () => {
     await api.close();

@@ -1,5 +1,6 @@
-import { Controller, Get, INestApplication, Module } from '@nestjs/common';
+import { Controller, Get, INestApplication, Module, Type } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import { FastifyAdapter } from '@nestjs/platform-fastify';
 import { request as httpRequest } from 'node:http';
 import { WurkApiModule, WurkApiOptions, WurkModule, WurkModuleOptions } from '../../src';
 
@@ -33,7 +34,25 @@ export interface ApiApp {
   close(): Promise<void>;
 }
 
+/** The HTTP platforms the API and the dashboard are served on; the end-to-end suites run on each. */
+export const PLATFORMS = ['express', 'fastify'] as const;
+export type Platform = (typeof PLATFORMS)[number];
+
+/** Nest's default (Express) when no adapter is given; Fastify's adapter with its defaults. */
+export function platformAdapter(platform: Platform): FastifyAdapter | undefined {
+  return platform === 'fastify' ? new FastifyAdapter() : undefined;
+}
+
+/** A Nest app on `platform` (an adapter must be given to NestFactory.create only when there is one). */
+export function createApp(module: Type<unknown>, platform: Platform, options: Record<string, unknown> = {}): Promise<INestApplication> {
+  const adapter = platformAdapter(platform);
+  const settings = { logger: false as const, abortOnError: false, ...options };
+  return adapter ? NestFactory.create(module, adapter, settings) : NestFactory.create(module, settings);
+}
+
 export interface ApiAppOptions {
+  /** The HTTP platform; default express. */
+  platform?: Platform;
   /** `WurkApiModule.register({ path })`; default `api`. */
   path?: string;
   /** Providers of the app module (workers, periodic entries). */
@@ -52,7 +71,7 @@ export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefi
     providers: (options.providers ?? []) as never,
   })
   class AppModule {}
-  const app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
+  const app = await createApp(AppModule, options.platform ?? 'express');
   await app.listen(0, '127.0.0.1');
   const address = app.getHttpServer().address() as { port: number };
   return { app, port: address.port, close: () => app.close() };

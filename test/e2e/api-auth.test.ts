@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 const ROUTES = [
@@ -26,12 +26,12 @@ function expectProblem(res: { status: number; headers: Record<string, unknown>; 
   expect(res.json).toMatchObject({ type, status, instance });
 }
 
-describe('HTTP API: mounting, authentication, scopes and the order of checks', () => {
+describe.each(PLATFORMS)('HTTP API: mounting, authentication, scopes and the order of checks (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any' }, {}, { platform });
   });
   afterAll(async () => {
     await api.close();
@@ -165,12 +165,12 @@ describe('HTTP API: mounting, authentication, scopes and the order of checks', (
   });
 });
 
-describe('HTTP API: no token configured', () => {
+describe.each(PLATFORMS)('HTTP API: no token configured (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, {}, {}, { path: 'jobs-api' });
+    api = await startApiApp(server.url, {}, {}, { path: 'jobs-api', platform });
   });
   afterAll(async () => {
     await api.close();

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** A seeded PRNG (mulberry32), so a failing case can be replayed. */
@@ -111,14 +111,25 @@ function rawExchange(port: number, text: string): Promise<string> {
   });
 }
 
-describe('HTTP API: fuzzing with malformed requests', () => {
+/**
+ * Two refusals Fastify makes before any route, hook or Nest filter runs,
+ * with a JSON body of its own (documented in docs/http-api.md, Fastify): a
+ * request target whose percent-encoding does not decode (its router), and a
+ * request Node's HTTP parser refused (its clientError handler; on Express
+ * Node answers that one with an empty 400).
+ */
+function isFastifyOwnRefusal(res: RawResponse): boolean {
+  return res.status === 400 && (res.json?.code === 'FST_ERR_BAD_URL' || res.json?.message === 'Client Error');
+}
+
+describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
   const unhandled: unknown[] = [];
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 }, {}, { platform });
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });
@@ -148,6 +159,7 @@ describe('HTTP API: fuzzing with malformed requests', () => {
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
         if (res.status >= 500) throw new Error(`5xx for case ${index + offset}: ${JSON.stringify(batch[offset]).slice(0, 500)} → ${res.text}`);
         if (res.status >= 400 && res.text) {
+          if (platform === 'fastify' && isFastifyOwnRefusal(res)) return;
           if (res.headers['content-type'] !== 'application/problem+json') throw new Error(`not a problem: ${JSON.stringify(batch[offset]).slice(0, 300)} → ${res.status} ${res.text}`);
           expect(res.json.status).toBe(res.status);
         }
@@ -170,7 +182,8 @@ describe('HTTP API: fuzzing with malformed requests', () => {
         expect(Array.isArray(job.args)).toBe(true);
       }
     }
-  });
+    // The elapsed bound above is the test's; Jest's default 60 s must not cut it first on a loaded machine.
+  }, 180_000);
 
   it('survives requests the HTTP client would refuse to send', async () => {
     const garbage = [

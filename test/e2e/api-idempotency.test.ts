@@ -1,19 +1,19 @@
 import { createHash } from 'node:crypto';
 import { principalId } from '../../src/api/auth';
-import { ApiApp, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ApiApp, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 function slotOf(token: string, route: string, key: string): string {
   return `idempotency:${createHash('sha256').update(`${principalId(token)}\n${route}\n${key}`).digest('hex')}`;
 }
 
-describe('HTTP API: Idempotency-Key', () => {
+describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;
   const job = { class: 'RecordJob', args: ['once'] };
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 }, {}, { platform });
   });
   afterAll(async () => {
     await api.close();

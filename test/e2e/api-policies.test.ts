@@ -1,14 +1,14 @@
 import Redis from 'ioredis';
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
-describe('HTTP API: class allow-list, read-only mode and rate limit', () => {
+describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate limit (%s)', (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const apps: ApiApp[] = [];
 
   async function start(api: Parameters<typeof startApiApp>[1], path?: string): Promise<ApiApp> {
-    const app = await startApiApp(server.url, api, {}, { path });
+    const app = await startApiApp(server.url, api, {}, { path, platform });
     apps.push(app);
     return app;
   }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import { principalId } from '../../src/api/auth';
 import type { ClientContext } from '../../src';
-import { ApiApp, ENQUEUE_TOKEN, post, startApiApp, TOKENS } from './api-app';
+import { ApiApp, ENQUEUE_TOKEN, post, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 function slotOf(route: string, key: string): string {
@@ -14,7 +14,7 @@ function slotOf(route: string, key: string): string {
  * field before anything is written, and an Idempotency-Key that a refused
  * write does not keep locked.
  */
-describe('HTTP API: values Redis cannot store, and write failures under an Idempotency-Key', () => {
+describe.each(PLATFORMS)('HTTP API: values Redis cannot store, and write failures under an Idempotency-Key (%s)', (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;
   let control: Redis;
@@ -35,7 +35,7 @@ describe('HTTP API: values Redis cannot store, and write failures under an Idemp
       }
       await next();
     };
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 }, { clientMiddleware: [inDoubt] });
+    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 }, { clientMiddleware: [inDoubt] }, { platform });
   });
   afterAll(async () => {
     await api.close();

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { BodyBytesLostError, earlyBodyProblem, earlyBodyReader, readBody, requestBody } from '../../src/api/body';
+import { BodyBytesLostError, earlyBodyProblem, earlyBodyReader, readBody, readEarly, requestBody } from '../../src/api/body';
 import type { ApiProblem } from '../../src/api/problem';
 
 /** A request stream with the given headers; the test writes its body. */
@@ -175,6 +175,30 @@ describe('earlyBodyReader', () => {
     expectTooLarge(earlyBodyProblem(req), 10);
     expectTooLarge(await rejectionOf(requestBody(req, 10)), 10);
   });
+
+  it('passes at once on a body a parser ahead of it already read (waiting for its end would hang), leaving the fix to requestBody', async () => {
+    const ended = request({ 'content-length': '3' });
+    ended.end('abc');
+    ended.resume();
+    await once(ended, 'end');
+    expect(await run(earlyBodyReader(() => true, 10), ended)).toBeUndefined();
+    expect(await rejectionOf(requestBody(ended, 10))).toBeInstanceOf(BodyBytesLostError);
+
+    const parsed = Object.assign(request({ 'content-length': '3' }), { body: {} });
+    expect(await run(earlyBodyReader(() => true, 10), parsed)).toBeUndefined();
+    expect(await rejectionOf(requestBody(parsed, 10))).toBeInstanceOf(BodyBytesLostError);
+  });
+});
+
+describe('readEarly with a payload stream of its own (Fastify preParsing)', () => {
+  it('reads the bytes from the stream given and keeps them on the request', async () => {
+    const req = request({ 'content-length': '3' });
+    const payload = request();
+    payload.end('xyz');
+    await readEarly(req, 10, payload);
+    expect((await requestBody(req, 10)).toString()).toBe('xyz');
+    expect(req.readableLength).toBe(0);
+  });
 });
 
 describe('requestBody without the early reader', () => {
@@ -192,7 +216,8 @@ describe('requestBody without the early reader', () => {
       name: 'BodyBytesLostError',
       message:
         "the app's JSON body parser consumed the request body without keeping its bytes: create the app with " +
-        'NestFactory.create(AppModule, { rawBody: true }), or with NestFactory.create so WurkApiModule reads its own bodies first',
+        'NestFactory.create(AppModule, { rawBody: true }), or leave body parsing to Nest (a parser put on the Express instance before it ' +
+        'is handed to Nest runs before WurkApiModule can read its own bodies)',
     });
 
     const ended = request();

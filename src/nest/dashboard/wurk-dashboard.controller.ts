@@ -1,14 +1,9 @@
 import { Get, Inject, NotFoundException, Param, Req, Res } from '@nestjs/common';
+import type { ServerResponse } from 'node:http';
+import { below } from '../http/router-syntax';
+import { nodeRequest, PlatformRequest, PlatformResponse, takeResponse } from '../http/node-http';
 import { DashboardAssets } from './dashboard-assets';
 import { WURK_DASHBOARD_SETTINGS, type DashboardSettings } from './wurk-dashboard.tokens';
-
-/** The few response methods used, so the package needs no @types/express. */
-interface HttpResponse {
-  setHeader(name: string, value: string): void;
-  status(code: number): HttpResponse;
-  send(body: string | Buffer): void;
-  redirect(status: number, url: string): void;
-}
 
 /**
  * A strict policy: scripts and styles from this origin only, nothing
@@ -26,10 +21,26 @@ const CONTENT_SECURITY_POLICY = [
   "frame-ancestors 'none'",
 ].join('; ');
 
-function securityHeaders(response: HttpResponse): void {
+function securityHeaders(response: ServerResponse): void {
   response.setHeader('Content-Security-Policy', CONTENT_SECURITY_POLICY);
   response.setHeader('X-Content-Type-Options', 'nosniff');
   response.setHeader('Referrer-Policy', 'no-referrer');
+}
+
+/** A 200 written on Node's response, the same on every platform; a HEAD gets the headers alone. */
+function write(response: ServerResponse, type: string, cache: string, body: string | Buffer, head: boolean): void {
+  response.statusCode = 200;
+  response.setHeader('Content-Type', type);
+  response.setHeader('Cache-Control', cache);
+  response.setHeader('Content-Length', Buffer.byteLength(body));
+  response.end(head ? undefined : body);
+}
+
+function redirect(response: ServerResponse, location: string): void {
+  response.statusCode = 301;
+  response.setHeader('Location', location);
+  response.setHeader('Content-Length', 0);
+  response.end();
 }
 
 /**
@@ -45,24 +56,27 @@ export class WurkDashboardController {
   ) {}
 
   @Get()
-  index(@Req() request: { originalUrl?: string; url: string }, @Res() response: HttpResponse): void {
-    const url = request.originalUrl ?? request.url;
-    const [path, query] = url.split('?');
+  index(@Req() request: PlatformRequest, @Res() reply: PlatformResponse): void {
+    const req = nodeRequest(request);
+    const [path, query] = ((req as { originalUrl?: string }).originalUrl ?? req.url ?? '/').split('?');
     // The page loads its assets and finds the API by relative URLs: they resolve right only under a trailing slash.
-    if (!path.endsWith('/')) return response.redirect(301, `${path}/${query ? `?${query}` : ''}`);
+    if (!path.endsWith('/')) return redirect(takeResponse(reply), `${path}/${query ? `?${query}` : ''}`);
+    // Built before the response is taken over: a failure (assets not built) is then Nest's to answer.
+    const page = this.assets.page(this.settings);
+    const response = takeResponse(reply);
     securityHeaders(response);
-    response.setHeader('Content-Type', 'text/html; charset=utf-8');
-    response.setHeader('Cache-Control', 'no-store');
-    response.status(200).send(this.assets.page(this.settings));
+    write(response, 'text/html; charset=utf-8', 'no-store', page, req.method === 'HEAD');
   }
 
-  @Get(':file')
-  asset(@Param('file') file: string, @Res() response: HttpResponse): void {
+  /** An asset; on Fastify also the page at the trailing slash, which its router does not give to `index`. */
+  @below(Get, ':file')
+  asset(@Param() params: Record<string, string | undefined>, @Req() request: PlatformRequest, @Res() reply: PlatformResponse): void {
+    const file = params.file ?? params['*'] ?? '';
+    if (file === '') return this.index(request, reply);
     const asset = this.assets.asset(file);
     if (!asset) throw new NotFoundException();
+    const response = takeResponse(reply);
     securityHeaders(response);
-    response.setHeader('Content-Type', asset.type);
-    response.setHeader('Cache-Control', 'no-cache');
-    response.status(200).send(asset.body);
+    write(response, asset.type, 'no-cache', asset.body, nodeRequest(request).method === 'HEAD');
   }
 }

@@ -1,6 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { WurkConfigError } from '../../job/errors';
 import { mountController } from '../http/mount-controller';
+import { RouterSyntax } from '../http/router-syntax';
 import { DashboardAssets } from './dashboard-assets';
 import { WurkDashboardController } from './wurk-dashboard.controller';
 import { WURK_DASHBOARD_SETTINGS } from './wurk-dashboard.tokens';
@@ -35,6 +36,7 @@ export class WurkDashboardModule {
       module: WurkDashboardModule,
       controllers: [mountController(WurkDashboardController, path)],
       providers: [
+        RouterSyntax,
         { provide: DashboardAssets, useFactory: () => new DashboardAssets() },
         { provide: WURK_DASHBOARD_SETTINGS, useValue: { apiUrl: (options.apiUrl ?? '../api/v1').replace(/\/+$/, ''), readOnly: options.readOnly ?? false } },
       ],

@@ -1,9 +1,10 @@
 import { All, Delete, Get, Post, Req, Res, SetMetadata, UseFilters, UseGuards } from '@nestjs/common';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import { nodeRequest, type PlatformRequest, type PlatformResponse } from './node-http';
 import { requestBody } from '../../api/body';
 import { discoveryResponse } from '../../api/discovery';
 import { ApiProblem } from '../../api/problem';
 import { WurkApiProblemFilter } from './wurk-api.filters';
+import { below } from './router-syntax';
 import { WurkApiGuard } from './wurk-api.guard';
 import { WurkApiService } from './wurk-api.service';
 import { WURK_ROUTE } from './wurk-api.tokens';
@@ -28,31 +29,31 @@ export class WurkJobsController {
 
   @Get('v1')
   @Route('discovery')
-  discovery(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+  discovery(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
     return this.api.respond(req, res, async (request) => discoveryResponse(this.api.options, this.api.mountedAt, request.principal));
   }
 
   @Post('v1/jobs')
   @Route('jobs.create')
-  create(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
-    return this.api.respond(req, res, (request) => this.api.jobs.produce(request, false, () => requestBody(req, this.api.options.maxBodyBytes)));
+  create(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
+    return this.api.respond(req, res, (request) => this.api.jobs.produce(request, false, () => requestBody(nodeRequest(req), this.api.options.maxBodyBytes)));
   }
 
   @Post('v1/jobs/bulk')
   @Route('jobs.createBulk')
-  createBulk(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
-    return this.api.respond(req, res, (request) => this.api.jobs.produce(request, true, () => requestBody(req, this.api.options.maxBodyBytes)));
+  createBulk(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
+    return this.api.respond(req, res, (request) => this.api.jobs.produce(request, true, () => requestBody(nodeRequest(req), this.api.options.maxBodyBytes)));
   }
 
   @Get('v1/jobs/:jid')
   @Route('jobs.show')
-  show(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+  show(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
     return this.api.respond(req, res, (request) => this.api.jobs.show(request));
   }
 
   @Delete('v1/jobs/:jid')
   @Route('jobs.delete')
-  remove(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+  remove(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
     return this.api.respond(req, res, (request) => this.api.jobs.destroy(request));
   }
 }
@@ -71,7 +72,7 @@ export class WurkApiFallbackController {
     throw new ApiProblem('not_found', 'No route matches this path.');
   }
 
-  @All('*rest')
+  @below(All, '*rest')
   below(): never {
     throw new ApiProblem('not_found', 'No route matches this path.');
   }

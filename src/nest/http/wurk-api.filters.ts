@@ -1,8 +1,8 @@
 import { ArgumentsHost, Catch, ExceptionFilter, HttpException, Injectable } from '@nestjs/common';
 import { ApplicationConfig, BaseExceptionFilter } from '@nestjs/core';
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import { earlyBodyProblem, tooLarge } from '../../api/body';
 import { ApiProblem, invalidRequest } from '../../api/problem';
+import { nodeRequest, PlatformRequest, PlatformResponse } from './node-http';
 import { WurkApiService } from './wurk-api.service';
 
 /** Renders the refusals of wurk's guard and handlers as problem documents; on wurk's controllers only. */
@@ -13,7 +13,7 @@ export class WurkApiProblemFilter implements ExceptionFilter {
 
   catch(problem: ApiProblem, host: ArgumentsHost): void {
     const http = host.switchToHttp();
-    this.api.sendError(problem, http.getRequest<IncomingMessage>(), http.getResponse<ServerResponse>());
+    this.api.sendError(problem, http.getRequest<PlatformRequest>(), http.getResponse<PlatformResponse>());
   }
 }
 
@@ -22,6 +22,11 @@ const FILTER_CATCH_EXCEPTIONS = '__filterCatchExceptions__';
 
 function causeOf(exception: unknown): unknown {
   return exception instanceof HttpException ? (exception.cause ?? exception) : exception;
+}
+
+/** Whether the response went out already: Node's flag, under Fastify's reply when there is one. */
+function sent(res: PlatformResponse): boolean {
+  return 'raw' in res ? res.raw.headersSent : res.headersSent;
 }
 
 /**
@@ -38,6 +43,16 @@ function translate(exception: unknown): ApiProblem | undefined {
   if (cause.type === 'entity.too.large' && typeof cause.limit === 'number') return tooLarge(cause.limit);
   if (cause.type === 'entity.parse.failed') return invalidRequest('The request body is not valid JSON.');
   return invalidRequest('The request body could not be read.');
+}
+
+/**
+ * A request Fastify's router gave to no route (its not-found handler, which
+ * Nest turns into a NotFoundException): a path under the mount that only an
+ * empty parameter or a trailing slash kept from a route. On Express the
+ * fallback controller takes those; Fastify flags them `is404`.
+ */
+function unrouted(req: PlatformRequest): ApiProblem | undefined {
+  return (req as { is404?: unknown }).is404 === true ? new ApiProblem('not_found', 'No route matches this path.') : undefined;
 }
 
 /**
@@ -62,10 +77,10 @@ export class WurkApiUnroutedFilter extends BaseExceptionFilter {
   override catch(exception: unknown, host: ArgumentsHost): void {
     if (host.getType() === 'http') {
       const http = host.switchToHttp();
-      const req = http.getRequest<IncomingMessage>();
-      const res = http.getResponse<ServerResponse>();
-      const refusal = earlyBodyProblem(req) ?? translate(exception);
-      if (refusal && this.api.isUnderMount(req) && !res.headersSent) {
+      const req = http.getRequest<PlatformRequest>();
+      const res = http.getResponse<PlatformResponse>();
+      const refusal = earlyBodyProblem(nodeRequest(req)) ?? translate(exception) ?? unrouted(req);
+      if (refusal && this.api.isUnderMount(req) && !sent(res)) {
         void this.answer(refusal, req, res);
         return;
       }
@@ -73,7 +88,7 @@ export class WurkApiUnroutedFilter extends BaseExceptionFilter {
     this.passOn(exception, host);
   }
 
-  private async answer(refusal: unknown, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async answer(refusal: unknown, req: PlatformRequest, res: PlatformResponse): Promise<void> {
     let answer = refusal;
     try {
       await this.api.admit(req);

@@ -1,5 +1,5 @@
 import { CanActivate, ExecutionContext, Injectable } from '@nestjs/common';
-import type { IncomingMessage } from 'node:http';
+import type { PlatformRequest } from './node-http';
 import { ApiProblem } from '../../api/problem';
 import { WurkApiService } from './wurk-api.service';
 import { WURK_ROUTE } from './wurk-api.tokens';
@@ -15,7 +15,7 @@ export class WurkApiGuard implements CanActivate {
   constructor(private readonly api: WurkApiService) {}
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const req = context.switchToHttp().getRequest<IncomingMessage>();
+    const req = context.switchToHttp().getRequest<PlatformRequest>();
     const admission = await this.api.admit(req);
     // Express matches more loosely than the table (a trailing slash, any case);
     // a request it delivered to a handler the table does not name is unrouted.

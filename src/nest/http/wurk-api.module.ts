@@ -4,6 +4,7 @@ import { resolveApiPath } from '../../api/api-options';
 import { ADMIN_ROUTE_DOCS, JOB_ROUTE_DOCS } from '../../api/openapi';
 import { documentController } from './openapi.decorators';
 import { mountController } from './mount-controller';
+import { RouterSyntax } from './router-syntax';
 import { WurkAdminController } from './wurk-admin.controller';
 import { WurkApiFallbackController, WurkJobsController } from './wurk-api.controller';
 import { WurkApiProblemFilter, WurkApiUnroutedFilter } from './wurk-api.filters';
@@ -40,6 +41,7 @@ export class WurkApiModule {
       controllers: [mountController(WurkJobsController, path), mountController(WurkAdminController, path), mountController(WurkApiFallbackController, path)],
       providers: [
         { provide: WURK_API_MOUNT, useValue: { path, module: WurkApiModule } },
+        RouterSyntax,
         WurkApiService,
         WurkApiGuard,
         WurkApiProblemFilter,

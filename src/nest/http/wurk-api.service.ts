@@ -1,10 +1,9 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
-import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { AdminRoutes, ADMIN_ROUTES } from '../../api/admin.routes';
 import { ApiGate, Admission, IncomingApiRequest } from '../../api/api-gate';
 import { resolveApiOptions, ResolvedApiOptions } from '../../api/api-options';
-import { earlyBodyReader } from '../../api/body';
 import { DISCOVERY_ROUTE } from '../../api/discovery';
 import { JOB_ROUTES, JobsRoutes } from '../../api/jobs.routes';
 import { ApiProblem } from '../../api/problem';
@@ -19,6 +18,8 @@ import { StatusService } from '../status.service';
 import { WURK_RESOLVED_OPTIONS } from '../tokens';
 import type { ResolvedWurkOptions } from '../wurk-options';
 import { resolvedMountPath } from './mount-path';
+import { nodeRequest, PlatformRequest, PlatformResponse, takeResponse } from './node-http';
+import { placeBodyReader } from './place-body-reader';
 import { WURK_API_MOUNT, WurkApiMountInfo } from './wurk-api.tokens';
 
 /** The route table the gate matches: every row some controller of WurkApiModule serves. */
@@ -57,20 +58,7 @@ export class WurkApiService implements OnModuleInit {
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
     this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options, logger: this.logger });
     this.admin = new AdminRoutes({ admin, periodic });
-    this.placeBodyReader(adapterHost);
-  }
-
-  /**
-   * NestFactory.create builds providers before it installs its body
-   * parsers, so a reader placed now runs first and keeps the job bytes as
-   * sent without `rawBody`. An app from Test.createTestingModule gets its
-   * adapter later; there the parsers read first and the bytes come from
-   * `rawBody: true` (see `requestBody`).
-   */
-  private placeBodyReader(adapterHost: HttpAdapterHost): void {
-    const adapter = adapterHost.httpAdapter as { getType?(): string; use(handler: unknown): unknown } | undefined;
-    if (adapter?.getType?.() !== 'express') return;
-    adapter.use(earlyBodyReader((req) => this.isUnderMount(req), this.options.maxBodyBytes));
+    placeBodyReader(adapterHost, (req) => this.isUnderMount(req), this.options.maxBodyBytes);
   }
 
   /** Runs once the global prefix and RouterModule paths are known, before the app serves anything. */
@@ -91,11 +79,12 @@ export class WurkApiService implements OnModuleInit {
     return path.startsWith(`${mount}/`) ? path.slice(mount.length) : undefined;
   }
 
-  isUnderMount(req: IncomingMessage): boolean {
-    return this.relative(requestPath(req)) !== undefined;
+  isUnderMount(req: PlatformRequest): boolean {
+    return this.relative(requestPath(nodeRequest(req))) !== undefined;
   }
 
-  incoming(req: IncomingMessage): IncomingApiRequest {
+  incoming(platformRequest: PlatformRequest): IncomingApiRequest {
+    const req = nodeRequest(platformRequest);
     const path = requestPath(req);
     return { method: req.method ?? 'GET', path, relative: this.relative(path), search: requestSearch(req), headers: req.headers };
   }
@@ -105,25 +94,26 @@ export class WurkApiService implements OnModuleInit {
    * failure that is not a refusal (Redis away under the rate limiter) is
    * logged here and becomes the contract's 500 problem.
    */
-  async admit(req: IncomingMessage): Promise<Admission> {
+  async admit(req: PlatformRequest): Promise<Admission> {
     try {
       const admission = await this.gate.admit(this.incoming(req));
-      (req as AdmittedRequest)[ADMISSION] = admission;
+      (nodeRequest(req) as AdmittedRequest)[ADMISSION] = admission;
       return admission;
     } catch (error) {
       throw this.asProblem(error, req);
     }
   }
 
-  asProblem(error: unknown, req: IncomingMessage): ApiProblem {
+  asProblem(error: unknown, req: PlatformRequest): ApiProblem {
     if (error instanceof ApiProblem) return error;
     this.gate.render(error, this.incoming(req));
     return new ApiProblem('internal_error', 'The request could not be completed.');
   }
 
   /** Writes a problem (or a 500 for anything else) the contract's way. */
-  sendError(error: unknown, req: IncomingMessage, res: ServerResponse): void {
-    send(res, this.gate.render(error, this.incoming(req)), req.method === 'HEAD');
+  sendError(error: unknown, req: PlatformRequest, res: PlatformResponse): void {
+    const incoming = this.incoming(req);
+    send(takeResponse(res), this.gate.render(error, incoming), incoming.method === 'HEAD');
   }
 
   /**
@@ -131,8 +121,8 @@ export class WurkApiService implements OnModuleInit {
    * the body is exact contract bytes, so nothing a host interceptor maps
    * (a `{ data }` envelope, a serializer) may reshape it.
    */
-  async respond(req: IncomingMessage, res: ServerResponse, handler: (request: ApiRequest) => Promise<ApiResponse>): Promise<void> {
-    const admission = (req as AdmittedRequest)[ADMISSION];
+  async respond(req: PlatformRequest, res: PlatformResponse, handler: (request: ApiRequest) => Promise<ApiResponse>): Promise<void> {
+    const admission = (nodeRequest(req) as AdmittedRequest)[ADMISSION];
     let response: ApiResponse;
     try {
       if (!admission) throw new Error('a wurk API route ran without WurkApiGuard');
@@ -140,6 +130,6 @@ export class WurkApiService implements OnModuleInit {
     } catch (error) {
       response = this.gate.render(error, this.incoming(req));
     }
-    send(res, response, req.method === 'HEAD');
+    send(takeResponse(res), response, nodeRequest(req).method === 'HEAD');
   }
 }
