@@ -29,8 +29,10 @@ interface JobMetrics extends MetricsWindow {
 /** Lines drawn for the busiest classes; the table lists them all. */
 const CHARTED = 5;
 
-function seconds(ms: number): string {
-  return (ms / 1000).toLocaleString('en-US', { maximumFractionDigits: 3, minimumFractionDigits: ms > 0 && ms < 1000 ? 3 : 0 });
+/** A run time with its unit: ms under a second (most jobs), seconds above, as many digits as say something. */
+function time(ms: number): string {
+  if (ms < 1000) return `${Number(ms.toPrecision(3)).toLocaleString('en-US')} ms`;
+  return `${(ms / 1000).toLocaleString('en-US', { maximumFractionDigits: ms < 60_000 ? 2 : 0 })} s`;
 }
 
 /** Bucket starts as UTC clock times (Sidekiq's metrics are UTC only); days shown past 24 hours. */
@@ -92,7 +94,7 @@ async function topJobs(context: ViewContext): Promise<Node> {
     card(
       `Job classes (${data.jobs.length})`,
       table(
-        ['Class', 'Success', 'Failure', 'Total time (s)', 'Average (s)'],
+        ['Class', 'Success', 'Failure', 'Total time', 'Average'],
         data.jobs.map((job) =>
           h(
             'tr',
@@ -100,8 +102,8 @@ async function topJobs(context: ViewContext): Promise<Node> {
             h('td', {}, h('a', { href: `#/metrics/${encodeURIComponent(job.class)}?period=${encodeURIComponent(data.period)}` }, job.class)),
             h('td', { class: 'num' }, number(job.processed - job.failed)),
             h('td', { class: 'num' }, number(job.failed)),
-            h('td', { class: 'num' }, seconds(job.total_ms)),
-            h('td', { class: 'num' }, seconds(job.avg_ms)),
+            h('td', { class: 'num' }, time(job.total_ms)),
+            h('td', { class: 'num' }, time(job.avg_ms)),
           ),
         ),
         substr ? 'No class matches.' : 'No job ran in this period.',
@@ -126,7 +128,7 @@ async function classMetrics(context: ViewContext, className: string): Promise<No
       `Metrics: ${className}`,
       h('div', { class: 'toolbar' }, h('a', { class: 'btn ghost', href: `#/metrics?period=${encodeURIComponent(data.period)}` }, '‹ All classes'), periodPicker(context, `#/metrics/${encodeURIComponent(className)}`, data, new URLSearchParams())),
       windowText(data),
-      h('div', { class: 'tiles' }, fact('Success', number(job.processed - job.failed)), fact('Failure', number(job.failed)), fact('Total time (s)', seconds(job.total_ms)), fact('Average (s)', seconds(job.avg_ms))),
+      h('div', { class: 'tiles' }, fact('Success', number(job.processed - job.failed)), fact('Failure', number(job.failed)), fact('Total time', time(job.total_ms)), fact('Average', time(job.avg_ms))),
     ),
     h(
       'div',

@@ -120,6 +120,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       await row.waitFor();
       expect(Number((await row.locator('td').nth(1).textContent())?.replace(/,/g, ''))).toBeGreaterThanOrEqual(7);
       expect(await row.locator('td').nth(2).textContent()).toBe('0');
+      expect(await row.locator('td').nth(3).textContent()).toMatch(/^[0-9.,]+ (ms|s)$/);
       await page.waitForSelector('svg[aria-label="execution time per bucket of the busiest classes"]');
       await shoot(page, theme === 'light' ? 'metrics' : 'metrics-dark', true);
       await page.click('a[href="#/metrics?period=72h"]');
@@ -147,6 +148,8 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       // The next poll (5 s) adds a second sample, and the graph appears.
       const live = page.locator('svg[aria-label="jobs processed and failed per poll"]');
       await live.waitFor({ timeout: 12000 });
+      // Two changes make a line: the next poll draws it.
+      await page.locator('svg[aria-label="jobs processed and failed per poll"] polyline').first().waitFor({ timeout: 12000 });
       for (const value of await tickValues(page, 'jobs processed and failed per poll')) expect(isRoundTick(value)).toBe(true);
       const info = await server.redis.info('server');
       const version = /redis_version:(\S+)/.exec(info)?.[1];
