@@ -32,6 +32,16 @@ export function tickLabel(value: number): string {
   return String(Number(value.toPrecision(3)));
 }
 
+/** A horizontal grid line and a y label at each tick. */
+function gridLines(chart: SVGElement, ticks: number[], left: number, right: number, y: (value: number) => number): void {
+  for (const tick of ticks) {
+    chart.appendChild(svg('line', { x1: left, x2: right, y1: y(tick), y2: y(tick), class: 'grid' }));
+    const label = svg('text', { x: left - 6, y: y(tick) + 4, class: 'axis tick', 'text-anchor': 'end' });
+    label.textContent = tickLabel(tick);
+    chart.appendChild(label);
+  }
+}
+
 export interface Series {
   label: string;
   /** CSS class of the line and its key: processed, failed, or s1…s6 for the metrics palette. */
@@ -53,12 +63,7 @@ export function lineChart(name: string, xLabels: string[], series: Series[], opt
   const x = (index: number) => left + (index * (width - left - pad)) / Math.max(1, points - 1);
   const y = (value: number) => height - bottom - (value * (height - bottom - pad)) / top;
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': name });
-  for (const tick of ticks) {
-    chart.appendChild(svg('line', { x1: left, x2: width - pad, y1: y(tick), y2: y(tick), class: 'grid' }));
-    const label = svg('text', { x: left - 6, y: y(tick) + 4, class: 'axis tick', 'text-anchor': 'end' });
-    label.textContent = tickLabel(tick);
-    chart.appendChild(label);
-  }
+  gridLines(chart, ticks, left, width - pad, y);
   for (const line of series) {
     const path = line.values.map((value, index) => `${x(index)},${y(value)}`).join(' ');
     chart.appendChild(points === 1 ? svg('circle', { cx: x(0), cy: y(line.values[0]), r: 3, class: `dot ${line.tone}` }) : svg('polyline', { points: path, class: `line ${line.tone}` }));
@@ -85,12 +90,7 @@ export function barChart(name: string, labels: readonly string[], values: number
   const slot = (width - left - pad) / labels.length;
   const y = (value: number) => height - bottom - (value * (height - bottom - pad)) / top;
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': name });
-  for (const tick of ticks) {
-    chart.appendChild(svg('line', { x1: left, x2: width - pad, y1: y(tick), y2: y(tick), class: 'grid' }));
-    const label = svg('text', { x: left - 6, y: y(tick) + 4, class: 'axis tick', 'text-anchor': 'end' });
-    label.textContent = tickLabel(tick);
-    chart.appendChild(label);
-  }
+  gridLines(chart, ticks, left, width - pad, y);
   values.forEach((value, index) => {
     const bar = svg('rect', { x: left + index * slot + 2, y: y(value), width: Math.max(1, slot - 4), height: Math.max(0, y(0) - y(value)), class: 'bar-fill' });
     const title = svg('title', {});

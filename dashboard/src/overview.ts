@@ -89,8 +89,8 @@ export const overview: View = async ({ api }) => {
     h(
       'div',
       { class: 'tiles' },
-      tile('Processed', stats.processed, '#/overview'),
-      tile('Failed', stats.failed, '#/overview', stats.failed > 0 ? 'warn' : ''),
+      tile('Processed', stats.processed, '#/metrics'),
+      tile('Failed', stats.failed, '#/metrics', stats.failed > 0 ? 'warn' : ''),
       tile('Busy', stats.busy, '#/busy'),
       tile('Enqueued', stats.enqueued, '#/queues'),
       tile('Scheduled', stats.scheduled, '#/scheduled'),
