@@ -1,7 +1,7 @@
 import { h, when } from './dom.js';
 import { jobLink } from './queues.js';
 import { backtraceLines } from './sets.js';
-import { card, JobJson, View, ViewContext } from './view.js';
+import { actionButton, card, JobJson, View, ViewContext } from './view.js';
 
 interface StatusRecord {
   jid: string;
@@ -39,20 +39,38 @@ function jobOf(location: Location): JobJson {
   return location.where === 'queue' || location.where === 'busy' ? location.job : location;
 }
 
-function row(label: string, value: Node | string): HTMLElement {
-  return h('tr', {}, h('th', {}, label), h('td', {}, value));
+function row(label: string, value: Node | string, actions: Node[] = []): HTMLElement {
+  return h('tr', {}, h('th', {}, label), h('td', {}, value), actions.length > 0 ? h('td', { class: 'actions' }, actions) : null);
+}
+
+/** What an admin may do to the job where it is: the same API calls as the queue and set pages. */
+function actions(context: ViewContext, location: Location): Node[] {
+  const jid = jobOf(location).jid;
+  if (!context.canAct || !jid || location.where === 'busy') return [];
+  const { api } = context;
+  const id = encodeURIComponent(jid);
+  if (location.where === 'queue') {
+    return [actionButton(context, 'Delete', () => api.delete(`/queues/${encodeURIComponent(location.queue)}/jobs/${id}`), { danger: true, confirm: `Delete job ${jid} from ${location.queue}?` })];
+  }
+  const set = SET_ROUTE[location.where];
+  return [
+    actionButton(context, location.where === 'dead' ? 'Retry now' : 'Run now', () => api.post(`/${set}/${id}/run`)),
+    location.where === 'dead' ? null : actionButton(context, 'Kill', () => api.post(`/${set}/${id}/kill`), { danger: true }),
+    actionButton(context, 'Delete', () => api.delete(`/${set}/${id}`), { danger: true, confirm: `Delete job ${jid} from ${location.where}?` }),
+  ].filter((button): button is HTMLButtonElement => button !== null);
 }
 
 /** Where the job is, each with a link to the page that acts on it. */
-function whereRow(location: Location): HTMLElement {
+function whereRow(context: ViewContext, location: Location): HTMLElement {
   const jid = encodeURIComponent(jobOf(location).jid ?? '');
+  const acts = actions(context, location);
   if (location.where === 'queue') {
-    return row('Waiting', h('span', {}, 'in queue ', h('a', { href: `#/queues/${encodeURIComponent(location.queue)}` }, location.queue), `, ${location.position + 1} from the newest end`));
+    return row('Waiting', h('span', {}, 'in queue ', h('a', { href: `#/queues/${encodeURIComponent(location.queue)}` }, location.queue), `, ${location.position + 1} from the newest end`), acts);
   }
   if (location.where === 'busy') return row('Running', h('span', {}, 'on ', h('a', { href: '#/busy' }, location.process), ` (${location.tid}), started `, when(location.run_at)));
   const label = location.where === 'schedule' ? 'Scheduled' : location.where === 'retry' ? 'Retrying' : 'Dead';
   const time = location.where === 'dead' ? 'died ' : 'runs ';
-  return row(label, h('span', {}, h('a', { href: `#/${SET_ROUTE[location.where]}?jid=${jid}` }, `in ${location.where}`), `, ${time}`, when(location.at ?? null)));
+  return row(label, h('span', {}, h('a', { href: `#/${SET_ROUTE[location.where]}?jid=${jid}` }, `in ${location.where}`), `, ${time}`, when(location.at ?? null)), acts);
 }
 
 function statusCard(record: StatusRecord): HTMLElement {
@@ -131,7 +149,7 @@ export const job: View = async (context) => {
       `Job ${found.jid}`,
       lookupForm(context, jid),
       stored ? jobLink(stored) : null,
-      found.locations.length === 0 ? nowhere : h('table', { class: 'facts where' }, h('tbody', {}, ...found.locations.map(whereRow))),
+      found.locations.length === 0 ? nowhere : h('table', { class: 'facts where' }, h('tbody', {}, ...found.locations.map((location) => whereRow(context, location)))),
     ),
     found.status ? statusCard(found.status) : null,
     stored ? await payloadCard(stored) : null,

@@ -177,6 +177,9 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     const reader = await open('#/queues/parked', { token: READER });
     await reader.waitForSelector('td.args');
     expect(await reader.getByRole('button', { name: /Delete|Clear/ }).count()).toBe(0);
+    await reader.goto(`${base}#/jobs/aaaaaaaaaaaaaaaaaaaaaaa1`);
+    await reader.waitForSelector('table.where');
+    expect(await reader.locator('table.where button').count()).toBe(0);
     await reader.close();
 
     const page = await open('#/queues/parked', { theme: 'dark' });
@@ -227,14 +230,22 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       await page.goto(`${base}#/jobs/bbbbbbbbbbbbbbbbbbbbbbb2`);
       await page.waitForSelector('table.where:has-text("Retrying")');
       expect(await page.getAttribute('table.where a', 'href')).toBe('#/retries?jid=bbbbbbbbbbbbbbbbbbbbbbb2');
+      expect(await page.locator('table.where button').allTextContents()).toEqual(['Run now', 'Kill', 'Delete']);
+      if (theme === 'dark') {
+        // Acting from the jid page: Kill moves the retry to dead, and the page shows it there.
+        await page.getByRole('button', { name: 'Kill' }).click();
+        await page.waitForSelector('table.where:has-text("Dead")');
+        expect((await server.redis.zrange('dead', '0', '-1')).some((raw) => raw.includes('bbbbbbbbbbbbbbbbbbbbbbb2'))).toBe(true);
+        expect(await page.locator('table.where button').allTextContents()).toEqual(['Retry now', 'Delete']);
+      }
 
-      const [done] = ran;
-      const jidOfDone = 'cccccccccccccccccccccccc';
-      await page.goto(`${base}#/jobs/${jidOfDone}`);
+      // A real job of an untracked worker, run to completion: nothing of it is left in Redis but its jid.
+      const finished = (await app.get(ClientService).performAsync(MailWorker, `done-${theme}@example.com`)) as string;
+      await waitFor(() => ran.includes(`done-${theme}@example.com`), { what: 'the untracked job to run' });
+      await page.goto(`${base}#/jobs/${encodeURIComponent(finished)}`);
       await page.waitForSelector('text=it finished, or was never pushed');
       expect(await page.textContent('main')).not.toContain('unknown, untracked or expired');
       expect(await page.locator('#job-attempts').count()).toBe(1);
-      expect(done).toBeDefined();
       expect(problems.get(page)).toEqual([]);
       await page.close();
     }
