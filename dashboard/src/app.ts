@@ -118,14 +118,16 @@ function showLogin(problem?: string): void {
  * A poll redraws the page, so it waits while the operator is in the middle
  * of something a redraw would undo: typing in a field, reading an opened
  * backtrace, or a page whose numbers do not move by the second (Metrics,
- * as Sidekiq's Web UI does not refresh it either).
+ * as Sidekiq's Web UI does not refresh it either) or that costs a scan.
  */
 function pollWouldInterrupt(): boolean {
   const active = document.activeElement;
   const main = document.getElementById('main');
   if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) return true;
   if (main?.querySelector('details[open], input:checked')) return true;
-  return route().name === 'metrics';
+  const { name, path } = route();
+  // A jid page scans every queue and set: worth it once, not every few seconds.
+  return name === 'metrics' || (name === 'jobs' && path.length > 1);
 }
 
 function schedulePoll(): void {

@@ -226,6 +226,20 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       expect(await page.textContent('pre.payload')).toContain('12345678901234567890');
       expect(await page.locator('#job-attempts').count()).toBe(1);
       await shoot(page, theme === 'light' ? 'job' : 'job-dark', true);
+      if (theme === 'light') {
+        // The lookup scans every queue and set, so the 5 s live poll leaves this page alone; the overview it redraws.
+        const scans: string[] = [];
+        page.on('request', (request) => request.url().includes('/locations') && scans.push(request.url()));
+        const stats: string[] = [];
+        page.on('request', (request) => request.url().endsWith('/api/v1/stats') && stats.push(request.url()));
+        // An absence is seen only over a window: one poll period and a second.
+        await new Promise((resolve) => setTimeout(resolve, 6000));
+        expect(scans).toEqual([]);
+        await page.goto(`${base}#/overview`);
+        await waitFor(() => stats.length >= 2, { what: 'the overview redrawn by the live poll', timeout: 8000 });
+        await page.goBack();
+        await page.waitForSelector('table.where');
+      }
 
       await page.goto(`${base}#/jobs/bbbbbbbbbbbbbbbbbbbbbbb2`);
       await page.waitForSelector('table.where:has-text("Retrying")');
