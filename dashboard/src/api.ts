@@ -15,6 +15,24 @@ export class ApiError extends Error {
   }
 }
 
+/** JSON.parse's source-text access and JSON.rawJSON (Chromium 114+, Firefox 135+, Safari 18.4+); absent elsewhere. */
+type SourceReviver = (key: string, value: unknown, context?: { source?: string }) => unknown;
+const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).rawJSON;
+
+/**
+ * Keeps a number as its stored text when the text says more than the
+ * number does: a Ruby `1.0` stays `1.0` and a 20-digit id keeps its digits
+ * when shown with JSON.stringify (the API sends payloads as stored bytes).
+ * Where the browser lacks source access, numbers read as JavaScript's.
+ */
+const keepNumberText: SourceReviver = (_key, value, context) =>
+  typeof value === 'number' && rawJSON && context?.source !== undefined && context.source !== String(value) ? rawJSON(context.source) : value;
+
+/** A number kept as its stored text reads back as a number wherever the page computes with it. */
+export function numeric(value: unknown): number {
+  return typeof value === 'number' ? value : Number(JSON.stringify(value));
+}
+
 export interface Page<T> {
   total: number;
   page: number;
@@ -56,7 +74,7 @@ export class Api {
       credentials: 'same-origin',
     });
     const text = await response.text();
-    const body = text ? (JSON.parse(text) as Record<string, unknown>) : {};
+    const body = text ? (JSON.parse(text, keepNumberText as (key: string, value: unknown) => unknown) as Record<string, unknown>) : {};
     if (!response.ok) throw new ApiError(response.status, String(body.type ?? 'error'), String(body.detail ?? body.title ?? response.statusText));
     return body as T;
   }

@@ -4,7 +4,10 @@ import { h, replace } from './dom.js';
 import { overview } from './overview.js';
 import { queue, queues } from './queues.js';
 import { dead, retries, scheduled } from './sets.js';
-import { cron, jobStatus } from './status.js';
+import { job } from './job.js';
+import { metrics } from './metrics.js';
+import { redisFooter } from './redis-footer.js';
+import { cron } from './status.js';
 import type { View, ViewContext } from './view.js';
 
 const ROUTES: Record<string, { title: string; view: View; nav?: boolean }> = {
@@ -15,11 +18,14 @@ const ROUTES: Record<string, { title: string; view: View; nav?: boolean }> = {
   retries: { title: 'Retries', view: retries, nav: true },
   dead: { title: 'Dead', view: dead, nav: true },
   cron: { title: 'Periodic', view: cron, nav: true },
-  jobs: { title: 'Job status', view: jobStatus, nav: true },
+  metrics: { title: 'Metrics', view: metrics, nav: true },
+  jobs: { title: 'Jobs', view: job, nav: true },
 };
 
 const THEME_KEY = 'wurk-dashboard-theme';
 const POLL_KEY = 'wurk-dashboard-poll';
+/** Seconds between live polls until the operator picks another (Sidekiq's Web UI polls every 5 s too). */
+const DEFAULT_POLL = '5';
 
 /** Settings the server put on the root element (no inline script under the CSP): where the API is, and read-only mode. */
 const root = document.getElementById('wurk') as HTMLElement;
@@ -64,6 +70,7 @@ async function render(): Promise<void> {
     const content = await view(context);
     // A slower render of an older route must not overwrite a newer one.
     if (ticket === rendering) replace(main, content);
+    void redisFooter(api, document.getElementById('footer') as HTMLElement);
     document.title = `${ROUTES[name === 'queue' ? 'queues' : name].title} · wurk`;
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return showLogin('The token was refused.');
@@ -107,10 +114,26 @@ function showLogin(problem?: string): void {
   replace(document.getElementById('main') as HTMLElement, form);
 }
 
+/**
+ * A poll redraws the page, so it waits while the operator is in the middle
+ * of something a redraw would undo: typing in a field, reading an opened
+ * backtrace, or a page whose numbers do not move by the second (Metrics,
+ * as Sidekiq's Web UI does not refresh it either) or that costs a scan.
+ */
+function pollWouldInterrupt(): boolean {
+  const active = document.activeElement;
+  const main = document.getElementById('main');
+  if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) return true;
+  if (main?.querySelector('details[open], input:checked')) return true;
+  const { name, path } = route();
+  // A jid page scans every queue and set: worth it once, not every few seconds.
+  return name === 'metrics' || (name === 'jobs' && path.length > 1);
+}
+
 function schedulePoll(): void {
   window.clearInterval(pollTimer);
-  const seconds = Number(localStorage.getItem(POLL_KEY) ?? 0);
-  if (seconds > 0) pollTimer = window.setInterval(() => void render(), seconds * 1000);
+  const seconds = Number(localStorage.getItem(POLL_KEY) ?? DEFAULT_POLL);
+  if (seconds > 0) pollTimer = window.setInterval(() => pollWouldInterrupt() || void render(), seconds * 1000);
 }
 
 function header(): HTMLElement {
@@ -129,7 +152,7 @@ function header(): HTMLElement {
       ['5', 'every 5 s'],
       ['10', 'every 10 s'],
       ['30', 'every 30 s'],
-    ].map(([value, label]) => h('option', { value, selected: (localStorage.getItem(POLL_KEY) ?? '0') === value }, label)),
+    ].map(([value, label]) => h('option', { value, selected: (localStorage.getItem(POLL_KEY) ?? DEFAULT_POLL) === value }, label)),
   );
   const theme = h('button', { class: 'btn ghost', type: 'button', 'aria-label': 'toggle dark mode', onclick: toggleTheme }, '◐');
   const signOut = h('button', { class: 'btn ghost', type: 'button', onclick: () => (showLogin(), window.clearInterval(pollTimer)) }, 'Sign out');
@@ -161,7 +184,7 @@ function start(): void {
 
 async function boot(): Promise<void> {
   applyTheme();
-  replace(root, header(), h('main', { id: 'main' }), h('div', { id: 'toast', 'aria-live': 'polite' }));
+  replace(root, header(), h('main', { id: 'main' }), h('footer', { id: 'footer', class: 'footer' }), h('div', { id: 'toast', 'aria-live': 'polite' }));
   window.addEventListener('hashchange', () => void render());
   const token = api.token;
   if (token && (await signIn(token))) start();

@@ -1,4 +1,5 @@
 import { hashSegment } from './path.js';
+import { lineChart } from './chart.js';
 import { duration, h, number, when } from './dom.js';
 import { card, table, View } from './view.js';
 
@@ -35,43 +36,42 @@ interface ProcessRow {
   rss: number | null;
 }
 
-const SVG = 'http://www.w3.org/2000/svg';
+/** Stats read at each render of the overview, newest last: the live graph plots the change between two. */
+interface Sample {
+  at: number;
+  processed: number;
+  failed: number;
+}
+const LIVE_POINTS = 60;
+const samples: Sample[] = [];
 
-function svg(tag: string, attributes: Record<string, string | number>): SVGElement {
-  const element = document.createElementNS(SVG, tag);
-  for (const [name, value] of Object.entries(attributes)) element.setAttribute(name, String(value));
-  return element;
+function takeSample(stats: Stats): void {
+  const last = samples[samples.length - 1];
+  // A counter that went down (stats reset, another Redis) starts the graph over.
+  if (last && (stats.processed < last.processed || stats.failed < last.failed)) samples.length = 0;
+  samples.push({ at: Date.now(), processed: stats.processed, failed: stats.failed });
+  if (samples.length > LIVE_POINTS + 1) samples.splice(0, samples.length - LIVE_POINTS - 1);
 }
 
-/** Processed and failed per day as two lines, drawn in SVG (no chart library, nothing inline for the CSP). */
+/** Jobs processed and failed between consecutive reads (Sidekiq's dashboard "real-time" graph). */
+function liveChart(): Node {
+  if (samples.length < 2) return h('p', { class: 'empty' }, 'Collecting: the graph starts at the next live poll.');
+  const deltas = samples.slice(1).map((sample, index) => ({ at: sample.at, processed: sample.processed - samples[index].processed, failed: sample.failed - samples[index].failed }));
+  const labels = deltas.map((delta) => new Date(delta.at).toLocaleTimeString('en-GB', { hour12: false }));
+  return lineChart('jobs processed and failed per poll', labels, [
+    { label: 'processed', tone: 'processed', values: deltas.map((delta) => delta.processed) },
+    { label: 'failed', tone: 'failed', values: deltas.map((delta) => delta.failed) },
+  ]);
+}
+
+/** Processed and failed per day, oldest first. */
 function historyChart(days: HistoryDay[]): Node {
   if (days.length === 0) return h('p', { class: 'empty' }, 'No history yet.');
   const ordered = [...days].reverse();
-  const width = 720;
-  const height = 180;
-  const pad = 28;
-  const max = Math.max(1, ...ordered.map((day) => Math.max(day.processed, day.failed)));
-  const x = (index: number) => pad + (index * (width - 2 * pad)) / Math.max(1, ordered.length - 1);
-  const y = (value: number) => height - pad - (value * (height - 2 * pad)) / max;
-  const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': 'processed and failed per day' });
-  for (let tick = 0; tick <= 4; tick++) {
-    const value = (max * tick) / 4;
-    chart.appendChild(svg('line', { x1: pad, x2: width - pad, y1: y(value), y2: y(value), class: 'grid' }));
-    const label = svg('text', { x: 2, y: y(value) + 4, class: 'axis' });
-    label.textContent = value >= 1000 ? `${Math.round(value / 100) / 10}k` : String(Math.round(value));
-    chart.appendChild(label);
-  }
-  for (const [key, cls] of [['processed', 'line processed'], ['failed', 'line failed']] as const) {
-    const points = ordered.map((day, index) => `${x(index)},${y(day[key])}`).join(' ');
-    chart.appendChild(svg('polyline', { points, class: cls }));
-  }
-  ordered.forEach((day, index) => {
-    if (ordered.length > 10 && index % Math.ceil(ordered.length / 7) !== 0) return;
-    const label = svg('text', { x: x(index), y: height - 6, class: 'axis', 'text-anchor': 'middle' });
-    label.textContent = day.date.slice(5);
-    chart.appendChild(label);
-  });
-  return h('figure', {}, chart, h('figcaption', {}, h('span', { class: 'key processed' }, 'processed'), h('span', { class: 'key failed' }, 'failed')));
+  return lineChart('processed and failed per day', ordered.map((day) => day.date.slice(5)), [
+    { label: 'processed', tone: 'processed', values: ordered.map((day) => day.processed) },
+    { label: 'failed', tone: 'failed', values: ordered.map((day) => day.failed) },
+  ]);
 }
 
 export const overview: View = async ({ api }) => {
@@ -81,6 +81,7 @@ export const overview: View = async ({ api }) => {
     api.get<{ days: HistoryDay[] }>('/stats/history', { days: 30 }).catch(() => ({ days: [] })),
     api.get<{ processes: ProcessRow[] }>('/processes', { count: 50 }),
   ]);
+  takeSample(stats);
   const tile = (label: string, value: number, href: string, tone = '') =>
     h('a', { class: `tile ${tone}`, href }, h('span', { class: 'tile-value' }, number(value)), h('span', { class: 'tile-label' }, label));
   return h(
@@ -89,8 +90,8 @@ export const overview: View = async ({ api }) => {
     h(
       'div',
       { class: 'tiles' },
-      tile('Processed', stats.processed, '#/overview'),
-      tile('Failed', stats.failed, '#/overview', stats.failed > 0 ? 'warn' : ''),
+      tile('Processed', stats.processed, '#/metrics'),
+      tile('Failed', stats.failed, '#/metrics', stats.failed > 0 ? 'warn' : ''),
       tile('Busy', stats.busy, '#/busy'),
       tile('Enqueued', stats.enqueued, '#/queues'),
       tile('Scheduled', stats.scheduled, '#/scheduled'),
@@ -98,7 +99,7 @@ export const overview: View = async ({ api }) => {
       tile('Dead', stats.dead, '#/dead', stats.dead > 0 ? 'bad' : ''),
       tile('Processes', stats.processes, '#/busy'),
     ),
-    card('History (30 days)', historyChart(history.days)),
+    h('div', { class: 'columns' }, card('Live', liveChart()), card('History (30 days)', historyChart(history.days))),
     h(
       'div',
       { class: 'columns' },

@@ -64,7 +64,8 @@ export const queue: View = async (context) => {
   const { api, canAct, params } = context;
   const name = context.path[1] ?? '';
   const page = pageOf(params);
-  const data = await api.get<QueueRow & { total: number; page: number; count: number; jobs: JobJson[] }>(`/queues/${pathSegment(name)}`, { page, count: 25 });
+  const queuePath = `/queues/${pathSegment(name)}`;
+  const data = await api.get<QueueRow & { total: number; page: number; count: number; jobs: JobJson[] }>(queuePath, { page, count: 25 });
   return card(
     `Queue ${name}`,
     h(
@@ -73,11 +74,27 @@ export const queue: View = async (context) => {
       h('span', {}, `${number(data.size)} jobs, latency ${duration(data.latency)}`),
       data.paused ? h('span', { class: 'badge warn' }, 'paused') : null,
       canAct ? pauseButton(context, name, data.paused) : null,
+      canAct && data.size > 0
+        ? actionButton(context, 'Clear queue', () => api.delete(queuePath), { danger: true, confirm: `Delete all ${number(data.size)} jobs of queue ${name}? This cannot be undone.` })
+        : null,
     ),
     table(
-      ['Job', 'Arguments', 'Enqueued'],
+      ['Job', 'Arguments', 'Enqueued', ...(canAct ? [''] : [])],
       data.jobs.map((job) =>
-        h('tr', {}, h('td', {}, jobLink(job)), h('td', { class: 'args' }, job.payload ? argsText(job.payload.args) : job.raw ?? ''), h('td', {}, when(job.enqueued_at))),
+        h(
+          'tr',
+          {},
+          h('td', {}, jobLink(job)),
+          h('td', { class: 'args' }, job.payload ? argsText(job.payload.args) : job.raw ?? ''),
+          h('td', {}, when(job.enqueued_at)),
+          canAct
+            ? h(
+                'td',
+                { class: 'actions' },
+                job.jid ? actionButton(context, 'Delete', () => api.delete(`${queuePath}/jobs/${pathSegment(job.jid as string)}`), { danger: true, confirm: `Delete job ${job.jid} from ${name}?` }) : null,
+              )
+            : null,
+        ),
       ),
       'This queue is empty.',
     ),
@@ -90,7 +107,7 @@ export function jobLink(job: JobJson): HTMLElement {
     'div',
     { class: 'job' },
     h('strong', {}, job.class ?? '(unreadable)'),
-    job.jid ? h('a', { class: 'jid', href: `#/jobs/${hashSegment(job.jid)}`, title: 'status of a tracked job' }, job.jid) : null,
+    job.jid ? h('a', { class: 'jid', href: `#/jobs/${hashSegment(job.jid)}`, title: 'where this job is, its payload and status' }, job.jid) : null,
     job.parse_error ? h('span', { class: 'badge bad' }, `malformed: ${job.parse_error}`) : null,
   );
 }

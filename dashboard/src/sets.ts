@@ -15,7 +15,7 @@ interface SetPage {
 }
 
 /** A backtrace as Sidekiq stores it: a JSON array, or (6.x and later) zlib-deflated JSON in strict base64. */
-async function backtraceLines(value: unknown): Promise<string[]> {
+export async function backtraceLines(value: unknown): Promise<string[]> {
   if (Array.isArray(value)) return value.map(String);
   if (typeof value !== 'string') return [];
   try {

@@ -1,24 +1,6 @@
 import { pathSegment } from './path.js';
-import { ApiError } from './api.js';
 import { h, when } from './dom.js';
 import { actionButton, card, table, View } from './view.js';
-
-interface StatusRecord {
-  jid: string;
-  state: string;
-  queue: string | null;
-  class: string | null;
-  enqueued_at: number | null;
-  started_at: number | null;
-  finished_at: number | null;
-  progress: number | null;
-  total: number | null;
-  message: string | null;
-  result: unknown;
-  error_class: string | null;
-  error_message: string | null;
-  attempt: number | null;
-}
 
 interface CronEntry {
   pjid: string;
@@ -32,56 +14,6 @@ interface CronEntry {
   next_slot: number | null;
   running_jid: string | null;
 }
-
-const STATE_TONE: Record<string, string> = { complete: 'ok', running: '', enqueued: '', retrying: 'warn', interrupted: 'warn', failed: 'bad', dead: 'bad' };
-
-export const jobStatus: View = async (context) => {
-  const jid = context.path[1] ?? '';
-  const lookup = h(
-    'form',
-    {
-      class: 'search',
-      onsubmit: (event: Event) => {
-        event.preventDefault();
-        const value = String(new FormData(event.currentTarget as HTMLFormElement).get('jid') ?? '').trim();
-        if (value) context.navigate(`#/jobs/${value}`);
-      },
-    },
-    h('input', { name: 'jid', placeholder: 'jid of a tracked job', value: jid, size: 30, 'aria-label': 'jid' }),
-    h('button', { class: 'btn', type: 'submit' }, 'Look up'),
-  );
-  if (!jid) return card('Job status', lookup, h('p', { class: 'muted' }, 'Workers with @Worker({ track: true }) keep a status row with progress and result.'));
-  let record: StatusRecord;
-  try {
-    record = await context.api.get<StatusRecord>(`/jobs/${pathSegment(jid)}`);
-  } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return card('Job status', lookup, h('p', { class: 'empty' }, `No status for ${jid}: unknown, untracked or expired.`));
-    throw error;
-  }
-  const percent = record.total ? Math.min(100, Math.round(((record.progress ?? 0) * 100) / record.total)) : null;
-  const row = (label: string, value: Node | string) => h('tr', {}, h('th', {}, label), h('td', {}, value));
-  return card(
-    `Job ${record.jid}`,
-    lookup,
-    h('p', {}, h('span', { class: `badge big ${STATE_TONE[record.state] ?? ''}` }, record.state), ' ', h('strong', {}, record.class ?? ''), ` on ${record.queue ?? '?'}`),
-    percent === null ? null : h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': percent }, h('div', { class: `bar w${Math.round(percent / 5) * 5}` }), h('span', {}, `${record.progress} / ${record.total} (${percent}%)`)),
-    h(
-      'table',
-      { class: 'facts' },
-      h(
-        'tbody',
-        {},
-        row('Message', record.message ?? '—'),
-        row('Enqueued', when(record.enqueued_at)),
-        row('Started', when(record.started_at)),
-        row('Finished', when(record.finished_at)),
-        row('Attempt', String(record.attempt ?? '—')),
-        row('Error', record.error_class ? `${record.error_class}: ${record.error_message ?? ''}` : '—'),
-        row('Result', h('pre', {}, record.result === null || record.result === undefined ? '—' : JSON.stringify(record.result, null, 2))),
-      ),
-    ),
-  );
-};
 
 export const cron: View = async (context) => {
   const { entries } = await context.api.get<{ entries: CronEntry[] }>('/cron');
