@@ -1,4 +1,5 @@
 import { ApiError } from './api.js';
+import { attemptsSection } from './attempts-view.js';
 import { h, when } from './dom.js';
 import { actionButton, card, table, View } from './view.js';
 
@@ -34,6 +35,9 @@ interface CronEntry {
 
 const STATE_TONE: Record<string, string> = { complete: 'ok', running: '', enqueued: '', retrying: 'warn', interrupted: 'warn', failed: 'bad', dead: 'bad' };
 
+/** States whose row means an attempt failed, so the attempts log has records. */
+const HAS_HISTORY = new Set(['failed', 'retrying', 'dead', 'interrupted', 'scheduled']);
+
 export const jobStatus: View = async (context) => {
   const jid = context.path[1] ?? '';
   const lookup = h(
@@ -54,7 +58,7 @@ export const jobStatus: View = async (context) => {
   try {
     record = await context.api.get<StatusRecord>(`/jobs/${encodeURIComponent(jid)}`);
   } catch (error) {
-    if (error instanceof ApiError && error.status === 404) return card('Job status', lookup, h('p', { class: 'empty' }, `No status for ${jid}: unknown, untracked or expired.`));
+    if (error instanceof ApiError && error.status === 404) return card('Job status', lookup, h('p', { class: 'empty' }, `No status for ${jid}: unknown, untracked or expired.`), attemptsSection(context.api, jid));
     throw error;
   }
   const percent = record.total ? Math.min(100, Math.round(((record.progress ?? 0) * 100) / record.total)) : null;
@@ -79,6 +83,8 @@ export const jobStatus: View = async (context) => {
         row('Result', h('pre', {}, record.result === null || record.result === undefined ? '—' : JSON.stringify(record.result, null, 2))),
       ),
     ),
+    // A first attempt still running or done has no history: not asked for (a 404 is a console error in the browser).
+    (record.attempt ?? 1) > 1 || HAS_HISTORY.has(record.state) ? attemptsSection(context.api, jid) : null,
   );
 };
 

@@ -50,6 +50,12 @@ export class WurkJobsController {
     return this.api.respond(req, res, (request) => this.api.jobs.show(request));
   }
 
+  @Get('v1/jobs/:jid/attempts')
+  @Route('jobs.attempts')
+  attempts(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
+    return this.api.respond(req, res, (request) => this.api.jobs.attempts(request));
+  }
+
   @Delete('v1/jobs/:jid')
   @Route('jobs.delete')
   remove(@Req() req: IncomingMessage, @Res() res: ServerResponse): Promise<void> {
