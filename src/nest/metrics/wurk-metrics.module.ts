@@ -2,6 +2,7 @@ import { Controller, DynamicModule, Get, Header, Inject, Module, Type } from '@n
 import { loadPeer } from '../../observability/load-peer';
 import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wurk-metrics';
 import { RedisConnections } from '../../redis/connections';
+import { AttemptsHooks } from '../attempts.hooks';
 import { ClientService } from '../client.service';
 import { WurkServer } from '../wurk-server';
 
@@ -46,9 +47,10 @@ export class WurkMetricsModule {
       providers: [
         {
           provide: WurkMetrics,
-          inject: [RedisConnections, WurkServer, ClientService],
-          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService) => {
-            const metrics = new WurkMetrics(prom, { redis: connections.command, busy: () => server.manager?.busy }, { ...metricsOptions, registry });
+          inject: [RedisConnections, WurkServer, ClientService, { token: AttemptsHooks, optional: true }],
+          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, history: AttemptsHooks | undefined) => {
+            const subject = { redis: connections.command, busy: () => server.manager?.busy, attemptsWriteFailures: () => history?.listener?.failedWrites };
+            const metrics = new WurkMetrics(prom, subject, { ...metricsOptions, registry });
             server.addListener(metrics.listener);
             // A test may override ClientService with a plain mock.
             if (typeof (client as Partial<ClientService>).onPushed === 'function') client.onPushed(metrics.pushed);
