@@ -18,9 +18,9 @@ export interface AttemptRecord {
   /** `retrying` (and an interrupt filed in retry): when the next attempt is due. */
   retry_at?: number;
   error_class?: string;
-  /** Capped at {@link ATTEMPT_MESSAGE_CAP_BYTES} bytes of UTF-8. */
+  /** Capped at 1,024 bytes of UTF-8 (whole characters). */
   error_message?: string;
-  /** The first {@link ATTEMPT_BACKTRACE_LINES} stack frames, each capped. */
+  /** The first 5 stack frames, each capped at 200 bytes. */
   backtrace?: string[];
   /** `hostname:pid:nonce` of the process that ran it (Sidekiq's identity). */
   process?: string;
