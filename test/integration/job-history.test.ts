@@ -4,6 +4,9 @@ import { NestFactory } from '@nestjs/core';
 import { AdminService, ClientService, JobContext, Worker, WurkModule, WurkModuleOptions, WurkServer } from '../../src';
 import { AttemptRecord, attemptRecordOf } from '../../src/history/attempt-record';
 import { RedisAttemptsStore } from '../../src/history/attempts-store';
+import { AttemptsHooks } from '../../src/nest/attempts.hooks';
+import { resolveOptions } from '../../src/nest/wurk-options';
+import { RedisServer } from '../support/redis-server';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
@@ -112,6 +115,27 @@ describe('job history: the attempts log', () => {
     await waitFor(() => ran.length === 3, { what: 'three runs' });
     expect(await server.redis.keys('attempts:*')).toEqual([]);
     for (const jid of jids) expect(await admin.attempts(jid!)).toEqual([]);
+  });
+});
+
+describe('the attempts log options', () => {
+  it('default to 7 days and 30 records, and are checked at start-up by name', () => {
+    expect(resolveOptions({})).toMatchObject({ attemptsTtl: 604800, attemptsMax: 30 });
+    expect(() => resolveOptions({ attemptsTtl: 0 })).toThrow(/attemptsTtl/);
+    expect(() => resolveOptions({ attemptsTtl: 1.5 })).toThrow(/attemptsTtl/);
+    expect(() => resolveOptions({ attemptsMax: -1 })).toThrow(/attemptsMax/);
+  });
+
+  it('attemptsMax: 0 turns the log off: no listener is installed', async () => {
+    const server = new RedisServer();
+    await server.boot();
+    const app = await boot(server.url, { attemptsMax: 0, processing: false });
+    try {
+      expect(app.get(AttemptsHooks).listener).toBeUndefined();
+    } finally {
+      await app.close();
+      await server.stop();
+    }
   });
 });
 
