@@ -4,6 +4,7 @@ export { Worker } from './nest/worker.decorator';
 export { ClientService } from './nest/client.service';
 export { StatusService } from './nest/status.service';
 export type { StatusRecord, StatusState } from './status/status-record';
+export type { AttemptOutcome, AttemptRecord } from './job/attempt-record';
 export { StatusHooks } from './nest/status.hooks';
 export { StatusWriter, InvalidStatusStateError } from './status/status-writer';
 export type { StatusFields, StatusWriteOptions } from './status/status-writer';

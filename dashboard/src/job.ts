@@ -1,4 +1,5 @@
 import { hashSegment, pathSegment } from './path.js';
+import { attemptsSection } from './attempts-view.js';
 import { h, when } from './dom.js';
 import { jobLink } from './queues.js';
 import { backtraceLines } from './sets.js';
@@ -34,6 +35,9 @@ interface Locations {
 }
 
 const STATE_TONE: Record<string, string> = { complete: 'ok', running: '', enqueued: '', retrying: 'warn', interrupted: 'warn', failed: 'bad', dead: 'bad' };
+/** Status states that mean an attempt failed, so the attempts log has records. */
+const HAS_HISTORY = new Set(['failed', 'retrying', 'dead', 'interrupted', 'scheduled']);
+
 const SET_ROUTE = { schedule: 'scheduled', retry: 'retries', dead: 'dead' } as const;
 
 function jobOf(location: Location): JobJson {
@@ -154,7 +158,20 @@ export const job: View = async (context) => {
     ),
     found.status ? statusCard(found.status) : null,
     stored ? await payloadCard(stored) : null,
-    // Left for the attempts history (each run of this jid, rendered by its own module); empty until then.
-    h('section', { id: 'job-attempts', 'data-jid': found.jid }),
+    attemptsOf(context, found, stored),
   );
 };
+
+/**
+ * The attempts log under the payload. Read at once when the job shows a
+ * failure (its stored error or retry count, or its status row); otherwise on
+ * request, since a job that never failed has no log and the read would be a 404.
+ */
+function attemptsOf(context: ViewContext, found: Locations, stored: JobJson | null): HTMLElement {
+  const failed = Boolean(stored?.error_class) || (stored?.retry_count ?? null) !== null || HAS_HISTORY.has(found.status?.state ?? '');
+  if (failed) return attemptsSection(context.api, found.jid);
+  const container: HTMLElement = h('section', { id: 'job-attempts', class: 'attempts' });
+  const look = h('button', { class: 'btn ghost', type: 'button', onclick: () => container.replaceWith(attemptsSection(context.api, found.jid)) }, 'Show failed attempts');
+  container.append(look);
+  return container;
+}

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { JobSet } from '../admin/job-set';
 import type { Client } from '../client/client';
+import { readAttempts } from '../history/attempts-store';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
 import type { ApiLogger } from './api-gate';
@@ -17,6 +18,8 @@ export const JOB_ROUTES: readonly RouteSpec[] = [
   { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
   // read, not enqueue: a producer that polls what it pushed is granted both.
   { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
+  // wurk's addition: the attempts log (docs/job-history.md), readable for any job, tracked or not.
+  { name: 'jobs.attempts', method: 'GET', pattern: '/v1/jobs/:jid/attempts', scope: 'read' },
   // admin: a jid is not bound to its producer, so an enqueue token could walk the retry set.
   { name: 'jobs.delete', method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin' },
 ];
@@ -106,6 +109,16 @@ export class JobsRoutes {
       );
     }
     return jsonResponse(200, record);
+  }
+
+  /** Every recorded attempt of a job, oldest first; 404 when it has none (never failed, or its log expired). */
+  async attempts(request: ApiRequest): Promise<ApiResponse> {
+    const jid = jidParam(request.params.jid);
+    const attempts = await readAttempts(this.deps.redis, jid);
+    if (attempts.length === 0) {
+      throw new ApiProblem('job_not_found', `No attempts are recorded for jid ${jid}; the job is unknown, never failed, or its history has expired.`, { jid });
+    }
+    return jsonResponse(200, { jid, attempts });
   }
 
   /** Not a cancel: a job already handed to a processor keeps running, and a dead one stays in `dead`. */

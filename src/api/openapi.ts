@@ -99,7 +99,7 @@ export const SCHEMAS: Record<string, SchemaObject> = {
     type: 'object',
     properties: {
       jid: { type: 'string' },
-      state: nullable({ type: 'string', enum: ['enqueued', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] }),
+      state: nullable({ type: 'string', enum: ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] }),
       queue: nullable({ type: 'string' }),
       class: nullable({ type: 'string' }),
       enqueued_at: nullable({ type: 'number' }),
@@ -114,6 +114,33 @@ export const SCHEMAS: Record<string, SchemaObject> = {
       error_class: nullable({ type: 'string' }),
       error_message: nullable({ type: 'string' }),
       attempt: nullable({ type: 'integer' }),
+      scheduled_at: nullable({ type: 'number', description: 'state scheduled (rescheduled by its limiter): when it is due again' }),
+    },
+  },
+  Attempts: {
+    type: 'object',
+    required: ['jid', 'attempts'],
+    properties: {
+      jid: { type: 'string' },
+      attempts: {
+        type: 'array',
+        items: {
+          type: 'object',
+          required: ['attempt', 'at', 'outcome'],
+          properties: {
+            attempt: { type: 'integer', description: '1 for the first run, then retry_count + 2' },
+            at: { type: 'number', description: 'When the attempt settled (float epoch seconds)' },
+            outcome: { type: 'string', enum: ['retrying', 'dead', 'discarded', 'interrupted', 'succeeded', 'unreadable'] },
+            retry_at: { type: 'number', description: 'retrying, interrupted into retry: when the next attempt is due' },
+            error_class: { type: 'string' },
+            error_message: { type: 'string', description: 'At most 1024 bytes of UTF-8' },
+            backtrace: { type: 'array', items: { type: 'string' }, description: 'The first 5 stack frames' },
+            process: { type: 'string', description: 'hostname:pid:nonce of the process that ran it' },
+            queue: { type: 'string' },
+            reason: { type: 'string', description: 'Why, when not the error (handed back at shutdown, orphaned too often)' },
+          },
+        },
+      },
     },
   },
   Discovery: {
@@ -185,6 +212,12 @@ export const JOB_ROUTE_DOCS: Record<string, RouteDoc> = {
     scope: 'read',
     parameters: [JID_PARAM],
     responses: { 200: json(SCHEMAS.StatusRecord, 'The status record'), ...problems('invalid_request', 'insufficient_scope', 'job_not_found') },
+  },
+  'jobs.attempts': {
+    summary: "A job's attempts log: every failed attempt, and a final succeeded (wurk's addition)",
+    scope: 'read',
+    parameters: [JID_PARAM],
+    responses: { 200: json(SCHEMAS.Attempts, 'The records, oldest first'), ...problems('invalid_request', 'insufficient_scope', 'job_not_found') },
   },
   'jobs.delete': {
     summary: 'Take a not-yet-run job out of schedule or retry',

@@ -14,9 +14,9 @@ export interface AttemptRecord {
   /** `retrying` (and an interrupt filed in retry): when the next attempt is due. */
   retry_at?: number;
   error_class?: string;
-  /** Capped at ATTEMPT_MESSAGE_CAP_BYTES (1,024) bytes of UTF-8. */
+  /** Capped at ATTEMPT_MESSAGE_CAP_BYTES (1,024) bytes of UTF-8 (whole characters). */
   error_message?: string;
-  /** The first ATTEMPT_BACKTRACE_LINES (five) stack frames, each capped. */
+  /** The first ATTEMPT_BACKTRACE_LINES (5) stack frames, each capped at ATTEMPT_FRAME_CAP_BYTES (200). */
   backtrace?: string[];
   /** `hostname:pid:nonce` of the process that ran it (Sidekiq's identity). */
   process?: string;

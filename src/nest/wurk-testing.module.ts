@@ -5,6 +5,9 @@ import { WorkerRegistry } from '../job/worker-registry';
 import { StatusListener } from '../status/status-listener';
 import { JobRunner } from '../testing/job-runner';
 import { MemoryStatusRows } from '../testing/memory-status';
+import { MemoryAttemptsStore } from '../testing/memory-attempts';
+import type { AttemptRecord } from '../job/attempt-record';
+import { AttemptsListener } from '../history/attempts-listener';
 import { TestingTransport, TestMode } from '../testing/testing-transport';
 import { RedisConnections } from '../redis/connections';
 import { TestingConnections } from '../testing/redis-stand-in';
@@ -34,6 +37,20 @@ export interface WurkTestingOptions extends WurkModuleOptions {
  * and `inline(fn)` / `fake(fn)` to switch mode for one block.
  */
 export class WurkTesting extends TestingTransport {
+  constructor(
+    mode: TestMode,
+    runner: JobRunner,
+    rows: MemoryStatusRows,
+    private readonly history: MemoryAttemptsStore,
+  ) {
+    super(mode, runner, rows);
+  }
+
+  /** The attempts log of a job run here (docs/job-history.md): every failed attempt, and `succeeded` after a failure. */
+  attempts(jid: string): Promise<AttemptRecord[]> {
+    return this.history.read(jid);
+  }
+
   inline<T>(body: () => Promise<T> | T): Promise<T> {
     return this.withMode('inline', body);
   }
@@ -53,6 +70,7 @@ class WurkTestingLifecycle implements OnModuleInit {
     private readonly client: ClientService,
     @Inject(WurkServer) private readonly server: TestingServer,
     private readonly rows: MemoryStatusRows,
+    private readonly history: MemoryAttemptsStore,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {}
 
@@ -63,6 +81,7 @@ class WurkTestingLifecycle implements OnModuleInit {
     this.server.addListener(
       new StatusListener(this.rows, { ttl, retention, progressInterval }, (error, jid, what) => this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`)),
     );
+    if (this.options.attemptsMax > 0) this.server.addListener(new AttemptsListener(this.history, (error, jid) => this.logger.warn(`attempts log for ${jid} failed: ${String(error)}`)));
   }
 }
 
@@ -98,11 +117,12 @@ export class WurkTestingModule {
         ExecutionCarrier,
         { provide: MemoryStatusRows, useFactory: () => new MemoryStatusRows() },
         { provide: StatusService, useExisting: MemoryStatusRows },
+        { provide: MemoryAttemptsStore, useFactory: () => new MemoryAttemptsStore(resolved.attemptsMax) },
         { provide: WurkServer, useFactory: () => new TestingServer() },
         {
           provide: WurkTesting,
-          inject: [WorkerRegistry, WurkServer, MemoryStatusRows],
-          useFactory: (registry: WorkerRegistry, server: TestingServer, rows: MemoryStatusRows) =>
+          inject: [WorkerRegistry, WurkServer, MemoryStatusRows, MemoryAttemptsStore],
+          useFactory: (registry: WorkerRegistry, server: TestingServer, rows: MemoryStatusRows, history: MemoryAttemptsStore) =>
             new WurkTesting(
               mode,
               new JobRunner({
@@ -115,6 +135,7 @@ export class WurkTestingModule {
                 deathHandlers: resolved.deathHandlers,
               }),
               rows,
+              history,
             ),
         },
         { provide: WURK_PUSH_TRANSPORT, useExisting: WurkTesting },

@@ -67,6 +67,6 @@ import { withProcessOverrides } from './process-overrides';
     AdminService,
     JobEventsExplorer,
   ],
-  exports: [AdminService, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [AdminService, AttemptsHooks, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
 export class WurkModule extends WurkConfigurableModule {}

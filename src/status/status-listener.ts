@@ -93,8 +93,9 @@ export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs
         return;
       }
       if (outcome.kind === 'rescheduled') {
-        // Over its limiter: waiting in `schedule` again, not failed; the next attempt writes `running`.
-        await this.writer.write(jid, { ...buffered, state: 'enqueued', attempt: context.attempt }, { ttl: this.options.ttl, create: true });
+        // Over its limiter: waiting in `schedule` until `scheduled_at`, not failed; the next attempt writes `running`.
+        const fields: StatusFields = { ...buffered, state: 'scheduled', attempt: context.attempt, scheduled_at: floatText(outcome.retryAt / 1000) };
+        await this.writer.write(jid, fields, { ttl: this.options.ttl, create: true });
         return;
       }
       const fields: StatusFields = { ...buffered, state: outcome.kind, attempt: context.attempt };

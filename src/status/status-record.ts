@@ -1,6 +1,6 @@
 /** The states of a status row, in order (contract §2.3). */
-export const STATUS_STATES = ['enqueued', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] as const;
-/** The states of a status row: `enqueued`, `running`, `complete`, `retrying`, `failed`, `dead`, `interrupted`. */
+export const STATUS_STATES = ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] as const;
+/** The states of a status row: `enqueued`, `scheduled` (rescheduled by its limiter, due at `scheduled_at`), `running`, `complete`, `retrying`, `failed`, `dead`, `interrupted`. */
 export type StatusState = (typeof STATUS_STATES)[number];
 
 export function isStatusState(value: unknown): value is StatusState {
@@ -30,6 +30,8 @@ export interface StatusRecord {
   error_class: string | null;
   error_message: string | null;
   attempt: number | null;
+  /** `scheduled`: when the job is due again (float epoch seconds); wurk's addition, after the contract's keys. */
+  scheduled_at: number | null;
 }
 
 function float(value: string | undefined): number | null {
@@ -78,5 +80,6 @@ export function toStatusRecord(jid: string, row: Record<string, string>): Status
     error_class: text(row.error_class),
     error_message: text(row.error_message),
     attempt: integer(row.attempt),
+    scheduled_at: float(row.scheduled_at),
   };
 }

@@ -21,6 +21,7 @@ export interface StatusFields {
   error_class?: string;
   error_message?: string;
   attempt?: number;
+  scheduled_at?: string;
 }
 
 /** Writing a state outside the state machine is a programming error, not bad input. */

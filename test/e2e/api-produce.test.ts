@@ -241,13 +241,13 @@ describe.each(PLATFORMS)('HTTP API: the produce routes (%s)', (platform: Platfor
   });
 
   describe('GET /jobs/:jid', () => {
-    it('returns the status record of a tracked job in the contract order', async () => {
+    it('returns the status record of a tracked job in the contract order, then wurk\'s scheduled_at', async () => {
       const created = await post(api.port, '/api/v1/jobs', PRODUCER_TOKEN, { class: 'RecordJob', args: [], track: true });
       const res = await call(api.port, { path: `/api/v1/jobs/${created.json.jid}`, token: PRODUCER_TOKEN });
       expect(res.status).toBe(200);
       expect(Object.keys(res.json)).toEqual([
         'jid', 'state', 'queue', 'class', 'enqueued_at', 'started_at', 'finished_at', 'progress', 'total', 'message',
-        'result', 'result_truncated', 'result_withheld', 'error_class', 'error_message', 'attempt',
+        'result', 'result_truncated', 'result_withheld', 'error_class', 'error_message', 'attempt', 'scheduled_at',
       ]);
       expect(res.json).toMatchObject({ jid: created.json.jid, state: 'enqueued', queue: 'default', class: 'RecordJob', started_at: null, progress: null });
     });

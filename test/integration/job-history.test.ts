@@ -3,7 +3,11 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { AdminService, ClientService, JobContext, Worker, WurkModule, WurkModuleOptions, WurkServer } from '../../src';
 import type { AttemptRecord } from '../../src/job/attempt-record';
+import { attemptRecordOf } from '../../src/server/retry/attempt-record';
 import { RedisAttemptsStore } from '../../src/history/attempts-store';
+import { AttemptsHooks } from '../../src/nest/attempts.hooks';
+import { resolveOptions } from '../../src/nest/wurk-options';
+import { RedisServer } from '../support/redis-server';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
@@ -115,6 +119,27 @@ describe('job history: the attempts log', () => {
   });
 });
 
+describe('the attempts log options', () => {
+  it('default to 7 days and 30 records, and are checked at start-up by name', () => {
+    expect(resolveOptions({})).toMatchObject({ attemptsTtl: 604800, attemptsMax: 30 });
+    expect(() => resolveOptions({ attemptsTtl: 0 })).toThrow(/attemptsTtl/);
+    expect(() => resolveOptions({ attemptsTtl: 1.5 })).toThrow(/attemptsTtl/);
+    expect(() => resolveOptions({ attemptsMax: -1 })).toThrow(/attemptsMax/);
+  });
+
+  it('attemptsMax: 0 turns the log off: no listener is installed', async () => {
+    const server = new RedisServer();
+    await server.boot();
+    const app = await boot(server.url, { attemptsMax: 0, processing: false });
+    try {
+      expect(app.get(AttemptsHooks).listener).toBeUndefined();
+    } finally {
+      await app.close();
+      await server.stop();
+    }
+  });
+});
+
 describe('the attempts store: bounds', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
 
@@ -125,6 +150,33 @@ describe('the attempts store: bounds', () => {
     expect(await server.redis.ttl('attempts:j1')).toBeGreaterThan(100);
     await expect(store.record('j1', { attempt: 6, at: 6, outcome: 'dead', error_message: 'x'.repeat(5000) })).rejects.toThrow(/over the 4096-byte cap/);
     expect(await server.redis.llen('attempts:j1')).toBe(3);
+  });
+
+  it('costs: a typical record is under 1 KB of JSON, the worst case under 2.5 KB; 30 records of the worst case stay under 80 KB of Redis memory', async () => {
+    const store = new RedisAttemptsStore(server.redis, { maxEntries: 30, ttl: 604800 });
+    const facts = { queue: 'default', process: 'web-1.example.com:12345:0123456789ab', now: Date.now() };
+    let parseError: Error | undefined;
+    try {
+      JSON.parse('{oops');
+    } catch (error) {
+      parseError = error as Error;
+    }
+    const typical = attemptRecordOf({ kind: 'retrying', error: parseError, retryCount: 0, retryAt: Date.now() + 30000 }, { ...facts, attempt: 1 })!;
+    const hugeStack = 'Error\n' + Array.from({ length: 9 }, () => `    at ${'x'.repeat(400)}`).join('\n');
+    const worst = attemptRecordOf({ kind: 'retrying', error: Object.assign(new Error('€'.repeat(2000)), { stack: hugeStack }), retryCount: 28, retryAt: Date.now() }, { ...facts, attempt: 30 })!;
+    const typicalBytes = Buffer.byteLength(JSON.stringify(typical));
+    const worstBytes = Buffer.byteLength(JSON.stringify(worst));
+    await store.record('typical', typical);
+    const one = Number(await server.redis.call('MEMORY', 'USAGE', 'attempts:typical'));
+    for (let i = 1; i < 30; i++) await store.record('typical', typical);
+    const thirty = Number(await server.redis.call('MEMORY', 'USAGE', 'attempts:typical'));
+    for (let i = 0; i < 30; i++) await store.record('worst', worst);
+    const worstThirty = Number(await server.redis.call('MEMORY', 'USAGE', 'attempts:worst'));
+    // Quoted in docs/job-history.md.
+    console.log(`attempt record: typical ${typicalBytes} B JSON, worst ${worstBytes} B; MEMORY USAGE 1 typical ${one} B, 30 typical ${thirty} B, 30 worst ${worstThirty} B`);
+    expect(typicalBytes).toBeLessThan(1024);
+    expect(worstBytes).toBeLessThan(2560);
+    expect(worstThirty).toBeLessThan(80 * 1024);
   });
 
   it('a malformed element is shown as `unreadable`, not raised', async () => {

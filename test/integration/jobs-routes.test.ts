@@ -72,11 +72,12 @@ describe('api: the produce routes driven directly (contract §1.6, §1.7)', () =
   describe('the route table', () => {
     const fresh = freshEachTest(() => require('../../src/api/jobs.routes') as typeof import('../../src/api/jobs.routes'));
 
-    it('has the four produce routes with their scopes: enqueue to push, read to look, admin to take a job out', () => {
+    it('has the five job routes with their scopes: enqueue to push, read to look, admin to take a job out', () => {
       expect(fresh.module.JOB_ROUTES).toEqual([
         { name: 'jobs.create', method: 'POST', pattern: '/v1/jobs', scope: 'enqueue' },
         { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
         { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
+        { name: 'jobs.attempts', method: 'GET', pattern: '/v1/jobs/:jid/attempts', scope: 'read' },
         { name: 'jobs.delete', method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin' },
       ]);
     });

@@ -139,16 +139,18 @@ describe('StatusListener', () => {
     expect(record!.finished_at).not.toBeNull();
   });
 
-  it('over its limiter: back to enqueued with the attempt and the buffered progress, written even where the row lapsed during the run', async () => {
+  it('over its limiter: scheduled, due at the reschedule time, with the attempt and the buffered progress, written even where the row lapsed during the run', async () => {
     const l = listener({ progressInterval: 60 });
     const ctx = context({ track: true, retry_count: 0 }, 2);
     await l.onStart(ctx);
     ctx.execution.reporter!.report(1, 10, 'batch');
     ctx.execution.reporter!.report(3);
     await server.redis.del('status:abc123');
-    await l.onSettled(ctx, { kind: 'rescheduled', error: new Error('over limit'), retryAt: Date.now() + 60_000 });
+    const retryAt = Date.now() + 60_000;
+    await l.onSettled(ctx, { kind: 'rescheduled', error: new Error('over limit'), retryAt });
     const record = await store.get('abc123');
-    expect(record).toMatchObject({ state: 'enqueued', attempt: 2, progress: 3, total: 10, message: 'batch', finished_at: null, error_class: null, error_message: null });
+    expect(record!.scheduled_at).toBeCloseTo(retryAt / 1000, 2);
+    expect(record).toMatchObject({ state: 'scheduled', attempt: 2, progress: 3, total: 10, message: 'batch', finished_at: null, error_class: null, error_message: null });
     expect(await server.redis.ttl('status:abc123')).toBeGreaterThan(1790);
   });
 

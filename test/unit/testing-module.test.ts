@@ -148,6 +148,16 @@ describe('WurkTestingModule, fake mode', () => {
     expect(wurk.jobs()).toEqual([]);
   });
 
+  it('keeps the attempts log in memory: WurkTesting.attempts(jid) reads what the admin API would', async () => {
+    const boom = (await client.performAsync(FlakyWorker, 'boom'))!;
+    const doomed = (await client.performAsync(DoomedWorker))!;
+    const ok = (await client.performAsync(GreetWorker, 'fine', 1))!;
+    await wurk.drain();
+    expect(await wurk.attempts(boom)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'retrying', error_class: 'Error', error_message: 'failed boom', retry_at: expect.any(Number) })]);
+    expect(await wurk.attempts(doomed)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'dead', error_class: 'TypeError', error_message: 'never works' })]);
+    expect(await wurk.attempts(ok)).toEqual([]);
+  });
+
   it('performs one job at a time, and refuses an empty queue', async () => {
     await client.performAsync(GreetWorker, 'one', 1);
     await client.performAsync(GreetWorker, 'two', 1);

@@ -51,6 +51,12 @@ export class WurkJobsController {
     return this.api.respond(req, res, (request) => this.api.jobs.show(request));
   }
 
+  @Get('v1/jobs/:jid/attempts')
+  @Route('jobs.attempts')
+  attempts(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {
+    return this.api.respond(req, res, (request) => this.api.jobs.attempts(request));
+  }
+
   @Delete('v1/jobs/:jid')
   @Route('jobs.delete')
   remove(@Req() req: PlatformRequest, @Res() res: PlatformResponse): Promise<void> {

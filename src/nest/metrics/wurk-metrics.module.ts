@@ -2,6 +2,7 @@ import { Controller, DynamicModule, Get, Header, Inject, Module, Type } from '@n
 import { loadPeer } from '../../observability/load-peer';
 import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wurk-metrics';
 import { RedisConnections } from '../../redis/connections';
+import { AttemptsHooks } from '../attempts.hooks';
 import { ClientService } from '../client.service';
 import { WurkServer } from '../wurk-server';
 import { WorkerRegistry } from '../../job/worker-registry';
@@ -47,8 +48,8 @@ export class WurkMetricsModule {
       providers: [
         {
           provide: WurkMetrics,
-          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry],
-          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry) => {
+          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry, { token: AttemptsHooks, optional: true }],
+          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry, history: AttemptsHooks | undefined) => {
             const subject = {
               redis: connections.command,
               busy: () => server.manager?.busy,
@@ -58,6 +59,7 @@ export class WurkMetricsModule {
               get fetchedQueues() {
                 return server.manager?.queueNames ?? [];
               },
+              attemptsWriteFailures: () => history?.listener?.failedWrites,
             };
             const metrics = new WurkMetrics(prom, subject, { ...metricsOptions, registry });
             server.addListener(metrics.listener);

@@ -42,6 +42,8 @@ export interface MetricsSubject {
   isWorkerClass?(name: string): boolean;
   /** The queues this process fetches (reported by name); none when absent. */
   fetchedQueues?: readonly string[];
+  /** Appends to the attempts log that failed since boot (docs/job-history.md); undefined when the log is off. */
+  attemptsWriteFailures?(): number | undefined;
 }
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -101,6 +103,16 @@ export class WurkMetrics {
       collect() {
         const busy = subject.busy();
         if (busy !== undefined) this.set(busy);
+      },
+    }));
+    replace(registry, `${prefix}attempts_log_write_failures_total`, () => new prom.Counter({
+      name: `${prefix}attempts_log_write_failures_total`,
+      help: 'Attempt records this process could not append to a job\'s attempts log (each also logged); the jobs themselves were filed.',
+      registers: [registry],
+      collect() {
+        const failures = subject.attemptsWriteFailures?.();
+        this.reset();
+        if (failures !== undefined) this.inc(failures);
       },
     }));
     if (options.queueGauges ?? true) {
