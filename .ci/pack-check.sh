@@ -20,7 +20,7 @@ npm run build >/dev/null
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
 echo "pack-check: packed $tarball"
 contents="$(tar tzf "$work/$tarball")"
-for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/server/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
+for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/server/heartbeat/heartbeat-thread.js $(ls lua/*.lua 2>/dev/null); do
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
 

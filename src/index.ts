@@ -98,7 +98,7 @@ export type { JobExecution, ProgressReporter } from './server/job-execution';
 export { UnknownWorkerError } from './server/processor';
 export type { DeathHandler, ErrorHandler } from './server/processor';
 export type { RetryHooks, RetryInResult } from './server/retry/failure-plan';
-export type { HeartbeatPort, WorkItem, RemoteSignal } from './server/heartbeat-port';
+export type { HeartbeatPort, WorkItem, RemoteSignal } from './server/heartbeat/heartbeat-port';
 // Embedding the process plane without Nest (a standalone worker, a script):
 export { SERVER_DEFAULTS } from './server/server-options';
 export { newProcessIdentity } from './server/identity';
