@@ -262,7 +262,7 @@ export class Capsule implements GatedPool {
    * unstarted at quiet or stop.
    */
   private async runFetchLoop(): Promise<void> {
-    const { options, group, logger } = this.deps;
+    const { group, logger } = this.deps;
     let backoff = 0;
     while (!this.quieted) {
       this.startPrefetched();

@@ -2,7 +2,7 @@ import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../../job/time';
 import { Keys } from '../../redis/keys';
-import { runScript, runScriptForBytes } from '../../redis/scripts';
+import { runScriptForBytes } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
