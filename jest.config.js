@@ -18,6 +18,8 @@ module.exports = {
   roots: ['<rootDir>/src', '<rootDir>/test', '<rootDir>/sample', '<rootDir>/docs'],
   testMatch: ['**/*.test.ts'],
   globalSetup: '<rootDir>/test/support/global-setup.ts',
+  // A heartbeat thread started from src/ cannot use ts-jest: it preloads ts-node instead.
+  setupFiles: ['<rootDir>/test/support/heartbeat-from-source.ts'],
   transform: {
     '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }],
     '^.+\\.m?js$': '<rootDir>/jest/transform.js',

@@ -29,7 +29,7 @@ echo "pack-check: cloned and installed in $((SECONDS - started)) s"
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
 echo "pack-check: packed $tarball from a fresh clone in $((SECONDS - started)) s"
 contents="$(tar tzf "$work/$tarball")"
-for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/server/heartbeat-thread.js jest/preset.js jest/transform.js dashboard/dist/index.html $(ls lua/*.lua 2>/dev/null); do
+for required in dist/index.js dist/index.d.ts dist/entries/testing.js dist/entries/testing.d.ts dist/entries/health.js dist/entries/metrics.js dist/entries/tracing.js dist/entries/worker.js dist/entries/wurk-worker.js dist/entries/admin.js dist/entries/internals.js dist/server/heartbeat/heartbeat-thread.js jest/preset.js jest/transform.js dashboard/dist/index.html $(ls lua/*.lua 2>/dev/null); do
   grep -qx "package/$required" <<<"$contents" || { echo "pack-check: $required missing from the tarball"; exit 1; }
 done
 cd "$root"
@@ -135,6 +135,7 @@ TS
   # Subpath entries resolve through `exports`; the optional peers are absent here, and the root entry above loaded without them.
   (cd "$app" && node -e "if (typeof require('nestjs-wurk/testing').WurkTestingModule !== 'function') process.exit(1)")
   (cd "$app" && node -e "if (typeof require('nestjs-wurk/worker').runStandaloneWorker !== 'function') process.exit(1)")
+  (cd "$app" && node -e "if (typeof require('nestjs-wurk/admin').WurkAdmin !== 'function' || typeof require('nestjs-wurk/internals').Manager !== 'function') process.exit(1)")
   (cd "$app" && npx --no-install wurk-worker --help >/dev/null)
   for entry in health metrics tracing; do
     (cd "$app" && node -e "try { require('nestjs-wurk/$entry'); process.exit(1) } catch (e) { if (e.name !== 'MissingPeerError') throw e }")

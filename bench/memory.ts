@@ -92,7 +92,7 @@ const STEPS: Step[] = [
   { name: 'Node 20 + a bare worker thread', code: '', thread: '' },
   { name: 'Node 20 + a thread that loads ioredis', code: '', thread: "require('ioredis');" },
   // What the heartbeat's thread loads for a redis:// URL: its loop and the plain RESP connection, no ioredis.
-  { name: "Node 20 + the heartbeat thread's code", code: '', thread: `require(${JSON.stringify(join(BUILD, 'src', 'server', 'heartbeat-loop.js'))});` },
+  { name: "Node 20 + the heartbeat thread's code", code: '', thread: `require(${JSON.stringify(join(BUILD, 'src', 'server', 'heartbeat', 'heartbeat-loop.js'))});` },
 ];
 
 interface StepResult {

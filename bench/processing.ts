@@ -366,7 +366,7 @@ export function buildWorkers(sides: Side[]): void {
       extends: join(ROOT, 'tsconfig.json'),
       compilerOptions: { outDir: BUILD, rootDir: ROOT, declaration: false, sourceMap: false, noEmitOnError: false },
       // The heartbeat's thread entry is loaded by path, not imported, so it is listed itself.
-      files: [...files.map((file) => join(ROOT, 'bench', 'workers', file)), join(ROOT, 'src', 'server', 'heartbeat-thread.ts')],
+      files: [...files.map((file) => join(ROOT, 'bench', 'workers', file)), join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts')],
       include: [],
     }),
   );

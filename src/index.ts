@@ -1,111 +1,63 @@
-/** The public surface of nestjs-wurk: everything a user imports comes from here. */
+/**
+ * The application surface of nestjs-wurk: what an app imports to declare
+ * workers, push and track jobs, schedule periodic ones, limit, mount the HTTP
+ * API and the dashboard, and write middleware. Sidekiq's API classes are in
+ * `nestjs-wurk/admin`; the parts an embedder wires by hand (the process
+ * plane without Nest, the status, periodic and unique listeners, Redis key
+ * names) are in `nestjs-wurk/internals`. See docs/embedding.md.
+ */
+
+// --- The module, workers and jobs ---------------------------------------------------
 export { WurkModule } from './nest/wurk.module';
+export type { WurkModuleOptions } from './nest/wurk-options';
 export { Worker } from './nest/worker.decorator';
+export type { WorkerOptions, JobHash, BulkJobHash } from './job/job-hash';
+export { JobContext } from './nest/job-context';
+export { JobPayload } from './job/payload';
+export type { RetryInResult } from './server/retry/failure-plan';
+
+// --- Producing ----------------------------------------------------------------------
 export { ClientService } from './nest/client.service';
+export type { JobOverrides, ClientContext, ClientMiddleware, ClientMiddlewareFn } from './client/client';
+export type { Duration } from './client/schedule-time';
+export type { UniqueUntil } from './unique/unique-options';
+
+// --- Status and events --------------------------------------------------------------
 export { StatusService } from './nest/status.service';
 export type { StatusRecord, StatusState } from './status/status-record';
-export type { AttemptOutcome, AttemptRecord } from './job/attempt-record';
-export { StatusHooks } from './nest/status.hooks';
-export { StatusWriter, InvalidStatusStateError } from './status/status-writer';
-export type { StatusFields, StatusWriteOptions } from './status/status-writer';
-export { StatusListener } from './status/status-listener';
-export type { StatusErrorReporter } from './status/status-listener';
-export type { StatusOptions } from './status/status-options';
-export { enqueuedRowHook } from './status/enqueued-row';
-export { isTracked } from './status/tracked';
-export { StatusWaitTimeoutError, FINAL_STATES } from './status/status-wait';
+export type { AttemptRecord } from './job/attempt-record';
+export { StatusWaitTimeoutError } from './status/status-wait';
 export type { WaitForOptions } from './status/status-wait';
 export { OnJobEvent } from './nest/job-events.decorator';
-export { JobEventDispatcher, JOB_EVENTS } from './server/job-events';
 export type { JobEvent, JobEventName, JobEventHandler } from './server/job-events';
-export type { WurkModuleOptions } from './nest/wurk-options';
+
+// --- Periodic jobs, limiters, admin -------------------------------------------------
 export { Periodic } from './nest/periodic.decorator';
 export type { PeriodicOptions } from './nest/periodic.decorator';
 export { PeriodicService } from './nest/periodic.service';
-
-// --- Admin API ------------------------------------------------------------------
-export { AdminService } from './nest/admin.service';
-export { WurkAdmin } from './admin/wurk-admin';
-export type { WurkAdminOptions } from './admin/wurk-admin';
-export { Stats, MAX_HISTORY_DAYS } from './admin/stats';
-export type { FastStats, SlowStats, StatsHistoryDay } from './admin/stats';
-export { Queue } from './admin/queue';
-export type { QueueSummary, QueuedJob, PauseListener } from './admin/queue';
-export { QueueList } from './admin/queue-list';
-export { JobSet } from './admin/job-set';
-export type { EntryRef, ScanPage, JobSetOptions } from './admin/job-set';
-export { ScheduledSet } from './admin/scheduled-set';
-export { RetrySet } from './admin/retry-set';
-export { DeadSet } from './admin/dead-set';
-export type { JobRecord, SortedEntry } from './admin/job-record';
-export { readJobRecord, entryId, parseEntryId } from './admin/job-record';
-export type { Page, PageRequest } from './admin/page';
-export { DEFAULT_PAGE_COUNT, MAX_PAGE_COUNT, resolvePage } from './admin/page';
-export { AlreadyDeadError, MalformedEntryError } from './admin/errors';
-export { ProcessSet } from './admin/process-set';
-export type { ProcessRecord, SignalResult } from './admin/process-set';
-export { WorkSet } from './admin/work-set';
-export { Health, STALE_AFTER_SECONDS } from './admin/health';
-export type { HealthReport } from './admin/health';
-export type { WorkRecord } from './admin/work-set';
-export { PeriodicManager } from './periodic/periodic-manager';
-export type { PeriodicEntryInfo, PeriodicManagerOptions } from './periodic/periodic-manager';
-export type { PeriodicEntry, PeriodicEntryOptions } from './periodic/periodic-entry';
-export { resolvePeriodicEntry } from './periodic/periodic-entry';
-export { PeriodicTicker } from './periodic/periodic-ticker';
-export type { PeriodicTickerEvents } from './periodic/periodic-ticker';
-export { RunningLockListener } from './periodic/running-lock-listener';
-export type { ApiRateLimitOption, ApiScope, ApiTokenOption, WurkApiOptions } from './api/api-options';
-export { WurkApiModule } from './nest/http/wurk-api.module';
-export type { WurkApiModuleOptions } from './nest/http/wurk-api.module';
-export { WurkApiService } from './nest/http/wurk-api.service';
-export { WurkApiGuard } from './nest/http/wurk-api.guard';
-export { WURK_BEARER_SCHEME } from './nest/http/openapi.decorators';
-export { isWurkApiRoute } from './nest/http/is-wurk-api-route';
-
-export { Client, ScopedClient } from './client/client';
-export { uniqueDigest } from './job/unique-digest';
 export { LimiterService } from './nest/limiter.service';
 export { ConcurrentLimiter } from './limiter/concurrent-limiter';
 export type { ConcurrentLimiterOptions } from './limiter/concurrent-limiter';
 export { WindowLimiter } from './limiter/window-limiter';
 export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-limiter';
 export { OverLimitError } from './limiter/over-limit-error';
-export type { UniqueUntil } from './unique/unique-options';
-export { InvalidScheduleError } from './client/schedule-time';
-export type { Duration } from './client/schedule-time';
-export type { ClientContext, ClientMiddleware, ClientMiddlewareFn, JobOverrides, PushObserver, PushPipelineHook } from './client/client';
-export { RedisPushTransport } from './client/push-transport';
-export type { PushTransport, ScheduledPush } from './client/push-transport';
-export { WURK_PUSH_TRANSPORT } from './nest/tokens';
-export { JobPayload } from './job/payload';
-export type { BulkJobHash, JobHash, WorkerOptions } from './job/job-hash';
-export type { PerformArgs, WorkerClass, WorkerInstance } from './job/worker-definition';
-export type { TimestampMode } from './job/time';
-export { InvalidJobError, InvalidPayloadError, WurkConfigError, WurkError } from './job/errors';
-export { Keys } from './redis/keys';
-export { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from './redis/redis-errors';
-export type { RedisConnectionOptions } from './redis/connection';
+export { AdminService } from './nest/admin.service';
 
-// --- Processing ---------------------------------------------------------------
+// --- Processing ---------------------------------------------------------------------
 export { WurkServer } from './nest/wurk-server';
-export { JobContext } from './nest/job-context';
-export { Manager } from './server/manager';
-export type { ManagerDeps } from './server/manager';
-export type { ServerOptions } from './server/server-options';
-export type { QueueSpec } from './server/queue-order';
-export type { ServerContext, ServerMiddleware, ServerMiddlewareFn, JobOutcome, JobLifecycleListener } from './server/server-middleware';
-export type { JobExecution, ProgressReporter } from './server/job-execution';
-export { UnknownWorkerError } from './server/processor';
-export type { DeathHandler, ErrorHandler } from './server/processor';
-export type { RetryHooks, RetryInResult } from './server/retry/failure-plan';
-export type { HeartbeatPort, WorkItem, RemoteSignal } from './server/heartbeat-port';
-// Embedding the process plane without Nest (a standalone worker, a script):
-export { SERVER_DEFAULTS } from './server/server-options';
-export { newProcessIdentity } from './server/identity';
-export type { ProcessIdentity } from './server/identity';
-export { RedisConnections } from './redis/connections';
-export { WorkerRegistry } from './job/worker-registry';
-export type { RegisteredWorker } from './job/worker-registry';
+export type { ServerContext, ServerMiddleware, ServerMiddlewareFn, JobOutcome } from './server/server-middleware';
+
+// --- HTTP API and dashboard ---------------------------------------------------------
+export { WurkApiModule } from './nest/http/wurk-api.module';
+export type { WurkApiModuleOptions } from './nest/http/wurk-api.module';
+export type { ApiRateLimitOption, ApiScope, ApiTokenOption, WurkApiOptions } from './api/api-options';
+export { WURK_BEARER_SCHEME } from './nest/http/openapi.decorators';
+export { isWurkApiRoute } from './nest/http/is-wurk-api-route';
 export { WurkDashboardModule } from './nest/dashboard/wurk-dashboard.module';
 export type { WurkDashboardModuleOptions } from './nest/dashboard/wurk-dashboard.module';
+
+// --- Options and errors -------------------------------------------------------------
+export type { RedisConnectionOptions } from './redis/connection';
+export { WurkError, WurkConfigError, InvalidJobError } from './job/errors';
+export { InvalidScheduleError } from './client/schedule-time';
+export { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from './redis/redis-errors';

@@ -101,9 +101,16 @@ function emptyClass(className: string, size: number): ClassMetrics {
 /** Adds one bucket's `p`/`f`/`ms` counter; any other field (a future Sidekiq's) is ignored, not an error. */
 function addCounter(metrics: ClassMetrics, metric: string, index: number, value: number): void {
   if (!Number.isFinite(value)) return;
-  if (metric === 'p') (metrics.processed += value), (metrics.series.processed[index] += value);
-  else if (metric === 'f') (metrics.failed += value), (metrics.series.failed[index] += value);
-  else if (metric === 'ms') (metrics.totalMs += value), (metrics.series.ms[index] += value);
+  if (metric === 'p') {
+    metrics.processed += value;
+    metrics.series.processed[index] += value;
+  } else if (metric === 'f') {
+    metrics.failed += value;
+    metrics.series.failed[index] += value;
+  } else if (metric === 'ms') {
+    metrics.totalMs += value;
+    metrics.series.ms[index] += value;
+  }
 }
 
 function finish(metrics: ClassMetrics): ClassMetrics {

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
-import type { RemoteSignal } from '../server/heartbeat-port';
+import type { RemoteSignal } from '../server/heartbeat/heartbeat-port';
 import { Page, PageRequest, pipelineValues, resolvePage } from './page';
 import { setMembers } from './scan';
 

@@ -28,6 +28,7 @@ export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
 
 /** A class-shaped client middleware, e.g. a Nest provider with injected dependencies. */
 export interface ClientMiddleware {
+  /** Runs around one push: change `context.job`, await `next()` to push, or return without it to drop the push. */
   call(context: ClientContext, next: () => Promise<void>): Promise<void> | void;
 }
 

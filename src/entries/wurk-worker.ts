@@ -37,6 +37,7 @@ function flags(argv: string[]): Record<string, string> {
 
 /** The named export, else `AppModule`, else the default export, else the module's only exported class. */
 function moduleClass(file: string, name: string | undefined): Type<unknown> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the app's module, named on the command line
   const exports = require(resolve(process.cwd(), file)) as Record<string, unknown>;
   const candidates = name ? [exports[name]] : [exports.AppModule, exports.default, ...Object.values(exports).filter((value) => typeof value === 'function')];
   const found = candidates.find((value) => typeof value === 'function');

@@ -77,11 +77,13 @@ export class JobPayload {
     return payload;
   }
 
+  /** Whether the payload has the member `key` (present with a `null` value counts). */
   has(key: string): boolean {
     if (this.decoded !== undefined) return Object.prototype.hasOwnProperty.call(this.decoded, key);
     return this.members.has(key);
   }
 
+  /** The member `key` decoded from its JSON text (decoded once, then kept), or undefined when absent. */
   get<T = unknown>(key: string): T | undefined {
     if (this.decoded !== undefined) return Object.prototype.hasOwnProperty.call(this.decoded, key) ? (this.decoded[key] as T) : undefined;
     const member = this.members.get(key);
@@ -114,11 +116,13 @@ export class JobPayload {
     return this;
   }
 
+  /** Removes the member `key`, if present; the others keep their order. */
   delete(key: string): this {
     if (this.spans().delete(key)) this.original = undefined;
     return this;
   }
 
+  /** Member names in the stored text's order (Ruby's order, not JavaScript's integer-keys-first). */
   keys(): string[] {
     // From the spans, not the decoded object: JavaScript lists integer-like keys first, Ruby keeps the text's order.
     return [...this.spans().keys()];
@@ -129,6 +133,7 @@ export class JobPayload {
     return [...this.spans()].map(([key, member]) => [key, member.text]);
   }
 
+  /** An independent copy: changing it leaves this payload, and its stored text, as they are. */
   clone(): JobPayload {
     const copy = new JobPayload();
     for (const [key, member] of this.spans()) copy.members.set(key, { ...member });

@@ -4,7 +4,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { writePolicyFor } from '../redis/durable-write';
-import { Heartbeat } from '../server/heartbeat';
+import { Heartbeat } from '../server/heartbeat/heartbeat';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
 import { ExecutionCarrier } from '../server/job-execution';
 import { JobLog } from '../server/job-log';

@@ -69,4 +69,9 @@ import { withProcessOverrides } from './process-overrides';
   ],
   exports: [AdminService, AttemptsHooks, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
 })
-export class WurkModule extends WurkConfigurableModule {}
+export class WurkModule extends WurkConfigurableModule {
+  /** Registers wurk with options given inline: `WurkModule.forRoot({ redis: { url }, queues: ['default'] })`. */
+  declare static forRoot: typeof WurkConfigurableModule.forRoot;
+  /** Registers wurk with options from a factory: `WurkModule.forRootAsync({ imports, inject, useFactory })`. */
+  declare static forRootAsync: typeof WurkConfigurableModule.forRootAsync;
+}

@@ -18,6 +18,7 @@ export class MissingPeerError extends WurkError {
  */
 export function loadPeer<T>(peer: string, feature: string): T {
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- loaded when the entry is used, and only then
     return require(peer) as T;
   } catch (error) {
     const code = (error as { code?: string }).code;

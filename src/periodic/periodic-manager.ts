@@ -61,6 +61,7 @@ export class PeriodicManager {
     this.byId.set(entry.pjid, entry);
   }
 
+  /** This process's entries, as declared (resolved, validated). */
   entries(): PeriodicEntry[] {
     return [...this.byId.values()];
   }
@@ -80,10 +81,12 @@ export class PeriodicManager {
     this.ticker.start(ready, quiet);
   }
 
+  /** Stops ticking; resolves once a tick in progress has finished. */
   stop(): Promise<void> {
     return this.ticker.stop();
   }
 
+  /** Each local entry with its shared state: disabled or not, last and next slot, the running jid of an until-executed one. */
   async list(): Promise<PeriodicEntryInfo[]> {
     const disabled = await this.store.disabled().catch((error) => {
       this.logger.error(`periodic: disabled set unreadable: ${errorText(error)}`);
@@ -115,6 +118,7 @@ export class PeriodicManager {
     await this.store.disable(this.pjidOf(entry));
   }
 
+  /** Lets a disabled `entry` fire again in every process; `entry` as for disable(). */
   async enable(entry: string | { pjid: string }): Promise<void> {
     await this.store.enable(this.pjidOf(entry));
   }

@@ -8,7 +8,7 @@ import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher'
 import type { PausedQueues } from './fetch/paused-queues';
 import { KnownJobs } from './fetch/known-jobs';
 import { ReliableFetch } from './fetch/reliable-fetch';
-import type { HeartbeatPort, WorkItem } from './heartbeat-port';
+import type { HeartbeatPort, WorkItem } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import type { ExecutionCarrier } from './job-execution';
 import { defaultOverLimitBackoff } from './over-limit-policy';
@@ -271,7 +271,7 @@ export class Capsule implements GatedPool {
    * unstarted at quiet or stop.
    */
   private async runFetchLoop(): Promise<void> {
-    const { options, group, logger } = this.deps;
+    const { group, logger } = this.deps;
     let backoff = 0;
     while (!this.quieted) {
       this.startPrefetched();

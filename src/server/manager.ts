@@ -8,7 +8,7 @@ import { CapsuleGroup, capsuleGroups } from './capsules';
 import type { ClaimedJob, DeadTrim } from './fetch/fetcher';
 import { PausedQueues } from './fetch/paused-queues';
 import { KnownJobs } from './fetch/known-jobs';
-import type { HeartbeatPort, RemoteSignal } from './heartbeat-port';
+import type { HeartbeatPort, RemoteSignal } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
 import { Poller } from './poller';

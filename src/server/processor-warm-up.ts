@@ -1,7 +1,7 @@
 import { MiddlewareChain } from '../job/middleware-chain';
 import { WorkerRegistry } from '../job/worker-registry';
 import type { ClaimedJob, Fetcher } from './fetch/fetcher';
-import type { HeartbeatPort } from './heartbeat-port';
+import type { HeartbeatPort } from './heartbeat/heartbeat-port';
 import type { ExecutionCarrier } from './job-execution';
 import { Processor } from './processor';
 import type { JobLifecycleListener, ServerContext } from './server-middleware';

@@ -5,7 +5,7 @@ import { JobPayload } from '../job/payload';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
 import type { ClaimedJob, Fetcher } from './fetch/fetcher';
-import type { HeartbeatPort } from './heartbeat-port';
+import type { HeartbeatPort } from './heartbeat/heartbeat-port';
 import type { ExecutionCarrier, JobExecution } from './job-execution';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 import type { ServerLogger } from './server-logger';

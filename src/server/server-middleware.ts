@@ -30,6 +30,7 @@ export type ServerMiddlewareFn = MiddlewareFn<ServerContext>;
 
 /** A class-shaped server middleware, e.g. a Nest provider with injected dependencies. */
 export interface ServerMiddleware {
+  /** Runs around one execution of `perform`: await `next()` to run the job, or return without it to skip it. */
   call(context: ServerContext, next: () => Promise<void>): Promise<void> | void;
 }
 

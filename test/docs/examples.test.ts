@@ -39,7 +39,16 @@ describe('TypeScript examples in README.md and docs/', () => {
 
   it('maps every package entry to its source', () => {
     expect(Object.keys(packagePaths()).sort()).toEqual(
-      ['nestjs-wurk', 'nestjs-wurk/health', 'nestjs-wurk/metrics', 'nestjs-wurk/testing', 'nestjs-wurk/tracing', 'nestjs-wurk/worker'].sort(),
+      [
+        'nestjs-wurk',
+        'nestjs-wurk/admin',
+        'nestjs-wurk/health',
+        'nestjs-wurk/internals',
+        'nestjs-wurk/metrics',
+        'nestjs-wurk/testing',
+        'nestjs-wurk/tracing',
+        'nestjs-wurk/worker',
+      ].sort(),
     );
   });
 

@@ -1,7 +1,7 @@
 import { WorkerRegistry } from '../../src/job/worker-registry';
 import type { WorkerClass } from '../../src/job/worker-definition';
 import { RedisConnections } from '../../src/redis/connections';
-import { Heartbeat } from '../../src/server/heartbeat';
+import { Heartbeat } from '../../src/server/heartbeat/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Manager } from '../../src/server/manager';
 import { SERVER_DEFAULTS } from '../../src/server/server-options';

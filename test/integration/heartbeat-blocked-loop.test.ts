@@ -1,6 +1,6 @@
 import { ChildProcess, spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { Heartbeat } from '../../src/server/heartbeat';
+import { Heartbeat } from '../../src/server/heartbeat/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
 import { waitFor } from '../support/wait';

@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { heartbeatThreadEntry } from '../../src/server/heartbeat';
-import type * as HeartbeatModule from '../../src/server/heartbeat';
+import { heartbeatThreadEntry } from '../../src/server/heartbeat/heartbeat';
+import type * as HeartbeatModule from '../../src/server/heartbeat/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
@@ -30,12 +30,12 @@ describe('Heartbeat compiled to JavaScript', () => {
       JSON.stringify({
         extends: join(ROOT, 'tsconfig.build.json'),
         compilerOptions: { rootDir: join(ROOT, 'src'), outDir: join(out, 'dist'), declaration: false, sourceMap: false },
-        files: [join(ROOT, 'src', 'server', 'heartbeat.ts'), join(ROOT, 'src', 'server', 'heartbeat-thread.ts')],
+        files: [join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat.ts'), join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts')],
         include: [],
       }),
     );
     execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', config], { stdio: 'pipe' });
-    compiled = require(join(out, 'dist', 'server', 'heartbeat.js')) as typeof HeartbeatModule;
+    compiled = require(join(out, 'dist', 'server', 'heartbeat', 'heartbeat.js')) as typeof HeartbeatModule;
   });
 
   afterAll(async () => {
@@ -43,11 +43,17 @@ describe('Heartbeat compiled to JavaScript', () => {
   });
 
   it('loads the .ts entry through ts-node from source, and the .js entry with no ts-node from the build', () => {
-    expect(heartbeatThreadEntry()).toEqual({ file: join(ROOT, 'src', 'server', 'heartbeat-thread.ts'), compiled: false });
+    expect(heartbeatThreadEntry()).toEqual({ file: join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'), compiled: false });
     const entry = compiled.heartbeatThreadEntry();
     // Node loaded the build by its real path: node_modules may be a symlink (a worktree's, Stryker's sandbox).
-    expect(entry).toEqual({ file: join(realpathSync(out), 'dist', 'server', 'heartbeat-thread.js'), compiled: true });
+    expect(entry).toEqual({ file: join(realpathSync(out), 'dist', 'server', 'heartbeat', 'heartbeat-thread.js'), compiled: true });
     expect(existsSync(entry.file)).toBe(true);
+  });
+
+  it('leaves the TypeScript loader to the host: no file of src/ loads ts-node (the test setup preloads it)', () => {
+    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+    expect(sources.length).toBeGreaterThan(100);
+    expect(sources.filter((file) => /require\(['"]ts-node|from ['"]ts-node/.test(readFileSync(join(ROOT, 'src', file), 'utf8')))).toEqual([]);
   });
 
   it('beats and leaves from the compiled thread', async () => {

@@ -1,10 +1,10 @@
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import { RespConnection } from '../../src/redis/resp-connection';
-import { openHeartbeatConnection } from '../../src/server/heartbeat-connection';
+import { RespConnection } from '../../src/server/heartbeat/resp-connection';
+import { openHeartbeatConnection } from '../../src/server/heartbeat/heartbeat-connection';
 import { usePrivateRedis } from '../support/private-redis';
 
-const SERVER_DIR = join(__dirname, '..', '..', 'src', 'server');
+const SERVER_DIR = join(__dirname, '..', '..', 'src', 'server', 'heartbeat');
 
 /**
  * Loads the heartbeat loop in a fresh worker thread (as the heartbeat's own

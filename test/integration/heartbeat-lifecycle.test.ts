@@ -1,6 +1,6 @@
 import type { Worker } from 'node:worker_threads';
 import { Keys } from '../../src/redis/keys';
-import type { HeartbeatLogger, HeartbeatOptions } from '../../src/server/heartbeat';
+import type { HeartbeatLogger, HeartbeatOptions } from '../../src/server/heartbeat/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { freshEachTest } from '../support/fresh-module';
 import { usePrivateRedis } from '../support/private-redis';
@@ -15,7 +15,7 @@ type Lines = Array<{ level: string; message: string }>;
  */
 describe('Heartbeat: the thread and its lifecycle', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const fresh = freshEachTest(() => require('../../src/server/heartbeat') as typeof import('../../src/server/heartbeat'));
+  const fresh = freshEachTest(() => require('../../src/server/heartbeat/heartbeat') as typeof import('../../src/server/heartbeat/heartbeat'));
   const running: Array<{ stop(): Promise<void> }> = [];
   afterEach(async () => {
     await Promise.all(running.splice(0).map((heartbeat) => heartbeat.stop()));

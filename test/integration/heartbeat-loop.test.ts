@@ -1,6 +1,6 @@
 import { Keys } from '../../src/redis/keys';
-import { HeartbeatLoop } from '../../src/server/heartbeat-loop';
-import type { FromThread, HeartbeatInfo, HeartbeatThreadData, Snapshot } from '../../src/server/heartbeat-messages';
+import { HeartbeatLoop } from '../../src/server/heartbeat/heartbeat-loop';
+import type { FromThread, HeartbeatInfo, HeartbeatThreadData, Snapshot } from '../../src/server/heartbeat/heartbeat-messages';
 import { ExecutionTally } from '../../src/server/metrics/execution-tally';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { HeartbeatInfo } from '../../src/server/heartbeat-messages';
+import type { HeartbeatInfo } from '../../src/server/heartbeat/heartbeat-messages';
 import { freshEachTest } from '../support/fresh-module';
 import { usePlainConnection } from '../support/plain-connection';
 import { usePrivateRedis } from '../support/private-redis';
@@ -16,7 +16,7 @@ describe('heartbeat: the writer', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const connection = usePlainConnection(server);
   // Loaded per test: the signal names and the day keys' TTL are built at import.
-  const fresh = freshEachTest(() => require('../../src/server/heartbeat-writer') as typeof import('../../src/server/heartbeat-writer'));
+  const fresh = freshEachTest(() => require('../../src/server/heartbeat/heartbeat-writer') as typeof import('../../src/server/heartbeat/heartbeat-writer'));
   const writer = () => new fresh.module.HeartbeatWriter(connection(), INFO, TTL);
   const today = () => new Date().toISOString().slice(0, 10);
 

@@ -1,7 +1,7 @@
 import IORedis from 'ioredis';
 import type Redis from 'ioredis';
-import { Heartbeat, HeartbeatLogger } from '../../src/server/heartbeat';
-import type { RemoteSignal } from '../../src/server/heartbeat-port';
+import { Heartbeat, HeartbeatLogger } from '../../src/server/heartbeat/heartbeat';
+import type { RemoteSignal } from '../../src/server/heartbeat/heartbeat-port';
 import { newProcessIdentity, ProcessIdentity } from '../../src/server/identity';
 import { Keys, utcDay } from '../../src/redis/keys';
 import { waitFor } from '../support/wait';

@@ -1,5 +1,5 @@
 import Redis from 'ioredis';
-import { Client, PeriodicManager, resolvePeriodicEntry } from '../../src';
+import { Client, PeriodicManager, resolvePeriodicEntry } from '../../src/entries/internals';
 import { runScript } from '../../src/redis/scripts';
 import { commandDelta, commandStats } from '../support/command-counter';
 import { waitFor } from '../support/wait';

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Client, Periodic, PeriodicManager, PeriodicService, Worker, WurkConfigError, WurkModule } from '../../src';
+import { Periodic, PeriodicService, Worker, WurkConfigError, WurkModule } from '../../src';
+import { Client, PeriodicManager } from '../../src/entries/internals';
 import { resolvePeriodicEntry } from '../../src/periodic/periodic-entry';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
 import { waitFor } from '../support/wait';

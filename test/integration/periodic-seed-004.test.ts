@@ -1,7 +1,8 @@
 import type Redis from 'ioredis';
 import type { INestApplicationContext } from '@nestjs/common';
-import { Client, CommandInDoubtError, PeriodicService, resolvePeriodicEntry, RunningLockListener, WurkServer } from '../../src';
-import type { PeriodicEntry } from '../../src';
+import { CommandInDoubtError, PeriodicService, WurkServer } from '../../src';
+import { Client, resolvePeriodicEntry, RunningLockListener } from '../../src/entries/internals';
+import type { PeriodicEntry } from '../../src/entries/internals';
 import { PeriodicStore } from '../../src/periodic/periodic-store';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { periodicApp, recordTicker } from '../support/periodic-app';

@@ -1,5 +1,6 @@
-import { Client, JobPayload, PeriodicManager, resolvePeriodicEntry, RunningLockListener } from '../../src';
-import type { PeriodicTickerEvents } from '../../src';
+import { JobPayload } from '../../src';
+import { Client, PeriodicManager, resolvePeriodicEntry, RunningLockListener } from '../../src/entries/internals';
+import type { PeriodicTickerEvents } from '../../src/entries/internals';
 import type { PeriodicLogger } from '../../src/periodic/periodic-logger';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { queued } from '../support/periodic-app';

@@ -1,9 +1,9 @@
 import { createServer, Server, Socket } from 'node:net';
 import Redis from 'ioredis';
 import { isReplyError, isUnreachable, wasNeverSent } from '../../src/redis/redis-errors';
-import { CommandTimeoutError, NotSentError, RespConnection } from '../../src/redis/resp-connection';
-import { plainTarget } from '../../src/redis/plain-target';
-import * as protocol from '../../src/redis/resp-protocol';
+import { CommandTimeoutError, NotSentError, RespConnection } from '../../src/server/heartbeat/resp-connection';
+import { plainTarget } from '../../src/server/heartbeat/plain-target';
+import * as protocol from '../../src/server/heartbeat/resp-protocol';
 import { CommandInDoubtError } from '../../src/redis/redis-errors';
 import { plainConnection } from '../support/plain-connection';
 import { usePrivateRedis } from '../support/private-redis';

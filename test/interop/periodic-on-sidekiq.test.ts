@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import { Client, PeriodicManager, resolvePeriodicEntry } from '../../src';
+import { Client, PeriodicManager, resolvePeriodicEntry } from '../../src/entries/internals';
 import { RUBY_DIR, SIDEKIQ_VERSIONS, SidekiqProcess, startSidekiq } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';

@@ -1,7 +1,7 @@
 import { WurkAdmin } from '../../src/admin/wurk-admin';
 import { JobPayload } from '../../src/job/payload';
 import { Keys } from '../../src/redis/keys';
-import { Heartbeat } from '../../src/server/heartbeat';
+import { Heartbeat } from '../../src/server/heartbeat/heartbeat';
 import { newProcessIdentity } from '../../src/server/identity';
 import { usePrivateRedis } from '../support/private-redis';
 import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';

@@ -1,5 +1,5 @@
-import type { Heartbeat } from '../../src/server/heartbeat';
-import type { RemoteSignal } from '../../src/server/heartbeat-port';
+import type { Heartbeat } from '../../src/server/heartbeat/heartbeat';
+import type { RemoteSignal } from '../../src/server/heartbeat/heartbeat-port';
 import { newProcessIdentity } from '../../src/server/identity';
 import { Keys } from '../../src/redis/keys';
 import { SIDEKIQ_VERSIONS, useSidekiqRuby } from '../support/sidekiq';

@@ -1,7 +1,8 @@
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { JobPayload, uniqueDigest, Worker, WurkModule } from '../../src';
+import { JobPayload, Worker, WurkModule } from '../../src';
+import { uniqueDigest } from '../../src/entries/internals';
 import { rubyFloat, rubyJson } from '../../src/job/ruby-json';
 import { usePrivateRedis } from '../support/private-redis';
 import { runRuby, SIDEKIQ_VERSIONS } from '../support/sidekiq';

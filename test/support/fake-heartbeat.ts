@@ -1,4 +1,4 @@
-import type { HeartbeatPort, RemoteSignal, WorkItem } from '../../src/server/heartbeat-port';
+import type { HeartbeatPort, RemoteSignal, WorkItem } from '../../src/server/heartbeat/heartbeat-port';
 
 /** An in-memory HeartbeatPort for tests of the manager alone: records what it is told. */
 export class FakeHeartbeat implements HeartbeatPort {

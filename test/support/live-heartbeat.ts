@@ -1,5 +1,5 @@
-import { Heartbeat } from '../../src/server/heartbeat';
-import type { RemoteSignal } from '../../src/server/heartbeat-port';
+import { Heartbeat } from '../../src/server/heartbeat/heartbeat';
+import type { RemoteSignal } from '../../src/server/heartbeat/heartbeat-port';
 import type { ProcessIdentity } from '../../src/server/identity';
 
 /**

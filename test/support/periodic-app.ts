@@ -3,7 +3,7 @@ import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
 import { PeriodicService, WurkModule, WurkModuleOptions } from '../../src';
-import type { PeriodicTickerEvents } from '../../src';
+import type { PeriodicTickerEvents } from '../../src/entries/internals';
 
 /**
  * A producer-only Nest application context with the periodic ticker forced

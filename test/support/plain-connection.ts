@@ -1,6 +1,6 @@
 import type { CommandConnection } from '../../src/redis/command-connection';
-import { plainTarget } from '../../src/redis/plain-target';
-import { RespConnection } from '../../src/redis/resp-connection';
+import { plainTarget } from '../../src/server/heartbeat/plain-target';
+import { RespConnection } from '../../src/server/heartbeat/resp-connection';
 import type { RedisServer } from './redis-server';
 
 /** A plain RESP connection to `server`, as the heartbeat thread opens one (not yet connected). */

@@ -1,4 +1,4 @@
-import { capsulesOf } from '../../src/server/heartbeat-writer';
+import { capsulesOf } from '../../src/server/heartbeat/heartbeat-writer';
 
 /** Sidekiq 8's Capsule#to_h mode: strict when every weight is 0, random when every weight is 1, weighted otherwise. */
 describe("the heartbeat's capsules element", () => {

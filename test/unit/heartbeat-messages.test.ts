@@ -1,7 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import Redis from 'ioredis';
-import { transferableRedisOptions } from '../../src/server/heartbeat-redis-options';
+import { transferableRedisOptions } from '../../src/server/heartbeat/heartbeat-redis-options';
 import { newProcessIdentity } from '../../src/server/identity';
 
 /** What crosses to the heartbeat thread, and the identity it beats under. */
@@ -31,8 +31,8 @@ describe('heartbeat: thread data and identity', () => {
     const run = spawnSync(process.execPath, ['-e', code], { cwd: join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000 });
     expect(run.stderr).toBe('');
     const loaded = JSON.parse(run.stdout.trim().split('\n').pop()!) as string[];
-    expect(loaded).toEqual(expect.arrayContaining(['server/heartbeat.ts', 'server/heartbeat-messages.ts', 'server/heartbeat-redis-options.ts']));
-    const threadOnly = ['server/heartbeat-loop.ts', 'server/heartbeat-writer.ts', 'server/heartbeat-connection.ts', 'server/metrics/execution-metrics-writer.ts', 'redis/resp-connection.ts', 'redis/resp-protocol.ts', 'redis/plain-target.ts'];
+    expect(loaded).toEqual(expect.arrayContaining(['server/heartbeat/heartbeat.ts', 'server/heartbeat/heartbeat-messages.ts', 'server/heartbeat/heartbeat-redis-options.ts']));
+    const threadOnly = ['server/heartbeat/heartbeat-loop.ts', 'server/heartbeat/heartbeat-writer.ts', 'server/heartbeat/heartbeat-connection.ts', 'server/metrics/execution-metrics-writer.ts', 'server/heartbeat/resp-connection.ts', 'server/heartbeat/resp-protocol.ts', 'server/heartbeat/plain-target.ts', 'server/heartbeat/ioredis-command-connection.ts'];
     expect(loaded.filter((file) => threadOnly.includes(file))).toEqual([]);
   }, 60_000);
 

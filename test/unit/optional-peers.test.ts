@@ -16,7 +16,7 @@ function withoutPeers(script: string): { status: number | null; stdout: string; 
 }
 
 describe('optional peers', () => {
-  it('the root entry and the testing entry load without any of them; each integration names the one it needs', () => {
+  it('the root, testing, worker, admin and internals entries load without any of them; each integration names the one it needs', () => {
     const result = withoutPeers(`
       for (const peer of ${JSON.stringify(PEERS)}) {
         try { require(peer); console.log('visible ' + peer); } catch {}
@@ -25,6 +25,8 @@ describe('optional peers', () => {
       if (typeof root.WurkModule !== 'function' || typeof root.ClientService !== 'function') throw new Error('root entry incomplete');
       require('./src/entries/testing');
       require('./src/entries/worker');
+      if (typeof require('./src/entries/admin').WurkAdmin !== 'function') throw new Error('admin entry incomplete');
+      if (typeof require('./src/entries/internals').Manager !== 'function') throw new Error('internals entry incomplete');
       for (const entry of ['health', 'metrics', 'tracing']) {
         try { require('./src/entries/' + entry); console.log('loaded ' + entry); }
         catch (error) { console.log(entry + ': ' + error.name + ': ' + error.message); }

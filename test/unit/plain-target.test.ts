@@ -1,6 +1,6 @@
 import Redis from 'ioredis';
-import type * as PlainTargetModule from '../../src/redis/plain-target';
-import { transferableRedisOptions } from '../../src/server/heartbeat-redis-options';
+import type * as PlainTargetModule from '../../src/server/heartbeat/plain-target';
+import { transferableRedisOptions } from '../../src/server/heartbeat/heartbeat-redis-options';
 import { freshEachTest } from '../support/fresh-module';
 
 const DEFAULTS = { host: 'localhost', port: 6379, family: 0, db: 0, connectTimeout: 10000, keepAlive: 30000, noDelay: true };
@@ -21,7 +21,7 @@ function asIoredisReadsIt(options: Record<string, unknown>): Record<string, unkn
 /** Which options the heartbeat may reach with a plain socket, read as ioredis reads them. */
 describe('plainTarget', () => {
   // The option lists are built at import: loaded afresh, they are built inside each test that pins them.
-  const fresh = freshEachTest(() => require('../../src/redis/plain-target') as typeof PlainTargetModule);
+  const fresh = freshEachTest(() => require('../../src/server/heartbeat/plain-target') as typeof PlainTargetModule);
   const plainTarget = (options: Parameters<typeof PlainTargetModule.plainTarget>[0]) => fresh.module.plainTarget(options);
 
   it("reads a redis:// URL as ioredis does: host, port, user, password (decoded), db; ioredis's defaults for the rest", () => {

@@ -1,4 +1,4 @@
-import { encodeCommand, readReply, RespReplyError } from '../../src/redis/resp-protocol';
+import { encodeCommand, readReply, RespReplyError } from '../../src/server/heartbeat/resp-protocol';
 
 /** Every reply a part at a time, as TCP may deliver it: nothing is read until its last byte is there. */
 describe('RESP2 replies', () => {

@@ -27,6 +27,7 @@ export interface WurkDashboardModuleOptions {
  */
 @Module({})
 export class WurkDashboardModule {
+  /** Serves the dashboard's page and assets under `options.path`; it reads through the HTTP API's admin routes. */
   static register(options: WurkDashboardModuleOptions = {}): DynamicModule {
     const path = (options.path ?? 'dashboard').replace(/^\/+|\/+$/g, '');
     if (options.apiUrl !== undefined && (typeof options.apiUrl !== 'string' || options.apiUrl === '')) {

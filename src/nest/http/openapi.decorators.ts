@@ -20,6 +20,7 @@ let loaded: Swagger | null | undefined;
 function swagger(): Swagger | null {
   if (loaded !== undefined) return loaded;
   try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional peer, loaded only if installed
     loaded = require('@nestjs/swagger') as Swagger;
   } catch (error) {
     const code = (error as { code?: string }).code;

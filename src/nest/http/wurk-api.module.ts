@@ -30,6 +30,7 @@ export interface WurkApiModuleOptions {
  */
 @Module({})
 export class WurkApiModule {
+  /** Mounts the HTTP API (jobs and, with an admin token, admin routes) under `options.path`; see docs/http-api.md. */
   static register(options: WurkApiModuleOptions = {}): DynamicModule {
     const path = resolveApiPath(options.path);
     documentController(WurkJobsController, JOB_ROUTE_DOCS);

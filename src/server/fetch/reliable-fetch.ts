@@ -10,7 +10,6 @@ import type { ServerLogger } from '../server-logger';
 import { deadTrimArgs } from './dead-trim';
 import { buryInvalidBytes } from './invalid-bytes';
 import { LARGE_PAYLOAD } from './large-payload';
-import { errorMessageOf } from '../retry/error-fields';
 import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, NotStarted, UnfiledFailure } from './fetcher';
 import { ClaimFence } from './claim-fence';
 import { IdleWait } from './idle-wait';

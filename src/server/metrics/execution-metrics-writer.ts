@@ -1,6 +1,6 @@
 import type { CommandConnection, RedisCommand } from '../../redis/command-connection';
 import { Keys } from '../../redis/keys';
-import { execChecked } from '../heartbeat-writer';
+import { execChecked } from '../heartbeat/heartbeat-writer';
 import type { ExecutionCounts } from './execution-tally';
 
 /** The per-minute hashes and histograms live 8 hours (Sidekiq's SHORT_TERM and HISTOGRAM_TTL). */

@@ -1,6 +1,6 @@
 import { backtraceOf, errorClassOf, errorMessageOf } from './error-fields';
 import type { JobOutcome } from '../server-middleware';
-import type { AttemptOutcome, AttemptRecord } from '../../job/attempt-record';
+import type { AttemptRecord } from '../../job/attempt-record';
 import { capUtf8 } from '../../job/utf8-cap';
 
 

@@ -1,14 +1,14 @@
 import { writeSync } from 'node:fs';
-import type { CommandConnection } from '../redis/command-connection';
-import { isReplyError, isUnreachable, rootReply, wasNeverSent } from '../redis/redis-errors';
-import { Keys } from '../redis/keys';
-import { runScriptOn } from '../redis/scripts';
+import type { CommandConnection } from '../../redis/command-connection';
+import { isReplyError, isUnreachable, rootReply, wasNeverSent } from '../../redis/redis-errors';
+import { Keys } from '../../redis/keys';
+import { runScriptOn } from '../../redis/scripts';
 import { openHeartbeatConnection } from './heartbeat-connection';
 import type { RemoteSignal } from './heartbeat-port';
 import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread } from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
-import { writeExecutionMetrics } from './metrics/execution-metrics-writer';
-import { ExecutionTally } from './metrics/execution-tally';
+import { writeExecutionMetrics } from '../metrics/execution-metrics-writer';
+import { ExecutionTally } from '../metrics/execution-tally';
 
 /** How long a diagnostic dump waits for the main thread before calling its event loop blocked. */
 const PONG_TIMEOUT_MS = 1000;

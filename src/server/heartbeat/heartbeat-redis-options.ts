@@ -1,4 +1,4 @@
-import { isRedisInstance, RedisConnectionOptions } from '../redis/connection';
+import { isRedisInstance, RedisConnectionOptions } from '../../redis/connection';
 import type { HeartbeatThreadData } from './heartbeat-messages';
 
 // Main thread only: the thread imports heartbeat-messages for its types and

@@ -1,6 +1,6 @@
 import { connect, Socket } from 'node:net';
-import type { CommandConnection, RedisCommand, TransactionReplies } from './command-connection';
-import { CommandInDoubtError } from './redis-errors';
+import type { CommandConnection, RedisCommand, TransactionReplies } from '../../redis/command-connection';
+import { CommandInDoubtError } from '../../redis/redis-errors';
 import { encodeCommand, readReply, RespReply, RespReplyError, Wanting } from './resp-protocol';
 
 /** Where a plain connection goes and how it logs in (`plain-target.ts` reads it off the user's options). */

@@ -1,6 +1,6 @@
 import type { RedisOptions } from 'ioredis';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
-import type { ExecutionCounts } from './metrics/execution-tally';
+import type { ExecutionCounts } from '../metrics/execution-tally';
 
 /**
  * Each heartbeat command gives up after this; stop() allows two of them (the

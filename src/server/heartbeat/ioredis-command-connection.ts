@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
-import type { CommandConnection, TransactionReplies } from './command-connection';
-import { closeConnection } from './connection';
+import type { CommandConnection, TransactionReplies } from '../../redis/command-connection';
+import { closeConnection } from '../../redis/connection';
 
 /** An ioredis connection behind the heartbeat's narrow interface (the one for what the plain connection does not speak). */
 export function ioredisCommandConnection(redis: Redis): CommandConnection {

@@ -1,6 +1,6 @@
-import type { CommandConnection, RedisCommand, TransactionReplies } from '../redis/command-connection';
-import { floatText, nowMs } from '../job/time';
-import { Keys, utcDay } from '../redis/keys';
+import type { CommandConnection, RedisCommand, TransactionReplies } from '../../redis/command-connection';
+import { floatText, nowMs } from '../../job/time';
+import { Keys, utcDay } from '../../redis/keys';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { HeartbeatInfo } from './heartbeat-messages';
 

@@ -1,13 +1,13 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { Worker } from 'node:worker_threads';
-import type { RedisConnectionOptions } from '../redis/connection';
+import type { RedisConnectionOptions } from '../../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
-import { Keys } from '../redis/keys';
+import { Keys } from '../../redis/keys';
 import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread } from './heartbeat-messages';
 import { transferableRedisOptions } from './heartbeat-redis-options';
-import type { ProcessIdentity } from './identity';
-import { ExecutionTally } from './metrics/execution-tally';
+import type { ProcessIdentity } from '../identity';
+import { ExecutionTally } from '../metrics/execution-tally';
 
 export interface HeartbeatLogger {
   log(message: string): void;
@@ -271,13 +271,31 @@ export class Heartbeat implements HeartbeatPort {
 
 /**
  * Compiled, the entry is `heartbeat-thread.js` beside this file. From
- * source (ts-jest, ts-node) there is only the `.ts`, which a bare worker
- * cannot load, so the thread registers ts-node first.
+ * source (ts-jest, ts-node) there is only the `.ts`, which the thread loads
+ * with a TypeScript loader: the one its process was started with (`node -r
+ * ts-node/register …`, inherited), or the one named by
+ * {@link preloadInSourceThreads}.
  */
 export function heartbeatThreadEntry(): { file: string; compiled: boolean } {
   const compiled = join(__dirname, 'heartbeat-thread.js');
   if (existsSync(compiled)) return { file: compiled, compiled: true };
   return { file: join(__dirname, 'heartbeat-thread.ts'), compiled: false };
+}
+
+/** On the global object, so every copy of this module (Jest's isolated registries) sees one setting. */
+const SOURCE_PRELOAD = Symbol.for('nestjs-wurk.heartbeat.sourcePreload');
+
+/**
+ * For a host that runs wurk from TypeScript source with a loader its
+ * threads cannot inherit (a Jest transform): the module a thread started
+ * from source requires first. A compiled package never uses it.
+ */
+export function preloadInSourceThreads(module: string | undefined): void {
+  (globalThis as Record<symbol, unknown>)[SOURCE_PRELOAD] = module;
+}
+
+function sourcePreload(): string | undefined {
+  return (globalThis as Record<symbol, unknown>)[SOURCE_PRELOAD] as string | undefined;
 }
 
 /**
@@ -291,9 +309,8 @@ const THREAD_LIMITS = { maxYoungGenerationSizeMb: 2 };
 
 function startThread(data: HeartbeatThreadData): Worker {
   const entry = heartbeatThreadEntry();
-  if (entry.compiled) return new Worker(entry.file, { workerData: data, resourceLimits: THREAD_LIMITS });
-  const bootstrap =
-    `require('ts-node').register({ transpileOnly: true, projectSearchDir: ${JSON.stringify(__dirname)} });\n` +
-    `require(${JSON.stringify(entry.file)});`;
-  return new Worker(bootstrap, { eval: true, workerData: data, resourceLimits: THREAD_LIMITS });
+  const preload = entry.compiled ? undefined : sourcePreload();
+  // Without a preload the thread inherits the process's flags, its loader among them.
+  const execArgv = preload === undefined ? undefined : ['--require', preload];
+  return new Worker(entry.file, { workerData: data, resourceLimits: THREAD_LIMITS, execArgv });
 }

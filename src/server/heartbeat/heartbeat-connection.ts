@@ -1,6 +1,6 @@
-import type { CommandConnection } from '../redis/command-connection';
-import { plainTarget } from '../redis/plain-target';
-import { RespConnection } from '../redis/resp-connection';
+import type { CommandConnection } from '../../redis/command-connection';
+import { plainTarget } from './plain-target';
+import { RespConnection } from './resp-connection';
 import type { HeartbeatThreadData } from './heartbeat-messages';
 
 /**
@@ -14,7 +14,7 @@ import type { HeartbeatThreadData } from './heartbeat-messages';
 export async function openHeartbeatConnection(options: HeartbeatThreadData['redis'], commandTimeout: number): Promise<CommandConnection> {
   const target = plainTarget(options);
   if (target) return new RespConnection(target, { commandTimeout, connectionName: 'heartbeat' });
-  const [{ createConnection }, { ioredisCommandConnection }] = await Promise.all([import('../redis/connection'), import('../redis/ioredis-command-connection')]);
+  const [{ createConnection }, { ioredisCommandConnection }] = await Promise.all([import('../../redis/connection'), import('./ioredis-command-connection')]);
   // No offline queue: a flush sent while Redis is away fails at once and
   // is added to the next one, instead of waiting in a queue past its
   // timeout and then being applied as well (counted twice).

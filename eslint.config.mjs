@@ -1,0 +1,23 @@
+// `npm run lint` (part of `npm test`): the TypeScript rules that catch what review misses,
+// a promise nobody awaits or catches and code nobody uses. Layout is Prettier's (.prettierrc.json).
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/', 'dashboard/dist/', 'docs/api/', 'node_modules/', 'test/mutation/incremental/', 'test/.artifacts/', 'coverage/', 'reports/', '.stryker-tmp/'] },
+  {
+    files: ['src/**/*.ts'],
+    extends: [tseslint.configs.base],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-expressions': 'error',
+      // A require() is a deliberate run-time load (an optional peer, a module named at run time): it says so where it stands.
+      '@typescript-eslint/no-require-imports': 'error',
+    },
+  },
+);
