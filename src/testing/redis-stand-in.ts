@@ -39,13 +39,17 @@ export class TestingConnections {
   readonly sentinel = false;
   readonly server = 'none (WurkTestingModule)';
 
+  /** No Sentinel here: a master switch never happens. */
   onMasterSwitch(): void {}
 
+  /** The same stand-in for a dedicated connection (a blocking fetch, a subscriber). */
   dedicated(): Redis {
     return this.command;
   }
 
+  /** Nothing to give back: the stand-in holds no socket. */
   async release(): Promise<void> {}
 
+  /** Nothing to close. */
   async close(): Promise<void> {}
 }
