@@ -113,6 +113,27 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     return { acknowledged, rejected };
   }
 
+  /** Waits for every acknowledged job to run; on a timeout says where the missing ones are and what the apps logged. */
+  async function drain(acknowledged: number[], workers: CapturedApp[]): Promise<void> {
+    try {
+      await waitFor(() => acknowledged.every((index) => runs.has(index)), { timeout: DRAIN_MS, interval: 100, what: 'every acknowledged job to run' });
+    } catch (error) {
+      const missing = new Set(acknowledged.filter((index) => !runs.has(index)));
+      const master = cluster.admin(await cluster.masterPort());
+      const where: string[] = [];
+      for (const key of await master.keys('queue:*')) {
+        const found = (await master.lrange(key, 0, -1)).filter((raw) => missing.has((JSON.parse(raw) as { args: number[] }).args[0]));
+        if (found.length > 0) where.push(`${key}: ${found.length}`);
+      }
+      throw new Error(`${(error as Error).message}: ${missing.size} missing, at ${where.join(', ') || 'nowhere'}\n${logged(workers).join('\n')}`);
+    }
+  }
+
+  /** What the apps said beyond the routine (warnings and errors), for a failure's message. */
+  function logged(workers: CapturedApp[]): string[] {
+    return workers.flatMap((app) => app.lines.filter((line) => /^(warn|error)/.test(line))).slice(-40);
+  }
+
   /** Jobs that already ran but still sit in a private list on the current master. */
   async function stuckInPrivateLists(): Promise<number[]> {
     const master = cluster.admin(await cluster.masterPort());
@@ -149,12 +170,13 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
       }
     });
     await failover;
-    await waitFor(() => acknowledged.every((index) => runs.has(index)), { timeout: DRAIN_MS, interval: 100, what: 'every acknowledged job to run' });
+    await drain(acknowledged, workers);
     const lost = acknowledged.filter((index) => !runs.has(index));
     const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
     await waitFor(async () => (await stuckInPrivateLists()).length === 0, { timeout: 15000, interval: 200, what: 'no already-run job left in a private list' });
     const pause = longestPause(failoverAt);
     console.info(`SENTINEL FAILOVER: ${acknowledged.length} acknowledged, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`);
+    if (twice.length > 0) console.info(`run twice: ${twice.slice(0, 20).join(', ')}\n${logged(workers).join('\n')}`);
     expect(lost).toEqual([]);
     // Nothing run twice: a claim runs only once a replica has it (the start
     // fence), so what the deposed master alone took between Redis promoting
@@ -185,7 +207,7 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
       }
     });
     await killing;
-    await waitFor(() => acknowledged.every((index) => runs.has(index)), { timeout: DRAIN_MS, interval: 100, what: 'every acknowledged job to run' });
+    await drain(acknowledged, workers);
     const lost = acknowledged.filter((index) => !runs.has(index));
     const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
     const resumed = finishedAt.find((at) => at > killedAt + 50);
