@@ -21,6 +21,8 @@ const RATE = env('WURK_HA_RATE', 200);
 const SWITCH_AT = Math.floor(TOTAL * 0.3);
 /** Two apps of concurrency 10: the backlog drains at about 20 jobs per JOB_MS; twice that, plus a minute, to drain it. */
 const DRAIN_MS = 60000 + 2 * TOTAL * (JOB_MS / 20);
+/** The SIGKILL test's writeTimeout: pushes reject, and the start fence waits, this long for a replica. */
+const WRITE_TIMEOUT_S = 2;
 const TEST_MS = DRAIN_MS + (TOTAL / RATE) * 1000 + 60000;
 
 @Worker()
@@ -186,11 +188,11 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     expect(stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
   }, TEST_MS);
 
-  it('SIGKILL of the master: nothing lost, nothing run twice, processing resumes within 5 s, and a push that finds no replica rejects with RedisUnavailableError', async () => {
+  it('SIGKILL of the master: nothing lost, nothing run twice, processing resumes within 5 s plus the fence writeTimeout, and a push that finds no replica rejects with RedisUnavailableError', async () => {
     runs.clear();
     finishedAt.length = 0;
     // The old master comes back as the new master's replica only when restarted: until then no push can be durable.
-    const workers = await startWorkers({ writeTimeout: 2 });
+    const workers = await startWorkers({ writeTimeout: WRITE_TIMEOUT_S });
     const client = workers[0].app.get(ClientService);
     let killedAt = 0;
     let killing: Promise<void> | undefined;
@@ -218,7 +220,8 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     expect(twice).toEqual([]);
     expect(resumed).toBeDefined();
     expect(firstAfterKill.length).toBeGreaterThan(0);
-    expect(pause).toBeLessThanOrEqual(5000);
+    // The start fence waits writeTimeout for a replica before a lone new master runs its claims.
+    expect(pause).toBeLessThanOrEqual(5000 + WRITE_TIMEOUT_S * 1000);
     expect(rejected.length).toBeGreaterThan(0);
     for (const error of rejected) expect(error).toBeInstanceOf(RedisUnavailableError);
     expect(switchLines(workers)).toHaveLength(workers.length);
