@@ -36,8 +36,13 @@ const MAX_FETCH_BACKOFF_MS = 5000;
  * neighbour could run the waiting ones now.
  */
 const DEFAULT_STALL_MS = 100;
-/** Reconcile passes after a master switch, and the pause before each (a stray is handed back on its second sighting). */
-const SWITCH_RECONCILE_PASSES = 4;
+/**
+ * After a master switch: reconcile passes until this many succeeded (a stray
+ * is handed back on its second sighting), at most SWITCH_RECONCILE_PASSES,
+ * SWITCH_RECONCILE_GAP_MS apart.
+ */
+const SWITCH_RECONCILE_LOOKS = 3;
+const SWITCH_RECONCILE_PASSES = 15;
 const SWITCH_RECONCILE_GAP_MS = 1000;
 
 /**
@@ -570,16 +575,20 @@ export class Capsule implements GatedPool {
     const reconcile = this.fetcher.reconcile?.bind(this.fetcher);
     if (!reconcile || this.switchPasses) return;
     const passes = async () => {
-      for (let pass = 0; pass < SWITCH_RECONCILE_PASSES && !this.quieted; pass++) {
+      // Passes that fail (the command connection still finding the new master) do not count.
+      let looked = 0;
+      for (let pass = 0; pass < SWITCH_RECONCILE_PASSES && looked < SWITCH_RECONCILE_LOOKS && !this.quieted; pass++) {
         await new Promise((resolve) => setTimeout(resolve, SWITCH_RECONCILE_GAP_MS).unref());
         if (this.quieted) break;
         const known = new KnownJobs();
         this.known(known);
-        const strays = await reconcile(known).catch((error) => {
-          this.deps.logger.error(`${this.label}reconcile after a master switch failed (the orphan check will retry): ${errorMessageOf(error)}`);
-          return 0;
-        });
-        if (strays > 0) this.deps.logger.warn(`${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`);
+        try {
+          const strays = await reconcile(known);
+          looked++;
+          if (strays > 0) this.deps.logger.warn(`${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`);
+        } catch (error) {
+          if (!isUnreachable(error)) this.deps.logger.error(`${this.label}reconcile after a master switch failed (will retry): ${errorMessageOf(error)}`);
+        }
       }
     };
     this.switchPasses = passes().finally(() => (this.switchPasses = undefined));

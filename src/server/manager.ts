@@ -197,7 +197,7 @@ export class Manager {
     // job after boot meets the same paths as every later one.
     // Stryker disable next-line ArrowFunction: the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
     await withinWarmUpLimit(Promise.all([warmProcessor(this.executions, this.listeners), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]));
-    // Stopped while the first beat was on its way (an app closed during boot).
+    // Stopped during the first beat or the warm-up (an app closed during boot).
     if (this.stopping) return;
     // The boot pass is unguarded: whatever this process's previous life left
     // behind is recovered before anything waits on `ready`. Fetching begins
