@@ -85,6 +85,12 @@ describe('api: the read and operate routes driven directly (contract §1.10)', (
         { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
         { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
         { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
+        { name: 'queues.clear', method: 'DELETE', pattern: '/v1/queues/:name', scope: 'admin' },
+        { name: 'queues.delete_job', method: 'DELETE', pattern: '/v1/queues/:name/jobs/:jid', scope: 'admin' },
+        { name: 'metrics.jobs', method: 'GET', pattern: '/v1/metrics/jobs', scope: 'read' },
+        { name: 'metrics.job', method: 'GET', pattern: '/v1/metrics/jobs/:class', scope: 'read' },
+        { name: 'redis', method: 'GET', pattern: '/v1/redis', scope: 'read' },
+        { name: 'jobs.locations', method: 'GET', pattern: '/v1/jobs/:jid/locations', scope: 'read' },
       ]);
     });
   });
