@@ -66,9 +66,9 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   });
 
   it('refuses a state outside the state machine', async () => {
-    const refused = writer.write('j3', { state: 'scheduled' as never }, { ttl: 60, create: true });
+    const refused = writer.write('j3', { state: 'paused' as never }, { ttl: 60, create: true });
     await expect(refused).rejects.toThrow(InvalidStatusStateError);
-    await expect(refused).rejects.toMatchObject({ name: 'InvalidStatusStateError', message: 'status state must be one of the contract\'s states (got "scheduled")' });
+    await expect(refused).rejects.toMatchObject({ name: 'InvalidStatusStateError', message: 'status state must be one of the contract\'s states (got "paused")' });
     expect(await server.redis.exists('status:j3')).toBe(0);
   });
 
