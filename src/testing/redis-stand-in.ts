@@ -39,13 +39,17 @@ export class TestingConnections {
   readonly sentinel = false;
   readonly server = 'none (WurkTestingModule)';
 
+  /** No master to switch: listeners are never called. */
   onMasterSwitch(): void {}
 
+  /** The same stand-in: a loop that takes a connection of its own throws on its first command. */
   dedicated(): Redis {
     return this.command;
   }
 
+  /** Nothing to release. */
   async release(): Promise<void> {}
 
+  /** Nothing to close. */
   async close(): Promise<void> {}
 }
