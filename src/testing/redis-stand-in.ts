@@ -39,15 +39,15 @@ export class TestingConnections {
   readonly sentinel = false;
   readonly server = 'none (WurkTestingModule)';
 
-  /** No Sentinel here: a master switch never happens. */
+  /** No master to switch: listeners are never called. */
   onMasterSwitch(): void {}
 
-  /** The same stand-in for a dedicated connection (a blocking fetch, a subscriber). */
+  /** The same stand-in: a loop that takes a connection of its own throws on its first command. */
   dedicated(): Redis {
     return this.command;
   }
 
-  /** Nothing to give back: the stand-in holds no socket. */
+  /** Nothing to release. */
   async release(): Promise<void> {}
 
   /** Nothing to close. */

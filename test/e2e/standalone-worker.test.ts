@@ -56,6 +56,8 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
     const [identity] = await redis.redis.smembers(Keys.processes);
     const info = JSON.parse((await redis.redis.hget(Keys.process(identity), 'info')) as string);
     expect(info).toMatchObject({ concurrency: 3, queues: ['standalone'] });
+    // The same one boot line as an app, from the bin: what it fetches, how many at once, how, from where.
+    expect(output.replace(/\x1b\[[0-9;]*m/g, '').match(/processing queues .*/g)).toEqual([expect.stringMatching(/^processing queues standalone \(strict\), concurrency 3; reliable fetch; Redis (redis:\/\/)?127\.0\.0\.1:\d+$/)]);
 
     await client.performAsync(SlowJob, 1500);
     await waitFor(() => lines().some((line) => line.startsWith('slow start')), { what: 'the slow job to start' });
