@@ -30,7 +30,7 @@ describe('chaos: a perform that throws something strange', () => {
     expect(filed.get(jids[0])).toMatchObject({ error_class: 'Object', error_message: '{"code":7}', retry_count: 0 });
     expect(filed.get(jids[1])).toMatchObject({ error_class: 'Object', error_message: '{}' });
     expect(filed.get(jids[2])).toMatchObject({ error_class: 'symbol', error_message: 'Symbol(strange)' });
-    expect(filed.get(jids[3])).toMatchObject({ error_class: 'undefined', error_message: 'undefined' });
+    expect(filed.get(jids[3])).toMatchObject({ error_class: 'undefined', error_message: 'undefined was thrown, not an Error (throw an Error to give the failure a message and a stack)' });
     // Settled, so the shutdown handed none of them back to run again.
     expect(await redis.llen('queue:default')).toBe(0);
     expect(await redis.keys('queue:default|*')).toEqual([]);
