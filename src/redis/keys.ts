@@ -25,7 +25,7 @@ export const Keys = {
 
   // --- Sidekiq: process registry and stats ---------------------------------
   processes: 'processes',
-  /** HASH of one process's heartbeat (`info`, `busy`, `beat`, `quiet`, `rss`, …), named by the identity alone and expiring 60 s after its last beat. */
+  /** HASH of one process's heartbeat (`info`, `busy`, `beat`, `quiet`, `rss`, …), named by the identity alone and expiring `heartbeatTtl` (60 s by default) after its last beat. */
   process: (identity: string): string => identity,
   /** In-flight work hash as Sidekiq 7/8 read it. */
   work: (identity: string): string => `${identity}:work`,

@@ -104,8 +104,8 @@ export class Manager {
   /**
    * Adds a listener told of every job's start and settle in every capsule
    * (status rows, periodic running locks, job events), after those added
-   * before it; adding the same object twice is ignored. Add before `start`:
-   * the start-up warm-up runs the listeners once. Returns the manager.
+   * before it; adding the same object twice is ignored. One added after
+   * `start` hears the jobs that start from then on. Returns the manager.
    */
   addListener(listener: JobLifecycleListener): this {
     if (!this.listeners.includes(listener)) this.listeners.push(listener);

@@ -21,8 +21,9 @@ export type RemoteSignal = 'TSTP' | 'TERM' | 'TTIN' | 'INFO' | 'USR2';
 export interface HeartbeatPort {
   /**
    * Begins beating: registers the process in `processes` and writes its
-   * `<identity>` hash, then every 10 s. Resolves once the first beat was
-   * attempted; a Redis outage is logged and retried, never thrown.
+   * `<identity>` hash, then every heartbeat interval (10 s by default).
+   * Resolves once the first beat was attempted; a Redis outage is logged
+   * and retried, never thrown.
    */
   start(): Promise<void>;
   /** Replaces the in-flight snapshot (written at the next beat). */
