@@ -27,6 +27,14 @@ export class Health {
     this.processes = new ProcessSet(redis);
   }
 
+  /**
+   * Pings Redis (down after 1 s without an answer; `rtt_ms` in milliseconds)
+   * and reads the heartbeat hashes of `processes` (the first 1000 by identity). A
+   * process is live when it beat within STALE_AFTER_SECONDS of `nowMs` (epoch
+   * milliseconds, for tests); `ok` needs Redis and at least one live process.
+   * Read only, apart from the throttled prune of expired `processes` members
+   * that listing does (ProcessSet#cleanup).
+   */
   async check(nowMs: number = Date.now()): Promise<HealthReport> {
     const base = { stale_after_seconds: STALE_AFTER_SECONDS };
     let rtt: number;

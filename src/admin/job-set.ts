@@ -58,6 +58,7 @@ export abstract class JobSet {
     protected readonly options: JobSetOptions,
   ) {}
 
+  /** How many entries the set holds now: one ZCARD of its key (Sidekiq's JobSet#size). Counts unreadable entries too. */
   async size(): Promise<number> {
     return this.redis.zcard(this.key);
   }

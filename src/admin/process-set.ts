@@ -135,6 +135,7 @@ export class ProcessSet {
     return (await this.redis.sismember(Keys.processes, identity)) === 1;
   }
 
+  /** Members of `processes` (SCARD; Sidekiq's ProcessSet#size), including ones whose heartbeat expired and that no `cleanup` has pruned yet. */
   async size(): Promise<number> {
     return this.redis.scard(Keys.processes);
   }
@@ -149,10 +150,21 @@ export class ProcessSet {
     return this.signal('TERM', [identity]);
   }
 
+  /**
+   * Sends TSTP to every member of `processes` (Sidekiq's ProcessSet quiet
+   * from the Web UI): pushed on each `<identity>-signals` list, read at the
+   * process's next beat (within 10 s). Embedded processes and members without a
+   * live heartbeat are returned as `skipped`.
+   */
   async quietAll(): Promise<SignalResult> {
     return this.signal('TSTP', await setMembers(this.redis, Keys.processes));
   }
 
+  /**
+   * Sends TERM to every member of `processes`, as `quietAll` sends TSTP: each
+   * process quiets, finishes or hands back its jobs within its shutdown timeout,
+   * and stops processing. Embedded and expired members are `skipped`.
+   */
   async stopAll(): Promise<SignalResult> {
     return this.signal('TERM', await setMembers(this.redis, Keys.processes));
   }

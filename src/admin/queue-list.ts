@@ -29,6 +29,9 @@ export class QueueList {
     private readonly onPauseChange?: PauseListener,
   ) {}
 
+  /**
+   * A handle on `queue:<name>`; nothing is read, and the queue need not exist or be listed in `queues`. Its pause and resume tell this list's pause listener.
+   */
   queue(name: string): Queue {
     return new Queue(this.redis, name, this.onPauseChange);
   }
@@ -38,6 +41,7 @@ export class QueueList {
     return (await this.redis.sismember(Keys.queues, name)) === 1;
   }
 
+  /** Every name in `queues`, sorted, read by SSCAN (never one SMEMBERS). A queue pushed to but emptied stays listed until cleared, as in Sidekiq. */
   async names(): Promise<string[]> {
     return setMembers(this.redis, Keys.queues);
   }

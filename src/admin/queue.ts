@@ -40,15 +40,22 @@ export class Queue {
     return Keys.queue(this.name);
   }
 
+  /** Size, latency (seconds) and paused flag in one pipeline (LLEN, LINDEX of the oldest job, SISMEMBER `paused`): what the queue list shows for one queue. */
   async summary(): Promise<QueueSummary> {
     const [size, oldest, paused] = pipelineValues(await this.redis.pipeline().llen(this.key).lindex(this.key, -1).sismember(Keys.paused, this.name).exec());
     return { name: this.name, size: Number(size), latency: latencyOf(oldest as string | null), paused: paused === 1 };
   }
 
+  /** Jobs waiting in `queue:<name>` now (LLEN; Sidekiq's Queue#size). Jobs claimed by a process's reliable fetch are not counted. */
   async size(): Promise<number> {
     return this.redis.llen(this.key);
   }
 
+  /**
+   * Seconds, as a float, that the oldest waiting job has waited since its
+   * `enqueued_at` (else `created_at`); 0 when the queue is empty or that job
+   * has no readable time, as Sidekiq's Queue#latency.
+   */
   async latency(): Promise<number> {
     return latencyOf(await this.redis.lindex(this.key, -1));
   }
@@ -86,6 +93,11 @@ export class Queue {
     return (await removeJobs(this.redis, this.key, 'list', [record])) > 0;
   }
 
+  /**
+   * Finds the job with this jid (a linear read of the list, newest first) and
+   * removes it as `delete` does, giving back its unique lock. False when no
+   * waiting job has this jid (already fetched, or never here).
+   */
   async deleteByJid(jid: string): Promise<boolean> {
     const job = await this.find(jid);
     return job ? this.delete(job) : false;
@@ -96,6 +108,7 @@ export class Queue {
     return clearJobs(this.redis, this.key, 'list', this.name);
   }
 
+  /** Whether Sidekiq Pro's `paused` set holds this queue's name (SISMEMBER), whoever paused it. */
   async isPaused(): Promise<boolean> {
     return (await this.redis.sismember(Keys.paused, this.name)) === 1;
   }
@@ -110,6 +123,11 @@ export class Queue {
     this.onPauseChange?.(this.name, true);
   }
 
+  /**
+   * Removes the queue from the `paused` set: every process, Ruby's included,
+   * fetches from it again at its next claim, and this process's listener is
+   * told before the call resolves. Resuming a queue that is not paused is a no-op.
+   */
   async resume(): Promise<void> {
     await this.redis.srem(Keys.paused, this.name);
     this.onPauseChange?.(this.name, false);

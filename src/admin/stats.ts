@@ -47,6 +47,12 @@ function count(value: unknown): number {
 export class Stats {
   constructor(private readonly redis: Redis) {}
 
+  /**
+   * The counters a dashboard polls, in one pipeline of seven commands whatever
+   * the fleet's size: `stat:processed`, `stat:failed`, the sizes of `schedule`,
+   * `retry`, `dead` and `processes`, and the latency of `default` (Sidekiq's
+   * Stats#processed, #failed, #scheduled_size and so on). Missing keys read as 0.
+   */
   async fast(): Promise<FastStats> {
     const values = pipelineValues(
       await this.redis
@@ -71,6 +77,12 @@ export class Stats {
     };
   }
 
+  /**
+   * Jobs waiting across every queue in `queues` and jobs running across every
+   * member of `processes`: one LLEN per queue and one HGET `busy` per process,
+   * so its cost grows with both (Sidekiq's Stats#enqueued and #workers_size).
+   * A key of the wrong type counts as 0.
+   */
   async slow(): Promise<SlowStats> {
     const [queues, processes] = await Promise.all([setMembers(this.redis, Keys.queues), setMembers(this.redis, Keys.processes)]);
     const pipeline = this.redis.pipeline();

@@ -41,6 +41,11 @@ function toWork(process: string, tid: string, text: string): WorkRecord {
 export class WorkSet {
   constructor(private readonly redis: Redis) {}
 
+  /**
+   * A page of the jobs in flight, oldest start first (Sidekiq's WorkSet#each):
+   * reads the work hashes of every member of `processes`, then slices, so
+   * `total` is exact. As fresh as each process's last beat (up to 10 s old).
+   */
   async list(request?: PageRequest): Promise<Page<WorkRecord>> {
     const { page, count, start } = resolvePage(request);
     const all = await this.all();

@@ -379,15 +379,35 @@ export class ScopedClient {
     private readonly overrides: JobOverrides,
   ) {}
 
+  /**
+   * Enqueues `worker` now with this scope's overrides over its `@Worker`
+   * options (Sidekiq's `set(...).perform_async`): SADD `queues` + LPUSH
+   * `queue:<name>`. Resolves to the jid, or null when a client middleware
+   * halted the push; rejects with InvalidJobError for a class that is not a
+   * `@Worker` or arguments that are not JSON, and with the Redis error.
+   */
   performAsync<W extends WorkerInstance>(worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     return this.enqueue(worker, args, undefined);
   }
 
+  /**
+   * Enqueues after `interval` with this scope's overrides (Sidekiq's
+   * `perform_in`): a number is seconds (at 1e9 and above an absolute epoch),
+   * or a duration such as `{ minutes: 5 }`. ZADD `schedule`, or straight to
+   * the queue when the time has come. Rejects with InvalidScheduleError past
+   * ten years; resolves to the jid, or null when a middleware halted it.
+   */
   async performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     this.client.noteInterval(interval);
     return this.schedule(epochForInterval(interval), worker, args);
   }
 
+  /**
+   * Enqueues at a Date or at epoch seconds with this scope's overrides
+   * (Sidekiq's `perform_at`), into `schedule` or, when the time has passed,
+   * the queue. An epoch in milliseconds rejects with InvalidScheduleError, as
+   * does a time past ten years; resolves to the jid, or null when halted.
+   */
   async performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
     return this.schedule(epochForAt(at), worker, args);
   }

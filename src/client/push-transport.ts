@@ -51,6 +51,11 @@ export class RedisPushTransport implements PushTransport {
     this.pipelineHooks.push({ hook, appliesTo });
   }
 
+  /**
+   * Whether any pipeline hook would append commands for this job (a hook
+   * without `appliesTo` counts for every job). False lets a single push skip
+   * the pipeline and be one SADD + LPUSH, as Sidekiq writes it.
+   */
   hooksApply(job: JobPayload): boolean {
     return this.pipelineHooks.some(({ appliesTo }) => !appliesTo || appliesTo(job));
   }

@@ -7,6 +7,12 @@ import { isTtl, TTL_RULE } from './time-bounds';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
 export interface WorkerInstance {
+  /**
+   * Runs one job with its payload's `args`, JSON-decoded (Sidekiq's
+   * `perform`). A returned promise is awaited; a throw or rejection fails the
+   * job into `retry` or `dead` by the worker's `retry` option, anything else
+   * acknowledges it (the value is kept only for the status row's `result`).
+   */
   perform(...args: any[]): unknown;
 }
 
@@ -14,7 +20,12 @@ export interface WorkerInstance {
 export type WorkerClass<W extends WorkerInstance = WorkerInstance> = abstract new (...deps: any[]) => W;
 
 /** The argument list of a worker's `perform`, which `performAsync` type-checks at the call site. */
-export type PerformArgs<W> = W extends { perform(...args: infer A): unknown } ? A : never;
+export type PerformArgs<W> = W extends {
+  /** The worker's `perform`, whose parameter list is inferred. */
+  perform(...args: infer A): unknown;
+}
+  ? A
+  : never;
 
 const definitions = new WeakMap<object, WorkerOptions>();
 

@@ -15,6 +15,12 @@ export interface RegisteredWorker {
 export class WorkerRegistry {
   private readonly byName = new Map<string, RegisteredWorker>();
 
+  /**
+   * Makes `worker` runnable for jobs whose `class` is `worker.name`.
+   * Registering the same class again replaces it; throws WurkConfigError
+   * when another class already has that name, or when the instance has no
+   * `perform` method.
+   */
   register(worker: RegisteredWorker): void {
     const existing = this.byName.get(worker.name);
     if (existing && existing.target !== worker.target) {
@@ -29,10 +35,12 @@ export class WorkerRegistry {
     this.byName.set(worker.name, worker);
   }
 
+  /** The worker for a payload's `class` string, or undefined when this process does not know it (the job then fails with UnknownWorkerError). */
   get(name: string): RegisteredWorker | undefined {
     return this.byName.get(name);
   }
 
+  /** Every registered worker, in registration order (a copy: changing it changes nothing). */
   all(): RegisteredWorker[] {
     return [...this.byName.values()];
   }

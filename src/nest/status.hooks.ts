@@ -32,6 +32,12 @@ export class StatusHooks implements OnModuleInit {
     );
   }
 
+  /**
+   * Called by Nest: adds the `enqueued` row (HSET + EXPIRE of `status:<jid>`,
+   * `statusTtl` seconds) to the pipeline of every immediate push of a tracked
+   * job. Nothing is added when WURK_PUSH_TRANSPORT is not the Redis one (a
+   * test's own transport): tracked jobs then get no enqueued row.
+   */
   onModuleInit(): void {
     // On the transport, not on ClientService: a test that overrides
     // ClientService with a mock must still boot. isTracked lets a bulk push

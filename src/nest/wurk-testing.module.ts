@@ -51,10 +51,22 @@ export class WurkTesting extends TestingTransport {
     return this.history.read(jid);
   }
 
+  /**
+   * Runs `body` in inline mode (Sidekiq::Testing.inline!): each push inside
+   * it performs its job at once, scheduled ones too, and a job's error rejects
+   * the push. The module's mode is back when it resolves; throws
+   * TestModeAlreadySetError inside another `inline` or `fake` block.
+   */
   inline<T>(body: () => Promise<T> | T): Promise<T> {
     return this.withMode('inline', body);
   }
 
+  /**
+   * Runs `body` in fake mode (Sidekiq::Testing.fake!): pushes inside it are
+   * collected for `jobs`, `expectEnqueued` and `drain`, not run. The module's
+   * mode is back when it resolves; throws TestModeAlreadySetError inside
+   * another `inline` or `fake` block.
+   */
   fake<T>(body: () => Promise<T> | T): Promise<T> {
     return this.withMode('fake', body);
   }
@@ -98,6 +110,13 @@ class WurkTestingLifecycle implements OnModuleInit {
  */
 @Module({})
 export class WurkTestingModule {
+  /**
+   * A global module in place of `WurkModule.forRoot()`, in `mode` (default
+   * `fake`), providing WurkTesting for the test's assertions. Options are
+   * validated as WurkModule's; `redis`, the API, processing and periodic
+   * options are ignored. Throws WurkConfigError under NODE_ENV=production or
+   * for a `mode` other than `fake` or `inline`.
+   */
   static forRoot(options: WurkTestingOptions = {}): DynamicModule {
     if (process.env.NODE_ENV === 'production') {
       throw new WurkConfigError('WurkTestingModule', 'is for tests and refuses NODE_ENV=production, where it would keep jobs in memory');

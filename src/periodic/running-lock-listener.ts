@@ -46,11 +46,24 @@ export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarke
   ) {}
 
   // Jobs that are no periodic slot are answered synchronously: the processor awaits only a promise.
+  /**
+   * For a job of an `until_executed` periodic entry: shortens the entry's
+   * `periodic:running:<pjid>` lock to the active TTL (420 s by default) and
+   * refreshes it every 10 s while the job performs, owner-checked by jid.
+   * Other jobs are answered at once, without a promise.
+   */
   onStart(context: ServerContext): Promise<void> | undefined {
     const lock = lockOf(context.job);
     return lock ? this.hold(lock) : undefined;
   }
 
+  /**
+   * Stops the refresh, then releases the running lock on success or a
+   * terminal failure (dead, dropped), or stretches it over a retry's or a
+   * limiter's wait plus a day (a job handed back to its queue gets the day
+   * back), so the next slot fires only once this run is done. Owner-checked:
+   * a lock a later slot took is left alone.
+   */
   onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
     const lock = lockOf(context.job);
     return lock ? this.settle(lock, outcome) : undefined;

@@ -44,6 +44,11 @@ export class RedisConnections {
     return connection;
   }
 
+  /**
+   * Closes one connection taken from `dedicated()` before the rest (a loop
+   * that ended): QUIT, or a hard disconnect when Redis does not answer within
+   * a second or is away. Never throws; `close()` will not close it again.
+   */
   async release(connection: Redis): Promise<void> {
     this.extra.delete(connection);
     await closeConnection(connection);

@@ -15,6 +15,7 @@ export const Keys = {
   /** SET of every queue name ever pushed to; Web UI and Stats only see queues listed here. */
   queues: 'queues',
   queuePrefix: 'queue:',
+  /** LIST of the jobs waiting in queue `name`: pushed on the left (LPUSH), fetched from the right, as Sidekiq does. The name is not encoded. */
   queue: (name: string): string => `queue:${name}`,
   schedule: 'schedule',
   retry: 'retry',
@@ -24,17 +25,20 @@ export const Keys = {
 
   // --- Sidekiq: process registry and stats ---------------------------------
   processes: 'processes',
+  /** HASH of one process's heartbeat (`info`, `busy`, `beat`, `quiet`, `rss`, …), named by the identity alone and expiring `heartbeatTtl` (60 s by default) after its last beat. */
   process: (identity: string): string => identity,
   /** In-flight work hash as Sidekiq 7/8 read it. */
   work: (identity: string): string => `${identity}:work`,
   /** In-flight work hash as Sidekiq 6.x reads it. */
   workLegacy: (identity: string): string => `${identity}:workers`,
+  /** LIST of remote signals (TSTP, TERM, …) for one process, popped at its beats; written by the Web UI and ProcessSet with a 60 s TTL. */
   signals: (identity: string): string => `${identity}-signals`,
   processCleanup: 'process_cleanup',
   statProcessed: 'stat:processed',
   statFailed: 'stat:failed',
   /** `date` is the UTC day as YYYY-MM-DD. */
   statProcessedOn: (date: string): string => `stat:processed:${date}`,
+  /** Failures on one UTC day (`date` as YYYY-MM-DD), a counter kept five years as Sidekiq keeps it. */
   statFailedOn: (date: string): string => `stat:failed:${date}`,
 
   // --- Sidekiq 7+: execution metrics (lib/sidekiq/metrics/) ----------------
@@ -94,6 +98,7 @@ export const Keys = {
   unsettled: 'wurk:unsettled',
 
   // --- Job status (contract §2) --------------------------------------------
+  /** HASH of one tracked job's status row (Wurk's fields and states, contract §2), with the TTL of the status options. */
   status: (jid: string): string => `status:${jid}`,
 
   // --- Job history (seed 004's attempts log; docs/job-history.md) ----------
@@ -101,8 +106,11 @@ export const Keys = {
   attempts: (jid: string): string => `attempts:${jid}`,
 
   // --- Periodic jobs (contract §4.1) ---------------------------------------
+  /** The newest slot (integer epoch seconds) claimed for periodic entry `pjid`; a slot not newer is never pushed again. */
   periodicLastSlot: (pjid: string): string => `periodic:last_slot:${pjid}`,
+  /** Per-slot NX lock (20 s TTL) that lets one process among many push a periodic entry's `slot`. */
   periodicSlotLock: (pjid: string, slot: number): string => `periodic:lock:${pjid}:${slot}`,
+  /** Running lock of an `until_executed` periodic entry: holds the owning jid, so no slot fires while that run is queued or running. */
   periodicRunning: (pjid: string): string => `periodic:running:${pjid}`,
   periodicDisabled: 'periodic:disabled',
   periodicSchedule: 'periodic:schedule',

@@ -10,6 +10,12 @@ export interface ProcessIdentity {
   identity: string;
 }
 
+/**
+ * A fresh identity for this process, as Sidekiq builds one: `DYNO` or the
+ * OS hostname, the pid, and a random 12-hex nonce, so two starts of the same
+ * pid never share a heartbeat hash or a reliable-fetch private list. Reads
+ * nothing from Redis.
+ */
 export function newProcessIdentity(): ProcessIdentity {
   const hostname = process.env.DYNO || osHostname();
   const pid = process.pid;

@@ -46,6 +46,12 @@ export class JobEventDispatcher implements JobLifecycleListener {
 
   constructor(private readonly logger: ServerLogger) {}
 
+  /**
+   * Adds a handler for one event name (several may hear the same event, in the
+   * order added). Returns the dispatcher, for chaining. The handler runs a
+   * microtask after the event, detached: its result is not awaited by the job
+   * and its rejection is logged.
+   */
   on(event: JobEventName, handler: JobEventHandler): this {
     const list = this.handlers.get(event) ?? [];
     list.push(handler);
@@ -59,10 +65,16 @@ export class JobEventDispatcher implements JobLifecycleListener {
     return count;
   }
 
+  /** Emits `started` to its handlers, before `perform` runs; returns at once without waiting for them. */
   onStart(context: ServerContext): void {
     this.emit('started', context, undefined);
   }
 
+  /**
+   * Emits the event named by the outcome (`completed`, `retrying`, `dead`,
+   * `failed`, `interrupted` or `rescheduled`) once the job's fate is written;
+   * returns at once without waiting for the handlers.
+   */
   onSettled(context: ServerContext, outcome: JobOutcome): void {
     this.emit(EVENT_OF_OUTCOME[outcome.kind], context, outcome);
   }

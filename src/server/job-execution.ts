@@ -4,6 +4,12 @@ import type { JobPayload } from '../job/payload';
 
 /** Receives `progress()` calls from inside `perform`; the status module installs one for tracked jobs. */
 export interface ProgressReporter {
+  /**
+   * `at` units done of `total` (both integers; `total` and `message` stay
+   * until replaced). The status reporter writes `progress`, `total` and
+   * `message` onto the job's `status:<jid>` row, at most once per interval;
+   * it never throws into the job: bad numbers are reported as an error.
+   */
   report(at: number, total?: number, message?: string): void;
 }
 

@@ -101,6 +101,12 @@ export class Manager {
     return this;
   }
 
+  /**
+   * Adds a listener told of every job's start and settle in every capsule
+   * (status rows, periodic running locks, job events), after those added
+   * before it; adding the same object twice is ignored. One added after
+   * `start` hears the jobs that start from then on. Returns the manager.
+   */
   addListener(listener: JobLifecycleListener): this {
     if (!this.listeners.includes(listener)) this.listeners.push(listener);
     return this;
@@ -152,6 +158,14 @@ export class Manager {
     return this.groups.reduce((sum, group) => sum + group.concurrency, 0);
   }
 
+  /**
+   * Starts the process: the first heartbeat (registers in `processes`), a
+   * warm-up of scripts and connections, the boot orphan check and a first
+   * poll of `schedule` and `retry` (each step waited for at most 2 s),
+   * then the capsules' fetch loops and the poller. Resolves once fetching has
+   * begun; a second call, or a `stop` during boot, returns without fetching.
+   * Redis being away is logged and retried, not thrown.
+   */
   async start(): Promise<void> {
     if (this.started) return;
     this.started = true;

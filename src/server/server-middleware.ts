@@ -59,6 +59,16 @@ export type JobOutcome =
  * Listener errors are logged and never change the job's outcome.
  */
 export interface JobLifecycleListener {
+  /**
+   * Called before the server middleware and `perform` run; the job waits for
+   * a returned promise, so keep it short. It may set `context.execution.reporter`.
+   * A throw or rejection is logged and the job runs anyway.
+   */
   onStart?(context: ServerContext): Promise<void> | void;
+  /**
+   * Called once the outcome is written to Redis (acknowledged, filed in
+   * `retry`, `dead` or `schedule`, or handed back). The processor slot waits
+   * for a returned promise; a throw or rejection is logged and changes nothing.
+   */
   onSettled?(context: ServerContext, outcome: JobOutcome): Promise<void> | void;
 }

@@ -43,11 +43,24 @@ export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs
   ) {}
 
   // Untracked jobs are answered synchronously: the processor awaits only a promise.
+  /**
+   * For a tracked job: writes `running` with `class`, `queue`, `enqueued_at`,
+   * `started_at` and `attempt` onto `status:<jid>` (creating the row, with the
+   * status TTL) and installs the progress reporter `JobContext.progress` uses.
+   * Untracked jobs cost nothing. A failed write is reported, never thrown.
+   */
   onStart(context: StatusContext): Promise<void> | undefined {
     if (!isTracked(context.job) || context.job.jid === '') return undefined;
     return this.startTracked(context);
   }
 
+  /**
+   * For a tracked job: writes the settled state (`complete` with its `result`
+   * capped at 8 KB, `retrying`, `dead`, `failed` with the error, `interrupted`,
+   * or `scheduled` for a limiter's reschedule), the last buffered progress
+   * folded in. A complete row takes `retention` as its TTL (0 deletes it).
+   * A failed write is reported, never thrown.
+   */
   onSettled(context: StatusContext, outcome: JobOutcome): Promise<void> | undefined {
     if (!isTracked(context.job) || context.job.jid === '') return undefined;
     return this.settleTracked(context, outcome);

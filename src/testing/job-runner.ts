@@ -31,6 +31,14 @@ export class JobRunner {
 
   constructor(private readonly deps: JobRunnerDeps) {}
 
+  /**
+   * Performs `job` once, in memory, and resolves to what production would
+   * have decided: `complete` with `perform`'s result, `retrying` with the new
+   * `retry_count` and `retryAt` (epoch ms), `dead`, or `failed` (dropped).
+   * The error handlers and, past the retries, the death handlers run; nothing
+   * is filed or written to Redis. A job's error never rejects the promise; a
+   * throwing listener or handler does.
+   */
   async run(job: JobPayload): Promise<JobOutcome> {
     const { deps } = this;
     const worker = deps.registry.get(job.className);

@@ -22,6 +22,12 @@ export class MemoryStatusRows {
     this.rows.set(job.jid, { ...row, state: 'enqueued', class: job.className, queue: job.queue, enqueued_at: floatText(enqueuedAtMs / 1000) });
   }
 
+  /**
+   * The in-memory StatusWriter#write: merges the defined `fields` into the
+   * row as strings, creating it only when `options.create` (the TTL is
+   * ignored). Resolves to whether anything was written; throws
+   * InvalidStatusStateError for a `state` that is no status state.
+   */
   async write(jid: string, fields: StatusFields, options: StatusWriteOptions): Promise<boolean> {
     if (fields.state !== undefined && !isStatusState(fields.state)) throw new InvalidStatusStateError(fields.state);
     const existing = this.rows.get(jid);
@@ -37,19 +43,23 @@ export class MemoryStatusRows {
     return written;
   }
 
+  /** Drops the row, as a succeeded job with retention 0 leaves none. */
   async remove(jid: string): Promise<void> {
     this.rows.delete(jid);
   }
 
+  /** The row rendered as StatusService#get renders a real one, or null when there is none. */
   async get(jid: string): Promise<StatusRecord | null> {
     const row = this.rows.get(jid);
     return row ? toStatusRecord(jid, { ...row }) : null;
   }
 
+  /** Drops the row (StatusService#delete); true when there was one. */
   async delete(jid: string): Promise<boolean> {
     return this.rows.delete(jid);
   }
 
+  /** Drops every row, between tests that share one module. */
   clear(): void {
     this.rows.clear();
   }

@@ -48,16 +48,35 @@ export class WurkHealthIndicator {
     this.probe = new WurkHealthProbe(subject, healthOptions ?? {});
   }
 
+  /**
+   * The full check, under `key` in terminus's result: up when Redis answers
+   * a PING within `timeout` (1 s by default), no worked queue's latency is
+   * over its threshold (60 s by default), the processors run, and the last
+   * beat that reached Redis is at most `maxHeartbeatAge` old (30 s by default).
+   * The details carry the whole report (RTT in ms, ages and latencies in
+   * seconds). Never throws: down is a result, for terminus to turn into 503.
+   */
   async isHealthy(key = 'wurk'): Promise<HealthIndicatorResult> {
     const report = await this.probe.report();
     return this.result(key, this.probe.isHealthy(report), report);
   }
 
+  /**
+   * For a Kubernetes liveness probe: down only when the heartbeat thread has
+   * not attempted a beat within `maxHeartbeatAge`, a process that is wedged.
+   * Redis being away keeps it up, so an outage never restarts every pod.
+   * Details: the heartbeat ages in seconds.
+   */
   async liveness(key = 'wurk'): Promise<HealthIndicatorResult> {
     const report = await this.probe.report();
     return this.result(key, this.probe.isLive(report), { heartbeat: report.heartbeat });
   }
 
+  /**
+   * For a Kubernetes readiness probe: up while the app is not closing, Redis
+   * answers and the processors run (always, in an app that does not process).
+   * Down from the start of `app.close()`. Details: draining, redis, processors.
+   */
   async readiness(key = 'wurk'): Promise<HealthIndicatorResult> {
     const report = await this.probe.report();
     const { draining, redis, processors } = report;
@@ -73,6 +92,12 @@ export class WurkHealthIndicator {
 /** Imports TerminusModule and provides WurkHealthIndicator; needs WurkModule (global) in the app. */
 @Module({})
 export class WurkHealthModule {
+  /**
+   * The module with these thresholds (`queueLatency`, `maxHeartbeatAge` in
+   * seconds, `timeout` in ms), validated when the indicator is built: a bad
+   * one throws WurkConfigError naming it. Importing this entry throws
+   * MissingPeerError when @nestjs/terminus is not installed.
+   */
   static forRoot(options: WurkHealthOptions = {}): DynamicModule {
     return {
       module: WurkHealthModule,

@@ -79,10 +79,12 @@ export class WurkApiService implements OnModuleInit {
     return path.startsWith(`${mount}/`) ? path.slice(mount.length) : undefined;
   }
 
+  /** Whether the request's path lies under the API's mount (global prefix + module path + controller path); the body reader only reads those. */
   isUnderMount(req: PlatformRequest): boolean {
     return this.relative(requestPath(nodeRequest(req))) !== undefined;
   }
 
+  /** The request as the platform-free gate reads it (method, path, path relative to the mount, query string, headers), from Express or Fastify alike. */
   incoming(platformRequest: PlatformRequest): IncomingApiRequest {
     const req = nodeRequest(platformRequest);
     const path = requestPath(req);
@@ -104,6 +106,11 @@ export class WurkApiService implements OnModuleInit {
     }
   }
 
+  /**
+   * An ApiProblem as it is; anything else is logged (message and stack,
+   * with the method and path) and becomes the contract's 500
+   * `internal_error` problem, so no internal detail reaches the client.
+   */
   asProblem(error: unknown, req: PlatformRequest): ApiProblem {
     if (error instanceof ApiProblem) return error;
     this.gate.render(error, this.incoming(req));

@@ -39,6 +39,14 @@ function metricsController(path: string, contentType: string): Type {
  */
 @Module({})
 export class WurkMetricsModule {
+  /**
+   * Provides WurkMetrics on prom-client's global registry (or `registry`) and
+   * serves it at `path` (default `metrics`, under the app's global prefix).
+   * Counts jobs run and pushed by this process and, at each scrape, reads the
+   * queues' size and latency from Redis (cached `queueGaugesCacheMs`). A bad
+   * option throws WurkConfigError naming it when the provider is built;
+   * importing this entry throws MissingPeerError without prom-client.
+   */
   static forRoot(options: WurkMetricsModuleOptions = {}): DynamicModule {
     const { path = 'metrics', ...metricsOptions } = options;
     const registry = metricsOptions.registry ?? prom.register;

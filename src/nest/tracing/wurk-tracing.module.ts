@@ -30,6 +30,16 @@ class WurkTracingInstaller implements OnModuleInit {
  */
 @Module({})
 export class WurkTracingModule {
+  /**
+   * Provides WurkTracing and, at module init, adds its middleware to the
+   * client (a `<queue> publish` producer span per push, the trace context
+   * written into the job hash as Ruby's opentelemetry-instrumentation-sidekiq
+   * does) and to the server (a `<queue> process` consumer span per run,
+   * related by `propagation`). Nothing is written to Redis beyond those
+   * payload members. A bad `propagation` throws WurkConfigError when the
+   * provider is built; importing this entry throws MissingPeerError without
+   * @opentelemetry/api.
+   */
   static forRoot(options: WurkTracingOptions = {}): DynamicModule {
     return {
       module: WurkTracingModule,

@@ -63,6 +63,12 @@ export class WurkHealthProbe {
     validateHealthOptions(options);
   }
 
+  /**
+   * Reads this process's health now: one PING (RTT in ms) and one pipeline of
+   * each worked queue's size and latency (seconds), both bounded by `timeout`;
+   * heartbeat ages in seconds from the last beat attempted and accepted.
+   * Never throws: Redis away is `redis.reachable: false` with its error.
+   */
   async report(): Promise<WurkHealthReport> {
     const subject = this.subject();
     const now = Date.now();

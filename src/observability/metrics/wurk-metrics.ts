@@ -37,6 +37,7 @@ export interface WurkMetricsOptions {
 /** What the metrics read at scrape time; `busy` is undefined in an app that does not process. */
 export interface MetricsSubject {
   redis: Redis;
+  /** Jobs this process is performing now, read at each scrape for `jobs_in_flight`; undefined leaves the gauge as it was (an app that does not process). */
   busy(): number | undefined;
   /** Whether a class is a registered worker's (reported by name); none is when absent. */
   isWorkerClass?(name: string): boolean;

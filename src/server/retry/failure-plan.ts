@@ -12,6 +12,12 @@ export type RetryInResult = number | 'discard' | 'kill' | null | undefined;
  * and `sidekiq_retries_exhausted`. `count` is the new `retry_count`.
  */
 export interface RetryHooks {
+  /**
+   * Sidekiq's `sidekiq_retry_in`: called for a failure that still has retries
+   * left. A positive number is the delay in seconds (Sidekiq 7's jitter is
+   * still added), `'kill'` files the job in dead now, `'discard'` drops it;
+   * anything else, or a throw, keeps the default `count**4 + 15` s backoff.
+   */
   retryIn?(count: number, error: unknown, job: JobPayload): RetryInResult | Promise<RetryInResult>;
   /** Runs when the job is out of retries; answering `'discard'` drops it instead of filing it in dead. */
   retriesExhausted?(job: JobPayload, error: unknown): unknown;
