@@ -19,7 +19,9 @@ function paths(cell: string): string[] {
 describe('docs/seed-rules.md', () => {
   it('pins every rule with at least one test file, and every file it names exists', () => {
     const all = rows();
-    expect(all.length).toBeGreaterThan(50);
+    // One row per checkable statement of the seeds (165 when written): a floor, so merging rows back into compound
+    // ones, or dropping a seed's section, fails here rather than passing as a shorter table.
+    expect(all.filter((row) => /^\d{3}\.\d+$/.test(row[0])).length).toBeGreaterThanOrEqual(150);
     const missing: string[] = [];
     for (const row of all) {
       const tests = paths(row[row.length - 1]).filter((path) => path.startsWith('test/'));

@@ -133,6 +133,28 @@ describe('periodic: seed 004 rules', () => {
       expect(seen.failed).toEqual([TICK]);
       expect(seen.enqueued).toEqual([]);
     });
+
+    it('is lost with the process: a restarted one skips that slot, and an until_executed lock waits out its TTL (the seed keeps pending rollbacks in memory only)', async () => {
+      const entry = resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly', unique: 'until_executed' }, 'test');
+      const lastSlot = `periodic:last_slot:${entry.pjid}`;
+      const running = `periodic:running:${entry.pjid}`;
+      // The push fails with Redis away, and the rollback with it (last_slot unreadable for that moment).
+      const first = tickerFor(server.redis, entry, async () => {
+        await server.redis.del(lastSlot);
+        await server.redis.hset(lastSlot, 'not', 'a string');
+        throw new Error('Connection is closed.');
+      });
+      await first.ticker.tick(SLOT * 1000 + 1000);
+      expect(first.seen.rollbackFailed).toBe(1);
+      // Redis is back as the claim left it; the process that owed the rollback is gone.
+      await server.redis.del(lastSlot);
+      await server.redis.set(lastSlot, String(SLOT));
+      const restarted = tickerFor(server.redis, entry, async () => 'pushed');
+      await restarted.ticker.tick(SLOT * 1000 + 2000);
+      expect(restarted.pushes).toEqual([]);
+      expect(restarted.seen.enqueued).toEqual([]);
+      expect(await server.redis.ttl(running)).toBeGreaterThan(0);
+    });
   });
 
   describe('a quieted process', () => {

@@ -135,4 +135,8 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     expect(() => validateWorkerOptions('W', { retry: true, backtrace: false, uniqueUntil: 'success', uniqueFor: 1, custom: { encrypt: false } })).not.toThrow();
     expect(() => validateWorkerOptions('W', { uniqueFor: 315_576_000 })).not.toThrow();
   });
+
+  it("ticks periodic entries every 5 s by default, seed 004's TICK_INTERVAL (the back-off's base too)", () => {
+    expect(resolveOptions({}).tickInterval).toBe(5);
+  });
 });
