@@ -10,7 +10,7 @@ import { call } from './api-app';
 
 const ADMIN = 'operator-admin-token-00000000000';
 const READER = 'operator-read-token-000000000000';
-/** Screenshots for the guide (docs/dashboard/), refreshed by every run. */
+/** Screenshots for the guide (docs/dashboard/), refreshed on request (WURK_GUIDE_SHOTS=1) so a test run leaves the tree clean. */
 const GUIDE_SHOTS = join(__dirname, '..', '..', 'docs', 'dashboard');
 const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard-operator');
 const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
@@ -99,7 +99,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
   /** Saves a screenshot for review, and the named ones for the guide. */
   async function shoot(page: Page, name: string, guide = false): Promise<void> {
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-    if (guide) copyFileSync(join(SHOTS, `${name}.png`), join(GUIDE_SHOTS, `${name}.png`));
+    if (guide && process.env.WURK_GUIDE_SHOTS === '1') copyFileSync(join(SHOTS, `${name}.png`), join(GUIDE_SHOTS, `${name}.png`));
   }
 
   async function tickValues(page: Page, chart: string): Promise<number[]> {
