@@ -1,3 +1,8 @@
+/**
+ * Why over 400 lines: it is data (one description per route and schema), not
+ * logic; issue #40 item 4 folds each route's description into one route
+ * table with its path, scope and handler.
+ */
 import { PROBLEM_TYPES, ProblemType } from './problem';
 
 /**

@@ -1,3 +1,13 @@
+/**
+ * The client: normalizes, checks and pushes jobs (one, bulk, scheduled), runs
+ * the client middleware, and applies the registered workers' options to a
+ * push by class name.
+ *
+ * Why over 400 lines: every push path (push, pushBulk, performAsync/In/At and
+ * the scoped client) must apply the same rules in the same order; they stay
+ * side by side so a rule cannot be added to one path and missed on another.
+ * The rules themselves live in job/ (jid, queue name, time bounds, normalize).
+ */
 import type Redis from 'ioredis';
 import { InvalidJobError } from '../job/errors';
 import { newJid } from '../job/jid';

@@ -1,3 +1,9 @@
+/**
+ * Capsule (the class comment below says what it owns). Why over 400 lines:
+ * the three parts share the slot count and the running set, and their split
+ * (slot pool, prefetch buffer, fetch loop) with the claimed job's life as
+ * one state type is issue #40 item 2.
+ */
 import type { MiddlewareChain } from '../job/middleware-chain';
 import type { WorkerRegistry } from '../job/worker-registry';
 import type { RedisConnections } from '../redis/connections';

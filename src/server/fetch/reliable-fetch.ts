@@ -1,3 +1,17 @@
+/**
+ * Reliable fetch: claims jobs from the public queues into this process's
+ * private lists (lua/fetch.lua), batches their starts and acknowledgments,
+ * fences claims after a Sentinel switch, claims large payloads directly and
+ * reconciles strays.
+ *
+ * Why one file of this size: these duties share the acknowledgment ledger
+ * and the claim batch in one event-loop turn, and splitting them safely is
+ * issue #40 item 1 (a codec mirroring fetch.lua, the ledger, the start
+ * batcher, the blocking wait, the direct claim, the reconcile logic, each a
+ * file under server/fetch/reliable/), to be done under the integration,
+ * chaos and mutation suites as its net. Until then, change it only with those
+ * suites run.
+ */
 import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../../job/time';
