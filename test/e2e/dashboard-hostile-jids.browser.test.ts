@@ -1,12 +1,12 @@
 import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { Worker, WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
 const ADMIN = 'hostile-jids-admin-token-000000000';
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 @Worker({ queue: 'default' })
 class DefaultWorker {
@@ -48,7 +48,7 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
     app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/dashboard/`;
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // The app is a live process, so a stop-all would reach it.
     await waitFor(async () => (await server.redis.scard('processes')) === 1, { what: 'the app in processes' });
     await server.redis.sadd('queues', 'default');

@@ -2,7 +2,8 @@ import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { copyFileSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { ClientService, Worker, WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -13,7 +14,6 @@ const READER = 'operator-read-token-000000000000';
 /** Screenshots for the guide (docs/dashboard/), refreshed on request (WURK_GUIDE_SHOTS=1) so a test run leaves the tree clean. */
 const GUIDE_SHOTS = join(__dirname, '..', '..', 'docs', 'dashboard');
 const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard-operator');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1280, height: 860 };
 type Theme = 'light' | 'dark';
@@ -73,7 +73,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
     base = `http://127.0.0.1:${port}/dashboard/`;
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

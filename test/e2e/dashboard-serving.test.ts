@@ -1,11 +1,9 @@
 import { INestApplication, Module } from '@nestjs/common';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
 import { ADMIN_TOKEN, call, createApp, Platform, PLATFORMS, PRODUCER_ONLY, TOKENS } from './api-app';
-
-/** Launch flags for Debian's Chromium on a machine with no outside network and no sandbox (root). */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 describe.each(PLATFORMS)('dashboard served next to the HTTP API (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
@@ -58,7 +56,7 @@ describe.each(PLATFORMS)('dashboard served next to the HTTP API (%s)', (platform
   it('signs in from a real Chromium and shows the overview from the API, with no CSP violation', async () => {
     let browser: Browser | undefined;
     try {
-      browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+      browser = await launchChromium();
       const page = await browser.newPage();
       const problems: string[] = [];
       page.on('console', (message) => {

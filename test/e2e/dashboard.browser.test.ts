@@ -3,7 +3,8 @@ import { NestFactory } from '@nestjs/core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { deflateSync } from 'node:zlib';
-import { Browser, chromium, Page } from 'playwright-core';
+import { Browser, Page } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { ClientService, Periodic, Worker, WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -38,9 +39,6 @@ class NightlyWorker {
     ran.push(`nightly:${days}`);
   }
 }
-
-/** Launch flags for Debian's Chromium on a machine with no outside network and no sandbox (root). */
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 function failedPayload(jid: string, className: string, args: unknown[], extra: Record<string, unknown> = {}): string {
   const backtrace = deflateSync(Buffer.from(JSON.stringify(["app/workers/mail.rb:12:in `perform'", 'lib/wurk/processor.ts:88'])), {}).toString('base64');
@@ -90,7 +88,7 @@ describe('dashboard in a real Chromium', () => {
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
     base = `http://127.0.0.1:${port}/dashboard/`;
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
   afterAll(async () => {
     await browser?.close();

@@ -2,7 +2,8 @@ import { INestApplication, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, chromium } from 'playwright-core';
+import { Browser } from 'playwright-core';
+import { launchChromium } from '../support/chromium';
 import { AdminService, ClientService, Worker, WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -25,7 +26,6 @@ class ChargeWorker {
 
 /** Beside the dashboard test's screenshots. */
 const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
-const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 /**
  * The issue's acceptance: a job with `retry: 1` that fails, is retried and
@@ -60,7 +60,7 @@ describe('job history end to end: admin API, HTTP, dashboard in Chromium', () =>
     app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
     await app.listen(0, '127.0.0.1');
     port = (app.getHttpServer().address() as { port: number }).port;
-    browser = await chromium.launch({ executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium', args: CHROMIUM_ARGS });
+    browser = await launchChromium();
 
     jid = (await app.get(ClientService).performAsync(ChargeWorker, 'A-17'))!;
     // Its backoff (15 s and jitter) made due now: the poller re-enqueues it at its next pass.
