@@ -1,4 +1,4 @@
--- Sliding-window rate limiter of the HTTP API (contract §1.9), one call per
+-- Sliding-window rate limiter of the HTTP API (docs/internals/spec/contract.md §1.9), one call per
 -- request. Time is Redis's own TIME, so a fleet of processes with drifting
 -- clocks shares one window per credential.
 --

@@ -1,6 +1,6 @@
 --[[
 status_write: write fields onto one job's status row and re-stamp its TTL,
-in one round trip (contract §2.6).
+in one round trip (docs/internals/spec/contract.md §2.6).
 
 KEYS[1]  the row, status:<jid>
 ARGV[1]  TTL in seconds, re-stamped on every write so an abandoned row

@@ -1,4 +1,4 @@
--- Takes a unique job's lock for its push (contract §5, Wurk's layout).
+-- Takes a unique job's lock for its push (docs/internals/spec/contract.md §5, Wurk's layout).
 --
 -- KEYS[1] = unique:<digest>
 -- ARGV[1] = the jid pushing, ARGV[2] = lock lifetime in whole seconds

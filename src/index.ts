@@ -4,7 +4,7 @@
  * API and the dashboard, and write middleware. Sidekiq's API classes are in
  * `nestjs-wurk/admin`; the parts an embedder wires by hand (the process
  * plane without Nest, the status, periodic and unique listeners, Redis key
- * names) are in `nestjs-wurk/internals`. See docs/embedding.md.
+ * names) are in `nestjs-wurk/internals`. See docs/package-entries.md.
  */
 
 // --- The module, workers and jobs ---------------------------------------------------

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { ProcessSet } from './process-set';
 
-/** Contract §1.10 health: `status` ok or down, with the reason when down. */
+/** docs/internals/spec/contract.md §1.10 health: `status` ok or down, with the reason when down. */
 export interface HealthReport {
   status: 'ok' | 'down';
   reason?: 'redis unreachable' | 'no live processes';
@@ -17,7 +17,7 @@ export const STALE_AFTER_SECONDS = 30;
 const PING_TIMEOUT_MS = 1000;
 
 /**
- * Whether this Redis answers and any process is beating (contract §1.10
+ * Whether this Redis answers and any process is beating (docs/internals/spec/contract.md §1.10
  * `/health`). Never throws: a Redis that is away is a `down` report.
  */
 export class Health {

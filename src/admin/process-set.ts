@@ -30,7 +30,7 @@ export interface ProcessRecord {
   info?: Record<string, unknown>;
 }
 
-/** The result of signalling processes (contract §1.10 `{signal, signalled, skipped}`). */
+/** The result of signalling processes (docs/internals/spec/contract.md §1.10 `{signal, signalled, skipped}`). */
 export interface SignalResult {
   signal: RemoteSignal;
   signalled: string[];

@@ -5,7 +5,7 @@ import { latencyOf } from './latency';
 import { Page, PageRequest, pipelineValues, resolvePage } from './page';
 import { clearJobs, removeJobs } from './unique-locks';
 
-/** A queue as the queue list shows it (contract §1.10 `{name,size,latency,paused}`). */
+/** A queue as the queue list shows it (docs/internals/spec/contract.md §1.10 `{name,size,latency,paused}`). */
 export interface QueueSummary {
   name: string;
   size: number;

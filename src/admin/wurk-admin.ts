@@ -40,7 +40,7 @@ export class WurkAdmin {
   readonly processes: ProcessSet;
   /** Jobs in flight across the live processes (the Web UI's Busy page). */
   readonly work: WorkSet;
-  /** Redis reachable and processes beating (contract §1.10 `/health`). */
+  /** Redis reachable and processes beating (docs/internals/spec/contract.md §1.10 `/health`). */
   readonly health: Health;
   /** Sidekiq 7/8's execution metrics per job class (the Web UI's Metrics page). */
   readonly metrics: MetricsQuery;

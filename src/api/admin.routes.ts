@@ -36,7 +36,7 @@ function setRoutes(segment: SetSegment): RouteSpec[] {
   ];
 }
 
-/** The read and operate routes of contract §1.10; `read` to look, `admin` to act. */
+/** The read and operate routes of docs/internals/spec/contract.md §1.10; `read` to look, `admin` to act. */
 export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'stats', method: 'GET', pattern: '/v1/stats', scope: 'read' },
   { name: 'health', method: 'GET', pattern: '/v1/health', scope: 'read' },
@@ -51,7 +51,7 @@ export const ADMIN_ROUTES: readonly RouteSpec[] = [
   { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
   { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
   { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
-  // wurk's additions to §1.10, what a dashboard needs beyond the contract's reads (the set-wide actions are with the sets above).
+  // wurk's additions to docs/internals/spec/contract.md §1.10, what a dashboard needs beyond the contract's reads (the set-wide actions are with the sets above).
   { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
   { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
   { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
@@ -161,7 +161,7 @@ function signalJson(result: SignalResult): Record<string, unknown> {
 }
 
 /**
- * Contract §1.10 over the admin API (`src/admin`): every read is paged and
+ * docs/internals/spec/contract.md §1.10 over the admin API (`src/admin`): every read is paged and
  * bounded, every action is the admin API's atomic move of stored bytes.
  * Routes for what wurk does not have (batches, flows, swarm, limiters) are
  * not in the table, so they answer 404 `not_found` like any unknown path.
@@ -219,7 +219,7 @@ export class AdminRoutes {
   async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
     const jid = singleParam(request.query, 'jid');
     const className = singleParam(request.query, 'class');
-    // Checked before a search too, which ignores them: a malformed page is a 400 on every listing (contract §1.10).
+    // Checked before a search too, which ignores them: a malformed page is a 400 on every listing (docs/internals/spec/contract.md §1.10).
     const { page, count } = pagingOf(request.query);
     if (jid !== undefined || className !== undefined) return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
     const list = await this.jobSet(segment).page({ page, count });

@@ -38,7 +38,7 @@ function parseQuery(search: string): Record<string, string[]> {
 }
 
 /**
- * Every check that precedes a handler, in the exact order of contract §1.2:
+ * Every check that precedes a handler, in the exact order of docs/internals/spec/contract.md §1.2:
  * no token → 404, authenticate → 401, read-only → 403, rate limit → 429,
  * version gate → 404, route → 404/405, scope → 403. Authentication comes
  * before any 404 so a probe without a token learns nothing about which

@@ -2,7 +2,7 @@ import { IsResolvedElsewhere, MAX_SECONDS_OPTION } from '../config/option-rules'
 import { WurkConfigError } from '../job/errors';
 import { isValidQueueName, QUEUE_NAME_RULE } from '../job/queue-name';
 
-/** What a token may do. `admin` implies the other two (contract §1.3). */
+/** What a token may do. `admin` implies the other two (docs/internals/spec/contract.md §1.3). */
 export type ApiScope = 'enqueue' | 'read' | 'admin';
 export const API_SCOPES: readonly ApiScope[] = ['enqueue', 'read', 'admin'];
 
@@ -34,7 +34,7 @@ export interface ApiRateLimitOption {
 }
 
 /**
- * `WurkModule.forRoot({ api })`: who may use the HTTP API (contract §1) and
+ * `WurkModule.forRoot({ api })`: who may use the HTTP API (docs/internals/spec/contract.md §1) and
  * its limits. Where it is mounted is the app's business: import
  * `WurkApiModule.register({ path })`, and the global prefix and RouterModule apply.
  */

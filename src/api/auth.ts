@@ -15,7 +15,7 @@ interface Credential {
   principal: Principal;
 }
 
-/** Scheme case-insensitive, one or more blanks, a printable token, optional trailing blanks (contract §1.3). */
+/** Scheme case-insensitive, one or more blanks, a printable token, optional trailing blanks (docs/internals/spec/contract.md §1.3). */
 const BEARER = /^bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 const REALM = 'Bearer realm="wurk"';
 

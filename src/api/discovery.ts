@@ -19,10 +19,10 @@ export const WURK_VERSION = packageVersion();
 export const DISCOVERY_ROUTE: RouteSpec = { name: 'discovery', method: 'GET', pattern: '/v1', scope: 'any' };
 
 /**
- * `GET /v1` (contract §1.4), open to every authenticated caller. `mount` is
+ * `GET /v1` (docs/internals/spec/contract.md §1.4), open to every authenticated caller. `mount` is
  * where the routes ended up (global prefix, module path and controller path
  * joined), so `url` is right however the app mounted them. `rate_limit` is
- * null, never an object of nulls. `scopes` (wurk's addition to §1.4) are
+ * null, never an object of nulls. `scopes` (wurk's addition to docs/internals/spec/contract.md §1.4) are
  * the calling token's, so a client such as the dashboard can leave out what
  * the token may not do; the server refuses it anyway.
  */

@@ -34,7 +34,7 @@ export function pushMayHaveApplied(error: unknown): boolean {
   return error instanceof CommandInDoubtError || error instanceof RedisUnavailableError || error instanceof PartlyAppliedError;
 }
 
-/** The Idempotency-Key header, checked before any claim (contract §1.7.2); undefined when absent. */
+/** The Idempotency-Key header, checked before any claim (docs/internals/spec/contract.md §1.7.2); undefined when absent. */
 export function idempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
@@ -74,7 +74,7 @@ function inProgress(): ApiProblem {
 }
 
 /**
- * Idempotency-Key (contract §1.8): the key is claimed in Redis before the
+ * Idempotency-Key (docs/internals/spec/contract.md §1.8): the key is claimed in Redis before the
  * push, the only order in which two concurrent retries of a dropped
  * connection cannot both enqueue. A success is stored and replayed; any
  * other answer releases the claim so a corrected request may reuse the key.

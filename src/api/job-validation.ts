@@ -6,7 +6,7 @@ import type { ResolvedApiOptions } from './api-options';
 import { hasScope, Principal } from './auth';
 import { ApiProblem, invalidRequest } from './problem';
 
-/** Top-level keys a producer may send (contract §1.6); server-stamped ones are unknown on purpose. */
+/** Top-level keys a producer may send (docs/internals/spec/contract.md §1.6); server-stamped ones are unknown on purpose. */
 const JOB_KEYS = new Set([
   'class', 'args', 'queue', 'at', 'retry', 'jid', 'backtrace', 'tags', 'dead', 'retry_for', 'retry_queue', 'expires_in',
   'track', 'timeout', 'deadline', 'encrypt', 'unique_for', 'unique_until', 'collapse', 'log_level', 'locale', 'wrapped',
@@ -75,7 +75,7 @@ function checkClass(payload: JobPayload): void {
 }
 
 /**
- * Steps 3–5 of contract §1.7 on the bytes as sent: a JSON object, known
+ * Steps 3–5 of docs/internals/spec/contract.md §1.7 on the bytes as sent: a JSON object, known
  * keys, well-formed jid and class. The result is the body itself, parsed
  * losslessly, never a rebuilt hash.
  */
@@ -140,7 +140,7 @@ export function checkArgsSize(payload: JobPayload, bulk: boolean, maxBytes: numb
 }
 
 /**
- * Contract §1.7.8 lists a non-boolean `track` among the client's refusals,
+ * docs/internals/spec/contract.md §1.7.8 lists a non-boolean `track` among the client's refusals,
  * but the shared client accepts any value and reads it by Ruby truthiness;
  * the API refuses it so an HTTP producer gets Wurk's 400.
  */

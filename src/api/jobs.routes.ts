@@ -12,7 +12,7 @@ import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest, RouteSpec } from './router';
 
-/** The produce routes' rows of the route table (contract §1.6). */
+/** The produce routes' rows of the route table (docs/internals/spec/contract.md §1.6). */
 export const JOB_ROUTES: readonly RouteSpec[] = [
   { name: 'jobs.create', method: 'POST', pattern: '/v1/jobs', scope: 'enqueue' },
   { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
@@ -38,7 +38,7 @@ export interface JobsRoutesDeps {
 }
 
 /**
- * The produce routes (contract §1.6). The body is the Sidekiq job hash and
+ * The produce routes (docs/internals/spec/contract.md §1.6). The body is the Sidekiq job hash and
  * goes to the same `Client.push` / `pushBulk` a local producer calls: nothing
  * here builds, renames or re-keys a payload, so an HTTP-enqueued job is the
  * same bytes in the same Redis structures as any other.

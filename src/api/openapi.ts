@@ -37,7 +37,7 @@ const nullable = (schema: SchemaObject): SchemaObject => ({ ...schema, nullable:
 const JID_PATTERN = '^[A-Za-z0-9_-]{1,255}$';
 const CLASS_PATTERN = '^[A-Z][A-Za-z0-9_]*(::[A-Z][A-Za-z0-9_]*)*$';
 
-/** Options every job hash may carry, as Sidekiq spells them (contract §1.6). */
+/** Options every job hash may carry, as Sidekiq spells them (docs/internals/spec/contract.md §1.6). */
 const JOB_OPTIONS: Record<string, Schema> = {
   class: { type: 'string', maxLength: 255, pattern: CLASS_PATTERN, example: 'HardWorker' },
   queue: { type: 'string', minLength: 1, example: 'default' },
@@ -186,7 +186,7 @@ const IDEMPOTENCY_KEY: ParameterObject = {
 const JID_PARAM: ParameterObject = { name: 'jid', in: 'path', required: true, description: 'A jid, or the id a listing gives an entry whose jid no URL path can carry (~ and the base64url of the jid)', schema: { type: 'string' } };
 const PRODUCE_PROBLEMS: ProblemType[] = ['invalid_request', 'insufficient_scope', 'class_not_allowed', 'queue_not_allowed', 'read_only', 'payload_too_large', 'idempotency_key_reused', 'request_in_progress'];
 
-/** The produce plane's routes (contract §1.4, §1.6), keyed by route name. */
+/** The produce plane's routes (docs/internals/spec/contract.md §1.4, §1.6), keyed by route name. */
 export const JOB_ROUTE_DOCS: Record<string, RouteDoc> = {
   discovery: {
     summary: 'Discovery document',
@@ -374,7 +374,7 @@ const LOCATED_JOB: SchemaObject = {
   additionalProperties: true,
 };
 
-/** The read and operate routes (contract §1.10), keyed by route name. */
+/** The read and operate routes (docs/internals/spec/contract.md §1.10), keyed by route name. */
 export const ADMIN_ROUTE_DOCS: Record<string, RouteDoc> = {
   stats: read('Processed, failed, busy, processes, enqueued and set sizes, default queue latency', {
     type: 'object',

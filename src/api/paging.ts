@@ -1,7 +1,7 @@
 import { ArrayMaxSize, IsOptional, Matches, validateSync } from '../config/class-validator-parts';
 import { invalidRequest } from './problem';
 
-/** Contract §1.10: page 0-based, clamped to 0..1000; count default 25, clamped to 1..200. */
+/** docs/internals/spec/contract.md §1.10: page 0-based, clamped to 0..1000; count default 25, clamped to 1..200. */
 export const MAX_PAGE = 1000;
 export const DEFAULT_COUNT = 25;
 export const MAX_COUNT = 200;
@@ -9,7 +9,7 @@ export const MAX_COUNT = 200;
 /**
  * The shape of the paging parameters, checked by class-validator: each at
  * most once, each an integer. The values are clamped afterwards, not
- * refused (contract §1.10), which is why the bounds are not rules here.
+ * refused (docs/internals/spec/contract.md §1.10), which is why the bounds are not rules here.
  */
 class PagingQuery {
   @IsOptional()

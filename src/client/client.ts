@@ -71,7 +71,7 @@ const DEFAULT_BATCH_SIZE = 1000;
 const DEFAULT_SCHEDULED_BATCH_SIZE = 100;
 
 /**
- * Pushes jobs exactly as Sidekiq's client does (spec/sidekiq-wire.md §2): an
+ * Pushes jobs exactly as Sidekiq's client does (docs/internals/spec/sidekiq-wire.md §2): an
  * immediate push is `SADD queues` + `LPUSH queue:<q>` in one pipelined round
  * trip, a scheduled one a single `ZADD schedule` of the payload without `at`
  * and `enqueued_at`.

@@ -8,7 +8,7 @@ import type { AttemptsStore } from './attempts-store';
 export type AttemptsErrorReporter = (error: unknown, jid: string) => void;
 
 /**
- * Keeps seed 004's attempts log: every attempt that did not simply succeed
+ * Keeps the attempts log of seed 004 (docs/seed-rules.md): every attempt that did not simply succeed
  * (retrying, dead, discarded, interrupted), and a final `succeeded` for a
  * job that succeeds after failing. It hears a job after its fate is filed
  * (the processor notifies listeners after the settle write), so a failed

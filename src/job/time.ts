@@ -1,5 +1,5 @@
 /**
- * Time as Sidekiq writes and reads it (spec/sidekiq-wire.md §1, DESIGN "Timestamps").
+ * Time as Sidekiq writes and reads it (docs/internals/spec/sidekiq-wire.md §1).
  *
  * Payload times are written in one of two dialects: float epoch seconds,
  * which Sidekiq 6, 7 and 8 all read, or Sidekiq 8's integer milliseconds.

@@ -3,7 +3,7 @@ import type { JobPayload } from './payload';
 import { rubyJson } from './ruby-json';
 
 /**
- * The lock digest of a job, as Ruby Wurk computes it (contract §5): hex
+ * The lock digest of a job, as Ruby Wurk computes it (docs/internals/spec/contract.md §5): hex
  * SHA-256 of `JSON.generate([class, queue, args])`. Built from the payload's
  * stored text, so a job pushed by Ruby (args `[1.0]`) and the same job pushed
  * here name the same lock, and the processing side finds the lock of a job

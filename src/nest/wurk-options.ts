@@ -146,7 +146,7 @@ export class WurkModuleOptions {
   /**
    * Seconds a never-seen periodic entry's latest slot may be old and still
    * fire at first sight (default 60, as sidekiq-cron). `Infinity` restores
-   * seed 004: a new entry fires its latest slot however old. Entries
+   * seed 004 (docs/seed-rules.md): a new entry fires its latest slot however old. Entries
    * already seen catch up as before.
    */
   @OptionRule(

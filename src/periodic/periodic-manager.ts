@@ -31,7 +31,7 @@ export interface PeriodicEntryInfo {
 /** Options of a `PeriodicManager`: its entries, tick interval, new-entry grace and logger. */
 export interface PeriodicManagerOptions {
   tickInterval: number;
-  /** Seconds a never-seen entry's latest slot may be old and still fire (default 60; Infinity = seed 004). */
+  /** Seconds a never-seen entry's latest slot may be old and still fire (default 60; Infinity = seed 004 in docs/seed-rules.md). */
   newEntryGrace?: number;
   logger?: PeriodicLogger;
 }

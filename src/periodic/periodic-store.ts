@@ -18,7 +18,7 @@ export type ClaimResult =
 /** How a catch_up-off entry's slot is to be treated; catch_up-on entries always use `fire`. */
 export type CatchUpRule = 'fire' | 'prime' | 'late';
 
-/** The periodic keys of contract §4.1, read and written only through here. */
+/** The periodic keys of docs/internals/spec/contract.md §4.1, read and written only through here. */
 export class PeriodicStore {
   constructor(private readonly redis: Redis) {}
 

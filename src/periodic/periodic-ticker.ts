@@ -14,7 +14,7 @@ export type PeriodicPush = (payload: JobPayload) => Promise<string | null>;
 export interface PeriodicTickerOptions {
   /** Seconds between ticks (also the base of the per-entry back-off). */
   tickInterval: number;
-  /** How old (seconds) a slot of a never-seen catch_up entry may be and still fire; Infinity = seed 004. Default NEW_ENTRY_GRACE. */
+  /** How old (seconds) a slot of a never-seen catch_up entry may be and still fire; Infinity = seed 004 in docs/seed-rules.md. Default NEW_ENTRY_GRACE. */
   newEntryGrace?: number;
   logger: PeriodicLogger;
 }
@@ -22,7 +22,7 @@ export interface PeriodicTickerOptions {
 /**
  * A never-seen entry (first deploy, or a changed cron/args/queue/retry,
  * which is a new pjid) fires its latest slot only if that slot is at most
- * this many seconds old, as sidekiq-cron does. Seed 004 fires it however
+ * this many seconds old, as sidekiq-cron does. Seed 004 (docs/seed-rules.md) fires it however
  * old, so `0 3 * * *` deployed at 14:00 ran a second after boot.
  */
 export const NEW_ENTRY_GRACE = 60;
@@ -50,7 +50,7 @@ interface PendingRollback {
 }
 
 /**
- * The leaderless ticker (contract §4.1, seed 004). Every process ticks every
+ * The leaderless ticker (docs/internals/spec/contract.md §4.1; seed 004 in docs/seed-rules.md). Every process ticks every
  * entry; the claim script lets exactly one of them push each slot, and a
  * push that fails is rolled back so another tick (here or elsewhere) pushes
  * the slot after all.

@@ -6,7 +6,7 @@
  * the same way. For the same reason Redis Cluster is not supported: Sidekiq's
  * multi-key scripts and pipelines assume one keyspace.
  *
- * Sidekiq's own keys come first (spec/sidekiq-wire.md §1–5), then the keys of
+ * Sidekiq's own keys come first (docs/internals/spec/sidekiq-wire.md §1–5), then the keys of
  * wurk's extras, named as the Ruby gems Wurk and Cogworker name them
  * (spec/contract.md) so a mixed fleet shares them.
  */
@@ -70,7 +70,7 @@ export const Keys = {
     return `h|${className}-${Number(t.day)}-${t.hour}:${t.minute}`;
   },
 
-  // --- Reliable fetch (contract §3.1, shared with Ruby Wurk) ---------------
+  // --- Reliable fetch (docs/internals/spec/contract.md §3.1, shared with Ruby Wurk) ---------------
   /** Private in-progress list of one process for one public queue: jobs whose `perform` started, until acknowledged. */
   privateQueue: (queue: string, host: string, pid: number, nonce: string): string =>
     `queue:${queue}|${host}|${pid}|${nonce}|0`,
@@ -97,15 +97,15 @@ export const Keys = {
   /** LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process. */
   unsettled: 'wurk:unsettled',
 
-  // --- Job status (contract §2) --------------------------------------------
-  /** HASH of one tracked job's status row (Wurk's fields and states, contract §2), with the TTL of the status options. */
+  // --- Job status (docs/internals/spec/contract.md §2) --------------------------------------------
+  /** HASH of one tracked job's status row (Wurk's fields and states, docs/internals/spec/contract.md §2), with the TTL of the status options. */
   status: (jid: string): string => `status:${jid}`,
 
-  // --- Job history (seed 004's attempts log; docs/job-history.md) ----------
+  // --- Job history (the attempts log of seed 004, docs/seed-rules.md; docs/job-history.md) ----------
   /** LIST of JSON attempt records, oldest first, bounded and with a TTL; written only when an attempt fails. */
   attempts: (jid: string): string => `attempts:${jid}`,
 
-  // --- Periodic jobs (contract §4.1) ---------------------------------------
+  // --- Periodic jobs (docs/internals/spec/contract.md §4.1) ---------------------------------------
   /** The newest slot (integer epoch seconds) claimed for periodic entry `pjid`; a slot not newer is never pushed again. */
   periodicLastSlot: (pjid: string): string => `periodic:last_slot:${pjid}`,
   /** Per-slot NX lock (20 s TTL) that lets one process among many push a periodic entry's `slot`. */
@@ -115,13 +115,13 @@ export const Keys = {
   periodicDisabled: 'periodic:disabled',
   periodicSchedule: 'periodic:schedule',
 
-  // --- Unique jobs (contract §5, Wurk's layout) ----------------------------
+  // --- Unique jobs (docs/internals/spec/contract.md §5, Wurk's layout) ----------------------------
   /** `digest` = hex SHA-256 of Ruby's `JSON.generate([class, queue, args])`; value = the holder's jid. */
   unique: (digest: string): string => `unique:${digest}`,
   /** A set or queue being cleared by the admin API, held (renamed) here while its jobs' unique locks are given back; `token` is the clear's own. */
   clearing: (source: string, token: string): string => `wurk:clearing:${source}:${token}`,
 
-  // --- HTTP produce plane (contract §1.8, §1.9) ----------------------------
+  // --- HTTP produce plane (docs/internals/spec/contract.md §1.8, §1.9) ----------------------------
   /** `digest` = hex SHA-256 of "<principal>\n<route>\n<key>": the client's string never reaches Redis. */
   idempotency: (digest: string): string => `idempotency:${digest}`,
   // --- Limiters (Sidekiq Enterprise's shapes) -------------------------------

@@ -63,7 +63,7 @@ export interface ProcessorDeps {
 }
 
 /**
- * Runs one fetched job and settles it by the settle rules (seed 004):
+ * Runs one fetched job and settles it by the settle rules (docs/seed-rules.md, seed 004):
  * a job that ran is acknowledged (succeeded, or failed and filed in
  * retry/dead); when that filing fails it is interrupted (into retry after
  * 30 s × count, or dead), and when even that fails the filing is remembered
@@ -110,7 +110,7 @@ export class Processor {
     try {
       outcome = await this.settle(job, payload, context, failed, error, started, settled);
     } catch (stepError) {
-      // Seed 004's @ran rule: the job ran, so no step after perform may
+      // The @ran rule of seed 004 (docs/seed-rules.md): the job ran, so no step after perform may
       // leave it claimed (to be requeued and run again). A failed job not
       // yet filed takes the interrupt path; a succeeded one is acknowledged.
       outcome = await this.afterStepFailed(job, payload, failed, error, stepError, settled);
@@ -204,7 +204,7 @@ export class Processor {
     let retryAt: number | undefined;
     try {
       // From the bytes as fetched, never the object the server middleware
-      // ran with (seed 004): whatever a middleware did to it may be what
+      // ran with (docs/seed-rules.md, seed 004): whatever a middleware did to it may be what
       // made the first filing fail, and must not make this one fail too.
       const plan = planInterrupt(JobPayload.parse(job.raw), error, outOfRetries, deps.timestamps);
       filing = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };

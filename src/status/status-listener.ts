@@ -10,7 +10,7 @@ import type { StatusFields, StatusWriter } from './status-writer';
 import { isTracked } from './tracked';
 import { capUtf8 } from '../job/utf8-cap';
 
-/** Contract §2.5 caps, in bytes of UTF-8. */
+/** docs/internals/spec/contract.md §2.5 caps, in bytes of UTF-8. */
 export const RESULT_CAP_BYTES = 8192;
 export const ERROR_MESSAGE_CAP_BYTES = 1024;
 
@@ -22,7 +22,7 @@ type StatusContext = ServerContext & { execution?: JobExecution };
 
 /**
  * Keeps the status rows of tracked jobs as the processor runs and settles
- * them (contract §2.5): `running` at start, then the settled state with its
+ * them (docs/internals/spec/contract.md §2.5): `running` at start, then the settled state with its
  * result or error, the newest buffered progress folded in. Untracked jobs
  * return at the first line, so they cost no command.
  */

@@ -1,4 +1,4 @@
-/** How status rows live (contract §2.4, §2.5); all in seconds. */
+/** How status rows live (docs/internals/spec/contract.md §2.4, §2.5); all in seconds. */
 export interface StatusOptions {
   /** Lifetime of a row, re-stamped on every write. */
   ttl: number;

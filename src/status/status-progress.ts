@@ -12,7 +12,7 @@ const monotonicMs = (): number => performance.now();
 
 /**
  * Coalesces one job's `progress()` calls to at most one write per interval
- * (contract §2.5). The first report is written at once; later ones inside
+ * (docs/internals/spec/contract.md §2.5). The first report is written at once; later ones inside
  * the window only replace the buffer, and a timer writes the newest buffered
  * values when the window closes, so a watcher sees progress even when the job
  * goes quiet. `drain()` hands back what is still buffered so the final state

@@ -1,4 +1,4 @@
-/** The states of a status row, in order (contract §2.3). */
+/** The states of a status row, in order (docs/internals/spec/contract.md §2.3). */
 export const STATUS_STATES = ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] as const;
 /** The states of a status row: `enqueued`, `scheduled` (rescheduled by its limiter, due at `scheduled_at`), `running`, `complete`, `retrying`, `failed`, `dead`, `interrupted`. */
 export type StatusState = (typeof STATUS_STATES)[number];
@@ -8,7 +8,7 @@ export function isStatusState(value: unknown): value is StatusState {
 }
 
 /**
- * One job's status row as `GET /jobs/:jid` returns it (contract §2.7): keys
+ * One job's status row as `GET /jobs/:jid` returns it (docs/internals/spec/contract.md §2.7): keys
  * in this fixed order, timestamps as float epoch seconds, counters as
  * integers, and null (never 0) for what was not recorded.
  */

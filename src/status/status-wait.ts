@@ -31,7 +31,7 @@ const MAX_POLL_MS = 1000;
  * Polls the status row with backoff until its state is one of `until`.
  *
  * Polling, not a notification: the row's writer is a script shared with
- * Ruby Wurk (contract §2.6) that publishes nothing, keyspace notifications
+ * Ruby Wurk (docs/internals/spec/contract.md §2.6) that publishes nothing, keyspace notifications
  * are off by default and often not configurable on managed Redis, and a
  * subscription would need a connection of its own per process. A waiter
  * costs one HGETALL a second once past its first seconds, and learns of

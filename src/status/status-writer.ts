@@ -4,7 +4,7 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { isStatusState, StatusState } from './status-record';
 
-/** The fields of a status row a writer may set (contract §2.2); null and undefined are never written. */
+/** The fields of a status row a writer may set (docs/internals/spec/contract.md §2.2); null and undefined are never written. */
 export interface StatusFields {
   state?: StatusState;
   class?: string;

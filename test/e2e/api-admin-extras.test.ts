@@ -12,7 +12,7 @@ function entry(jid: string, className = 'HardJob'): string {
   return `{"class":"${className}","args":[1.0],"retry":true,"queue":"low","jid":"${jid}","created_at":1790000000.5,"error_class":"E","error_message":"m","failed_at":1790000001.0,"retry_count":0}`;
 }
 
-/** What the dashboard needs beyond contract §1.10: history, search, bulk actions, periodic toggles, the token's scopes. */
+/** What the dashboard needs beyond docs/internals/spec/contract.md §1.10: history, search, bulk actions, periodic toggles, the token's scopes. */
 describe.each(PLATFORMS)("HTTP API: wurk's additions to the read and operate routes (%s)", (platform: Platform) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   let api: ApiApp;

@@ -20,7 +20,7 @@ const ACTIONS = [
   '/api/v1/scheduled/j1/kill', '/api/v1/dead/j1/run', '/api/v1/processes/all/quiet', '/api/v1/processes/all/stop',
 ];
 
-describe.each(PLATFORMS)('HTTP API: the read and operate routes (contract §1.10) (%s)', (platform: Platform) => {
+describe.each(PLATFORMS)('HTTP API: the read and operate routes (docs/internals/spec/contract.md §1.10) (%s)', (platform: Platform) => {
   const server = usePrivateRedis();
   let api: ApiApp;
   let identity: string;

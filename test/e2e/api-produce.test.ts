@@ -105,7 +105,7 @@ describe.each(PLATFORMS)('HTTP API: the produce routes (%s)', (platform: Platfor
     expect(await server.redis.zcard('schedule')).toBe(2);
   });
 
-  describe('validation, in the order of contract §1.7', () => {
+  describe('validation, in the order of docs/internals/spec/contract.md §1.7', () => {
     const job = (extra: Record<string, unknown> = {}) => ({ class: 'RecordJob', args: [], ...extra });
 
     async function expect400(path: string, token: string, body: unknown, detail: string | RegExp, headers: Record<string, string> = {}) {

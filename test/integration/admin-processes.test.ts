@@ -77,7 +77,7 @@ describe('admin: processes and busy work over live heartbeats', () => {
   });
 });
 
-describe('admin: health (contract §1.10 shape)', () => {
+describe('admin: health (docs/internals/spec/contract.md §1.10 shape)', () => {
   const server = usePrivateRedis();
 
   it('ok with a live process, stale and quiet counted; down with none live; down when Redis is unreachable', async () => {

@@ -29,7 +29,7 @@ const query = (values: Record<string, string | string[]>) => request({ query: Ob
 /** Every field a problem carries, for exact comparison. */
 const invalid = (detail: string) => ({ type: 'invalid_request', status: 400, detail, extensions: {}, headers: {} });
 
-describe('api: the read and operate routes driven directly (contract §1.10)', () => {
+describe('api: the read and operate routes driven directly (docs/internals/spec/contract.md §1.10)', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const cron: PeriodicEntryInfo[] = [];
   const toggled: string[] = [];

@@ -17,7 +17,7 @@ const ROUTES: RouteSpec[] = [
 ];
 
 /**
- * The checks before any handler, in contract §1.2's order (no token, authenticate, read-only, rate
+ * The checks before any handler, in docs/internals/spec/contract.md §1.2's order (no token, authenticate, read-only, rate
  * limit, version, route, scope), and the route table itself, without an HTTP server.
  */
 describe('api: the gate', () => {
@@ -123,7 +123,7 @@ describe('api: the gate', () => {
     expect([...admitted.principal.scopes]).toEqual(['read']);
   });
 
-  it('reads the bearer credential as contract §1.3 spells it; anything else is no credential', async () => {
+  it('reads the bearer credential as docs/internals/spec/contract.md §1.3 spells it; anything else is no credential', async () => {
     for (const authorization of [`Bearer ${READER}`, `bearer ${READER}`, `BEARER \t ${READER}`, `Bearer ${READER} \t `]) {
       expect((await gate().admit({ ...request('GET', '/v1/jobs/j1'), headers: { authorization } })).request.principal.id).toBe(principalId(READER));
     }

@@ -4,7 +4,7 @@ import { rejectionProblem } from '../support/api-problem';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
-/** The per-token request limit of contract §1.9 over a real Redis: a sliding window per principal, shared by every process. */
+/** The per-token request limit of docs/internals/spec/contract.md §1.9 over a real Redis: a sliding window per principal, shared by every process. */
 describe('api: the rate limiter', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const limiter = (limit: number, intervalSeconds: number, intervalName: string) => new ApiRateLimiter(server.redis, { limit, intervalSeconds, intervalName });

@@ -11,7 +11,7 @@ const INFO: HeartbeatInfo = {
 };
 const TTL = 60;
 
-/** Sidekiq's launcher writes (spec §4) as the heartbeat thread makes them, run here on the main thread. */
+/** Sidekiq's launcher writes (docs/internals/spec/sidekiq-wire.md §4) as the heartbeat thread makes them, run here on the main thread. */
 describe('heartbeat: the writer', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const connection = usePlainConnection(server);

@@ -7,7 +7,7 @@ import { waitFor } from '../support/wait';
 
 const TTL = 600;
 
-/** The Idempotency-Key guard (contract §1.8) over a real Redis: claim, replay, misuse, release, keep. */
+/** The Idempotency-Key guard (docs/internals/spec/contract.md §1.8) over a real Redis: claim, replay, misuse, release, keep. */
 describe('api: the idempotency guard', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   // Loaded per test, with the classes it tells apart: the key shape is built at import.

@@ -26,14 +26,14 @@ function answer(response: ApiResponse) {
   return { status: response.status, json: JSON.parse(response.body), contentType: response.contentType, headers: response.headers };
 }
 
-/** What a refusal answers, as a client sees it: the problem document of contract §1.5. */
+/** What a refusal answers, as a client sees it: the problem document of docs/internals/spec/contract.md §1.5. */
 function problem(type: string, status: number, title: string, detail: string, instance: string, extensions: Record<string, unknown> = {}) {
   return { status, json: { type, title, status, detail, instance, ...extensions }, contentType: 'application/problem+json' };
 }
 
 const sha256 = (text: string) => createHash('sha256').update(text).digest('hex');
 
-describe('api: the produce routes driven directly (contract §1.6, §1.7)', () => {
+describe('api: the produce routes driven directly (docs/internals/spec/contract.md §1.6, §1.7)', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const admin = () => new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
 

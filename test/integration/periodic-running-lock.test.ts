@@ -15,7 +15,7 @@ function context(members: Record<string, unknown>): ServerContext {
 }
 
 /**
- * An until_executed entry's running lock follows its job (contract §4.1): shortened while it runs and
+ * An until_executed entry's running lock follows its job (docs/internals/spec/contract.md §4.1): shortened while it runs and
  * refreshed, released at its end, stretched over a retry's wait; every change only while the job owns it.
  */
 describe('periodic: the running lock listener', () => {

@@ -70,7 +70,7 @@ function lockKey(className: string, queue: string, args: unknown[]): string {
   return `unique:${uniqueDigest(JobPayload.fromEntries([['class', className], ['queue', queue], ['args', args]]))}`;
 }
 
-describe('unique jobs (contract §5)', () => {
+describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
   const server = usePrivateRedis();
   let app: INestApplicationContext;
   let client: ClientService;

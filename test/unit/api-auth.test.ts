@@ -10,7 +10,7 @@ const FIRST = 'first-token-000000000000000000';
 const SECOND = 'second-token-00000000000000000';
 const THIRD = 'third-token-000000000000000000';
 
-/** Bearer tokens and scopes (contract §1.3). */
+/** Bearer tokens and scopes (docs/internals/spec/contract.md §1.3). */
 describe('api: authentication', () => {
   const registry = () => new fresh.module.TokenRegistry([
     { token: FIRST, scopes: ['read'] },

@@ -26,7 +26,7 @@ function recorder(headersSent = false) {
   return { res, headers, written };
 }
 
-/** Problem documents (contract §1.5) and how every answer is written. */
+/** Problem documents (docs/internals/spec/contract.md §1.5) and how every answer is written. */
 describe('api: problems and responses', () => {
   it('has every problem type of the contract with its status and title', () => {
     expect(fresh.module.problem.PROBLEM_TYPES).toEqual({

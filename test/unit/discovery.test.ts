@@ -11,7 +11,7 @@ const PACKAGE_VERSION = (JSON.parse(readFileSync(join(__dirname, '..', '..', 'pa
 // The version and the route row are built at import: loaded per test so each test covers them.
 const fresh = freshEachTest(() => require('../../src/api/discovery') as typeof import('../../src/api/discovery'));
 
-/** `GET /v1` (contract §1.4, plus wurk's `scopes`). */
+/** `GET /v1` (docs/internals/spec/contract.md §1.4, plus wurk's `scopes`). */
 describe('api: discovery', () => {
   const body = (...args: Parameters<typeof import('../../src/api/discovery').discoveryResponse>) => {
     const response = fresh.module.discoveryResponse(...args);

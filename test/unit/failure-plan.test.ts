@@ -15,7 +15,7 @@ function worker(options: RegisteredWorker['options'] = {}, hooks: RetryHooks = {
   return { name: 'MailJob', target: instance.constructor as WorkerClass, options, instance };
 }
 
-/** Where a failed job goes (spec/sidekiq-wire.md §3.4): the rules planFailure decides, without Redis. */
+/** Where a failed job goes (docs/internals/spec/sidekiq-wire.md §3.4): the rules planFailure decides, without Redis. */
 describe('planFailure', () => {
   const error = new Error('boom');
 

@@ -13,7 +13,7 @@ const checkArgsSize: Validation['checkArgsSize'] = (...args) => fresh.module.che
 const checkTrack: Validation['checkTrack'] = (...args) => fresh.module.checkTrack(...args);
 const checkStorableNumbers: Validation['checkStorableNumbers'] = (...args) => fresh.module.checkStorableNumbers(...args);
 
-/** The HTTP API's checks of a job body (contract §1.7, steps 3–8), on the bytes as sent. */
+/** The HTTP API's checks of a job body (docs/internals/spec/contract.md §1.7, steps 3–8), on the bytes as sent. */
 describe('api: job body validation', () => {
   const body = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value));
   const invalid = (detail: string, extensions: Record<string, unknown> = {}) => ({ type: 'invalid_request', status: 400, detail, extensions, headers: {} });

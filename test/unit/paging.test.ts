@@ -14,7 +14,7 @@ function refusal(query: Record<string, string[]>): ApiProblem {
   throw new Error(`accepted ${JSON.stringify(query)}`);
 }
 
-describe('pagingOf (contract §1.10)', () => {
+describe('pagingOf (docs/internals/spec/contract.md §1.10)', () => {
   it('defaults to page 0 and 25 per page', () => {
     expect(fresh.module.pagingOf({})).toEqual({ page: 0, count: 25 });
   });

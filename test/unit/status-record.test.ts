@@ -1,6 +1,6 @@
 import { toStatusRecord } from '../../src/status/status-record';
 
-/** The row as GET /jobs/:jid answers it (contract §2.7), from the HGETALL any writer of the row left. */
+/** The row as GET /jobs/:jid answers it (docs/internals/spec/contract.md §2.7), from the HGETALL any writer of the row left. */
 describe('toStatusRecord', () => {
   it('answers null, never 0, for a time or counter that is absent or empty', () => {
     const record = toStatusRecord('j1', { state: 'running', enqueued_at: '', started_at: '1786000000.5', progress: '', attempt: '' });

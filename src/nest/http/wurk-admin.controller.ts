@@ -12,9 +12,9 @@ import { WURK_ROUTE } from './wurk-api.tokens';
 const Route = (name: string): MethodDecorator => SetMetadata(WURK_ROUTE, name);
 
 /**
- * The read and operate routes (contract §1.10) over the admin API. Each
+ * The read and operate routes (docs/internals/spec/contract.md §1.10) over the admin API. Each
  * handler is one call into `AdminRoutes`; the guard has already run every
- * check of §1.2 (scopes: `read` to look, `admin` to act; read-only mode
+ * check of docs/internals/spec/contract.md §1.2 (scopes: `read` to look, `admin` to act; read-only mode
  * refuses the actions). Mounted by `WurkApiModule.register()`.
  */
 @UseGuards(WurkApiGuard)

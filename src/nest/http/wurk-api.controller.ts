@@ -13,7 +13,7 @@ import { WURK_ROUTE } from './wurk-api.tokens';
 const Route = (name: string): MethodDecorator => SetMetadata(WURK_ROUTE, name);
 
 /**
- * The produce plane (contract §1.4, §1.6). Handlers take the raw request
+ * The produce plane (docs/internals/spec/contract.md §1.4, §1.6). Handlers take the raw request
  * and response: the body is read as bytes (it IS the Sidekiq job hash, so
  * no DTO and no ValidationPipe: class-validator would see a parsed object
  * in which a Ruby `1.0` is already `1`, and the checks must run in the

@@ -5,7 +5,7 @@ import { WurkApiService } from './wurk-api.service';
 import { WURK_ROUTE } from './wurk-api.tokens';
 
 /**
- * Every check of contract §1.2 before a wurk handler runs (tokens,
+ * Every check of docs/internals/spec/contract.md §1.2 before a wurk handler runs (tokens,
  * authentication, read-only, rate limit, version, route, scope), by the
  * API's own route table. The app's global guards run before this one and
  * see the route as any other; this guard decides what the contract decides.

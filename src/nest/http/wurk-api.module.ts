@@ -22,7 +22,7 @@ export interface WurkApiModuleOptions {
 }
 
 /**
- * The HTTP API (contract §1) as Nest controllers. Import it where the
+ * The HTTP API (docs/internals/spec/contract.md §1) as Nest controllers. Import it where the
  * routes belong; the app's global prefix, RouterModule, global guards and
  * interceptors and Swagger's scan apply to them as to the app's own.
  * Needs `WurkModule.forRoot({ api: { tokens } })`; without tokens every

@@ -4,7 +4,7 @@ import { Keys, utcDay } from '../../redis/keys';
 import type { RemoteSignal, WorkItem } from './heartbeat-port';
 import type { HeartbeatInfo } from './heartbeat-messages';
 
-/** Per-day stat keys live five years, as Sidekiq sets them (spec §4.1). */
+/** Per-day stat keys live five years, as Sidekiq sets them (docs/internals/spec/sidekiq-wire.md §4.1). */
 const STAT_DAY_TTL = 5 * 365 * 24 * 60 * 60;
 
 const SIGNALS: readonly RemoteSignal[] = ['TSTP', 'TERM', 'TTIN', 'INFO', 'USR2'];
@@ -24,7 +24,7 @@ export interface BeatResult {
 }
 
 /**
- * The Redis writes of Sidekiq's launcher (spec §4), command for command, so
+ * The Redis writes of Sidekiq's launcher (docs/internals/spec/sidekiq-wire.md §4), command for command, so
  * Sidekiq's API and Web UI read a wurk process as one of their own. Holds no
  * timers and no state beyond the info JSON: the heartbeat thread owns when.
  */

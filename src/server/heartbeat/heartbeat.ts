@@ -50,7 +50,7 @@ const consoleLogger: HeartbeatLogger = {
 };
 
 /**
- * Sidekiq's process heartbeat (spec §4) on a worker thread of its own.
+ * Sidekiq's process heartbeat (docs/internals/spec/sidekiq-wire.md §4) on a worker thread of its own.
  *
  * The main thread only records the latest state (cheap enough to call per
  * job at tens of thousands of jobs a second) and posts it to the thread at

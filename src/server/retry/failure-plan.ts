@@ -75,7 +75,7 @@ export function stampFailure(payload: JobPayload, error: unknown, now: number, t
 }
 
 /**
- * Decides where a job that ran and failed goes (spec/sidekiq-wire.md §3.4),
+ * Decides where a job that ran and failed goes (docs/internals/spec/sidekiq-wire.md §3.4),
  * running the worker's `retryIn` / `retriesExhausted` hooks. The returned
  * payload is a re-write of the fetched one: members it does not touch, args
  * first, keep their bytes.
