@@ -14,54 +14,11 @@ import { pagingOf } from './paging';
 import { ApiProblem, invalidRequest } from './problem';
 import { RawJson } from './raw-json';
 import { ApiResponse, jsonResponse } from './response';
-import type { ApiRequest, RouteSpec } from './router';
+import type { ApiRequest } from './router';
 
 /** The sorted sets by route segment, with the name Sidekiq gives each. */
-const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
-type SetSegment = keyof typeof SETS;
-
-/**
- * A sorted set's routes: the contract's list and per-entry actions, and
- * wurk's set-wide ones (run all, kill all, clear). Dead has no kill.
- */
-function setRoutes(segment: SetSegment): RouteSpec[] {
-  const route = (name: string, method: RouteSpec['method'], path: string, scope: RouteSpec['scope']): RouteSpec => ({ name: `${segment}.${name}`, method, pattern: `/v1/${segment}${path}`, scope });
-  return [
-    route('list', 'GET', '', 'read'),
-    route('run', 'POST', '/:jid/run', 'admin'),
-    ...(segment === 'dead' ? [] : [route('kill', 'POST', '/:jid/kill', 'admin'), route('kill_all', 'POST', '/kill-all', 'admin')]),
-    route('delete', 'DELETE', '/:jid', 'admin'),
-    route('run_all', 'POST', '/run-all', 'admin'),
-    route('clear', 'DELETE', '', 'admin'),
-  ];
-}
-
-/** The read and operate routes of docs/internals/spec/contract.md §1.10; `read` to look, `admin` to act. */
-export const ADMIN_ROUTES: readonly RouteSpec[] = [
-  { name: 'stats', method: 'GET', pattern: '/v1/stats', scope: 'read' },
-  { name: 'health', method: 'GET', pattern: '/v1/health', scope: 'read' },
-  { name: 'queues.list', method: 'GET', pattern: '/v1/queues', scope: 'read' },
-  { name: 'queues.show', method: 'GET', pattern: '/v1/queues/:name', scope: 'read' },
-  { name: 'queues.pause', method: 'POST', pattern: '/v1/queues/:name/pause', scope: 'admin' },
-  { name: 'queues.unpause', method: 'POST', pattern: '/v1/queues/:name/unpause', scope: 'admin' },
-  ...(Object.keys(SETS) as SetSegment[]).flatMap(setRoutes),
-  { name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
-  { name: 'processes.show', method: 'GET', pattern: '/v1/processes/:identity', scope: 'read' },
-  { name: 'processes.quiet', method: 'POST', pattern: '/v1/processes/:identity/quiet', scope: 'admin' },
-  { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
-  { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
-  { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
-  // wurk's additions to docs/internals/spec/contract.md §1.10, what a dashboard needs beyond the contract's reads (the set-wide actions are with the sets above).
-  { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
-  { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
-  { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
-  { name: 'queues.clear', method: 'DELETE', pattern: '/v1/queues/:name', scope: 'admin' },
-  { name: 'queues.delete_job', method: 'DELETE', pattern: '/v1/queues/:name/jobs/:jid', scope: 'admin' },
-  { name: 'metrics.jobs', method: 'GET', pattern: '/v1/metrics/jobs', scope: 'read' },
-  { name: 'metrics.job', method: 'GET', pattern: '/v1/metrics/jobs/:class', scope: 'read' },
-  { name: 'redis', method: 'GET', pattern: '/v1/redis', scope: 'read' },
-  { name: 'jobs.locations', method: 'GET', pattern: '/v1/jobs/:jid/locations', scope: 'read' },
-];
+export const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
+export type SetSegment = keyof typeof SETS;
 
 /** Longest history a request may ask for; Sidekiq's Web UI offers up to 180 days. */
 const MAX_HISTORY_REQUEST_DAYS = 180;
@@ -163,8 +120,7 @@ function signalJson(result: SignalResult): Record<string, unknown> {
 /**
  * docs/internals/spec/contract.md §1.10 over the admin API (`src/admin`): every read is paged and
  * bounded, every action is the admin API's atomic move of stored bytes.
- * Routes for what wurk does not have (batches, flows, swarm, limiters) are
- * not in the table, so they answer 404 `not_found` like any unknown path.
+ * Its routes are rows of `admin-routes.table.ts`.
  */
 export class AdminRoutes {
   constructor(private readonly deps: AdminRoutesDeps) {}

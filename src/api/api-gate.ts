@@ -4,7 +4,7 @@ import { hasScope, insufficientScope, TokenRegistry } from './auth';
 import { ApiProblem } from './problem';
 import { ApiRateLimiter } from './rate-limiter';
 import { ApiResponse, problemResponse } from './response';
-import { ApiRequest, matchRoute, RouteSpec } from './router';
+import { ApiRequest, matchRoute, matchServed, RouteSpec } from './router';
 
 export interface ApiLogger {
   error(message: string, stack?: string): void;
@@ -49,6 +49,7 @@ function parseQuery(search: string): Record<string, string[]> {
 export class ApiGate {
   private readonly tokens: TokenRegistry;
   private readonly limiter?: ApiRateLimiter;
+  private readonly byName: ReadonlyMap<string, RouteSpec>;
 
   constructor(
     private readonly options: ResolvedApiOptions,
@@ -57,10 +58,17 @@ export class ApiGate {
     private readonly logger: ApiLogger,
   ) {
     this.tokens = new TokenRegistry(options.tokens);
+    this.byName = new Map(routes.map((route) => [route.name, route]));
     if (options.rateLimit) this.limiter = new ApiRateLimiter(redis, options.rateLimit);
   }
 
-  async admit(incoming: IncomingApiRequest): Promise<Admission> {
+  /**
+   * `served`: the route the framework's router delivered the request to, by
+   * name. When the path is that route's, it is taken without a search of
+   * the table; a route the framework matched loosely is searched for as if
+   * none had been named (and the guard refuses the mismatch).
+   */
+  async admit(incoming: IncomingApiRequest, served?: string): Promise<Admission> {
     if (this.tokens.empty) throw new ApiProblem('not_found', NOT_FOUND);
     const principal = this.tokens.authenticate(singleHeader(incoming.headers.authorization));
     const method = incoming.method.toUpperCase();
@@ -73,7 +81,9 @@ export class ApiGate {
     if (relative === undefined || (relative !== '/v1' && !relative.startsWith('/v1/'))) {
       throw new ApiProblem('unsupported_api_version', 'This API version is not supported.', { supported_versions: ['v1'] });
     }
-    const match = matchRoute(this.routes, method === 'HEAD' ? 'GET' : method, relative);
+    const verb = method === 'HEAD' ? 'GET' : method;
+    const declared = served === undefined ? undefined : this.byName.get(served);
+    const match = (declared && matchServed(declared, verb, relative)) || matchRoute(this.routes, verb, relative);
     if (!match) throw new ApiProblem('not_found', NOT_FOUND);
     if ('allow' in match) {
       throw new ApiProblem('method_not_allowed', `This route does not accept ${method}.`, {}, { Allow: match.allow });

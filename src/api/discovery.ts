@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import type { ResolvedApiOptions } from './api-options';
 import type { Principal } from './auth';
 import { jsonResponse } from './response';
-import type { RouteSpec } from './router';
 
 /** package.json sits two levels up from both `src/api` and `dist/api`. */
 function packageVersion(): string {
@@ -15,8 +14,6 @@ function packageVersion(): string {
 }
 
 export const WURK_VERSION = packageVersion();
-
-export const DISCOVERY_ROUTE: RouteSpec = { name: 'discovery', method: 'GET', pattern: '/v1', scope: 'any' };
 
 /**
  * `GET /v1` (docs/internals/spec/contract.md §1.4), open to every authenticated caller. `mount` is

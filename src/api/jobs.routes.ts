@@ -10,19 +10,7 @@ import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppli
 import { checkArgsSize, checkClassAllowed, checkQueueAllowed, checkStorableNumbers, checkTrack, parseJobBody, jidParam } from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
-import type { ApiRequest, RouteSpec } from './router';
-
-/** The produce routes' rows of the route table (docs/internals/spec/contract.md §1.6). */
-export const JOB_ROUTES: readonly RouteSpec[] = [
-  { name: 'jobs.create', method: 'POST', pattern: '/v1/jobs', scope: 'enqueue' },
-  { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
-  // read, not enqueue: a producer that polls what it pushed is granted both.
-  { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
-  // wurk's addition: the attempts log (docs/job-history.md), readable for any job, tracked or not.
-  { name: 'jobs.attempts', method: 'GET', pattern: '/v1/jobs/:jid/attempts', scope: 'read' },
-  // admin: a jid is not bound to its producer, so an enqueue token could walk the retry set.
-  { name: 'jobs.delete', method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin' },
-];
+import type { ApiRequest } from './router';
 
 /** Reads the request body's bytes, refusing one over the cap with a 413 problem. */
 export type BodySource = () => Promise<Buffer>;

@@ -53,6 +53,18 @@ function matchPattern(pattern: string, path: string): Record<string, string> | u
 }
 
 /**
+ * The one route a framework router already chose, when it agrees with it:
+ * same verb, and the path matches its pattern exactly (the framework may
+ * match more loosely: a trailing slash, another case). Otherwise undefined,
+ * and the caller searches the whole table.
+ */
+export function matchServed(route: RouteSpec, method: string, path: string): RouteMatch {
+  if (route.method !== method) return undefined;
+  const params = matchPattern(route.pattern, path);
+  return params && { route, params };
+}
+
+/**
  * Finds the route for `method` (HEAD already mapped to GET) and `path`.
  * No pattern matches → undefined (404); a pattern matches but not the verb →
  * the `Allow` value: registered verbs in order, plus HEAD when GET is one.

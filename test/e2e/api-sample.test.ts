@@ -3,7 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import { AppModule } from '../../sample/app.module';
 import { API_MOUNT, setUpOpenApi } from '../../sample/http-api';
 import { PROBLEM_TYPES } from '../../src/api/problem';
-import { API_ROUTES } from '../../src/nest/http/wurk-api.service';
+import { API_ROUTES } from '../../src/api/route-table';
 import { call, post } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 

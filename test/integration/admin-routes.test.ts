@@ -56,45 +56,6 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     });
   }
 
-  describe('the route table', () => {
-    it('lists every read and operate route: read to look, admin to act; dead has no kill', () => {
-      const set = (segment: string, kill: boolean) => [
-        { name: `${segment}.list`, method: 'GET', pattern: `/v1/${segment}`, scope: 'read' },
-        { name: `${segment}.run`, method: 'POST', pattern: `/v1/${segment}/:jid/run`, scope: 'admin' },
-        ...(kill ? [{ name: `${segment}.kill`, method: 'POST', pattern: `/v1/${segment}/:jid/kill`, scope: 'admin' }, { name: `${segment}.kill_all`, method: 'POST', pattern: `/v1/${segment}/kill-all`, scope: 'admin' }] : []),
-        { name: `${segment}.delete`, method: 'DELETE', pattern: `/v1/${segment}/:jid`, scope: 'admin' },
-        { name: `${segment}.run_all`, method: 'POST', pattern: `/v1/${segment}/run-all`, scope: 'admin' },
-        { name: `${segment}.clear`, method: 'DELETE', pattern: `/v1/${segment}`, scope: 'admin' },
-      ];
-      expect(fresh.module.ADMIN_ROUTES).toEqual([
-        { name: 'stats', method: 'GET', pattern: '/v1/stats', scope: 'read' },
-        { name: 'health', method: 'GET', pattern: '/v1/health', scope: 'read' },
-        { name: 'queues.list', method: 'GET', pattern: '/v1/queues', scope: 'read' },
-        { name: 'queues.show', method: 'GET', pattern: '/v1/queues/:name', scope: 'read' },
-        { name: 'queues.pause', method: 'POST', pattern: '/v1/queues/:name/pause', scope: 'admin' },
-        { name: 'queues.unpause', method: 'POST', pattern: '/v1/queues/:name/unpause', scope: 'admin' },
-        ...set('retries', true),
-        ...set('scheduled', true),
-        ...set('dead', false),
-        { name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
-        { name: 'processes.show', method: 'GET', pattern: '/v1/processes/:identity', scope: 'read' },
-        { name: 'processes.quiet', method: 'POST', pattern: '/v1/processes/:identity/quiet', scope: 'admin' },
-        { name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
-        { name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
-        { name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
-        { name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
-        { name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
-        { name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
-        { name: 'queues.clear', method: 'DELETE', pattern: '/v1/queues/:name', scope: 'admin' },
-        { name: 'queues.delete_job', method: 'DELETE', pattern: '/v1/queues/:name/jobs/:jid', scope: 'admin' },
-        { name: 'metrics.jobs', method: 'GET', pattern: '/v1/metrics/jobs', scope: 'read' },
-        { name: 'metrics.job', method: 'GET', pattern: '/v1/metrics/jobs/:class', scope: 'read' },
-        { name: 'redis', method: 'GET', pattern: '/v1/redis', scope: 'read' },
-        { name: 'jobs.locations', method: 'GET', pattern: '/v1/jobs/:jid/locations', scope: 'read' },
-      ]);
-    });
-  });
-
   it('stats: every counter under its wire name', async () => {
     await server.redis
       .multi()

@@ -51,6 +51,25 @@ describe('api: the gate', () => {
     expect((await gate().admit(request('GET', '/v1', READER))).spec.name).toBe('discovery');
   });
 
+  it('takes the route the framework served when the path is that route\'s, and searches the table only when it is not', async () => {
+    // Two rows that both match GET /v1/jobs/bulk: a search takes the first, a served name takes its own.
+    const overlapping: RouteSpec[] = [
+      { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
+      { name: 'jobs.bulkInfo', method: 'GET', pattern: '/v1/jobs/bulk', scope: 'admin' },
+    ];
+    const twoRoutes = new fresh.module.ApiGate(gateOptions(), server.redis, overlapping, { error: (message) => void errors.push(message) });
+    expect((await twoRoutes.admit(request('GET', '/v1/jobs/bulk'))).spec.name).toBe('jobs.show');
+    const served = await twoRoutes.admit(request('GET', '/v1/jobs/bulk'), 'jobs.bulkInfo');
+    expect([served.spec.name, served.request.params]).toEqual(['jobs.bulkInfo', {}]);
+    // Its scope is the served route's: a read token may not use the admin row.
+    expect(await rejectionProblem(twoRoutes.admit(request('GET', '/v1/jobs/bulk', READER), 'jobs.bulkInfo'))).toMatchObject({ type: 'insufficient_scope' });
+    // Served loosely (Express routes /v1/jobs/ to /v1/jobs, any verb to a wildcard): the table decides, as with no name.
+    expect(await rejectionProblem(gate().admit(request('POST', '/v1/jobs/'), 'jobs.create'))).toMatchObject({ type: 'not_found' });
+    expect((await gate().admit(request('GET', '/v1/jobs/j1'), 'jobs.create')).spec.name).toBe('jobs.show');
+    expect((await gate().admit(request('DELETE', '/v1/jobs/j1'), 'jobs.show')).spec.name).toBe('jobs.cancel');
+    expect((await gate().admit(request('GET', '/v1/jobs/j1'), 'no.such.route')).spec.name).toBe('jobs.show');
+  });
+
   it('with no token configured, every request is a 404, a valid-looking credential included', async () => {
     expect(await rejectionProblem(gate({ tokens: [] }).admit(request('GET', '/v1/jobs/j1')))).toMatchObject({ type: 'not_found', detail: 'No route matches this path.' });
   });

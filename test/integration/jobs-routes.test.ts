@@ -69,20 +69,6 @@ describe('api: the produce routes driven directly (docs/internals/spec/contract.
   const queued = async (queue = 'default') => (await server.redis.lrange(`queue:${queue}`, 0, -1)).map((raw) => JSON.parse(raw));
   const idempotencyKeys = () => server.redis.keys('idempotency:*');
 
-  describe('the route table', () => {
-    const fresh = freshEachTest(() => require('../../src/api/jobs.routes') as typeof import('../../src/api/jobs.routes'));
-
-    it('has the five job routes with their scopes: enqueue to push, read to look, admin to take a job out', () => {
-      expect(fresh.module.JOB_ROUTES).toEqual([
-        { name: 'jobs.create', method: 'POST', pattern: '/v1/jobs', scope: 'enqueue' },
-        { name: 'jobs.createBulk', method: 'POST', pattern: '/v1/jobs/bulk', scope: 'enqueue' },
-        { name: 'jobs.show', method: 'GET', pattern: '/v1/jobs/:jid', scope: 'read' },
-        { name: 'jobs.attempts', method: 'GET', pattern: '/v1/jobs/:jid/attempts', scope: 'read' },
-        { name: 'jobs.delete', method: 'DELETE', pattern: '/v1/jobs/:jid', scope: 'admin' },
-      ]);
-    });
-  });
-
   describe('POST /v1/jobs', () => {
     it('pushes the body as sent and answers 201 with its jid', async () => {
       const response = answer(await routes().produce(request(), false, bytes('{"class":"HardWorker","args":[1.0,"x"],"queue":"low"}')));

@@ -3,31 +3,22 @@ import { freshEachTest } from '../support/fresh-module';
 // The route tables and their descriptions are built at import: loaded per test so each test covers them.
 const fresh = freshEachTest(() => ({
   openapi: require('../../src/api/openapi') as typeof import('../../src/api/openapi'),
-  jobs: require('../../src/api/jobs.routes') as typeof import('../../src/api/jobs.routes'),
-  admin: require('../../src/api/admin.routes') as typeof import('../../src/api/admin.routes'),
-  discovery: require('../../src/api/discovery') as typeof import('../../src/api/discovery'),
+  table: require('../../src/api/route-table') as typeof import('../../src/api/route-table'),
 }));
 
 /**
- * The OpenAPI descriptions beside the route tables the gate enforces: the
- * committed docs/openapi.json pins their text; this pins that they describe
- * the same routes with the same scopes, and how problem statuses are merged.
+ * The OpenAPI descriptions in the route table's rows: the committed
+ * docs/openapi.json pins their text; this pins that each matches its row's
+ * path, that reads and actions list the problems their scope can give, and
+ * how problem statuses are merged.
  */
 describe('api: route descriptions', () => {
-  it('describes every route of the tables and no other, each with the scope the gate asks for', () => {
-    const { openapi, jobs, admin, discovery } = fresh.module;
-    const routes = [discovery.DISCOVERY_ROUTE, ...jobs.JOB_ROUTES, ...admin.ADMIN_ROUTES];
-    const docs = { ...openapi.JOB_ROUTE_DOCS, ...openapi.ADMIN_ROUTE_DOCS };
-    expect(Object.keys(docs).sort()).toEqual(routes.map((route) => route.name).sort());
-    expect(Object.fromEntries(Object.entries(docs).map(([name, doc]) => [name, doc.scope]))).toEqual(Object.fromEntries(routes.map((route) => [route.name, route.scope])));
-  });
+  const doc = (name: string) => fresh.module.table.API_ROUTES.find((route) => route.name === name)!.doc;
 
   it('every path capture of a route is a required path parameter of its description, and no other is', () => {
-    const { openapi, jobs, admin } = fresh.module;
-    const docs = { ...openapi.JOB_ROUTE_DOCS, ...openapi.ADMIN_ROUTE_DOCS };
-    for (const route of [...jobs.JOB_ROUTES, ...admin.ADMIN_ROUTES]) {
+    for (const route of fresh.module.table.API_ROUTES) {
       const captures = route.pattern.split('/').filter((part) => part.startsWith(':')).map((part) => part.slice(1));
-      const params = docs[route.name].parameters.filter((parameter) => parameter.in === 'path');
+      const params = route.doc.parameters.filter((parameter) => parameter.in === 'path');
       expect([route.name, params.map((parameter) => [parameter.name, parameter.required])]).toEqual([route.name, captures.map((name) => [name, true])]);
     }
   });
@@ -45,14 +36,21 @@ describe('api: route descriptions', () => {
     expect(Object.keys(problems())).toEqual(['401', '429', '500']);
   });
 
+  it('gives every action of an admin route the read-only refusal, and no read route', () => {
+    for (const route of fresh.module.table.API_ROUTES) {
+      const forbidden = String(route.doc.responses[403]?.description ?? '');
+      expect([route.name, forbidden.includes('read_only')]).toEqual([route.name, route.method !== 'GET']);
+    }
+  });
+
   it('lists the produce routes’ refusals, the set searches (on the set lists only) and the problem slugs the contract names', () => {
-    const { JOB_ROUTE_DOCS, ADMIN_ROUTE_DOCS, SCHEMAS } = fresh.module.openapi;
-    expect(Object.keys(JOB_ROUTE_DOCS['jobs.create'].responses).sort()).toEqual(['200', '201', '400', '401', '403', '409', '413', '429', '500']);
-    expect(JOB_ROUTE_DOCS['jobs.create'].responses[409].description).toBe('Idempotency Key Reused: idempotency_key_reused; request_in_progress');
+    const { SCHEMAS } = fresh.module.openapi;
+    expect(Object.keys(doc('jobs.create').responses).sort()).toEqual(['200', '201', '400', '401', '403', '409', '413', '429', '500']);
+    expect(doc('jobs.create').responses[409].description).toBe('Idempotency Key Reused: idempotency_key_reused; request_in_progress');
     // Paging alone where no search is taken: the set lists' search parameters once each, and nowhere else.
-    for (const name of ['processes.list', 'busy']) expect(ADMIN_ROUTE_DOCS[name].parameters.map((parameter) => parameter.name)).toEqual(['page', 'count']);
+    for (const name of ['processes.list', 'busy']) expect(doc(name).parameters.map((parameter) => parameter.name)).toEqual(['page', 'count']);
     for (const segment of ['retries', 'scheduled', 'dead']) {
-      expect(ADMIN_ROUTE_DOCS[`${segment}.list`].parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['query:page', 'query:count', 'query:jid', 'query:class', 'query:cursor']);
+      expect(doc(`${segment}.list`).parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['query:page', 'query:count', 'query:jid', 'query:class', 'query:cursor']);
     }
     expect((SCHEMAS.Problem.properties as { type: { enum: string[] } }).type.enum).toEqual(Object.keys(require('../../src/api/problem').PROBLEM_TYPES));
   });

@@ -19,10 +19,6 @@ describe('api: discovery', () => {
     return JSON.parse(response.body);
   };
 
-  it('is the route GET /v1, open to any authenticated caller', () => {
-    expect(fresh.module.DISCOVERY_ROUTE).toEqual({ name: 'discovery', method: 'GET', pattern: '/v1', scope: 'any' });
-  });
-
   it('names the API version, the package version, the mounted url, the read-only flag, no rate limit as null, and the caller’s scopes sorted', () => {
     expect(fresh.module.WURK_VERSION).toBe(PACKAGE_VERSION);
     const principal = { id: 'p', scopes: new Set(['read', 'enqueue'] as const) };

@@ -1,4 +1,5 @@
 import { applyDecorators, Type } from '@nestjs/common';
+import type { ApiRoute } from '../../api/route-table';
 import { RouteDoc, SCHEMAS } from '../../api/openapi';
 import { WURK_ROUTE } from './wurk-api.tokens';
 
@@ -58,8 +59,8 @@ function contentOf(api: Swagger, content: RouteDoc['responses'][number]['content
   return Object.fromEntries(Object.entries(content).map(([type, media]) => [type, media.schema === SCHEMAS.Problem ? { schema: problemSchema(api) } : media]));
 }
 
-function routeDecorators(api: Swagger, doc: RouteDoc): Decorator[] {
-  const decorators: Decorator[] = [api.ApiOperation({ summary: doc.summary, description: `Scope: ${doc.scope}.` })];
+function routeDecorators(api: Swagger, { doc, scope }: ApiRoute): Decorator[] {
+  const decorators: Decorator[] = [api.ApiOperation({ summary: doc.summary, description: `Scope: ${scope}.` })];
   for (const parameter of doc.parameters) {
     const { in: place, ...rest } = parameter;
     if (place === 'path') decorators.push(api.ApiParam(rest));
@@ -77,10 +78,10 @@ const documented = new WeakSet<Function>();
 
 /**
  * Adds the Swagger metadata of every handler of `controller` that names a
- * route (`WURK_ROUTE`), from its description in `api/openapi`, and tags the
- * class; handlers that name none stay out of the document. Once per class.
+ * route (`WURK_ROUTE`), from the description in that route's row, and tags
+ * the class; handlers that name none stay out of the document. Once per class.
  */
-export function documentController(controller: Type<unknown>, docs: Record<string, RouteDoc>): void {
+export function documentController(controller: Type<unknown>, routes: readonly ApiRoute[]): void {
   const api = swagger();
   if (!api || documented.has(controller)) return;
   documented.add(controller);
@@ -89,7 +90,9 @@ export function documentController(controller: Type<unknown>, docs: Record<strin
     const descriptor = Object.getOwnPropertyDescriptor(prototype, key);
     if (key === 'constructor' || typeof descriptor?.value !== 'function') continue;
     const name = Reflect.getMetadata(WURK_ROUTE, descriptor.value) as string | undefined;
-    const decorators = name === undefined ? [api.ApiExcludeEndpoint()] : routeDecorators(api, docs[name]);
+    const served = name === undefined ? undefined : routes.find((route) => route.name === name);
+    if (name !== undefined && served === undefined) throw new Error(`${controller.name}.${key} serves route ${name}, which is not in the route table`);
+    const decorators = served === undefined ? [api.ApiExcludeEndpoint()] : routeDecorators(api, served);
     applyDecorators(...decorators)(prototype, key, descriptor);
   }
   applyDecorators(api.ApiTags('wurk'), api.ApiBearerAuth(WURK_BEARER_SCHEME), api.ApiExtraModels(WurkProblem))(controller);

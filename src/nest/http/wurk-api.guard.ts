@@ -16,10 +16,10 @@ export class WurkApiGuard implements CanActivate {
 
   async canActivate(context: ExecutionContext): Promise<boolean> {
     const req = context.switchToHttp().getRequest<PlatformRequest>();
-    const admission = await this.api.admit(req);
+    const served = Reflect.getMetadata(WURK_ROUTE, context.getHandler()) as string | undefined;
+    const admission = await this.api.admit(req, served);
     // Express matches more loosely than the table (a trailing slash, any case);
     // a request it delivered to a handler the table does not name is unrouted.
-    const served = Reflect.getMetadata(WURK_ROUTE, context.getHandler()) as string | undefined;
     if (admission.spec.name !== served) throw new ApiProblem('not_found', 'No route matches this path.');
     return true;
   }

@@ -1,7 +1,7 @@
 import { DynamicModule, Module } from '@nestjs/common';
 import { APP_FILTER } from '@nestjs/core';
 import { resolveApiPath } from '../../api/api-options';
-import { ADMIN_ROUTE_DOCS, JOB_ROUTE_DOCS } from '../../api/openapi';
+import { ADMIN_ROUTES, PRODUCE_ROUTES } from '../../api/route-table';
 import { documentController } from './openapi.decorators';
 import { mountController } from './mount-controller';
 import { RouterSyntax } from './router-syntax';
@@ -33,9 +33,9 @@ export class WurkApiModule {
   /** Mounts the HTTP API (jobs and, with an admin token, admin routes) under `options.path`; see docs/http-api.md. */
   static register(options: WurkApiModuleOptions = {}): DynamicModule {
     const path = resolveApiPath(options.path);
-    documentController(WurkJobsController, JOB_ROUTE_DOCS);
-    documentController(WurkAdminController, ADMIN_ROUTE_DOCS);
-    documentController(WurkApiFallbackController, {});
+    documentController(WurkJobsController, PRODUCE_ROUTES);
+    documentController(WurkAdminController, ADMIN_ROUTES);
+    documentController(WurkApiFallbackController, []);
     return {
       module: WurkApiModule,
       // The fallback last: on Nest versions that route in registration order it must not shadow a real route.

@@ -1,15 +1,17 @@
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
-import { AdminRoutes, ADMIN_ROUTES } from '../../api/admin.routes';
+import { AdminRoutes } from '../../api/admin.routes';
 import { ApiGate, Admission, IncomingApiRequest } from '../../api/api-gate';
 import { resolveApiOptions, ResolvedApiOptions } from '../../api/api-options';
-import { DISCOVERY_ROUTE } from '../../api/discovery';
-import { JOB_ROUTES, JobsRoutes } from '../../api/jobs.routes';
+import { requestBody } from '../../api/body';
+import { discoveryResponse } from '../../api/discovery';
+import { JobsRoutes } from '../../api/jobs.routes';
 import { ApiProblem } from '../../api/problem';
 import { requestPath, requestSearch } from '../../api/request-path';
 import { ApiResponse, send } from '../../api/response';
-import type { ApiRequest, RouteSpec } from '../../api/router';
+import type { ApiRequest } from '../../api/router';
+import { API_ROUTES, type ApiRoute, type RouteHandlers } from '../../api/route-table';
 import { RedisConnections } from '../../redis/connections';
 import { AdminService } from '../admin.service';
 import { ClientService } from '../client.service';
@@ -21,9 +23,6 @@ import { resolvedMountPath } from './mount-path';
 import { nodeRequest, PlatformRequest, PlatformResponse, takeResponse } from './node-http';
 import { placeBodyReader } from './place-body-reader';
 import { WURK_API_MOUNT, WurkApiMountInfo } from './wurk-api.tokens';
-
-/** The route table the gate matches: every row some controller of WurkApiModule serves. */
-export const API_ROUTES: readonly RouteSpec[] = [DISCOVERY_ROUTE, ...JOB_ROUTES, ...ADMIN_ROUTES];
 
 const ADMISSION = Symbol('wurk:admission');
 type AdmittedRequest = IncomingMessage & { [ADMISSION]?: Admission };
@@ -39,6 +38,7 @@ export class WurkApiService implements OnModuleInit {
   readonly gate: ApiGate;
   readonly jobs: JobsRoutes;
   readonly admin: AdminRoutes;
+  private readonly handlers: RouteHandlers;
   private readonly logger = new Logger('WurkApi');
   private mountPath?: string;
 
@@ -58,6 +58,7 @@ export class WurkApiService implements OnModuleInit {
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
     this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options, logger: this.logger });
     this.admin = new AdminRoutes({ admin, periodic });
+    this.handlers = { jobs: this.jobs, admin: this.admin, discovery: (request) => discoveryResponse(this.options, this.mountedAt, request.principal) };
     placeBodyReader(adapterHost, (req) => this.isUnderMount(req), this.options.maxBodyBytes);
   }
 
@@ -92,13 +93,15 @@ export class WurkApiService implements OnModuleInit {
   }
 
   /**
-   * The gate's verdict for this request, kept on it for the handler. Any
+   * The gate's verdict for this request, kept on it for the handler. `served`
+   * names the row of the handler Nest routed it to (none for the fallback):
+   * the gate checks that row rather than searching the table again. Any
    * failure that is not a refusal (Redis away under the rate limiter) is
    * logged here and becomes the contract's 500 problem.
    */
-  async admit(req: PlatformRequest): Promise<Admission> {
+  async admit(req: PlatformRequest, served?: string): Promise<Admission> {
     try {
-      const admission = await this.gate.admit(this.incoming(req));
+      const admission = await this.gate.admit(this.incoming(req), served);
       (nodeRequest(req) as AdmittedRequest)[ADMISSION] = admission;
       return admission;
     } catch (error) {
@@ -121,6 +124,11 @@ export class WurkApiService implements OnModuleInit {
   sendError(error: unknown, req: PlatformRequest, res: PlatformResponse): void {
     const incoming = this.incoming(req);
     send(takeResponse(res), this.gate.render(error, incoming), incoming.method === 'HEAD');
+  }
+
+  /** Answers an admitted request with its route's handler; the produce routes read the body through the API's cap. */
+  serve(route: ApiRoute, req: PlatformRequest, res: PlatformResponse): Promise<void> {
+    return this.respond(req, res, (request) => route.handle(this.handlers, { request, body: () => requestBody(nodeRequest(req), this.options.maxBodyBytes) }));
   }
 
   /**
