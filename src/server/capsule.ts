@@ -102,9 +102,9 @@ export class Capsule implements GatedPool {
   readonly fetcher: Fetcher;
   readonly processor: Processor;
   /** Filings that failed twice, retried until they land (see PendingFiling). */
-  readonly pending: PendingFiling[] = [];
-  readonly running = new Map<ClaimedJob, Promise<void>>();
-  readonly work = new Map<ClaimedJob, WorkItem>();
+  private readonly pending: PendingFiling[] = [];
+  private readonly running = new Map<ClaimedJob, Promise<void>>();
+  private readonly work = new Map<ClaimedJob, WorkItem>();
   /** Claimed ahead of a free slot (reliable fetch's `prefetch`): in the claimed list, not yet started. */
   private readonly prefetched: ClaimedJob[] = [];
   /** Jobs whose start (fetcher.start) is on its way: each holds a slot. */
@@ -185,6 +185,43 @@ export class Capsule implements GatedPool {
     return this.deps.group.concurrency;
   }
 
+  /** Jobs whose perform is under way (their slots stay taken until it returns, AbortSignal or not). */
+  get runningCount(): number {
+    return this.running.size;
+  }
+
+  /** The jobs running now, oldest first: what a stop names when they outlive it. */
+  runningJobs(): ClaimedJob[] {
+    return [...this.running.keys()];
+  }
+
+  /** This capsule's rows of the in-flight work hash (Sidekiq's `<identity>:work`). */
+  workItems(): WorkItem[] {
+    return [...this.work.values()];
+  }
+
+  /** Failed jobs whose filing in retry or dead has not landed yet. */
+  get pendingCount(): number {
+    return this.pending.length;
+  }
+
+  /** Warms the fetcher (its scripts loaded, its connections open) before the first claim; undefined when it has nothing to warm. */
+  warmUp(): Promise<void> | undefined {
+    return this.fetcher.warmUp?.();
+  }
+
+  /**
+   * Hands back claims whose fetch reply was lost (strays): every payload of
+   * this process's private lists that this capsule does not hold. The number
+   * handed back; 0 for a fetcher that keeps no private lists.
+   */
+  async handBackStrays(): Promise<number> {
+    if (!this.fetcher.reconcile) return 0;
+    const known = new KnownJobs();
+    this.known(known);
+    return this.fetcher.reconcile(known);
+  }
+
   /** Slots taken: jobs running, on their way to start, or held for a claim that may start them directly. */
   get occupied(): number {
     return this.running.size + this.starting.size + this.reserved;
@@ -201,7 +238,7 @@ export class Capsule implements GatedPool {
    * one starting in either list for now; a prefetched job only where its
    * claim put it.
    */
-  known(into: KnownJobs): void {
+  private known(into: KnownJobs): void {
     for (const job of this.running.keys()) into.add(job.raw);
     for (const job of this.starting.keys()) into.addStarting(job.raw);
     for (const filing of this.pending) into.add(filing.job.raw);
@@ -578,18 +615,15 @@ export class Capsule implements GatedPool {
    * them back within seconds.
    */
   private reconcileAfterSwitch(): void {
-    const reconcile = this.fetcher.reconcile?.bind(this.fetcher);
-    if (!reconcile || this.switchPasses) return;
+    if (!this.fetcher.reconcile || this.switchPasses) return;
     const passes = async () => {
       // Passes that fail (the command connection still finding the new master) do not count.
       let looked = 0;
       for (let pass = 0; pass < SWITCH_RECONCILE_PASSES && looked < SWITCH_RECONCILE_LOOKS && !this.quieted; pass++) {
         await new Promise((resolve) => setTimeout(resolve, SWITCH_RECONCILE_GAP_MS).unref());
         if (this.quieted) break;
-        const known = new KnownJobs();
-        this.known(known);
         try {
-          const strays = await reconcile(known);
+          const strays = await this.handBackStrays();
           looked++;
           if (strays > 0) this.deps.logger.warn(`${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`);
         } catch (error) {

@@ -13,7 +13,6 @@ import { Capsule } from './capsule';
 import { CapsuleGroup, capsuleGroups } from './capsules';
 import type { ClaimedJob, DeadTrim } from './fetch/fetcher';
 import { PausedQueues } from './fetch/paused-queues';
-import { KnownJobs } from './fetch/known-jobs';
 import type { HeartbeatPort, RemoteSignal } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
@@ -22,6 +21,7 @@ import type { QueueSpec } from './queue-order';
 import { attemptOf } from './processor';
 import { RecurringTask } from './recurring-task';
 import { errorMessageOf } from './retry/error-fields';
+import { ListenerChain } from './listener-chain';
 import { consoleLogger, ServerLogger } from './server-logger';
 import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from './server-middleware';
 import type { ServerOptions } from './server-options';
@@ -77,6 +77,8 @@ export class Manager {
   private resolveReady!: () => void;
   private readonly middleware = new MiddlewareChain<ServerContext>();
   private readonly listeners: JobLifecycleListener[] = [];
+  /** The listeners told of the jobs the manager settles itself: handed back at shutdown, orphans filed in dead. */
+  private readonly listenerChain: ListenerChain;
   private readonly logger: ServerLogger;
   private groups: CapsuleGroup[];
   private readonly dead: DeadTrim;
@@ -96,6 +98,7 @@ export class Manager {
   constructor(private readonly deps: ManagerDeps) {
     this.executions = deps.executions ?? new ExecutionCarrier();
     this.logger = deps.options.logger ?? consoleLogger;
+    this.listenerChain = new ListenerChain(this.listeners, this.logger);
     this.groups = capsuleGroups(deps.options.queues, deps.options.concurrency, deps.options.capsules);
     this.dead = { maxJobs: deps.options.deadMaxJobs, timeout: deps.options.deadTimeout };
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
@@ -141,7 +144,7 @@ export class Manager {
   /** Jobs running now, in every capsule. */
   get busy(): number {
     let total = 0;
-    for (const capsule of this.capsules) total += capsule.running.size;
+    for (const capsule of this.capsules) total += capsule.runningCount;
     return total;
   }
 
@@ -216,7 +219,7 @@ export class Manager {
     // Connections open and scripts loaded before start resolves: the first
     // job after boot meets the same paths as every later one.
     // Stryker disable next-line ArrowFunction: the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
-    await withinWarmUpLimit(Promise.all([warmProcessor(this.executions, this.listeners), ...this.capsules.map((capsule) => capsule.fetcher.warmUp?.())]));
+    await withinWarmUpLimit(Promise.all([warmProcessor(this.executions, this.listeners), ...this.capsules.map((capsule) => capsule.warmUp())]));
     // Stopped during the first beat or the warm-up (an app closed during boot).
     if (this.stopping) return;
     // The boot pass is unguarded: whatever this process's previous life left
@@ -257,14 +260,10 @@ export class Manager {
         await capsule.filePending();
       } catch (error) {
         // Still remembered; a filing that cannot land must not hold up orphan recovery.
-        this.logger.error(`${capsule.pending.length} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
+        this.logger.error(`${capsule.pendingCount} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
       }
-      if (capsule.fetcher.reconcile) {
-        const known = new KnownJobs();
-        capsule.known(known);
-        const strays = await capsule.fetcher.reconcile(known);
-        if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
-      }
+      const strays = await capsule.handBackStrays();
+      if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
     }
     const { failures } = await reaper.check(guarded);
     for (const failure of failures) this.logger.error(`orphan check skipped ${failure}`);
@@ -332,7 +331,7 @@ export class Manager {
     const leaveMs = Math.max(HEARTBEAT_LEAVE_MS, redisSteps - Date.now());
     await this.bestEffort('heartbeat stop', () => heartbeat.stop(leaveMs), Date.now() + leaveMs + 100);
     // Their slots are still taken: a perform that ignores its AbortSignal keeps the process busy, said once here.
-    const stillRunning = this.capsules.flatMap((capsule) => [...capsule.running.keys()]);
+    const stillRunning = this.capsules.flatMap((capsule) => capsule.runningJobs());
     if (stillRunning.length > 0) this.logger.warn(stillRunningLine(stillRunning));
     this.resolveReady();
     this.logger.log('stopped');
@@ -351,7 +350,7 @@ export class Manager {
           attempt,
           execution: { jid: payload.jid, queue: job.queue, attempt, payload, signal: this.deadline.signal },
         };
-        await this.capsules[0].processor.notify(context, { kind: 'interrupted' });
+        await this.listenerChain.notify(context, { kind: 'interrupted' });
       } catch (error) {
         this.logger.error(`listener notification for a handed-back job failed: ${errorMessageOf(error)}`);
       }
@@ -398,7 +397,7 @@ export class Manager {
     if (signal === 'TSTP') this.quiet();
     else if (signal === 'TERM') void this.stop();
     else if (signal === 'TTIN' || signal === 'INFO') {
-      const capsules = this.capsules.map((capsule) => `${capsule.name} ${capsule.running.size}/${capsule.concurrency}`).join(', ');
+      const capsules = this.capsules.map((capsule) => `${capsule.name} ${capsule.runningCount}/${capsule.concurrency}`).join(', ');
       this.logger.log(`${signal}: ${this.busy} job(s) running (${capsules}), quiet=${this.quieted}`);
     }
   }
@@ -409,7 +408,7 @@ export class Manager {
    */
   private workChanged(now: boolean): void {
     if (now) {
-      this.deps.heartbeat.setWork(this.capsules.flatMap((capsule) => [...capsule.work.values()]));
+      this.deps.heartbeat.setWork(this.capsules.flatMap((capsule) => capsule.workItems()));
       return;
     }
     if (this.workScheduled) return;
@@ -428,7 +427,6 @@ export class Manager {
         this.logger.error(`death handler failed (ignored): ${errorMessageOf(error)}`);
       }
     }
-    // Orphans are checked only once start() built the capsules; with no listener, notify calls none.
     const attempt = attemptOf(orphan.payload);
     const context: ServerContext = {
       job: orphan.payload,
@@ -437,6 +435,6 @@ export class Manager {
       attempt,
       execution: { jid: orphan.payload.jid, queue: orphan.queue, attempt, payload: orphan.payload, signal: this.deadline.signal },
     };
-    await this.capsules[0].processor.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
+    await this.listenerChain.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
   }
 }

@@ -7,6 +7,7 @@ import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
 import type { ClaimedJob, Fetcher } from './fetch/fetcher';
 import type { HeartbeatPort } from './heartbeat/heartbeat-port';
 import type { ExecutionCarrier, JobExecution } from './job-execution';
+import { ListenerChain } from './listener-chain';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 import type { ServerLogger } from './server-logger';
 import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
@@ -71,7 +72,11 @@ export interface ProcessorDeps {
  * handlers are best-effort and never decide a job's fate.
  */
 export class Processor {
-  constructor(private readonly deps: ProcessorDeps) {}
+  private readonly listeners: ListenerChain;
+
+  constructor(private readonly deps: ProcessorDeps) {
+    this.listeners = new ListenerChain(deps.listeners, deps.logger);
+  }
 
   async run(job: ClaimedJob): Promise<void> {
     let payload: JobPayload;
@@ -85,7 +90,7 @@ export class Processor {
     const attempt = attemptOf(payload);
     const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
     const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
-    const starting = this.notify(context, undefined);
+    const starting = this.listeners.notify(context, undefined);
     // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     if (starting) await starting;
 
@@ -115,7 +120,7 @@ export class Processor {
       // yet filed takes the interrupt path; a succeeded one is acknowledged.
       outcome = await this.afterStepFailed(job, payload, failed, error, stepError, settled);
     }
-    const settling = this.notify(context, outcome);
+    const settling = this.listeners.notify(context, outcome);
     // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     if (settling) await settling;
   }
@@ -257,7 +262,7 @@ export class Processor {
       execution: { jid: wrapped.jid, queue: job.queue, attempt: 1, payload: wrapped, signal: deps.signal },
     };
     await this.died(wrapped, error);
-    const settling = this.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
+    const settling = this.listeners.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
     // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     if (settling) await settling;
   }
@@ -276,52 +281,6 @@ export class Processor {
     }
   }
 
-  /**
-   * onStart when `outcome` is undefined, else onSettled, listener by
-   * listener; listener errors are logged and swallowed. Listeners that answer
-   * synchronously (most, for most jobs) cost no await: with AsyncLocalStorage
-   * on, every promise of the per-job path runs Node's promise hooks.
-   * Undefined when nothing is left to wait for.
-   */
-  notify(context: ServerContext, outcome: JobOutcome | undefined): Promise<void> | undefined {
-    const { listeners } = this.deps;
-    for (let index = 0; index < listeners.length; index++) {
-      const pending = this.callListener(listeners[index], context, outcome);
-      if (pending) return this.notifyAfter(pending, context, outcome, index + 1);
-    }
-    return undefined;
-  }
-
-  private async notifyAfter(pending: PromiseLike<void>, context: ServerContext, outcome: JobOutcome | undefined, next: number): Promise<void> {
-    const { listeners } = this.deps;
-    await this.listenerDone(pending);
-    for (let index = next; index < listeners.length; index++) {
-      const more = this.callListener(listeners[index], context, outcome);
-      if (more) await this.listenerDone(more);
-    }
-  }
-
-  private async listenerDone(pending: PromiseLike<void>): Promise<void> {
-    try {
-      await pending;
-    } catch (error) {
-      this.listenerFailed(error);
-    }
-  }
-
-  private callListener(listener: JobLifecycleListener, context: ServerContext, outcome: JobOutcome | undefined): PromiseLike<void> | undefined {
-    try {
-      const answer = outcome === undefined ? listener.onStart?.(context) : listener.onSettled?.(context, outcome);
-      return answer !== undefined && typeof (answer as PromiseLike<void>).then === 'function' ? answer : undefined;
-    } catch (error) {
-      this.listenerFailed(error);
-      return undefined;
-    }
-  }
-
-  private listenerFailed(error: unknown): void {
-    this.deps.logger.error(`job lifecycle listener failed (ignored): ${errorMessageOf(error)}`);
-  }
 }
 
 /** Sidekiq's metrics name a wrapped job (ActiveJob's adapter) by the class it wraps. */

@@ -604,34 +604,4 @@ describe('Processor: one job run and settled', () => {
       expect(outcomes[0].kind).toBe('dead');
     });
   });
-
-  describe('listeners', () => {
-    it('answer synchronously at no cost: notify returns nothing to await, and a non-promise answer is no error', () => {
-      const { processor, errors } = processorWith({ listeners: [{ onStart: () => 42 as never, onSettled: () => ({ then: 'no' }) as never }] });
-      const context = { job: JobPayload.parse('{"class":"Work","args":[]}') } as ServerContext;
-      expect(processor.notify(context, undefined)).toBeUndefined();
-      expect(processor.notify(context, { kind: 'complete', result: 1 })).toBeUndefined();
-      expect(errors).toEqual([]);
-    });
-
-    it('a listener without the hook is skipped; one that throws is logged and the rest still run', async () => {
-      const calls: string[] = [];
-      const { processor, errors } = processorWith({
-        listeners: [
-          {},
-          {
-            onStart: () => {
-              throw new Error('start bug');
-            },
-          },
-          { onStart: async () => void calls.push('async') },
-          { onStart: () => void calls.push('after') },
-        ],
-      });
-      const context = { job: JobPayload.parse('{"class":"Work","args":[]}') } as ServerContext;
-      await processor.notify(context, undefined);
-      expect(calls).toEqual(['async', 'after']);
-      expect(errors).toEqual(['job lifecycle listener failed (ignored): start bug']);
-    });
-  });
 });
