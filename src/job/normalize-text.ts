@@ -2,7 +2,7 @@ import { isValidJid, newJid } from './jid';
 import { assertJsonNative, MAX_NESTING } from './json-native';
 import { CLIENT_ONLY_KEYS, isRetryWindow } from './normalize';
 import { keyText } from './payload';
-import { isValidQueueName } from './queue-name';
+import { isRetryQueue, isValidQueueName } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { nowMs, TimestampMode, timestampText } from './time';
 import { isSchedulable } from './time-bounds';
@@ -134,6 +134,8 @@ function acceptable(key: string, value: unknown, text: string): boolean {
   switch (key) {
     case 'queue':
       return isValidQueueName(value);
+    case 'retry_queue':
+      return isRetryQueue(value);
     case 'retry':
       return typeof value === 'boolean' || (Number.isInteger(value) && (value as number) >= 0);
     case 'retry_for':

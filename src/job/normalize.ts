@@ -2,7 +2,7 @@ import { InvalidJobError } from './errors';
 import { isValidJid, JID_RULE, newJid } from './jid';
 import { assertJsonNative, MAX_NESTING } from './json-native';
 import { JobPayload } from './payload';
-import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
+import { isRetryQueue, isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { TimestampMode, nowMs, timestampText } from './time';
 import { checkedEpoch } from './time-bounds';
@@ -69,6 +69,8 @@ export function validatePayload(payload: JobPayload): void {
  */
 export function checkNames(payload: JobPayload): void {
   if (!isValidQueueName(payload.get('queue'))) fail('queue', QUEUE_NAME_RULE);
+  // A retry goes to this queue: a name no queue route can carry would strand it there.
+  if (!isRetryQueue(payload.get('retry_queue'))) fail('retry_queue', `${QUEUE_NAME_RULE} (or null)`);
   if (payload.has('jid') && !isValidJid(payload.get('jid'))) fail('jid', JID_RULE);
 }
 

@@ -116,8 +116,8 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.retry_for !== undefined && !isRetryWindow(options.retry_for)) {
     throw new WurkConfigError(where('retry_for'), RETRY_WINDOW_RULE);
   }
-  if (options.retry_queue !== undefined && (typeof options.retry_queue !== 'string' || options.retry_queue.length === 0)) {
-    throw new WurkConfigError(where('retry_queue'), 'must be a non-empty string');
+  if (options.retry_queue !== undefined && !isValidQueueName(options.retry_queue)) {
+    throw new WurkConfigError(where('retry_queue'), QUEUE_NAME_RULE);
   }
   if (options.tags !== undefined && !(Array.isArray(options.tags) && options.tags.every((t) => typeof t === 'string'))) {
     throw new WurkConfigError(where('tags'), 'must be an array of strings');

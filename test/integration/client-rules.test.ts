@@ -74,6 +74,24 @@ describe('Client rules against a real redis-server', () => {
         }
       }
     });
+
+
+    it('retry_queue, where a failed job goes next: push (both paths), pushBulk, a scheduled push, set() options', async () => {
+      const withMiddleware = new Client(connection, { timestamps: 'seconds' });
+      withMiddleware.use((_context, next) => next());
+      for (const retry_queue of [...BAD_QUEUES, '', 5, false]) {
+        for (const push of [
+          () => client.push({ class: 'A', args: [], retry_queue } as never),
+          () => withMiddleware.push({ class: 'A', args: [], retry_queue } as never),
+          () => client.push({ class: 'A', args: [], retry_queue, at: Date.now() / 1000 + 60 } as never),
+          () => client.pushBulk({ class: 'A', args: [[1], [2]], retry_queue } as never),
+          () => client.set({ retry_queue, queue: 'default' } as never).performAsync(SlowReport, 1),
+        ]) {
+          const error = await refusal(push);
+          expect([error.field, error.reason]).toEqual(['retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or .. (or null)']);
+        }
+      }
+    });
   });
 
   it('a client middleware that renames the queue or the jid after normalize is refused too, before Redis', async () => {
@@ -88,9 +106,11 @@ describe('Client rules against a real redis-server', () => {
 
   it('accepts what Sidekiq accepts within the rule: 255 code points of any script, punctuation, a jid of 255 of [A-Za-z0-9_-]', async () => {
     for (const queue of ['reports·eu', '😀'.repeat(255), 'a.b', '~x', '../x', 'x'.repeat(255)]) {
-      await client.push({ class: 'A', args: [], queue });
+      await client.push({ class: 'A', args: [], queue, retry_queue: queue });
       expect(await server.redis.llen(`queue:${queue}`)).toBe(1);
     }
+    // null, as Ruby writes it when no retry queue is set: retries go back to the job's own queue.
+    await client.push({ class: 'A', args: [], retry_queue: null } as never);
     expect(await client.push({ class: 'A', args: [], jid: `a-Z_9${'x'.repeat(250)}` })).toHaveLength(255);
   });
 
