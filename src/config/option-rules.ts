@@ -61,15 +61,29 @@ export const IsFlag = (): PropertyDecorator => IsOneOf([true, false]);
 export const IsText = ({ nonEmpty = false } = {}): PropertyDecorator =>
   mustBe('isText', nonEmpty ? 'a non-empty string' : 'a string', (value) => typeof value === 'string' && (!nonEmpty || value.length > 0));
 
-/** A number of seconds up to MAX_SECONDS_OPTION; `min` is exclusive when 0 is not allowed (`> 0`), inclusive otherwise. */
-export const IsSeconds = ({ integer = false, positive = true }: { integer?: boolean; positive?: boolean } = {}): PropertyDecorator =>
-  mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'} and <= ${MAX_SECONDS_OPTION} (ten years)`, (value) =>
+/**
+ * The longest wait a Node timer keeps: 2^31 - 1 ms, about 24.8 days. A
+ * longer `setTimeout` prints a TimeoutOverflowWarning and fires after 1 ms,
+ * so an interval option above it (a 30-day tick) would spin instead of wait.
+ */
+export const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
+
+/**
+ * A number of seconds up to MAX_SECONDS_OPTION, or MAX_TIMER_SECONDS for an
+ * option this process waits out with a timer (`timer`); `min` is exclusive
+ * when 0 is not allowed (`> 0`), inclusive otherwise.
+ */
+export const IsSeconds = ({ integer = false, positive = true, timer = false }: { integer?: boolean; positive?: boolean; timer?: boolean } = {}): PropertyDecorator => {
+  const max = timer ? MAX_TIMER_SECONDS : MAX_SECONDS_OPTION;
+  const bound = timer ? `${max} (24.8 days, the longest wait of a Node timer)` : `${max} (ten years)`;
+  return mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'} and <= ${bound}`, (value) =>
     typeof value === 'number' &&
     Number.isFinite(value) &&
     (positive ? value > 0 : value >= 0) &&
-    value <= MAX_SECONDS_OPTION &&
+    value <= max &&
     (!integer || Number.isInteger(value)),
   );
+};
 
 /** The words of a count rule: "an integer >= 1", or "an integer from 1 to 10000" with a ceiling. */
 export function countRule(min: number, max?: number): string {

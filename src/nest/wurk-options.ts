@@ -96,11 +96,11 @@ export class WurkModuleOptions {
   waitForReplicas?: number;
 
   /** Seconds one `WAIT` blocks for a replica's acknowledgment (default 1). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   replicaTimeout?: number;
 
   /** Seconds a push or a filing keeps trying through reconnects and a master switch before it rejects with RedisUnavailableError (default 5). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   writeTimeout?: number;
 
   /** Payload time dialect: `seconds` (float, read by Sidekiq 6/7/8; default) or `millis` (Sidekiq 8 only). */
@@ -132,7 +132,7 @@ export class WurkModuleOptions {
   attemptsMax?: number;
 
   /** At most one progress write per this many seconds (default 5). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   progressInterval?: number;
 
   /** Periodic (cron) jobs; `@Periodic(cron, options)` on a worker adds more. Each entry is checked by resolvePeriodicEntry. */
@@ -140,7 +140,7 @@ export class WurkModuleOptions {
   periodic?: PeriodicEntryOptions[];
 
   /** Seconds between periodic ticks (default 5); also the base of a failing entry's back-off. */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   tickInterval?: number;
 
   /**
@@ -193,11 +193,11 @@ export class WurkModuleOptions {
   fetch?: 'reliable' | 'basic';
 
   /** Seconds running jobs get to finish at shutdown before they are handed back (default 25). */
-  @IsSeconds({ positive: false })
+  @IsSeconds({ positive: false, timer: true })
   shutdownTimeout?: number;
 
   /** Seconds a fetch blocks on empty queues before looking again (default 2). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   fetchTimeout?: number;
 
   /**
@@ -212,11 +212,11 @@ export class WurkModuleOptions {
   prefetch?: number;
 
   /** Average seconds between polls of `schedule` and `retry`, scaled by the number of processes (default 5). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   pollInterval?: number;
 
   /** Seconds between heartbeats (default 10). */
-  @IsSeconds()
+  @IsSeconds({ timer: true })
   heartbeatInterval?: number;
 
   /** Seconds the heartbeat and work hashes outlive a missed beat (default 60). */
@@ -233,7 +233,7 @@ export class WurkModuleOptions {
   orphanThreshold?: number;
 
   /** Seconds between orphan checks (default 60). */
-  @IsSeconds({ integer: true })
+  @IsSeconds({ integer: true, timer: true })
   orphanCheckInterval?: number;
 
   /** A job recovered from dead processes more often than this goes to dead (default 3). */

@@ -58,6 +58,20 @@ describe('module options (class-validator at start-up)', () => {
     expect(resolveOptions({ concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]], statusTtl: 315_576_000 }).concurrency).toBe(10_000);
   });
 
+  it('bounds every interval this process waits out with a timer at 24.8 days: past 2^31 - 1 ms a Node timer fires after 1 ms', () => {
+    const timers = ['replicaTimeout', 'writeTimeout', 'tickInterval', 'shutdownTimeout', 'fetchTimeout', 'pollInterval', 'heartbeatInterval', 'orphanCheckInterval', 'progressInterval'];
+    for (const option of timers) {
+      expect(configError(resolving({ [option]: 2_147_484 })).message).toMatch(
+        new RegExp(`^wurk option ${option} must be an? (integer|number) of seconds >=? 0 and <= 2147483 \\(24\\.8 days, the longest wait of a Node timer\\) \\(got 2147484\\)$`),
+      );
+      expect(resolveOptions({ [option]: 2_147_483 })).toBeDefined();
+    }
+    // Options Redis keeps (TTLs, thresholds compared with beats) are not timers: ten years.
+    for (const option of ['statusTtl', 'attemptsTtl', 'heartbeatTtl', 'orphanThreshold', 'deadTimeout']) {
+      expect(resolveOptions({ [option]: 2_147_484 })).toBeDefined();
+    }
+  });
+
   it('keeps the inner paths of compound options', () => {
     expect(configError(resolving({ periodic: [{ cron: 'every day', class: 'X' }] })).option).toBe('periodic[0].cron');
     expect(configError(resolving({ periodic: [{ cron: '@daily', class: 'X', catch_up: false }] })).message).toMatch(/periodic\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/);
