@@ -1,45 +1,61 @@
--- Reliable fetch: acknowledges finished jobs, marks claimed jobs started,
--- then claims up to ARGV[2] jobs into this process's lists of claimed (not
--- yet started) jobs, in one round trip.
+-- Reliable fetch's one round trip: acknowledges finished jobs, marks
+-- claimed jobs started, then claims up to ARGV[2] jobs into this process's
+-- lists of claimed (not yet started) jobs. Its one TypeScript mirror (keys,
+-- arguments and reply) is src/server/fetch/reliable/fetch-script.ts.
 --
--- KEYS[3i-2] = queue:<name> (public), KEYS[3i-1] = its claimed list
---   (queue:<name>|<host>|<pid>|<nonce>|1), KEYS[3i] = its in-progress list
---   (…|0), for i = 1..ARGV[1], in fetch order;
--- KEYS[3n+1] = paused (Sidekiq Pro's SET of paused queue names),
--- KEYS[3n+2] = wurk:suspects;
--- KEYS[3n+3..] = super_fetch:recovered:<jid> of every acknowledged job.
--- ARGV[1] = n (queue triples), ARGV[2] = most jobs to claim (0 = acks and
--- starts only), ARGV[3] = m: claim only from the first m triples (the
--- others, paused queues or queues named for their acks and starts only,
--- are not claimed from), ARGV[4] = s: the oldest s jobs claimed go straight
--- to the in-progress list (the caller holds s free slots and starts them at
--- once); then per triple i: a mode ("D" = nothing else of ours is in that
--- in-progress list, drop it whole when its length agrees; "L" = LTRIM them
--- off its tail when they are its c oldest entries, else LREM each), a count
--- c of payloads to ack, a count b of claimed jobs to start (the b oldest of
--- its claimed list move to its in-progress list: their performs are about to
--- begin), suffixed "?" when some of them were claimed without a look at the
--- suspects set (a blocking BLMOVE cannot look), "!" when the start rides
--- behind that BLMOVE (it also looks at `paused`), and, with "L" only, the c
--- payloads. "D" names no payloads: a payload passed into Lua costs Redis
--- more than the LREM itself (about 130 µs per 100 KB), and a whole-list
--- DEL needs none.
+-- For i = 1..n, one triple per queue, in fetch order:
+-- KEYS[3i-2]   queue:<name> (public)
+-- KEYS[3i-1]   its claimed list, queue:<name>|<host>|<pid>|<nonce>|1
+-- KEYS[3i]     its in-progress list, …|0
+-- then:
+-- KEYS[3n+1]   paused (Sidekiq Pro's SET of paused queue names)
+-- KEYS[3n+2]   wurk:suspects
+-- KEYS[3n+3..] super_fetch:recovered:<jid> of every acknowledged job
 --
--- Returns a flat array {triple index, state, payload, ...}, oldest first:
--- state "b" (begun: one of the b claimed jobs just moved to the in-progress
--- list) or "y" (with "?": the next of them is a suspect, which runs alone;
--- it and the jobs after it stay claimed), then for the jobs claimed by this call "s" (started: claimed
--- straight into the in-progress list), "c" (claimed) or "x" (a claimed
--- suspect: recovered from a dead process after it started there, it runs
--- alone, so it and every job after it are only claimed); then
--- {"!", key, error} for every key that holds the wrong type (skipped, so one
--- bad key never stops the other queues), {"?", key, count} for every ack
--- batch that matched fewer jobs than it named (a bug or a foreign writer:
--- the caller logs it loudly), {"D", triple index, count} for every "D" batch
--- not dropped (the list holds more or less than those jobs: nothing was
--- removed, the caller sends them again by value), and {"P", triple index,
--- ""} for every claimable queue found paused (the caller must not block on
--- it either).
+-- ARGV[1]      n, the number of queue triples
+-- ARGV[2]      most jobs to claim (0 = acks and starts only)
+-- ARGV[3]      m: claim only from the first m triples (the others, paused
+--              queues or queues named for their acks and starts only, are
+--              not claimed from)
+-- ARGV[4]      s: the oldest s jobs claimed go straight to the in-progress
+--              list (the caller holds s free slots and starts them at once)
+-- then, per triple i:
+--   mode       "D" = nothing else of ours is in that in-progress list: drop
+--              it whole when its length agrees; "L" = LTRIM them off its
+--              tail when they are its c oldest entries, else LREM each
+--   c          the count of payloads to ack
+--   b[?!]      the count b of claimed jobs to start (the b oldest of its
+--              claimed list move to its in-progress list: their performs
+--              are about to begin), suffixed "?" when some of them were
+--              claimed without a look at the suspects set (a blocking BLMOVE
+--              cannot look), "!" when the start rides behind that BLMOVE (it
+--              also looks at `paused`)
+--   payload×c  with "L" only. "D" names no payloads: a payload passed into
+--              Lua costs Redis more than the LREM itself (about 130 µs per
+--              100 KB), and a whole-list DEL needs none.
+--
+-- Returns a flat array of {head, a, b} entries, jobs oldest first:
+--   {i, "b", payload}  begun: one of the b claimed jobs just moved to the
+--                      in-progress list
+--   {i, "y", payload}  (with "?" or "!") the next of them is a suspect,
+--                      which runs alone: it and the jobs after it stay
+--                      claimed
+--   then for the jobs claimed by this call:
+--   {i, "s", payload}  started: claimed straight into the in-progress list
+--   {i, "c", payload}  claimed
+--   {i, "x", payload}  a claimed suspect (recovered from a dead process
+--                      after it started there, it runs alone, so it and
+--                      every job after it are only claimed)
+--   {"!", key, error}  a key that holds the wrong type (skipped, so one bad
+--                      key never stops the other queues)
+--   {"?", key, count}  an ack batch that matched fewer jobs than it named (a
+--                      bug or a foreign writer: the caller logs it loudly)
+--   {"D", i, count}    a "D" batch not dropped (the list holds more or less
+--                      than those jobs: nothing was removed, the caller
+--                      sends them again by value)
+--   {"P", i, ""}       a claimable queue found paused (the caller must not
+--                      block on it either); with "!", a start that moved
+--                      nothing because its queue is paused
 --
 -- Payloads go out as stored. The caller reads them as bytes and files in
 -- dead any that is not valid UTF-8 (ioredis would decode it with replacement

@@ -13,7 +13,7 @@ import { BasicFetch } from './fetch/basic-fetch';
 import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
 import type { PausedQueues } from './fetch/paused-queues';
 import { KnownJobs } from './fetch/known-jobs';
-import { ReliableFetch } from './fetch/reliable-fetch';
+import { ReliableFetch } from './fetch/reliable/reliable-fetch';
 import type { HeartbeatPort, WorkItem } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
 import type { ExecutionCarrier } from './job-execution';

@@ -1,6 +1,6 @@
 import { WurkAdmin } from '../../src/admin/wurk-admin';
 import { Keys } from '../../src/redis/keys';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, quietLogger, useHarnesses } from '../support/server-harness';

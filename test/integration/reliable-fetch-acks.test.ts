@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
 import type { ClaimedJob } from '../../src/server/fetch/fetcher';
-import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { RedisMonitor } from '../support/redis-monitor';
@@ -348,7 +348,7 @@ describe('reliable fetch: acknowledgments', () => {
     const fetch = fetcher();
     const [a, b, c] = await running(fetch, ['a', 'b', 'c']);
     fetch.acknowledge(a, 'a');
-    const held = () => (fetch as unknown as { held: Map<string, string[]> }).held;
+    const held = () => (fetch as unknown as { ledger: { held: Map<string, string[]> } }).ledger.held;
     // Redis holds the call (a script may write): it takes a's ack along, b's is held anew while it
     // is on its way, and then the call fails with its connection.
     await server.redis.client('PAUSE', 10000, 'WRITE');
@@ -372,7 +372,7 @@ describe('reliable fetch: acknowledgments', () => {
     const fetch = fetcher();
     const [a] = await running(fetch, ['a']);
     command.disconnect();
-    await expect((fetch as unknown as { runFetch: (c: Redis, q: string[], m: number, s: number) => Promise<unknown> }).runFetch(command, ['default'], 0, 0)).rejects.toThrow();
+    await expect((fetch as unknown as { calls: { run: (c: Redis, q: string[], m: number, s: number) => Promise<unknown> } }).calls.run(command, ['default'], 0, 0)).rejects.toThrow();
     await command.connect();
     await server.redis.del(IN_PROGRESS);
     fetch.acknowledge(a, '');
@@ -439,7 +439,7 @@ describe('reliable fetch: acknowledgments', () => {
 
     it('forgets the acks that left the window when the next call is sent: what is kept to replay stays bounded', async () => {
       const { fetch, b } = await ackedApart(10001);
-      const kept = (fetch as unknown as { sentAcks: Array<{ raw: string }> }).sentAcks;
+      const kept = (fetch as unknown as { ledger: { sentAcks: Array<{ raw: string }> } }).ledger.sentAcks;
       expect(kept.map((ack) => ack.raw)).toEqual([b.raw]);
     });
 

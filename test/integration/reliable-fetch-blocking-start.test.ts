@@ -1,6 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { CLAIMED, FETCH_IDENTITY, fetchJob, IN_PROGRESS, reliableFetch, untilBlocked } from '../support/reliable-fetch';

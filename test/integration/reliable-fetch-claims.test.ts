@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
 import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
 import { PausedQueues } from '../../src/server/fetch/paused-queues';
-import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { FETCH_IDENTITY } from '../support/reliable-fetch';

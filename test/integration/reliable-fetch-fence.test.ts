@@ -1,5 +1,5 @@
 import { ClaimNotDurableError } from '../../src/server/fetch/claim-fence';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { Keys } from '../../src/redis/keys';
 import { recordingLogger } from '../support/recording-logger';

@@ -1,6 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import { closeConnection, CommandInDoubtError, createConnection } from '../../src/redis/connection';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { FETCH_IDENTITY, IN_PROGRESS } from '../support/reliable-fetch';

@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
-import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { RedisMonitor } from '../support/redis-monitor';

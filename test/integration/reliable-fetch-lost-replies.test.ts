@@ -2,7 +2,7 @@ import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
 import type { ClaimedJob } from '../../src/server/fetch/fetcher';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
 import { CLAIMED, FETCH_IDENTITY, fetchJob, IN_PROGRESS, untilBlocked } from '../support/reliable-fetch';
@@ -124,9 +124,9 @@ describe('reliable fetch: replies lost on the way back', () => {
 
   describe('reconcile', () => {
     function taint(key: string): void {
-      (fetch as unknown as { taint(key: string): void }).taint(key);
+      (fetch as unknown as { strays: { taint(key: string): void } }).strays.taint(key);
     }
-    const tainted = () => (fetch as unknown as { tainted: Set<string> }).tainted;
+    const tainted = () => (fetch as unknown as { strays: { tainted: Set<string> } }).strays.tainted;
 
     it('hands back only strays seen in two passes in a row: one first seen beside a confirmed one waits for the next pass', async () => {
       await server.redis.rpush(CLAIMED, fetchJob('a'));

@@ -16,7 +16,7 @@ describe('reliable fetch: reconcile', () => {
   /** A fetcher whose in-progress list holds `job-a` and is tainted (a reply was lost there). */
   async function taintedInProgress() {
     const fetch = reliableFetch(() => server.client());
-    const tainted = (fetch as unknown as { tainted: Set<string> }).tainted;
+    const tainted = (fetch as unknown as { strays: { tainted: Set<string> } }).strays.tainted;
     await server.redis.lpush(IN_PROGRESS, 'job-a');
     tainted.add(IN_PROGRESS);
     return { fetch, tainted };
@@ -61,12 +61,12 @@ describe('reliable fetch: reconcile', () => {
 
   it('an acknowledgment on its way is no stray: a claim carrying it, stuck behind its connection, lands it and nothing runs twice', async () => {
     const { fetch } = await taintedInProgress();
-    const internals = fetch as unknown as { fetchConnection: Redis; held: Map<string, string[]> };
+    const internals = fetch as unknown as { fetchConnection: Redis; ledger: { held: Map<string, string[]> } };
     fetch.acknowledge({ raw: 'job-a', queue: 'default', privateKey: IN_PROGRESS }, 'jid-a');
     // The claim's connection is busy for a second (as one reconnecting holds its commands offline).
     const busy = internals.fetchConnection.blpop('never-filled', 1);
     const claiming = fetch.claim(1, 0);
-    await waitFor(() => internals.held.size === 0, { what: 'the claim took the held ack' });
+    await waitFor(() => internals.ledger.held.size === 0, { what: 'the claim took the held ack' });
     expect(await fetch.reconcile(new KnownJobs())).toBe(0);
     expect(await fetch.reconcile(new KnownJobs())).toBe(0);
     await busy;

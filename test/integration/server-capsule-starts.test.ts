@@ -1,7 +1,7 @@
 import { Keys } from '../../src/redis/keys';
 import { Capsule } from '../../src/server/capsule';
 import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import type { RecurringTask } from '../../src/server/recurring-task';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
@@ -133,7 +133,7 @@ describe('capsule: a suspect starting from the prefetch', () => {
     const heldAtStart: number[] = [];
     const start = ReliableFetch.prototype.start;
     jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(function (this: ReliableFetch, job) {
-      if (job.raw === suspect) heldAtStart.push((this as unknown as { held: Map<string, string[]> }).held.size);
+      if (job.raw === suspect) heldAtStart.push((this as unknown as { ledger: { held: Map<string, string[]> } }).ledger.held.size);
       return start.call(this, job);
     });
     await h.manager.start();

@@ -3,7 +3,7 @@ import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { Capsule } from '../../src/server/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
 import { IdleWait } from '../../src/server/fetch/idle-wait';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';

@@ -1,6 +1,6 @@
 import { Capsule } from '../../src/server/capsule';
 import { jobExecutionStorage } from '../../src/server/job-execution';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { OrphanReaper } from '../../src/server/orphan-reaper';
 import { RecurringTask } from '../../src/server/recurring-task';
 import type { JobOutcome, ServerContext } from '../../src/server/server-middleware';
@@ -129,7 +129,7 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.ready;
       const list = privateKey(h, 'elsewhere');
       await redis.lpush(list, JSON.stringify({ class: 'StrayJob', args: [], queue: 'elsewhere', jid: 'stray' }));
-      (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string> } }> }).capsules[0].fetcher.tainted.add(list);
+      (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> }).capsules[0].fetcher.strays.tainted.add(list);
       await waitFor(() => logger.lines.includes("warn handed back 1 claimed job(s) whose fetch reply was lost"), { timeout: 15000, what: 'the stray handed back' });
     });
 

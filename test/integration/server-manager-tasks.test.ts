@@ -1,5 +1,5 @@
 import { Keys } from '../../src/redis/keys';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { Poller } from '../../src/server/poller';
 import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';

@@ -1,4 +1,5 @@
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
+import { LargeClaim } from '../../src/server/fetch/reliable/large-claim';
 import { PrefetchSizer } from '../../src/server/prefetch-sizer';
 import { recordingLogger } from '../support/recording-logger';
 import { usePrivateRedis } from '../support/private-redis';
@@ -74,9 +75,9 @@ describe('prefetch (reliable fetch)', () => {
     const { worker, h, redis } = await oneRunningTwoClaimed();
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
-    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string>; reconcile(known: unknown): Promise<number> } }> }).capsules[0].fetcher;
-    fetcher.tainted.add(privateKey(h));
-    fetcher.tainted.add(claimedKey(h));
+    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> }; reconcile(known: unknown): Promise<number> } }> }).capsules[0].fetcher;
+    fetcher.strays.tainted.add(privateKey(h));
+    fetcher.strays.tainted.add(claimedKey(h));
     const passes = jest.spyOn(fetcher, 'reconcile');
     await waitFor(async () => passes.mock.calls.length >= 3 && (await passes.mock.results[2].value) >= 0, { timeout: 15000, what: 'three reconcile passes' });
     expect(await redis.llen('queue:default')).toBe(0);
@@ -92,11 +93,11 @@ describe('prefetch (reliable fetch)', () => {
     // in-progress list) but its reply was lost, so the list is tainted and the capsule still holds job 1
     // as prefetched, to retry a start that will move some other job. Job 1 must not be taken for ours there.
     await redis.lmove(claimedKey(h), privateKey(h), 'RIGHT', 'LEFT');
-    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { tainted: Set<string> } }> }).capsules[0].fetcher;
-    fetcher.tainted.add(privateKey(h));
+    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> }).capsules[0].fetcher;
+    fetcher.strays.tainted.add(privateKey(h));
     await waitFor(async () => (await redis.llen('queue:default')) === 1, { timeout: 15000, what: 'job 1 handed back by reconcile' });
     expect(JSON.parse((await redis.lrange('queue:default', 0, -1))[0]).args).toEqual([1]);
-    expect(fetcher.tainted.has(privateKey(h))).toBe(true);
+    expect(fetcher.strays.tainted.has(privateKey(h))).toBe(true);
     worker.release();
     await waitFor(() => worker.ran.length === 3, { what: 'every job to run' });
     await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h), 'queue:default')) === 0, { what: 'the acks' });
@@ -132,7 +133,7 @@ describe('prefetch (reliable fetch)', () => {
     const h = harness([{ name: 'BigJob', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 3, prefetch: 5 });
     const pad = 'x'.repeat(20 * 1024);
     await h.client.pushBulk({ class: 'BigJob', args: Array.from({ length: 40 }, (_, i) => [i, pad]) });
-    const lmoves = jest.spyOn(ReliableFetch.prototype as unknown as { claimOutsideLua: () => Promise<unknown> }, 'claimOutsideLua');
+    const lmoves = jest.spyOn(LargeClaim.prototype, 'claim');
     await h.manager.start();
     await waitFor(() => ran.length === 40, { what: 'every job to run' });
     expect([...ran].sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i));

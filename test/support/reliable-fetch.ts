@@ -1,5 +1,5 @@
 import type Redis from 'ioredis';
-import { ReliableFetch } from '../../src/server/fetch/reliable-fetch';
+import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { Keys } from '../../src/redis/keys';
 import { waitFor } from './wait';

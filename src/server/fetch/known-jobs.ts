@@ -12,7 +12,7 @@
  * A job whose start is on its way is ours in either list, but only for now:
  * the start may come back having moved another job (this one was handed
  * back meanwhile) or nothing, and the job is then dropped. A list holding
- * one is not yet settled, so its taint stays (see ReliableFetch.reconcile).
+ * one is not yet settled, so its taint stays (see StrayReconciler.reconcile).
  */
 export class KnownJobs {
   private readonly anywhere = new Set<string>();

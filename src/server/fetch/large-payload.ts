@@ -5,6 +5,6 @@
  * 100 KB, against 38 µs for an `LREM` of it). From here an acknowledgment
  * goes by plain `LREM`; once claimed payloads average this much, nothing is
  * prefetched (a start would pass each through Lua again) and claims for
- * free slots are plain `LMOVE`s (see ReliableFetch.claimOutsideLua).
+ * free slots are plain `LMOVE`s (see reliable/large-claim.ts).
  */
 export const LARGE_PAYLOAD = 16 * 1024;

@@ -1,0 +1,239 @@
+/**
+ * Reliable fetch, the façade: implements `Fetcher` by wiring its parts, and
+ * owns what is left between them: the claim's choice of path (direct claim,
+ * fetch.lua, blocking wait, idle), when held acks need a call of their own,
+ * warm-up, wake and interrupt. The parts, each in this folder: fetch-script.ts
+ * (the mirror of lua/fetch.lua), fetch-calls.ts (its round trip),
+ * ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts,
+ * strays.ts (reconcile), settling.ts (file, give back, release), own-lists.ts,
+ * options.ts.
+ */
+import type Redis from 'ioredis';
+import { endConnection } from '../../../redis/connection';
+import { Keys } from '../../../redis/keys';
+import type { ProcessIdentity } from '../../identity';
+import type { QueueOrder } from '../../queue-order';
+import { ClaimFence } from '../claim-fence';
+import type { ClaimedJob, Fetcher, FilingSet, NotStarted, UnfiledFailure } from '../fetcher';
+import { IdleWait } from '../idle-wait';
+import type { KnownJobs } from '../known-jobs';
+import { PausedQueues } from '../paused-queues';
+import { AckLedger } from './ack-ledger';
+import { BlockingWait } from './blocking-wait';
+import { FetchCalls } from './fetch-calls';
+import { FetchScript } from './fetch-script';
+import { LargeClaim } from './large-claim';
+import type { ReliableFetchOptions } from './options';
+import { OwnLists } from './own-lists';
+import { Settling } from './settling';
+import { StartBatcher } from './start-batcher';
+import { StrayReconciler } from './strays';
+
+export type { ReliableFetchOptions } from './options';
+
+/**
+ * Wurk's reliable fetch (contract §3.1): a job moves atomically from
+ * `queue:<q>` into this process's private list `queue:<q>|<host>|<pid>|<nonce>|0`
+ * and stays there until acknowledged, so a process that dies mid-job loses
+ * nothing: any live process requeues the list (OrphanReaper).
+ *
+ * Commands per job: `fetch.lua` claims up to the count the manager asks for
+ * (idle processors plus `prefetch`) per call (LRANGE + LTRIM + LPUSH for the
+ * batch) and carries the acks held since the previous call (one LREM each,
+ * or a single DEL of the private list when nothing else of ours is in it,
+ * plus one multi-key DEL of the recovery counters). Under load that is well
+ * under one call per job; an idle process blocks in BLMOVE and wakes the
+ * moment a job arrives.
+ *
+ * Claimed jobs wait in a list of their own (`…|1`) and move into the
+ * in-progress list (`…|0`) just before their `perform` starts (the starts of
+ * one turn of the event loop in one fetch.lua call, riding the claim or the
+ * BLMOVE when there is one), so Redis knows which jobs started: orphan
+ * recovery counts only those toward `maxOrphanings`, and jobs that never
+ * started can be handed back by anyone who takes the claimed list (the
+ * heartbeat thread when this process's event loop is stuck, orphan recovery
+ * when it died) without ever running twice: a job handed back is simply not
+ * there for its start.
+ *
+ * What this hides from `Queue#size`: jobs claimed but not yet started sit in
+ * the claimed list: the idle processors' share plus the manager's `prefetch`.
+ */
+export class ReliableFetch implements Fetcher {
+  private claiming = false;
+  private interrupted = false;
+  private readonly paused: PausedQueues;
+  private readonly idle = new IdleWait();
+  /** Under Sentinel: no claimed job runs before a replica has its claim (see ClaimFence). */
+  private readonly fence: ClaimFence;
+  private readonly lists: OwnLists;
+  private readonly ledger: AckLedger;
+  private readonly strays: StrayReconciler;
+  private readonly starts: StartBatcher;
+  private readonly calls: FetchCalls;
+  private readonly waits: BlockingWait;
+  private readonly large: LargeClaim;
+  private readonly settling: Settling;
+
+  constructor(
+    private readonly fetchConnection: Redis,
+    command: Redis,
+    private readonly order: QueueOrder,
+    identity: ProcessIdentity,
+    private readonly options: ReliableFetchOptions,
+    /** Opens a dedicated connection; idle fetches block on every queue at once, one connection each. */
+    openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
+  ) {
+    this.paused = options.paused ?? new PausedQueues(command, options.logger);
+    this.fence = new ClaimFence(options.ackReplayMs ? options.durability?.writes : undefined, options.logger);
+    this.lists = new OwnLists(identity, order, command, options);
+    this.ledger = new AckLedger(options.ackReplayMs ?? 0);
+    this.strays = new StrayReconciler(command, order, this.lists, this.ledger, this.fence);
+    this.settling = new Settling(command, order, this.lists, this.strays, options);
+    const script = new FetchScript(this.lists);
+    // Outside the one-at-a-time order of the other calls, so it never drops
+    // an in-progress list whole: a claim on its way may be starting jobs in
+    // it. Its failure reached the starts it carried; nothing else waits on it.
+    const sendStarts = async (): Promise<void> => {
+      await this.calls.run(this.calls.outsideClaim(), [], 0, 0, false).catch(() => undefined);
+    };
+    this.starts = new StartBatcher(this.lists, (key) => this.strays.taint(key), sendStarts);
+    this.calls = new FetchCalls(script, this.lists, this.ledger, this.starts, this.strays, this.fence, order, command, options, openConnection);
+    const { logger, fetchTimeout } = options;
+    const parts = { script, lists: this.lists, strays: this.strays, fence: this.fence, paused: this.paused, giveBack: (jobs: ClaimedJob[]) => this.giveBack(jobs) };
+    this.waits = new BlockingWait({ fetchConnection, command, openConnection, order, logger, fetchTimeout, ...parts });
+    this.large = new LargeClaim(fetchConnection, this.calls, this.ledger, this.starts, this.lists, this.strays, this.fence);
+  }
+
+  /** The in-progress list: jobs whose perform started, until acknowledged. */
+  privateKey(queue: string): string {
+    return this.lists.privateKey(queue);
+  }
+
+  /** The list of jobs claimed from `queue` that have not started. */
+  claimedKey(queue: string): string {
+    return this.lists.claimedKey(queue);
+  }
+
+  async claim(max: number, startNow = 0, largePayloads = false): Promise<ClaimedJob[]> {
+    this.claiming = true;
+    try {
+      return await this.claimOrBlock(max, startNow, largePayloads);
+    } finally {
+      this.claiming = false;
+    }
+  }
+
+  private async claimOrBlock(max: number, startNow: number, largePayloads: boolean): Promise<ClaimedJob[]> {
+    const queues = await this.paused.filter(this.order.next());
+    if (queues.length === 0) {
+      // Every queue paused: nothing to claim, only acks to send.
+      await this.flush();
+      await this.idle.wait(this.options.fetchTimeout * 1000);
+      return [];
+    }
+    if (largePayloads && startNow === max && max > 0) {
+      const claimed = await this.calls.exclusive(() => this.large.claim(queues, max));
+      if (claimed) return claimed;
+    }
+    const { jobs, badKeys, pausedNow, refused } = await this.calls.exclusive(() => this.calls.run(this.fetchConnection, queues, max, startNow));
+    // Jobs that ran must not wait in the ledger through a blocked fetch: a crash meanwhile would run them again.
+    if (refused) await this.flush();
+    if (jobs.length > 0 || this.interrupted) return jobs;
+    const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)));
+    if (ready.length === 0) {
+      await this.idle.wait(this.options.fetchTimeout * 1000);
+      return [];
+    }
+    // Each blocked wait may take a job; with a free slot for every one, and no
+    // other start on its way, the job is marked started as it arrives.
+    return this.waits.blockOnAll(ready, startNow >= ready.length && this.starts.startsOnTheirWay === 0);
+  }
+
+  async warmUp(): Promise<void> {
+    const [first] = this.order.names;
+    // Blocked waits need their CLIENT ID known; a start riding behind a BLMOVE
+    // needs the script loaded; the first claim waits for the first read of `paused`.
+    await Promise.all([
+      this.waits.identifyAll(),
+      first === undefined ? undefined : this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), [], 0, 0)),
+      this.paused.filter(this.order.names),
+      // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
+      // one read (see BlockingWait.block), and is checked and decoded as below: that code is compiled now, not
+      // on the job's way to perform.
+      // Stryker disable next-line all: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
+      ...[this.fetchConnection.callBuffer('PING'), this.fetchConnection.callBuffer('PING')],
+      // Stryker disable next-line all: as above.
+      first === undefined ? undefined : this.lists.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
+    ]).catch(() => undefined);
+  }
+
+  /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
+  wake(): void {
+    this.idle.wake();
+    this.waits.unblockAll();
+  }
+
+  /**
+   * Moves the oldest job of `expected`'s claimed list into the in-progress
+   * list: that job starts now. Usually it is `expected`; when it is not,
+   * the jobs claimed before it were handed back meanwhile (by the
+   * heartbeat thread while the event loop was stuck, or a lost reply), and
+   * null means none is left. What it returns is ours to run either way.
+   *
+   * The starts asked for in one turn of the event loop travel in one
+   * fetch.lua call, with the acks held meanwhile: a slot that frees up
+   * costs no round trip of its own (see StartBatcher).
+   */
+  async start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
+    while (this.calls.dropOnItsWay) await this.calls.dropOnItsWay;
+    return this.starts.ask(expected);
+  }
+
+  acknowledge(job: ClaimedJob, jid: string): void {
+    const key = job.privateKey as string;
+    this.lists.count(key, -1);
+    if (job.suspect) this.settling.clearSuspect(job);
+    this.ledger.hold(key, job.raw, jid);
+  }
+
+  async flush(onlyWhenIdle = false): Promise<void> {
+    if (this.ledger.size === 0) return;
+    // A claim on its way carries the acks anyway (the next one will); only
+    // a fetch blocked on empty queues, one idling on paused or unusable
+    // ones (for a whole fetch timeout), or none at all, needs a call of its
+    // own: until the acks land, a crash would run their jobs again.
+    if (onlyWhenIdle && this.claiming && !this.waits.blocking && !this.idle.waiting) return;
+    // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
+    while ((await this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), this.order.names, 0, 0))).refused);
+  }
+
+  file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
+    return this.settling.file(job, jid, set, score, payload);
+  }
+
+  giveBack(jobs: ClaimedJob[]): Promise<void> {
+    return this.settling.giveBack(jobs);
+  }
+
+  release(unfiled: UnfiledFailure[] = []): Promise<void> {
+    return this.calls.exclusive(() => this.settling.release(this.ledger.takeAll(), unfiled));
+  }
+
+  interrupt(): void {
+    this.interrupted = true;
+    // A BLMOVE cut short may have moved a job whose reply is lost; release()
+    // sweeps the whole private list back, so it is not lost either.
+    endConnection(this.fetchConnection);
+    this.waits.endWaiters(endConnection);
+  }
+
+  /** The master moved: the fence fails what is under way, and the acks of the replay window go again (see AckLedger.replay). */
+  replayAcks(): void {
+    this.fence.switched();
+    this.ledger.replay();
+  }
+
+  reconcile(known: KnownJobs): Promise<number> {
+    return this.strays.reconcile(known);
+  }
+}
