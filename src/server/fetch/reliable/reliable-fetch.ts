@@ -32,7 +32,7 @@ import { StrayReconciler } from './strays';
 export type { ReliableFetchOptions } from './options';
 
 /**
- * Wurk's reliable fetch (contract §3.1): a job moves atomically from
+ * Wurk's reliable fetch (docs/internals/spec/contract.md §3.1): a job moves atomically from
  * `queue:<q>` into this process's private list `queue:<q>|<host>|<pid>|<nonce>|0`
  * and stays there until acknowledged, so a process that dies mid-job loses
  * nothing: any live process requeues the list (OrphanReaper).
