@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   await worker.waitUntilReady();
   recorder.ready();
   process.on('SIGTERM', () => {
-    worker.close().finally(() => process.exit(0));
+    void worker.close().finally(() => process.exit(0));
   });
 }
 

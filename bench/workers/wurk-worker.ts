@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   const app = await NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
   recorder.ready();
   process.on('SIGTERM', () => {
-    app.close().finally(() => process.exit(0));
+    void app.close().finally(() => process.exit(0));
   });
 }
 

@@ -1,4 +1,3 @@
-import Redis from 'ioredis';
 import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 

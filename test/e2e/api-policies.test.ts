@@ -1,6 +1,5 @@
-import Redis from 'ioredis';
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_ONLY, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate limit (%s)', (platform: Platform) => {

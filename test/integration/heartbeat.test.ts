@@ -1,5 +1,4 @@
 import IORedis from 'ioredis';
-import type Redis from 'ioredis';
 import { Heartbeat, HeartbeatLogger } from '../../src/server/heartbeat/heartbeat';
 import type { RemoteSignal } from '../../src/server/heartbeat/heartbeat-port';
 import { newProcessIdentity, ProcessIdentity } from '../../src/server/identity';

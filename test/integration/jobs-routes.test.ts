@@ -11,7 +11,6 @@ import type { ApiRequest } from '../../src/api/router';
 import { Client } from '../../src/client/client';
 import { CommandInDoubtError } from '../../src/redis/redis-errors';
 import { StatusStore } from '../../src/status/status-store';
-import { freshEachTest } from '../support/fresh-module';
 import { rejectionProblem } from '../support/api-problem';
 import { usePrivateRedis } from '../support/private-redis';
 

@@ -1,5 +1,4 @@
 import type { INestApplicationContext } from '@nestjs/common';
-import Redis from 'ioredis';
 import { ClientContext, PeriodicService } from '../../src';
 import { periodicApp, queued, recordTicker } from '../support/periodic-app';
 import { RedisServer } from '../support/redis-server';

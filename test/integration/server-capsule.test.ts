@@ -311,7 +311,7 @@ describe('capsule', () => {
     }
 
     it('hands them back unstarted to the head of the queue, in order, when a slot comes free', async () => {
-      const { redis, held, h } = await twoWaiting();
+      const { redis, held } = await twoWaiting();
       held.releaseAll();
       await waitFor(async () => (await redis.llen('queue:default')) === 2, { what: 'the hand-back' });
       expect((await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0])).toEqual([2, 1]);

@@ -21,7 +21,7 @@ class Gates {
     return promise;
   }
   release(name: string): void {
-    this.wait(name);
+    void this.wait(name);
     this.open.get(name)!();
   }
 }

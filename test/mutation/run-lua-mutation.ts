@@ -19,7 +19,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { CURATED_TESTS } from './lua-test-map';
-import { LuaMutant, mutantsOf } from './lua-mutants';
+import { mutantsOf } from './lua-mutants';
 
 const ROOT = join(__dirname, '..', '..');
 const LUA_DIR = join(ROOT, 'lua');

@@ -1,4 +1,3 @@
-import { WurkConfigError } from '../../src/job/errors';
 import { capsuleDefaultQueues, capsuleGroups, checkWorkerCapsule, DEFAULT_CAPSULE } from '../../src/server/capsules';
 import { QueueOrder } from '../../src/server/queue-order';
 import { configError } from '../support/config-error';
