@@ -55,7 +55,8 @@ module.exports = {
     },
     {
       name: 'unranked-folder',
-      comment: 'Every top-level folder of src/ has a rank in .dependency-cruiser.cjs (test/docs/architecture.test.ts checks folders without imports).',
+      comment:
+        'Every top-level folder of src/ has a rank in .dependency-cruiser.cjs (test/docs/architecture.test.ts checks folders without imports).',
       severity: 'error',
       from: { path: '^src/', pathNot: LAYERS.flat().map(folder) },
       to: { path: '^src/' },

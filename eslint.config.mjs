@@ -3,7 +3,19 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'dashboard/dist/', 'docs/api/', 'node_modules/', 'test/mutation/incremental/', 'test/.artifacts/', 'coverage/', 'reports/', '.stryker-tmp/'] },
+  {
+    ignores: [
+      'dist/',
+      'dashboard/dist/',
+      'docs/api/',
+      'node_modules/',
+      'test/mutation/incremental/',
+      'test/.artifacts/',
+      'coverage/',
+      'reports/',
+      '.stryker-tmp/',
+    ],
+  },
   {
     files: ['src/**/*.ts', 'test/**/*.ts', 'bench/**/*.ts', 'sample/**/*.ts', 'docs/**/*.ts'],
     extends: [tseslint.configs.base],
@@ -14,10 +26,18 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': ['error', { checksVoidReturn: false }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
       '@typescript-eslint/no-unused-expressions': 'error',
       // A require() is a deliberate run-time load (an optional peer, a module named at run time): it says so where it stands.
       '@typescript-eslint/no-require-imports': 'error',
+      // Prettier wraps code but not comments or strings: a comment stays readable in a 120-column pane.
+      'max-len': [
+        'error',
+        { code: 120, ignoreStrings: true, ignoreTemplateLiterals: true, ignoreRegExpLiterals: true, ignoreUrls: true },
+      ],
     },
   },
   {

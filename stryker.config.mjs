@@ -9,7 +9,9 @@ import { fileURLToPath } from 'node:url';
 const UNITS = JSON.parse(readFileSync(new URL('./test/mutation/stryker-units.json', import.meta.url), 'utf8'));
 const unit = process.env.WURK_MUTATE_UNIT;
 if (!(unit in UNITS)) {
-  throw new Error(`WURK_MUTATE_UNIT must be one of ${Object.keys(UNITS).join(', ')} (got ${unit ?? 'nothing'}); npm run mutate:ts sets it`);
+  throw new Error(
+    `WURK_MUTATE_UNIT must be one of ${Object.keys(UNITS).join(', ')} (got ${unit ?? 'nothing'}); npm run mutate:ts sets it`,
+  );
 }
 
 export default {

@@ -68,7 +68,15 @@ const barePipeline: Side = async (server) => {
   await connection.ping();
   const result = await measure(server, async () => {
     for (let i = 0; i < JOBS; i++) {
-      const payload = JSON.stringify({ retry: true, queue: 'default', class: 'BenchJob', args: [i], jid: randomBytes(12).toString('hex'), created_at: Date.now() / 1000, enqueued_at: Date.now() / 1000 });
+      const payload = JSON.stringify({
+        retry: true,
+        queue: 'default',
+        class: 'BenchJob',
+        args: [i],
+        jid: randomBytes(12).toString('hex'),
+        created_at: Date.now() / 1000,
+        enqueued_at: Date.now() / 1000,
+      });
       await connection.pipeline().sadd('queues', 'default').lpush('queue:default', payload).exec();
     }
   });
@@ -109,7 +117,9 @@ const bullBulk: Side = async (server) => {
   await queue.add('warmup', {});
   const result = await measure(server, async () => {
     for (let start = 0; start < JOBS; start += BATCH) {
-      await queue.addBulk(Array.from({ length: Math.min(BATCH, JOBS - start) }, (_, i) => ({ name: 'bench', data: { i: start + i } })));
+      await queue.addBulk(
+        Array.from({ length: Math.min(BATCH, JOBS - start) }, (_, i) => ({ name: 'bench', data: { i: start + i } })),
+      );
     }
   });
   await queue.close();
@@ -139,11 +149,24 @@ function sidekiqSide(mode: 'single' | 'bulk'): Side {
     puts JSON.generate(seconds: seconds, commands: calls.(after) - calls.(before), redis_cpu: redis_cpu)`;
   return (server) =>
     new Promise((resolve, reject) => {
-      execFile('ruby', ['-W0', '-e', script], { env: { ...process.env, REDIS_URL: server.url } }, (error, stdout, stderr) => {
-        if (error) return reject(new Error(`${error.message}\n${stderr}`));
-        const { seconds, commands, redis_cpu: redisCpu } = JSON.parse(stdout) as { seconds: number; commands: number; redis_cpu: number };
-        resolve({ jobsPerSecond: JOBS / seconds, commandsPerJob: commands / JOBS, redisCpuUsPerJob: (redisCpu * 1e6) / JOBS });
-      });
+      execFile(
+        'ruby',
+        ['-W0', '-e', script],
+        { env: { ...process.env, REDIS_URL: server.url } },
+        (error, stdout, stderr) => {
+          if (error) return reject(new Error(`${error.message}\n${stderr}`));
+          const {
+            seconds,
+            commands,
+            redis_cpu: redisCpu,
+          } = JSON.parse(stdout) as { seconds: number; commands: number; redis_cpu: number };
+          resolve({
+            jobsPerSecond: JOBS / seconds,
+            commandsPerJob: commands / JOBS,
+            redisCpuUsPerJob: (redisCpu * 1e6) / JOBS,
+          });
+        },
+      );
     });
 }
 
@@ -175,7 +198,9 @@ async function compare(title: string, sides: Record<string, Side>): Promise<Reco
       redisCpuUsPerJob: median(samples[name].map((s) => s.redisCpuUsPerJob)),
     };
     const spread = samples[name].map((s) => Math.round(s.jobsPerSecond)).join(', ');
-    console.log(`  ${name.padEnd(22)} ${Math.round(medians[name].jobsPerSecond).toString().padStart(8)} jobs/s   ${medians[name].commandsPerJob.toFixed(3)} Redis commands/job   ${medians[name].redisCpuUsPerJob.toFixed(1).padStart(6)} µs Redis CPU/job   [${spread}]`);
+    console.log(
+      `  ${name.padEnd(22)} ${Math.round(medians[name].jobsPerSecond).toString().padStart(8)} jobs/s   ${medians[name].commandsPerJob.toFixed(3)} Redis commands/job   ${medians[name].redisCpuUsPerJob.toFixed(1).padStart(6)} µs Redis CPU/job   [${spread}]`,
+    );
   }
   return medians;
 }
@@ -194,8 +219,12 @@ export async function runEnqueueBench(): Promise<void> {
   });
   const ratio = (a: Measurement, b: Measurement) => (a.jobsPerSecond / b.jobsPerSecond).toFixed(2);
   console.log('\nratios (targets: single push ≥ 0.90× the bare pipeline; bulk ≥ 3× Sidekiq)');
-  console.log(`  single: ${ratio(single['wurk push'], single['ioredis SADD+LPUSH'])}× the bare ioredis pipeline, ${ratio(single['wurk push'], single['Sidekiq Client.push'])}× Sidekiq, ${ratio(single['wurk push'], single['BullMQ queue.add'])}× BullMQ`);
-  console.log(`  bulk:   ${ratio(bulk['wurk pushBulk'], bulk['Sidekiq push_bulk'])}× Sidekiq, ${ratio(bulk['wurk pushBulk'], bulk['BullMQ queue.addBulk'])}× BullMQ`);
+  console.log(
+    `  single: ${ratio(single['wurk push'], single['ioredis SADD+LPUSH'])}× the bare ioredis pipeline, ${ratio(single['wurk push'], single['Sidekiq Client.push'])}× Sidekiq, ${ratio(single['wurk push'], single['BullMQ queue.add'])}× BullMQ`,
+  );
+  console.log(
+    `  bulk:   ${ratio(bulk['wurk pushBulk'], bulk['Sidekiq push_bulk'])}× Sidekiq, ${ratio(bulk['wurk pushBulk'], bulk['BullMQ queue.addBulk'])}× BullMQ`,
+  );
   console.log(`  bench process RSS: ${Math.round(process.memoryUsage().rss / 1048576)} MB`);
 }
 

@@ -56,7 +56,9 @@ interface IdleResult {
 async function idleMemory(sides: Side[]): Promise<IdleResult[]> {
   const servers = await Promise.all(sides.map(() => RedisServer.start()));
   // Latency mode with a count never reached: the worker boots, fetches and waits, printing nothing more.
-  const workers = sides.map((side, index) => watch(side.start(servers[index].url, { BENCH_MODE: 'latency', BENCH_JOBS: '1000000' }), side.name));
+  const workers = sides.map((side, index) =>
+    watch(side.start(servers[index].url, { BENCH_MODE: 'latency', BENCH_JOBS: '1000000' }), side.name),
+  );
   try {
     await deadline(Promise.all(workers.map((worker) => Promise.race([worker.ready, worker.result]))), 120000, 'boot');
     const traces = workers.map((worker) => [sample(worker.child.pid!)]);
@@ -67,7 +69,12 @@ async function idleMemory(sides: Side[]): Promise<IdleResult[]> {
     return sides.map((side, index) => {
       const trace = traces[index];
       const settled = trace[trace.length - 1];
-      return { side: side.name, booted: trace[0], settled, settledAfterS: trace.findIndex((s) => s.rssMb <= settled.rssMb + 2) };
+      return {
+        side: side.name,
+        booted: trace[0],
+        settled,
+        settledAfterS: trace.findIndex((s) => s.rssMb <= settled.rssMb + 2),
+      };
     });
   } finally {
     await Promise.all(workers.map((worker) => worker.stop()));
@@ -87,34 +94,54 @@ const WURK_ENTRY = JSON.stringify(join(BUILD, 'src', 'index.js'));
 const STEPS: Step[] = [
   { name: 'Node 20 alone', code: '' },
   { name: '+ ioredis', code: "require('ioredis');" },
-  { name: '+ @nestjs/core and @nestjs/common', code: "require('ioredis'); require('reflect-metadata'); require('@nestjs/common'); require('@nestjs/core');" },
-  { name: "+ nestjs-wurk's entry", code: `require('ioredis'); require('reflect-metadata'); require('@nestjs/common'); require('@nestjs/core'); require(${WURK_ENTRY});` },
+  {
+    name: '+ @nestjs/core and @nestjs/common',
+    code: "require('ioredis'); require('reflect-metadata'); require('@nestjs/common'); require('@nestjs/core');",
+  },
+  {
+    name: "+ nestjs-wurk's entry",
+    code: `require('ioredis'); require('reflect-metadata'); require('@nestjs/common'); require('@nestjs/core'); require(${WURK_ENTRY});`,
+  },
   { name: 'Node 20 + a bare worker thread', code: '', thread: '' },
   { name: 'Node 20 + a thread that loads ioredis', code: '', thread: "require('ioredis');" },
   // What the heartbeat's thread loads for a redis:// URL: its loop and the plain RESP connection, no ioredis.
-  { name: "Node 20 + the heartbeat thread's code", code: '', thread: `require(${JSON.stringify(join(BUILD, 'src', 'server', 'heartbeat', 'heartbeat-loop.js'))});` },
+  {
+    name: "Node 20 + the heartbeat thread's code",
+    code: '',
+    thread: `require(${JSON.stringify(join(BUILD, 'src', 'server', 'heartbeat', 'heartbeat-loop.js'))});`,
+  },
 ];
 
 interface StepResult {
   name: string;
   loaded: Sample;
-  /** The main isolate's V8 heap in use after a full GC: what the loaded code and its state keep, garbage of loading gone. */
+  /**
+   * The main isolate's V8 heap in use after a full GC: what the loaded code and its state keep, garbage of loading
+   * gone.
+   */
   heapUsedMb: number;
 }
 
 /** Runs `code` in a fresh Node process, then a full GC, and samples it. */
 async function stepMemory(step: Step): Promise<StepResult> {
-  const report = "() => { gc(); process.stdout.write('READY ' + process.memoryUsage().heapUsed + '\\n'); setInterval(() => {}, 1000); }";
+  const report =
+    "() => { gc(); process.stdout.write('READY ' + process.memoryUsage().heapUsed + '\\n'); setInterval(() => {}, 1000); }";
   const threadCode = `${step.thread ?? ''} require('node:worker_threads').parentPort.postMessage(0); setInterval(() => {}, 1000);`;
   const then =
     step.thread === undefined
       ? `setTimeout(${report}, 500);`
       : `new (require('node:worker_threads').Worker)(${JSON.stringify(threadCode)}, { eval: true, resourceLimits: { maxYoungGenerationSizeMb: 2 } }).once('message', () => setTimeout(${report}, 500));`;
-  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '-e', `${step.code} ${then}`], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, ['--expose-gc', '-e', `${step.code} ${then}`], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   try {
     const heapUsed = await deadline(
       new Promise<number>((resolve, reject) => {
-        createInterface({ input: child.stdout! }).on('line', (line) => line.startsWith('READY ') && resolve(Number(line.slice(6))));
+        createInterface({ input: child.stdout! }).on(
+          'line',
+          (line) => line.startsWith('READY ') && resolve(Number(line.slice(6))),
+        );
         child.once('exit', (code) => reject(new Error(`${step.name}: exited with ${code}`)));
       }),
       30000,
@@ -127,8 +154,12 @@ async function stepMemory(step: Step): Promise<StepResult> {
 }
 
 function printIdle(results: IdleResult[]): void {
-  console.log(`\nidle memory: one worker per side booted at once, sampled each second for ${SETTLE_S} s (RSS; private = not shared with other processes of the runtime)`);
-  console.log(`  ${'side'.padEnd(26)} ${'RSS at boot'.padStart(11)}  ${'RSS settled'.padStart(11)}  ${'settled after'.padStart(13)}  ${'private at boot'.padStart(15)}  ${'private settled'.padStart(15)}`);
+  console.log(
+    `\nidle memory: one worker per side booted at once, sampled each second for ${SETTLE_S} s (RSS; private = not shared with other processes of the runtime)`,
+  );
+  console.log(
+    `  ${'side'.padEnd(26)} ${'RSS at boot'.padStart(11)}  ${'RSS settled'.padStart(11)}  ${'settled after'.padStart(13)}  ${'private at boot'.padStart(15)}  ${'private settled'.padStart(15)}`,
+  );
   for (const r of results) {
     console.log(
       `  ${r.side.padEnd(26)} ${mb(r.booted.rssMb).padStart(11)}  ${mb(r.settled.rssMb).padStart(11)}  ${`${r.settledAfterS} s`.padStart(13)}  ${mb(r.booted.privateMb).padStart(15)}  ${mb(r.settled.privateMb).padStart(15)}`,
@@ -137,10 +168,16 @@ function printIdle(results: IdleResult[]): void {
 }
 
 function printSteps(results: StepResult[]): void {
-  console.log("\nwhere a wurk worker's memory goes: fresh processes loading one more piece each (compiled JavaScript), after a full GC");
-  console.log(`  ${'process'.padEnd(40)} ${'RSS'.padStart(7)}  ${'private'.padStart(8)}  ${'V8 heap used'.padStart(12)}`);
+  console.log(
+    "\nwhere a wurk worker's memory goes: fresh processes loading one more piece each (compiled JavaScript), after a full GC",
+  );
+  console.log(
+    `  ${'process'.padEnd(40)} ${'RSS'.padStart(7)}  ${'private'.padStart(8)}  ${'V8 heap used'.padStart(12)}`,
+  );
   for (const r of results) {
-    console.log(`  ${r.name.padEnd(40)} ${mb(r.loaded.rssMb).padStart(7)}  ${mb(r.loaded.privateMb).padStart(8)}  ${`${r.heapUsedMb.toFixed(1)} MB`.padStart(12)}`);
+    console.log(
+      `  ${r.name.padEnd(40)} ${mb(r.loaded.rssMb).padStart(7)}  ${mb(r.loaded.privateMb).padStart(8)}  ${`${r.heapUsedMb.toFixed(1)} MB`.padStart(12)}`,
+    );
   }
 }
 

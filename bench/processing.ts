@@ -28,7 +28,16 @@
  */
 import { ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readlinkSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
@@ -55,7 +64,13 @@ const ROOT = join(__dirname, '..');
  * directory per checkout, since worktrees share one node_modules and each
  * must run its own src/ against its own lua/.
  */
-export const BUILD = join(ROOT, 'node_modules', '.cache', 'wurk-bench', createHash('sha1').update(ROOT).digest('hex').slice(0, 12));
+export const BUILD = join(
+  ROOT,
+  'node_modules',
+  '.cache',
+  'wurk-bench',
+  createHash('sha1').update(ROOT).digest('hex').slice(0, 12),
+);
 
 /** What each job does and carries; `share` scales BENCH_JOBS so the slow shapes stay short. */
 interface Shape {
@@ -104,7 +119,9 @@ interface Round {
 
 // --- the sides --------------------------------------------------------------
 
-/** Where wurk's and Sidekiq's filled queue waits until every process is ready: RENAME back wakes the blocked fetches. */
+/**
+ * Where wurk's and Sidekiq's filled queue waits until every process is ready: RENAME back wakes the blocked fetches.
+ */
 const GATE_KEY = 'bench:gate';
 
 function padding(shape: Shape): string[] {
@@ -116,7 +133,11 @@ async function fillSidekiqQueue(redis: Redis, count: number, shape: Shape): Prom
   const pad = padding(shape);
   const batch = shape.payloadBytes > 10000 ? 50 : 1000;
   for (let start = 0; start < count; start += batch) {
-    await client.pushBulk({ class: 'NoopJob', queue: 'default', args: Array.from({ length: Math.min(batch, count - start) }, (_, i) => [start + i, ...pad]) });
+    await client.pushBulk({
+      class: 'NoopJob',
+      queue: 'default',
+      args: Array.from({ length: Math.min(batch, count - start) }, (_, i) => [start + i, ...pad]),
+    });
   }
   await redis.rename('queue:default', GATE_KEY);
 }
@@ -125,10 +146,15 @@ async function openSidekiqGate(redis: Redis): Promise<void> {
   await redis.rename(GATE_KEY, 'queue:default');
 }
 
-async function sidekiqPusher(url: string): Promise<{ push(pushedAtUs: number): Promise<unknown>; close(): Promise<void> }> {
+async function sidekiqPusher(
+  url: string,
+): Promise<{ push(pushedAtUs: number): Promise<unknown>; close(): Promise<void> }> {
   const redis = new Redis(url);
   const client = new Client(redis, { timestamps: 'seconds' });
-  return { push: (at) => client.push({ class: 'NoopJob', queue: 'default', args: [at] }), close: async () => redis.disconnect() };
+  return {
+    push: (at) => client.push({ class: 'NoopJob', queue: 'default', args: [at] }),
+    close: async () => redis.disconnect(),
+  };
 }
 
 function nodeWorker(script: string, url: string, env: Record<string, string>): ChildProcess {
@@ -160,7 +186,11 @@ export const bullmq: Side = {
     const pad = shape.payloadBytes > 0 ? 'x'.repeat(shape.payloadBytes) : undefined;
     const batch = shape.payloadBytes > 10000 ? 50 : 1000;
     for (let start = 0; start < count; start += batch) {
-      const jobs = Array.from({ length: Math.min(batch, count - start) }, (_, i) => ({ name: 'noop', data: { i: start + i, pad }, opts: { removeOnComplete: true } }));
+      const jobs = Array.from({ length: Math.min(batch, count - start) }, (_, i) => ({
+        name: 'noop',
+        data: { i: start + i, pad },
+        opts: { removeOnComplete: true },
+      }));
       await queue.addBulk(jobs);
     }
     await queue.close();
@@ -186,11 +216,15 @@ export function sidekiqSide(quiet: boolean): Side {
     openGate: openSidekiqGate,
     pusher: sidekiqPusher,
     start: (url, env) =>
-      spawn('sidekiq', ['-r', join(__dirname, 'workers', 'sidekiq_worker.rb'), '-c', String(CONCURRENCY), '-q', 'default'], {
-        cwd: ROOT,
-        env: { ...process.env, ...env, REDIS_URL: url, RUBYOPT: '-W0', BENCH_SIDEKIQ_QUIET: quiet ? '1' : '0' },
-        stdio: ['ignore', 'pipe', 'inherit'],
-      }),
+      spawn(
+        'sidekiq',
+        ['-r', join(__dirname, 'workers', 'sidekiq_worker.rb'), '-c', String(CONCURRENCY), '-q', 'default'],
+        {
+          cwd: ROOT,
+          env: { ...process.env, ...env, REDIS_URL: url, RUBYOPT: '-W0', BENCH_SIDEKIQ_QUIET: quiet ? '1' : '0' },
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      ),
   };
 }
 
@@ -217,7 +251,9 @@ export function watch(child: ChildProcess, name: string): Worker {
         }
         if (line.startsWith('RESULT ')) resolve(JSON.parse(line.slice('RESULT '.length)) as Record<string, unknown>);
       });
-      child.once('exit', (code, signal) => reject(new Error(`${name}: worker exited early (code ${code}, signal ${signal})`)));
+      child.once('exit', (code, signal) =>
+        reject(new Error(`${name}: worker exited early (code ${code}, signal ${signal})`)),
+      );
     }),
     progress: { count: 0 },
     onProgress: (listener) => listeners.push(listener),
@@ -239,7 +275,9 @@ export function watch(child: ChildProcess, name: string): Worker {
 /** Rejects after `ms` with `what` in the message, so a stuck worker fails the bench instead of hanging it. */
 export function deadline<T>(promise: Promise<T>, ms: number, what: string): Promise<T> {
   let timer!: NodeJS.Timeout;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms / 1000} s`)), ms)));
+  const timeout = new Promise<never>(
+    (_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: nothing within ${ms / 1000} s`)), ms)),
+  );
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
 
@@ -285,7 +323,13 @@ async function throughputRound(side: Side, server: RedisServer, shape: Shape, pr
     const total = Object.values(commands).reduce((sum, calls) => sum + calls, 0);
     const first = Math.min(...workers.filter((w) => w.progress.count > 0).map((w) => w.progress.first_us!));
     const last = Math.max(...workers.filter((w) => w.progress.count > 0).map((w) => w.progress.last_us!));
-    return { jobsPerSecond: jobs / ((last - first) / 1e6), commandsPerJob: total / jobs, redisCpuUsPerJob: (redisCpu * 1e6) / jobs, commands, peakRssMb: peak };
+    return {
+      jobsPerSecond: jobs / ((last - first) / 1e6),
+      commandsPerJob: total / jobs,
+      redisCpuUsPerJob: (redisCpu * 1e6) / jobs,
+      commands,
+      peakRssMb: peak,
+    };
   } finally {
     await Promise.all(workers.map((w) => w.stop()));
     probe.disconnect();
@@ -325,10 +369,19 @@ async function latencyRun(side: Side, server: RedisServer): Promise<Pickup> {
       await pusher.push(monotonicMicros());
       await pause(LATENCY_GAP_MS);
     }
-    const { latencies_us: latencies } = (await deadline(worker.result, 120000, `${side.name} latency`)) as { latencies_us: number[] };
+    const { latencies_us: latencies } = (await deadline(worker.result, 120000, `${side.name} latency`)) as {
+      latencies_us: number[];
+    };
     const idle = latencies.slice(1, 1 + IDLE_JOBS);
     const stream = latencies.slice(1 + IDLE_JOBS);
-    return { firstMs: latencies[0] / 1000, idleP50: percentile(idle, 50), idleP99: percentile(idle, 99), p50: percentile(stream, 50), p99: percentile(stream, 99), idleRssMb };
+    return {
+      firstMs: latencies[0] / 1000,
+      idleP50: percentile(idle, 50),
+      idleP99: percentile(idle, 99),
+      p50: percentile(stream, 50),
+      p99: percentile(stream, 99),
+      idleRssMb,
+    };
   } finally {
     await pusher.close();
     await worker.stop();
@@ -366,17 +419,23 @@ export function buildWorkers(sides: Side[]): void {
       extends: join(ROOT, 'tsconfig.json'),
       compilerOptions: { outDir: BUILD, rootDir: ROOT, declaration: false, sourceMap: false, noEmitOnError: false },
       // The heartbeat's thread entry is loaded by path, not imported, so it is listed itself.
-      files: [...files.map((file) => join(ROOT, 'bench', 'workers', file)), join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts')],
+      files: [
+        ...files.map((file) => join(ROOT, 'bench', 'workers', file)),
+        join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'),
+      ],
       include: [],
     }),
   );
   try {
-    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(BUILD, 'tsconfig.json')], { stdio: 'pipe' });
+    execFileSync(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', join(BUILD, 'tsconfig.json')], {
+      stdio: 'pipe',
+    });
   } catch (error) {
     // Type errors elsewhere in a shared tree still emit JavaScript; a missing output file is what fails.
     const output = String((error as { stdout?: Buffer }).stdout ?? '');
     for (const file of files) {
-      if (!existsSync(join(BUILD, 'bench', 'workers', file.replace(/\.ts$/, '.js')))) throw new Error(`could not compile ${file}:\n${output}`);
+      if (!existsSync(join(BUILD, 'bench', 'workers', file.replace(/\.ts$/, '.js'))))
+        throw new Error(`could not compile ${file}:\n${output}`);
     }
   }
   // Compiled src/redis/scripts.js looks for lua/ two levels up, as from dist/.
@@ -414,8 +473,12 @@ function ratio(wurk: number, peer: number, lowerIsBetter = false): string {
 
 function printThroughput(sides: Side[], results: ThroughputResult[], shapes: Shape[], counts: number[]): void {
   const reference = sides[0].name;
-  console.log(`\nthroughput: concurrency ${CONCURRENCY} per process, median of ${ROUNDS} rounds (order alternating); ratio = ${reference} ÷ the row's side`);
-  console.log(`  ${'shape'.padEnd(12)} ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'ratio'.padStart(6)}  ${'cmds/job'.padStart(8)}  ${'Redis CPU/job'.padStart(13)}  ${'peak RSS'.padStart(8)}   rounds (jobs/s)`);
+  console.log(
+    `\nthroughput: concurrency ${CONCURRENCY} per process, median of ${ROUNDS} rounds (order alternating); ratio = ${reference} ÷ the row's side`,
+  );
+  console.log(
+    `  ${'shape'.padEnd(12)} ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'ratio'.padStart(6)}  ${'cmds/job'.padStart(8)}  ${'Redis CPU/job'.padStart(13)}  ${'peak RSS'.padStart(8)}   rounds (jobs/s)`,
+  );
   for (const shape of shapes) {
     for (const processes of counts) {
       const rows = results.filter((r) => r.shape === shape.name && r.processes === processes);
@@ -432,15 +495,22 @@ function printThroughput(sides: Side[], results: ThroughputResult[], shapes: Sha
   const noop = results.filter((r) => r.shape === 'noop' && r.processes === counts[0]);
   if (noop.length > 0) {
     console.log(`  Redis commands per job by name, noop ×${counts[0]} (last round):`);
-    for (const r of noop) console.log(`    ${r.side.padEnd(26)} ${topCommands(r.rounds[r.rounds.length - 1].commands, r.jobs)}`);
+    for (const r of noop)
+      console.log(`    ${r.side.padEnd(26)} ${topCommands(r.rounds[r.rounds.length - 1].commands, r.jobs)}`);
   }
 }
 
 function printLatency(latency: LatencyResult[]): void {
   const ours = latency[0];
-  console.log(`\npickup latency (enqueue → perform start), median of ${ROUNDS} rounds; ratio = the peer's figure ÷ ${ours.side}'s (above 1: wurk is faster)`);
-  console.log(`  first job after boot; idle: ${IDLE_JOBS} jobs ${IDLE_GAP_MS} ms apart; stream: ${LATENCY_JOBS} jobs ${LATENCY_GAP_MS} ms apart`);
-  console.log(`  ${'side'.padEnd(26)} ${'first job'.padStart(10)}  ${'idle p50'.padStart(17)}  ${'idle p99'.padStart(17)}  ${'stream p50'.padStart(17)}  ${'stream p99'.padStart(17)}  ${'idle RSS'.padStart(8)}   stream p99 by round`);
+  console.log(
+    `\npickup latency (enqueue → perform start), median of ${ROUNDS} rounds; ratio = the peer's figure ÷ ${ours.side}'s (above 1: wurk is faster)`,
+  );
+  console.log(
+    `  first job after boot; idle: ${IDLE_JOBS} jobs ${IDLE_GAP_MS} ms apart; stream: ${LATENCY_JOBS} jobs ${LATENCY_GAP_MS} ms apart`,
+  );
+  console.log(
+    `  ${'side'.padEnd(26)} ${'first job'.padStart(10)}  ${'idle p50'.padStart(17)}  ${'idle p99'.padStart(17)}  ${'stream p50'.padStart(17)}  ${'stream p99'.padStart(17)}  ${'idle RSS'.padStart(8)}   stream p99 by round`,
+  );
   for (const r of latency) {
     const vs = (a: number, b: number) => (r === ours ? '' : ` (${ratio(a, b, true)})`);
     console.log(
@@ -448,14 +518,22 @@ function printLatency(latency: LatencyResult[]): void {
     );
   }
   console.log('  first job after boot by round:');
-  for (const r of latency) console.log(`    ${r.side.padEnd(26)} ${r.rounds.map((p) => `${p.firstMs.toFixed(2)} ms`).join(', ')}`);
+  for (const r of latency)
+    console.log(`    ${r.side.padEnd(26)} ${r.rounds.map((p) => `${p.firstMs.toFixed(2)} ms`).join(', ')}`);
 }
 
 function listFromEnv(name: string, fallback: string): string[] {
-  return (process.env[name] ?? fallback).split(',').map((item) => item.trim()).filter(Boolean);
+  return (process.env[name] ?? fallback)
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean);
 }
 
-export async function runProcessingBench(sides: Side[], shapes: Shape[], counts: number[]): Promise<{ throughput: ThroughputResult[]; latency: LatencyResult[] }> {
+export async function runProcessingBench(
+  sides: Side[],
+  shapes: Shape[],
+  counts: number[],
+): Promise<{ throughput: ThroughputResult[]; latency: LatencyResult[] }> {
   buildWorkers(sides);
   const servers = await Promise.all(sides.map(() => RedisServer.start()));
   const runs = new Map<string, Round[]>();
@@ -469,7 +547,10 @@ export async function runProcessingBench(sides: Side[], shapes: Shape[], counts:
         for (const processes of counts) {
           for (const index of order) {
             const runKey = key(index, shape, processes);
-            runs.set(runKey, [...(runs.get(runKey) ?? []), await throughputRound(sides[index], servers[index], shape, processes)]);
+            runs.set(runKey, [
+              ...(runs.get(runKey) ?? []),
+              await throughputRound(sides[index], servers[index], shape, processes),
+            ]);
           }
         }
       }
@@ -502,7 +583,16 @@ export async function runProcessingBench(sides: Side[], shapes: Shape[], counts:
   const latency: LatencyResult[] = sides.map((side, index) => {
     const rounds = pickups[index];
     const of = (field: keyof Pickup) => median(rounds.map((p) => p[field]));
-    return { side: side.name, firstMs: of('firstMs'), idleP50: of('idleP50'), idleP99: of('idleP99'), p50: of('p50'), p99: of('p99'), idleRssMb: of('idleRssMb'), rounds };
+    return {
+      side: side.name,
+      firstMs: of('firstMs'),
+      idleP50: of('idleP50'),
+      idleP99: of('idleP99'),
+      p50: of('p50'),
+      p99: of('p99'),
+      idleRssMb: of('idleRssMb'),
+      rounds,
+    };
   });
   printThroughput(sides, throughput, shapes, counts);
   printLatency(latency);
@@ -513,14 +603,25 @@ export async function runProcessingBench(sides: Side[], shapes: Shape[], counts:
  * BENCH_SIDES (reliable, basic, bullmq, sidekiq = log WARN, sidekiq-info = stock logging; the first is
  * the one ratios are taken against), BENCH_SHAPES (noop, cpu, io, 1kb, 100kb), BENCH_PROCESSES (1,4).
  */
-export async function runSelectedProcessingBench(): Promise<{ throughput: ThroughputResult[]; latency: LatencyResult[] }> {
-  const allSides: Record<string, Side> = { reliable: wurkSide('reliable'), basic: wurkSide('basic'), bullmq, sidekiq: sidekiqSide(true), 'sidekiq-info': sidekiqSide(false) };
+export async function runSelectedProcessingBench(): Promise<{
+  throughput: ThroughputResult[];
+  latency: LatencyResult[];
+}> {
+  const allSides: Record<string, Side> = {
+    reliable: wurkSide('reliable'),
+    basic: wurkSide('basic'),
+    bullmq,
+    sidekiq: sidekiqSide(true),
+    'sidekiq-info': sidekiqSide(false),
+  };
   const sides = listFromEnv('BENCH_SIDES', 'reliable,bullmq,sidekiq').map((name) => {
-    if (!allSides[name]) throw new Error(`BENCH_SIDES: unknown side ${JSON.stringify(name)} (known: ${Object.keys(allSides).join(', ')})`);
+    if (!allSides[name])
+      throw new Error(`BENCH_SIDES: unknown side ${JSON.stringify(name)} (known: ${Object.keys(allSides).join(', ')})`);
     return allSides[name];
   });
   const shapes = listFromEnv('BENCH_SHAPES', 'noop,cpu,io,1kb,100kb').map((name) => {
-    if (!SHAPES[name]) throw new Error(`BENCH_SHAPES: unknown shape ${JSON.stringify(name)} (known: ${Object.keys(SHAPES).join(', ')})`);
+    if (!SHAPES[name])
+      throw new Error(`BENCH_SHAPES: unknown shape ${JSON.stringify(name)} (known: ${Object.keys(SHAPES).join(', ')})`);
     return SHAPES[name];
   });
   const counts = listFromEnv('BENCH_PROCESSES', '1,4').map((count) => {

@@ -34,8 +34,14 @@ async function main(): Promise<void> {
   const plain = new Client(connection, { timestamps: 'seconds' });
   // What the Nest module installs: the unique-jobs middleware and the status hook, neither applying to this job.
   const withHooks = new Client(connection, { timestamps: 'seconds' });
-  withHooks.use((_context, next) => next(), (job) => job.has('unique_for'));
-  withHooks.addPipelineHook(() => undefined, (job) => job.get('track') === true);
+  withHooks.use(
+    (_context, next) => next(),
+    (job) => job.has('unique_for'),
+  );
+  withHooks.addPipelineHook(
+    () => undefined,
+    (job) => job.get('track') === true,
+  );
   const sides: Record<string, (i: number) => Promise<unknown>> = {
     'wurk push': (i) => plain.push({ class: 'NoopJob', args: [i] }),
     'wurk performAsync': (i) => plain.performAsync(NoopJob, i),
@@ -61,7 +67,9 @@ async function main(): Promise<void> {
   }
   const bare = median(samples['bare pipeline']);
   for (const [name, values] of Object.entries(samples)) {
-    console.log(`${name.padEnd(24)} ${median(values).toFixed(1).padStart(6)} µs client CPU per push  (${(median(values) / bare).toFixed(2)}× the bare pipeline)`);
+    console.log(
+      `${name.padEnd(24)} ${median(values).toFixed(1).padStart(6)} µs client CPU per push  (${(median(values) / bare).toFixed(2)}× the bare pipeline)`,
+    );
   }
   connection.disconnect();
   await server.stop();

@@ -38,7 +38,8 @@ async function main(): Promise<void> {
   const master = await RedisServer.start();
   const replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
   const probe = replica.client();
-  while (!(await probe.info('replication')).includes('master_link_status:up')) await new Promise((resolve) => setTimeout(resolve, 50));
+  while (!(await probe.info('replication')).includes('master_link_status:up'))
+    await new Promise((resolve) => setTimeout(resolve, 50));
   const connection = new Redis(master.url);
   const plain = new Client(connection, { timestamps: 'seconds', writes: NO_REPLICA_WAIT });
   const waiting = new Client(connection, { timestamps: 'seconds', writes: WAIT_ONE });

@@ -49,7 +49,12 @@ function declaredOptions(file: string, declaration: string, prefix: string): Opt
   const visit = (node: ts.Node): void => {
     if ((ts.isClassDeclaration(node) || ts.isInterfaceDeclaration(node)) && node.name?.text === declaration) {
       for (const member of node.members) {
-        if (!(ts.isPropertyDeclaration(member) || ts.isPropertySignature(member)) || !member.name || !ts.isIdentifier(member.name)) continue;
+        if (
+          !(ts.isPropertyDeclaration(member) || ts.isPropertySignature(member)) ||
+          !member.name ||
+          !ts.isIdentifier(member.name)
+        )
+          continue;
         const docs = ts.getJSDocCommentsAndTags(member).filter(ts.isJSDoc);
         const description = docs.map((doc) => ts.getTextOfJSDocComment(doc.comment) ?? '').join(' ');
         found.push({
@@ -79,9 +84,18 @@ export const RETIRED_KEYS: readonly string[] = ['api.mount'];
 
 /** The keys the start-up check knows, from the option classes' class-validator rules (retired keys left out). */
 export function validatedKeys(): string[] {
-  const keysOf = (type: new () => object, prefix: string) =>
-    [...new Set(getMetadataStorage().getTargetValidationMetadatas(type, '', false, false).map((entry) => `${prefix}${entry.propertyName}`))];
-  return [...keysOf(WurkModuleOptions, ''), ...keysOf(WurkApiOptionKeys, 'api.'), ...keysOf(CapsuleOptions, 'capsules[].')].filter((key) => !RETIRED_KEYS.includes(key));
+  const keysOf = (type: new () => object, prefix: string) => [
+    ...new Set(
+      getMetadataStorage()
+        .getTargetValidationMetadatas(type, '', false, false)
+        .map((entry) => `${prefix}${entry.propertyName}`),
+    ),
+  ];
+  return [
+    ...keysOf(WurkModuleOptions, ''),
+    ...keysOf(WurkApiOptionKeys, 'api.'),
+    ...keysOf(CapsuleOptions, 'capsules[].'),
+  ].filter((key) => !RETIRED_KEYS.includes(key));
 }
 
 /** Wrong values of every kind: each rule refuses at least one of them. */
@@ -90,7 +104,8 @@ const PROBES: unknown[] = ['text', -1, 0.5, 1000.5, [], {}, 0, 1, ['probe', 'pro
 /** The options object that puts `value` at `path` (a capsule gets the members it needs to reach the rule). */
 function optionsWith(path: string, value: unknown): Record<string, unknown> {
   if (path.startsWith('api.')) return { api: { [path.slice(4)]: value } };
-  if (path.startsWith('capsules[].')) return { capsules: [{ name: 'probe', queues: ['probe'], [path.slice('capsules[].'.length)]: value }] };
+  if (path.startsWith('capsules[].'))
+    return { capsules: [{ name: 'probe', queues: ['probe'], [path.slice('capsules[].'.length)]: value }] };
   return { [path]: value };
 }
 
@@ -105,7 +120,9 @@ export function validationOf(path: string): string[] {
       // Only what this option's rules say (a probe can trip another option's rule, e.g. capsules[0].queues).
       const option = error.option.replace(/\[\d+\]/g, '[]');
       if (option !== path && !option.startsWith(`${path}[`) && !option.startsWith(`${path}.`)) continue;
-      reasons.add(`${option === path ? '' : `\`${option}\` `}${error.reason.replace(/\s*\(got [^)]*\)$/, '').replace(/; did you mean.*$/, '')}`);
+      reasons.add(
+        `${option === path ? '' : `\`${option}\` `}${error.reason.replace(/\s*\(got [^)]*\)$/, '').replace(/; did you mean.*$/, '')}`,
+      );
     }
   }
   return [...reasons];
@@ -146,14 +163,23 @@ export function renderOptionsReference(): string {
     const validation = validationOf(option.path);
     return `| \`${option.path}\` | \`${cell(option.type)}\` | ${cell(defaultOf(option.path))} | ${cell(validation.length ? validation.join('; ') : 'checked by its own rules (see description)')} | ${cell(option.description)} |`;
   });
-  return [BEGIN_MARKER, '', '| option | type | default | validation (the start-up error says) | description |', '|---|---|---|---|---|', ...rows, '', END_MARKER].join('\n');
+  return [
+    BEGIN_MARKER,
+    '',
+    '| option | type | default | validation (the start-up error says) | description |',
+    '|---|---|---|---|---|',
+    ...rows,
+    '',
+    END_MARKER,
+  ].join('\n');
 }
 
 /** The page with its generated part replaced. */
 export function withGeneratedReference(page: string): string {
   const begin = page.indexOf(BEGIN_MARKER);
   const end = page.indexOf(END_MARKER);
-  if (begin < 0 || end < begin) throw new Error(`${CONFIGURATION_PAGE} has no ${BEGIN_MARKER} ... ${END_MARKER} section`);
+  if (begin < 0 || end < begin)
+    throw new Error(`${CONFIGURATION_PAGE} has no ${BEGIN_MARKER} ... ${END_MARKER} section`);
   return page.slice(0, begin) + renderOptionsReference() + page.slice(end + END_MARKER.length);
 }
 

@@ -18,7 +18,11 @@ export const OPENAPI_FILE = join(__dirname, 'openapi.json');
 export async function wurkOpenApiDocument(): Promise<OpenAPIObject> {
   @Module({
     imports: [
-      WurkModule.forRoot({ redis: { lazyConnect: true }, processing: false, api: { tokens: [{ token: 'openapi-document-token-000', scopes: ['admin'] }] } }),
+      WurkModule.forRoot({
+        redis: { lazyConnect: true },
+        processing: false,
+        api: { tokens: [{ token: 'openapi-document-token-000', scopes: ['admin'] }] },
+      }),
       WurkApiModule.register(),
     ],
   })
@@ -27,7 +31,9 @@ export async function wurkOpenApiDocument(): Promise<OpenAPIObject> {
   try {
     const config = new DocumentBuilder()
       .setTitle('wurk HTTP API')
-      .setDescription('Jobs, queues, retries, dead jobs, processes and periodic entries of a Sidekiq-compatible Redis. Problems are application/problem+json.')
+      .setDescription(
+        'Jobs, queues, retries, dead jobs, processes and periodic entries of a Sidekiq-compatible Redis. Problems are application/problem+json.',
+      )
       .addBearerAuth(undefined, WURK_BEARER_SCHEME)
       .build();
     return SwaggerModule.createDocument(app, config);

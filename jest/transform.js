@@ -41,7 +41,10 @@ function withoutImportMeta(source) {
     .replace(/import\.meta\.url/g, FILE_URL)
     .replace(/import\.meta\.dirname/g, '__dirname')
     .replace(/import\.meta\.filename/g, '__filename')
-    .replace(/import\.meta\.resolve/g, "((specifier) => require('node:url').pathToFileURL(require.resolve(specifier)).href)")
+    .replace(
+      /import\.meta\.resolve/g,
+      "((specifier) => require('node:url').pathToFileURL(require.resolve(specifier)).href)",
+    )
     .replace(/import\.meta/g, `({ url: ${FILE_URL}, dirname: __dirname, filename: __filename })`);
 }
 
@@ -61,7 +64,11 @@ const COMPILER_OPTIONS = {
 function process(source, path) {
   const ts = typescript();
   const { options } = ts.convertCompilerOptionsFromJson(COMPILER_OPTIONS, '');
-  const output = ts.transpileModule(withoutImportMeta(source), { compilerOptions: options, fileName: path, reportDiagnostics: false });
+  const output = ts.transpileModule(withoutImportMeta(source), {
+    compilerOptions: options,
+    fileName: path,
+    reportDiagnostics: false,
+  });
   return { code: output.outputText, map: output.sourceMapText };
 }
 

@@ -17,7 +17,12 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
 export const sampleWurk = WurkModule.forRootAsync({
   useFactory: () => ({
     redis: { url: process.env.REDIS_URL },
-    queues: [['critical', 3], ['mail', 2], ['billing', 1], ['default', 1]],
+    queues: [
+      ['critical', 3],
+      ['mail', 2],
+      ['billing', 1],
+      ['default', 1],
+    ],
     api: sampleApiOptions(),
     // ReportWorker's progress shows up at most once a second (default 5).
     progressInterval: 1,

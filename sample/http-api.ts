@@ -23,6 +23,12 @@ export function sampleApiOptions(): WurkApiOptions {
  * document with the app's. Served at /openapi (UI) and /openapi.json.
  */
 export function setUpOpenApi(app: INestApplication): void {
-  const config = new DocumentBuilder().setTitle('wurk sample').setVersion('1.0').addBearerAuth(undefined, WURK_BEARER_SCHEME).build();
-  SwaggerModule.setup('openapi', app, () => SwaggerModule.createDocument(app, config), { jsonDocumentUrl: 'openapi.json' });
+  const config = new DocumentBuilder()
+    .setTitle('wurk sample')
+    .setVersion('1.0')
+    .addBearerAuth(undefined, WURK_BEARER_SCHEME)
+    .build();
+  SwaggerModule.setup('openapi', app, () => SwaggerModule.createDocument(app, config), {
+    jsonDocumentUrl: 'openapi.json',
+  });
 }

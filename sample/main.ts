@@ -39,10 +39,18 @@ async function main(): Promise<void> {
   const port = Number(process.env.PORT ?? 3000);
   await app.listen(port, '127.0.0.1');
   logger.log(`listening on http://127.0.0.1:${port}`);
-  logger.log(`try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`);
-  logger.log(`a failing job (one warning per attempt): curl -s -X POST localhost:${port}/invoices -H 'content-type: application/json' -d '{"account":7,"cents":-5}'`);
-  logger.log(`health: curl -s localhost:${port}/health (also /health/live, /health/ready); metrics: curl -s localhost:${port}/metrics`);
-  logger.log(`job status: curl -s -X POST localhost:${port}/reports -H 'content-type: application/json' -d '{"rows":20}'  (then GET /reports/<jid>)`);
+  logger.log(
+    `try: curl -s -X POST localhost:${port}/signup -H 'content-type: application/json' -d '{"email":"ann@example.com","name":"Ann"}'`,
+  );
+  logger.log(
+    `a failing job (one warning per attempt): curl -s -X POST localhost:${port}/invoices -H 'content-type: application/json' -d '{"account":7,"cents":-5}'`,
+  );
+  logger.log(
+    `health: curl -s localhost:${port}/health (also /health/live, /health/ready); metrics: curl -s localhost:${port}/metrics`,
+  );
+  logger.log(
+    `job status: curl -s -X POST localhost:${port}/reports -H 'content-type: application/json' -d '{"rows":20}'  (then GET /reports/<jid>)`,
+  );
   logger.log(
     process.env.WURK_API_TOKEN
       ? `HTTP API at http://127.0.0.1:${port}${API_MOUNT}/v1 (OpenAPI: /openapi.json); dashboard at http://127.0.0.1:${port}/dashboard/ (sign in with WURK_API_TOKEN)`

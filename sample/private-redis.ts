@@ -18,11 +18,17 @@ export async function startPrivateRedis(): Promise<{ url: string; stop: () => vo
     });
   });
   const dir = mkdtempSync(join(tmpdir(), 'wurk-sample-'));
-  const server = spawn(process.env.REDIS_SERVER || 'redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  const server = spawn(
+    process.env.REDIS_SERVER || 'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--dir', dir],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   server.on('error', (error) => {
-    console.error(`could not start redis-server (${error.message}); install it (apt-get install redis-server) or set REDIS_URL`);
+    console.error(
+      `could not start redis-server (${error.message}); install it (apt-get install redis-server) or set REDIS_URL`,
+    );
     process.exit(1);
   });
   process.once('exit', () => server.kill());

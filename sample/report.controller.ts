@@ -35,7 +35,10 @@ export class ReportController {
   private async watch(jid: string): Promise<void> {
     for (let tick = 0; tick < 600; tick++) {
       const record = await this.status.get(jid).catch(() => null);
-      if (record) this.logger.log(`${jid} ${record.state} ${record.progress ?? 0}/${record.total ?? '?'} ${record.message ?? ''}`);
+      if (record)
+        this.logger.log(
+          `${jid} ${record.state} ${record.progress ?? 0}/${record.total ?? '?'} ${record.message ?? ''}`,
+        );
       if (!record || FINAL_STATES.has(record.state ?? '')) {
         if (record?.state === 'complete') this.logger.log(`${jid} result: ${JSON.stringify(record.result)}`);
         return;

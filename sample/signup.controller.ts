@@ -9,13 +9,23 @@ export class SignupController {
   constructor(private readonly jobs: ClientService) {}
 
   @Post()
-  async signUp(@Body() body: { email: string; name: string }): Promise<Record<string, string | null | (string | null)[]>> {
+  async signUp(
+    @Body() body: { email: string; name: string },
+  ): Promise<Record<string, string | null | (string | null)[]>> {
     return {
       welcome: await this.jobs.performAsync(WelcomeMailWorker, body.email, body.name),
       reminder: await this.jobs.performIn({ hours: 1 }, WelcomeMailWorker, body.email, `${body.name} (one hour later)`),
       invoice: await this.jobs.set({ queue: 'critical' }).performAsync(InvoiceWorker, 42, 1999),
       ruby: await this.jobs.push({ class: 'HardWorker', args: [body.email], queue: 'ruby' }),
-      batch: await this.jobs.pushBulk({ class: 'Billing::InvoiceJob', args: [[1, 100], [2, 200], [3, 300]], queue: 'billing' }),
+      batch: await this.jobs.pushBulk({
+        class: 'Billing::InvoiceJob',
+        args: [
+          [1, 100],
+          [2, 200],
+          [3, 300],
+        ],
+        queue: 'billing',
+      }),
     };
   }
 }

@@ -44,7 +44,8 @@ export class BenchRecorder {
     this.first ??= now;
     if (this.mode !== 'latency') return;
     this.latencies.push(now - Number(pushedAt));
-    if (this.latencies.length === this.jobs) process.stdout.write(`RESULT ${JSON.stringify({ latencies_us: this.latencies })}\n`);
+    if (this.latencies.length === this.jobs)
+      process.stdout.write(`RESULT ${JSON.stringify({ latencies_us: this.latencies })}\n`);
   }
 
   finished(): void {
@@ -55,6 +56,8 @@ export class BenchRecorder {
   private progress(): void {
     if (this.count === this.reported) return;
     this.reported = this.count;
-    process.stdout.write(`PROGRESS ${JSON.stringify({ count: this.count, first_us: this.first, last_us: this.last })}\n`);
+    process.stdout.write(
+      `PROGRESS ${JSON.stringify({ count: this.count, first_us: this.first, last_us: this.last })}\n`,
+    );
   }
 }

@@ -26,7 +26,9 @@ const rawJSON = (JSON as unknown as { rawJSON?: (text: string) => unknown }).raw
  * Where the browser lacks source access, numbers read as JavaScript's.
  */
 const keepNumberText: SourceReviver = (_key, value, context) =>
-  typeof value === 'number' && rawJSON && context?.source !== undefined && context.source !== String(value) ? rawJSON(context.source) : value;
+  typeof value === 'number' && rawJSON && context?.source !== undefined && context.source !== String(value)
+    ? rawJSON(context.source)
+    : value;
 
 /** A number kept as its stored text reads back as a number wherever the page computes with it. */
 export function numeric(value: unknown): number {
@@ -54,7 +56,8 @@ export class Api {
 
   get<T>(path: string, query: Record<string, string | number | undefined> = {}): Promise<T> {
     const params = new URLSearchParams();
-    for (const [key, value] of Object.entries(query)) if (value !== undefined && value !== '') params.set(key, String(value));
+    for (const [key, value] of Object.entries(query))
+      if (value !== undefined && value !== '') params.set(key, String(value));
     const search = params.toString();
     return this.send<T>('GET', search ? `${path}?${search}` : path);
   }
@@ -74,8 +77,15 @@ export class Api {
       credentials: 'same-origin',
     });
     const text = await response.text();
-    const body = text ? (JSON.parse(text, keepNumberText as (key: string, value: unknown) => unknown) as Record<string, unknown>) : {};
-    if (!response.ok) throw new ApiError(response.status, String(body.type ?? 'error'), String(body.detail ?? body.title ?? response.statusText));
+    const body = text
+      ? (JSON.parse(text, keepNumberText as (key: string, value: unknown) => unknown) as Record<string, unknown>)
+      : {};
+    if (!response.ok)
+      throw new ApiError(
+        response.status,
+        String(body.type ?? 'error'),
+        String(body.detail ?? body.title ?? response.statusText),
+      );
     return body as T;
   }
 }

@@ -27,7 +27,9 @@ const POLL_KEY = 'wurk-dashboard-poll';
 /** Seconds between live polls until the operator picks another (Sidekiq's Web UI polls every 5 s too). */
 const DEFAULT_POLL = '5';
 
-/** Settings the server put on the root element (no inline script under the CSP): where the API is, and read-only mode. */
+/**
+ * Settings the server put on the root element (no inline script under the CSP): where the API is, and read-only mode.
+ */
 const root = document.getElementById('wurk') as HTMLElement;
 const api = new Api(new URL(root.dataset.api ?? '../api/v1', document.baseURI).pathname.replace(/\/$/, ''));
 const readOnly = root.dataset.readOnly === 'true';
@@ -64,7 +66,8 @@ async function render(): Promise<void> {
     navigate: (hash) => (location.hash === hash ? void render() : (location.hash = hash)),
     notify,
   };
-  for (const link of document.querySelectorAll('nav.main a')) link.classList.toggle('active', link.getAttribute('data-route') === (name === 'queue' ? 'queues' : name));
+  for (const link of document.querySelectorAll('nav.main a'))
+    link.classList.toggle('active', link.getAttribute('data-route') === (name === 'queue' ? 'queues' : name));
   const main = document.getElementById('main') as HTMLElement;
   try {
     const content = await view(context);
@@ -74,11 +77,21 @@ async function render(): Promise<void> {
     document.title = `${ROUTES[name === 'queue' ? 'queues' : name].title} · wurk`;
   } catch (error) {
     if (error instanceof ApiError && error.status === 401) return showLogin('The token was refused.');
-    if (ticket === rendering) replace(main, h('section', { class: 'card' }, h('p', { class: 'error' }, `Could not load this page: ${(error as Error).message}`)));
+    if (ticket === rendering)
+      replace(
+        main,
+        h(
+          'section',
+          { class: 'card' },
+          h('p', { class: 'error' }, `Could not load this page: ${(error as Error).message}`),
+        ),
+      );
   }
 }
 
-/** Reads the token's scopes from the API: admin (or enqueue+read for nothing more) decides whether action buttons show. */
+/**
+ * Reads the token's scopes from the API: admin (or enqueue+read for nothing more) decides whether action buttons show.
+ */
 async function signIn(token: string): Promise<boolean> {
   api.token = token;
   try {
@@ -87,7 +100,11 @@ async function signIn(token: string): Promise<boolean> {
     return true;
   } catch (error) {
     api.token = null;
-    showLogin(error instanceof ApiError && error.status === 401 ? 'The token was refused.' : `Could not reach the API: ${(error as Error).message}`);
+    showLogin(
+      error instanceof ApiError && error.status === 401
+        ? 'The token was refused.'
+        : `Could not reach the API: ${(error as Error).message}`,
+    );
     return false;
   }
 }
@@ -108,7 +125,14 @@ function showLogin(problem?: string): void {
     h('h2', {}, 'Sign in'),
     h('p', { class: 'muted' }, 'Paste an API token (scope read to look, admin to act). It is kept in this tab only.'),
     problem ? h('p', { class: 'error' }, problem) : null,
-    h('input', { name: 'token', type: 'password', autocomplete: 'off', placeholder: 'token', 'aria-label': 'API token', required: true }),
+    h('input', {
+      name: 'token',
+      type: 'password',
+      autocomplete: 'off',
+      placeholder: 'token',
+      'aria-label': 'API token',
+      required: true,
+    }),
     h('button', { class: 'btn primary', type: 'submit' }, 'Sign in'),
   );
   replace(document.getElementById('main') as HTMLElement, form);
@@ -152,16 +176,39 @@ function header(): HTMLElement {
       ['5', 'every 5 s'],
       ['10', 'every 10 s'],
       ['30', 'every 30 s'],
-    ].map(([value, label]) => h('option', { value, selected: (localStorage.getItem(POLL_KEY) ?? DEFAULT_POLL) === value }, label)),
+    ].map(([value, label]) =>
+      h('option', { value, selected: (localStorage.getItem(POLL_KEY) ?? DEFAULT_POLL) === value }, label),
+    ),
   );
-  const theme = h('button', { class: 'btn ghost', type: 'button', 'aria-label': 'toggle dark mode', onclick: toggleTheme }, '◐');
-  const signOut = h('button', { class: 'btn ghost', type: 'button', onclick: () => (showLogin(), window.clearInterval(pollTimer)) }, 'Sign out');
+  const theme = h(
+    'button',
+    { class: 'btn ghost', type: 'button', 'aria-label': 'toggle dark mode', onclick: toggleTheme },
+    '◐',
+  );
+  const signOut = h(
+    'button',
+    { class: 'btn ghost', type: 'button', onclick: () => (showLogin(), window.clearInterval(pollTimer)) },
+    'Sign out',
+  );
   return h(
     'header',
     { class: 'top' },
     h('a', { class: 'brand', href: '#/overview' }, h('span', { class: 'logo' }, 'w'), 'wurk'),
-    h('nav', { class: 'main' }, ...Object.entries(ROUTES).filter(([, r]) => r.nav).map(([key, r]) => h('a', { href: `#/${key}`, 'data-route': key }, r.title))),
-    h('div', { class: 'controls' }, readOnly ? h('span', { class: 'badge warn' }, 'read-only') : null, poll, theme, signOut),
+    h(
+      'nav',
+      { class: 'main' },
+      ...Object.entries(ROUTES)
+        .filter(([, r]) => r.nav)
+        .map(([key, r]) => h('a', { href: `#/${key}`, 'data-route': key }, r.title)),
+    ),
+    h(
+      'div',
+      { class: 'controls' },
+      readOnly ? h('span', { class: 'badge warn' }, 'read-only') : null,
+      poll,
+      theme,
+      signOut,
+    ),
   );
 }
 
@@ -184,7 +231,13 @@ function start(): void {
 
 async function boot(): Promise<void> {
   applyTheme();
-  replace(root, header(), h('main', { id: 'main' }), h('footer', { id: 'footer', class: 'footer' }), h('div', { id: 'toast', 'aria-live': 'polite' }));
+  replace(
+    root,
+    header(),
+    h('main', { id: 'main' }),
+    h('footer', { id: 'footer', class: 'footer' }),
+    h('div', { id: 'toast', 'aria-live': 'polite' }),
+  );
   window.addEventListener('hashchange', () => void render());
   const token = api.token;
   if (token && (await signIn(token))) start();

@@ -17,7 +17,13 @@ export interface AttemptRecord {
   reason?: string;
 }
 
-const OUTCOME_TONE: Record<string, string> = { succeeded: 'ok', retrying: 'warn', interrupted: 'warn', dead: 'bad', discarded: 'bad' };
+const OUTCOME_TONE: Record<string, string> = {
+  succeeded: 'ok',
+  retrying: 'warn',
+  interrupted: 'warn',
+  dead: 'bad',
+  discarded: 'bad',
+};
 
 /**
  * Renders the attempts of `jid` into `container` (its own section, so any
@@ -31,7 +37,11 @@ export async function renderAttempts(api: Api, jid: string, container: HTMLEleme
     ({ attempts } = await api.get<{ jid: string; attempts: AttemptRecord[] }>(`/jobs/${pathSegment(jid)}/attempts`));
   } catch (error) {
     if (error instanceof ApiError && error.status === 404) {
-      replace(container, h('h3', {}, 'Attempts'), h('p', { class: 'empty' }, 'No failed attempts recorded (never failed, or the history expired).'));
+      replace(
+        container,
+        h('h3', {}, 'Attempts'),
+        h('p', { class: 'empty' }, 'No failed attempts recorded (never failed, or the history expired).'),
+      );
       return;
     }
     throw error;
@@ -47,7 +57,12 @@ export async function renderAttempts(api: Api, jid: string, container: HTMLEleme
           { class: 'attempt', 'data-attempt': record.attempt, 'data-outcome': record.outcome },
           h('td', {}, String(record.attempt)),
           h('td', {}, when(record.at)),
-          h('td', {}, h('span', { class: `badge ${OUTCOME_TONE[record.outcome] ?? ''}` }, record.outcome), record.retry_at ? h('div', { class: 'muted' }, 'next ', when(record.retry_at)) : null),
+          h(
+            'td',
+            {},
+            h('span', { class: `badge ${OUTCOME_TONE[record.outcome] ?? ''}` }, record.outcome),
+            record.retry_at ? h('div', { class: 'muted' }, 'next ', when(record.retry_at)) : null,
+          ),
           h(
             'td',
             {},
@@ -65,7 +80,16 @@ export async function renderAttempts(api: Api, jid: string, container: HTMLEleme
 
 /** A `#job-attempts` section that fills itself in: a job page places it under the payload and moves on. */
 export function attemptsSection(api: Api, jid: string): HTMLElement {
-  const container = h('section', { id: 'job-attempts', class: 'attempts' }, h('p', { class: 'muted' }, 'Loading attempts…'));
-  renderAttempts(api, jid, container).catch((error: unknown) => replace(container, h('p', { class: 'empty' }, `Attempts unavailable: ${error instanceof Error ? error.message : String(error)}`)));
+  const container = h(
+    'section',
+    { id: 'job-attempts', class: 'attempts' },
+    h('p', { class: 'muted' }, 'Loading attempts…'),
+  );
+  renderAttempts(api, jid, container).catch((error: unknown) =>
+    replace(
+      container,
+      h('p', { class: 'empty' }, `Attempts unavailable: ${error instanceof Error ? error.message : String(error)}`),
+    ),
+  );
   return container;
 }

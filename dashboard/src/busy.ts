@@ -35,8 +35,12 @@ function memory(kb: number | null): string {
 
 export const busy: View = async (context) => {
   const { api, canAct } = context;
-  const [processes, work] = await Promise.all([api.get<{ processes: ProcessRow[] }>('/processes', { count: 200 }), api.get<{ busy: BusyRow[]; total: number }>('/busy', { count: 200 })]);
-  const signal = (identity: string, what: 'quiet' | 'stop') => () => api.post(`/processes/${identity === 'all' ? 'all' : pathSegment(identity)}/${what}`);
+  const [processes, work] = await Promise.all([
+    api.get<{ processes: ProcessRow[] }>('/processes', { count: 200 }),
+    api.get<{ busy: BusyRow[]; total: number }>('/busy', { count: 200 }),
+  ]);
+  const signal = (identity: string, what: 'quiet' | 'stop') => () =>
+    api.post(`/processes/${identity === 'all' ? 'all' : pathSegment(identity)}/${what}`);
   return h(
     'div',
     { class: 'stack' },
@@ -46,7 +50,9 @@ export const busy: View = async (context) => {
         ? h(
             'div',
             { class: 'toolbar' },
-            actionButton(context, 'Quiet all', signal('all', 'quiet'), { confirm: 'Quiet every process? They finish their jobs and fetch no more.' }),
+            actionButton(context, 'Quiet all', signal('all', 'quiet'), {
+              confirm: 'Quiet every process? They finish their jobs and fetch no more.',
+            }),
             actionButton(context, 'Stop all', signal('all', 'stop'), { danger: true, confirm: 'Stop every process?' }),
           )
         : null,
@@ -78,7 +84,10 @@ export const busy: View = async (context) => {
               canAct && !process.embedded
                 ? [
                     process.quiet ? null : actionButton(context, 'Quiet', signal(process.identity, 'quiet')),
-                    actionButton(context, 'Stop', signal(process.identity, 'stop'), { danger: true, confirm: `Stop ${process.identity}?` }),
+                    actionButton(context, 'Stop', signal(process.identity, 'stop'), {
+                      danger: true,
+                      confirm: `Stop ${process.identity}?`,
+                    }),
                   ]
                 : null,
             ),

@@ -20,7 +20,8 @@ export function niceTicks(max: number, count = 4): number[] {
   const power = 10 ** Math.floor(Math.log10(rough));
   const step = ([1, 2, 5, 10].find((factor) => factor * power >= rough) ?? 10) * power;
   const ticks: number[] = [];
-  for (let value = 0; value < max + step / 2 && ticks.length <= count + 1; value += step) ticks.push(Number(value.toPrecision(12)));
+  for (let value = 0; value < max + step / 2 && ticks.length <= count + 1; value += step)
+    ticks.push(Number(value.toPrecision(12)));
   if (ticks[ticks.length - 1] < max) ticks.push(Number((ticks[ticks.length - 1] + step).toPrecision(12)));
   return ticks;
 }
@@ -33,7 +34,13 @@ export function tickLabel(value: number): string {
 }
 
 /** A horizontal grid line and a y label at each tick. */
-function gridLines(chart: SVGElement, ticks: number[], left: number, right: number, y: (value: number) => number): void {
+function gridLines(
+  chart: SVGElement,
+  ticks: number[],
+  left: number,
+  right: number,
+  y: (value: number) => number,
+): void {
   for (const tick of ticks) {
     chart.appendChild(svg('line', { x1: left, x2: right, y1: y(tick), y2: y(tick), class: 'grid' }));
     const label = svg('text', { x: left - 6, y: y(tick) + 4, class: 'axis tick', 'text-anchor': 'end' });
@@ -66,16 +73,30 @@ export function lineChart(name: string, xLabels: string[], series: Series[], opt
   gridLines(chart, ticks, left, width - pad, y);
   for (const line of series) {
     const path = line.values.map((value, index) => `${x(index)},${y(value)}`).join(' ');
-    chart.appendChild(points === 1 ? svg('circle', { cx: x(0), cy: y(line.values[0]), r: 3, class: `dot ${line.tone}` }) : svg('polyline', { points: path, class: `line ${line.tone}` }));
+    chart.appendChild(
+      points === 1
+        ? svg('circle', { cx: x(0), cy: y(line.values[0]), r: 3, class: `dot ${line.tone}` })
+        : svg('polyline', { points: path, class: `line ${line.tone}` }),
+    );
   }
   const every = Math.max(1, Math.ceil(points / 7));
   xLabels.forEach((text, index) => {
     if (index % every !== 0) return;
-    const label = svg('text', { x: x(index), y: height - 6, class: 'axis', 'text-anchor': index === 0 ? 'start' : 'middle' });
+    const label = svg('text', {
+      x: x(index),
+      y: height - 6,
+      class: 'axis',
+      'text-anchor': index === 0 ? 'start' : 'middle',
+    });
     label.textContent = text;
     chart.appendChild(label);
   });
-  return h('figure', {}, chart, h('figcaption', {}, ...series.map((line) => h('span', { class: `key ${line.tone}` }, line.label))));
+  return h(
+    'figure',
+    {},
+    chart,
+    h('figcaption', {}, ...series.map((line) => h('span', { class: `key ${line.tone}` }, line.label))),
+  );
 }
 
 /** Vertical bars, one per label (the run-time histogram). */
@@ -92,13 +113,24 @@ export function barChart(name: string, labels: readonly string[], values: number
   const chart = svg('svg', { viewBox: `0 0 ${width} ${height}`, class: 'chart', role: 'img', 'aria-label': name });
   gridLines(chart, ticks, left, width - pad, y);
   values.forEach((value, index) => {
-    const bar = svg('rect', { x: left + index * slot + 2, y: y(value), width: Math.max(1, slot - 4), height: Math.max(0, y(0) - y(value)), class: 'bar-fill' });
+    const bar = svg('rect', {
+      x: left + index * slot + 2,
+      y: y(value),
+      width: Math.max(1, slot - 4),
+      height: Math.max(0, y(0) - y(value)),
+      class: 'bar-fill',
+    });
     const title = svg('title', {});
     title.textContent = `${labels[index]}: ${value}`;
     bar.appendChild(title);
     chart.appendChild(bar);
     if (index % 2 === 0 || labels.length <= 13) {
-      const label = svg('text', { x: left + index * slot + slot / 2, y: height - 18 + (index % 4 === 0 ? 0 : 10), class: 'axis', 'text-anchor': 'middle' });
+      const label = svg('text', {
+        x: left + index * slot + slot / 2,
+        y: height - 18 + (index % 4 === 0 ? 0 : 10),
+        class: 'axis',
+        'text-anchor': 'middle',
+      });
       label.textContent = labels[index];
       chart.appendChild(label);
     }

@@ -7,7 +7,11 @@
 type Child = Node | string | number | null | undefined | false | Child[];
 type Attributes = Record<string, string | number | boolean | EventListener | undefined>;
 
-export function h<K extends keyof HTMLElementTagNameMap>(tag: K, attributes: Attributes = {}, ...children: Child[]): HTMLElementTagNameMap[K] {
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attributes: Attributes = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   for (const [name, value] of Object.entries(attributes)) {
     if (value === undefined || value === false) continue;
@@ -23,7 +27,10 @@ function append(parent: Node, children: Child[]): void {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
-    else parent.appendChild(typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child);
+    else
+      parent.appendChild(
+        typeof child === 'string' || typeof child === 'number' ? document.createTextNode(String(child)) : child,
+      );
   }
 }
 
@@ -39,10 +46,20 @@ export function when(epochSeconds: number | null | undefined): HTMLElement | str
   const delta = seconds - Date.now() / 1000;
   const abs = Math.abs(delta);
   const [value, unit] =
-    abs < 60 ? [abs, 'second'] : abs < 3600 ? [abs / 60, 'minute'] : abs < 86400 ? [abs / 3600, 'hour'] : [abs / 86400, 'day'];
+    abs < 60
+      ? [abs, 'second']
+      : abs < 3600
+        ? [abs / 60, 'minute']
+        : abs < 86400
+          ? [abs / 3600, 'hour']
+          : [abs / 86400, 'day'];
   const n = Math.max(1, Math.floor(value));
   const text = `${n} ${unit}${n === 1 ? '' : 's'}`;
-  return h('time', { datetime: new Date(seconds * 1000).toISOString(), title: new Date(seconds * 1000).toLocaleString() }, delta < 0 ? `${text} ago` : `in ${text}`);
+  return h(
+    'time',
+    { datetime: new Date(seconds * 1000).toISOString(), title: new Date(seconds * 1000).toLocaleString() },
+    delta < 0 ? `${text} ago` : `in ${text}`,
+  );
 }
 
 export function number(value: number | null | undefined): string {

@@ -34,7 +34,15 @@ interface Locations {
   status: StatusRecord | null;
 }
 
-const STATE_TONE: Record<string, string> = { complete: 'ok', running: '', enqueued: '', retrying: 'warn', interrupted: 'warn', failed: 'bad', dead: 'bad' };
+const STATE_TONE: Record<string, string> = {
+  complete: 'ok',
+  running: '',
+  enqueued: '',
+  retrying: 'warn',
+  interrupted: 'warn',
+  failed: 'bad',
+  dead: 'bad',
+};
 /** Status states that mean an attempt failed, so the attempts log has records. */
 const HAS_HISTORY = new Set(['failed', 'retrying', 'dead', 'interrupted', 'scheduled']);
 
@@ -45,7 +53,13 @@ function jobOf(location: Location): JobJson {
 }
 
 function row(label: string, value: Node | string, actions: Node[] = []): HTMLElement {
-  return h('tr', {}, h('th', {}, label), h('td', {}, value), actions.length > 0 ? h('td', { class: 'actions' }, actions) : null);
+  return h(
+    'tr',
+    {},
+    h('th', {}, label),
+    h('td', {}, value),
+    actions.length > 0 ? h('td', { class: 'actions' }, actions) : null,
+  );
 }
 
 /** What an admin may do to the job where it is: the same API calls as the queue and set pages. */
@@ -55,13 +69,23 @@ function actions(context: ViewContext, location: Location): Node[] {
   const { api } = context;
   const id = pathSegment(jid);
   if (location.where === 'queue') {
-    return [actionButton(context, 'Delete', () => api.delete(`/queues/${pathSegment(location.queue)}/jobs/${id}`), { danger: true, confirm: `Delete job ${jid} from ${location.queue}?` })];
+    return [
+      actionButton(context, 'Delete', () => api.delete(`/queues/${pathSegment(location.queue)}/jobs/${id}`), {
+        danger: true,
+        confirm: `Delete job ${jid} from ${location.queue}?`,
+      }),
+    ];
   }
   const set = SET_ROUTE[location.where];
   return [
     actionButton(context, location.where === 'dead' ? 'Retry now' : 'Run now', () => api.post(`/${set}/${id}/run`)),
-    location.where === 'dead' ? null : actionButton(context, 'Kill', () => api.post(`/${set}/${id}/kill`), { danger: true }),
-    actionButton(context, 'Delete', () => api.delete(`/${set}/${id}`), { danger: true, confirm: `Delete job ${jid} from ${location.where}?` }),
+    location.where === 'dead'
+      ? null
+      : actionButton(context, 'Kill', () => api.post(`/${set}/${id}/kill`), { danger: true }),
+    actionButton(context, 'Delete', () => api.delete(`/${set}/${id}`), {
+      danger: true,
+      confirm: `Delete job ${jid} from ${location.where}?`,
+    }),
   ].filter((button): button is HTMLButtonElement => button !== null);
 }
 
@@ -70,20 +94,65 @@ function whereRow(context: ViewContext, location: Location): HTMLElement {
   const jid = hashSegment(jobOf(location).jid ?? '');
   const acts = actions(context, location);
   if (location.where === 'queue') {
-    return row('Waiting', h('span', {}, 'in queue ', h('a', { href: `#/queues/${hashSegment(location.queue)}` }, location.queue), `, ${location.position + 1} from the newest end`), acts);
+    return row(
+      'Waiting',
+      h(
+        'span',
+        {},
+        'in queue ',
+        h('a', { href: `#/queues/${hashSegment(location.queue)}` }, location.queue),
+        `, ${location.position + 1} from the newest end`,
+      ),
+      acts,
+    );
   }
-  if (location.where === 'busy') return row('Running', h('span', {}, 'on ', h('a', { href: '#/busy' }, location.process), ` (${location.tid}), started `, when(location.run_at)));
+  if (location.where === 'busy')
+    return row(
+      'Running',
+      h(
+        'span',
+        {},
+        'on ',
+        h('a', { href: '#/busy' }, location.process),
+        ` (${location.tid}), started `,
+        when(location.run_at),
+      ),
+    );
   const label = location.where === 'schedule' ? 'Scheduled' : location.where === 'retry' ? 'Retrying' : 'Dead';
   const time = location.where === 'dead' ? 'died ' : 'runs ';
-  return row(label, h('span', {}, h('a', { href: `#/${SET_ROUTE[location.where]}?jid=${jid}` }, `in ${location.where}`), `, ${time}`, when(location.at ?? null)), acts);
+  return row(
+    label,
+    h(
+      'span',
+      {},
+      h('a', { href: `#/${SET_ROUTE[location.where]}?jid=${jid}` }, `in ${location.where}`),
+      `, ${time}`,
+      when(location.at ?? null),
+    ),
+    acts,
+  );
 }
 
 function statusCard(record: StatusRecord): HTMLElement {
   const percent = record.total ? Math.min(100, Math.round(((record.progress ?? 0) * 100) / record.total)) : null;
   return card(
     'Status (tracked job)',
-    h('p', {}, h('span', { class: `badge big ${STATE_TONE[record.state] ?? ''}` }, record.state), ' ', h('strong', {}, record.class ?? ''), ` on ${record.queue ?? '?'}`),
-    percent === null ? null : h('div', { class: 'progress', role: 'progressbar', 'aria-valuenow': percent }, h('div', { class: `bar w${Math.round(percent / 5) * 5}` }), h('span', {}, `${record.progress} / ${record.total} (${percent}%)`)),
+    h(
+      'p',
+      {},
+      h('span', { class: `badge big ${STATE_TONE[record.state] ?? ''}` }, record.state),
+      ' ',
+      h('strong', {}, record.class ?? ''),
+      ` on ${record.queue ?? '?'}`,
+    ),
+    percent === null
+      ? null
+      : h(
+          'div',
+          { class: 'progress', role: 'progressbar', 'aria-valuenow': percent },
+          h('div', { class: `bar w${Math.round(percent / 5) * 5}` }),
+          h('span', {}, `${record.progress} / ${record.total} (${percent}%)`),
+        ),
     h(
       'table',
       { class: 'facts' },
@@ -96,19 +165,38 @@ function statusCard(record: StatusRecord): HTMLElement {
         row('Finished', when(record.finished_at)),
         row('Attempt', String(record.attempt ?? '—')),
         row('Error', record.error_class ? `${record.error_class}: ${record.error_message ?? ''}` : '—'),
-        row('Result', h('pre', {}, record.result === null || record.result === undefined ? '—' : JSON.stringify(record.result, null, 2))),
+        row(
+          'Result',
+          h(
+            'pre',
+            {},
+            record.result === null || record.result === undefined ? '—' : JSON.stringify(record.result, null, 2),
+          ),
+        ),
       ),
     ),
   );
 }
 
-/** The stored payload, pretty-printed from its bytes (a Ruby 1.0 stays 1.0), with the error and backtrace when it failed. */
+/**
+ * The stored payload, pretty-printed from its bytes (a Ruby 1.0 stays 1.0), with the error and backtrace when it
+ * failed.
+ */
 async function payloadCard(job: JobJson): Promise<HTMLElement> {
   const lines = await backtraceLines(job.payload?.error_backtrace);
   return card(
     'Payload',
-    job.error_class ? h('p', { class: 'error' }, h('strong', {}, job.error_class), ': ', job.error_message ?? '') : null,
-    lines.length > 0 ? h('details', {}, h('summary', {}, `backtrace (${lines.length} lines)`), h('pre', { class: 'backtrace' }, lines.join('\n'))) : null,
+    job.error_class
+      ? h('p', { class: 'error' }, h('strong', {}, job.error_class), ': ', job.error_message ?? '')
+      : null,
+    lines.length > 0
+      ? h(
+          'details',
+          {},
+          h('summary', {}, `backtrace (${lines.length} lines)`),
+          h('pre', { class: 'backtrace' }, lines.join('\n')),
+        )
+      : null,
     h('pre', { class: 'payload' }, job.payload ? JSON.stringify(job.payload, null, 2) : (job.raw ?? '')),
   );
 }
@@ -136,7 +224,16 @@ function lookupForm(context: ViewContext, jid: string): HTMLElement {
  */
 export const job: View = async (context) => {
   const jid = context.path[1] ?? '';
-  if (!jid) return card('Jobs', lookupForm(context, ''), h('p', { class: 'muted' }, 'Find any job by its jid: where it waits, its payload, its status row when its worker sets track: true.'));
+  if (!jid)
+    return card(
+      'Jobs',
+      lookupForm(context, ''),
+      h(
+        'p',
+        { class: 'muted' },
+        'Find any job by its jid: where it waits, its payload, its status row when its worker sets track: true.',
+      ),
+    );
   const found = await context.api.get<Locations>(`/jobs/${pathSegment(jid)}/locations`);
   const first = found.locations[0];
   const stored = first ? jobOf(first) : null;
@@ -154,7 +251,13 @@ export const job: View = async (context) => {
       `Job ${found.jid}`,
       lookupForm(context, jid),
       stored ? jobLink(stored) : null,
-      found.locations.length === 0 ? nowhere : h('table', { class: 'facts where' }, h('tbody', {}, ...found.locations.map((location) => whereRow(context, location)))),
+      found.locations.length === 0
+        ? nowhere
+        : h(
+            'table',
+            { class: 'facts where' },
+            h('tbody', {}, ...found.locations.map((location) => whereRow(context, location))),
+          ),
     ),
     found.status ? statusCard(found.status) : null,
     stored ? await payloadCard(stored) : null,
@@ -168,10 +271,21 @@ export const job: View = async (context) => {
  * request, since a job that never failed has no log and the read would be a 404.
  */
 function attemptsOf(context: ViewContext, found: Locations, stored: JobJson | null): HTMLElement {
-  const failed = Boolean(stored?.error_class) || (stored?.retry_count ?? null) !== null || HAS_HISTORY.has(found.status?.state ?? '');
+  const failed =
+    Boolean(stored?.error_class) ||
+    (stored?.retry_count ?? null) !== null ||
+    HAS_HISTORY.has(found.status?.state ?? '');
   if (failed) return attemptsSection(context.api, found.jid);
   const container: HTMLElement = h('section', { id: 'job-attempts', class: 'attempts' });
-  const look = h('button', { class: 'btn ghost', type: 'button', onclick: () => container.replaceWith(attemptsSection(context.api, found.jid)) }, 'Show failed attempts');
+  const look = h(
+    'button',
+    {
+      class: 'btn ghost',
+      type: 'button',
+      onclick: () => container.replaceWith(attemptsSection(context.api, found.jid)),
+    },
+    'Show failed attempts',
+  );
   container.append(look);
   return container;
 }

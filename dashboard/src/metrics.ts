@@ -49,13 +49,25 @@ function periodPicker(context: ViewContext, base: string, window: MetricsWindow,
     ...window.periods.map((period) => {
       const params = new URLSearchParams(extra);
       params.set('period', period);
-      return h('a', { class: period === window.period ? 'btn primary' : 'btn', href: `${base}?${params}`, 'aria-current': period === window.period ? 'true' : undefined }, period);
+      return h(
+        'a',
+        {
+          class: period === window.period ? 'btn primary' : 'btn',
+          href: `${base}?${params}`,
+          'aria-current': period === window.period ? 'true' : undefined,
+        },
+        period,
+      );
     }),
   );
 }
 
 function windowText(data: MetricsWindow): HTMLElement {
-  return h('p', { class: 'muted' }, `${data.starts_at.slice(0, 16).replace('T', ' ')} to ${data.ends_at.slice(0, 16).replace('T', ' ')} UTC, ${data.bucket_seconds / 60}-minute buckets`);
+  return h(
+    'p',
+    { class: 'muted' },
+    `${data.starts_at.slice(0, 16).replace('T', ' ')} to ${data.ends_at.slice(0, 16).replace('T', ' ')} UTC, ${data.bucket_seconds / 60}-minute buckets`,
+  );
 }
 
 export const metrics: View = async (context) => {
@@ -65,7 +77,10 @@ export const metrics: View = async (context) => {
 
 async function topJobs(context: ViewContext): Promise<Node> {
   const substr = context.params.get('substr') ?? '';
-  const data = await context.api.get<TopJobs>('/metrics/jobs', { period: context.params.get('period') ?? undefined, substr });
+  const data = await context.api.get<TopJobs>('/metrics/jobs', {
+    period: context.params.get('period') ?? undefined,
+    substr,
+  });
   const keep = new URLSearchParams(substr ? { substr } : {});
   const filter = h(
     'form',
@@ -82,15 +97,30 @@ async function topJobs(context: ViewContext): Promise<Node> {
     h('input', { name: 'substr', placeholder: 'class name contains', value: substr, 'aria-label': 'filter classes' }),
     h('button', { class: 'btn', type: 'submit' }, 'Filter'),
   );
-  const charted: Series[] = data.jobs.slice(0, CHARTED).map((job, index) => ({ label: job.class, tone: `s${index + 1}`, values: job.series.ms.map((ms) => ms / 1000) }));
+  const charted: Series[] = data.jobs
+    .slice(0, CHARTED)
+    .map((job, index) => ({ label: job.class, tone: `s${index + 1}`, values: job.series.ms.map((ms) => ms / 1000) }));
   return h(
     'div',
     { class: 'stack' },
     card(
       'Metrics',
-      h('div', { class: 'toolbar' }, periodPicker(context, '#/metrics', data, keep), h('span', { class: 'spacer' }), filter),
+      h(
+        'div',
+        { class: 'toolbar' },
+        periodPicker(context, '#/metrics', data, keep),
+        h('span', { class: 'spacer' }),
+        filter,
+      ),
       windowText(data),
-      data.jobs.length === 0 ? h('p', { class: 'empty' }, 'No job ran in this period.') : h('div', {}, h('h3', {}, 'Execution time (s) per bucket, busiest classes'), lineChart('execution time per bucket of the busiest classes', bucketLabels(data), charted)),
+      data.jobs.length === 0
+        ? h('p', { class: 'empty' }, 'No job ran in this period.')
+        : h(
+            'div',
+            {},
+            h('h3', {}, 'Execution time (s) per bucket, busiest classes'),
+            lineChart('execution time per bucket of the busiest classes', bucketLabels(data), charted),
+          ),
     ),
     card(
       `Job classes (${data.jobs.length})`,
@@ -100,7 +130,15 @@ async function topJobs(context: ViewContext): Promise<Node> {
           h(
             'tr',
             {},
-            h('td', {}, h('a', { href: `#/metrics/${hashSegment(job.class)}?period=${encodeURIComponent(data.period)}` }, job.class)),
+            h(
+              'td',
+              {},
+              h(
+                'a',
+                { href: `#/metrics/${hashSegment(job.class)}?period=${encodeURIComponent(data.period)}` },
+                job.class,
+              ),
+            ),
             h('td', { class: 'num' }, number(job.processed - job.failed)),
             h('td', { class: 'num' }, number(job.failed)),
             h('td', { class: 'num' }, time(job.total_ms)),
@@ -114,36 +152,66 @@ async function topJobs(context: ViewContext): Promise<Node> {
 }
 
 async function classMetrics(context: ViewContext, className: string): Promise<Node> {
-  const data = await context.api.get<JobMetrics>(`/metrics/jobs/${pathSegment(className)}`, { period: context.params.get('period') ?? undefined });
+  const data = await context.api.get<JobMetrics>(`/metrics/jobs/${pathSegment(className)}`, {
+    period: context.params.get('period') ?? undefined,
+  });
   const { job } = data;
   const labels = bucketLabels(data);
   const average = job.series.ms.map((ms, index) => {
     const completed = job.series.processed[index] - job.series.failed[index];
     return completed > 0 ? ms / completed : 0;
   });
-  const fact = (label: string, value: string) => h('div', { class: 'tile' }, h('span', { class: 'tile-value' }, value), h('span', { class: 'tile-label' }, label));
+  const fact = (label: string, value: string) =>
+    h('div', { class: 'tile' }, h('span', { class: 'tile-value' }, value), h('span', { class: 'tile-label' }, label));
   return h(
     'div',
     { class: 'stack' },
     card(
       `Metrics: ${className}`,
-      h('div', { class: 'toolbar' }, h('a', { class: 'btn ghost', href: `#/metrics?period=${encodeURIComponent(data.period)}` }, '‹ All classes'), periodPicker(context, `#/metrics/${hashSegment(className)}`, data, new URLSearchParams())),
+      h(
+        'div',
+        { class: 'toolbar' },
+        h('a', { class: 'btn ghost', href: `#/metrics?period=${encodeURIComponent(data.period)}` }, '‹ All classes'),
+        periodPicker(context, `#/metrics/${hashSegment(className)}`, data, new URLSearchParams()),
+      ),
       windowText(data),
-      h('div', { class: 'tiles' }, fact('Success', number(job.processed - job.failed)), fact('Failure', number(job.failed)), fact('Total time', time(job.total_ms)), fact('Average', time(job.avg_ms))),
+      h(
+        'div',
+        { class: 'tiles' },
+        fact('Success', number(job.processed - job.failed)),
+        fact('Failure', number(job.failed)),
+        fact('Total time', time(job.total_ms)),
+        fact('Average', time(job.avg_ms)),
+      ),
     ),
     h(
       'div',
       { class: 'columns' },
-      card('Runs per bucket', lineChart('runs and failures per bucket', labels, [
-        { label: 'processed', tone: 'processed', values: job.series.processed },
-        { label: 'failed', tone: 'failed', values: job.series.failed },
-      ])),
-      card('Average time per bucket (ms)', lineChart('average execution time per bucket', labels, [{ label: 'average ms', tone: 's1', values: average }])),
+      card(
+        'Runs per bucket',
+        lineChart('runs and failures per bucket', labels, [
+          { label: 'processed', tone: 'processed', values: job.series.processed },
+          { label: 'failed', tone: 'failed', values: job.series.failed },
+        ]),
+      ),
+      card(
+        'Average time per bucket (ms)',
+        lineChart('average execution time per bucket', labels, [{ label: 'average ms', tone: 's1', values: average }]),
+      ),
     ),
     card(
       'Execution time histogram',
       data.histogram
-        ? h('div', { id: 'histogram' }, barChart('runs per execution time bucket', data.histogram.labels, data.histogram.counts), h('p', { class: 'muted' }, 'Successful runs by how long they took, over the period (Sidekiq keeps histograms 8 hours).'))
+        ? h(
+            'div',
+            { id: 'histogram' },
+            barChart('runs per execution time bucket', data.histogram.labels, data.histogram.counts),
+            h(
+              'p',
+              { class: 'muted' },
+              'Successful runs by how long they took, over the period (Sidekiq keeps histograms 8 hours).',
+            ),
+          )
         : h('p', { class: 'empty' }, 'Histograms are kept 8 hours: pick a period of 8 hours or less.'),
     ),
   );

@@ -56,7 +56,11 @@ function takeSample(stats: Stats): void {
 /** Jobs processed and failed between consecutive reads (Sidekiq's dashboard "real-time" graph). */
 function liveChart(): Node {
   if (samples.length < 2) return h('p', { class: 'empty' }, 'Collecting: the graph starts at the next live poll.');
-  const deltas = samples.slice(1).map((sample, index) => ({ at: sample.at, processed: sample.processed - samples[index].processed, failed: sample.failed - samples[index].failed }));
+  const deltas = samples.slice(1).map((sample, index) => ({
+    at: sample.at,
+    processed: sample.processed - samples[index].processed,
+    failed: sample.failed - samples[index].failed,
+  }));
   const labels = deltas.map((delta) => new Date(delta.at).toLocaleTimeString('en-GB', { hour12: false }));
   return lineChart('jobs processed and failed per poll', labels, [
     { label: 'processed', tone: 'processed', values: deltas.map((delta) => delta.processed) },
@@ -68,10 +72,14 @@ function liveChart(): Node {
 function historyChart(days: HistoryDay[]): Node {
   if (days.length === 0) return h('p', { class: 'empty' }, 'No history yet.');
   const ordered = [...days].reverse();
-  return lineChart('processed and failed per day', ordered.map((day) => day.date.slice(5)), [
-    { label: 'processed', tone: 'processed', values: ordered.map((day) => day.processed) },
-    { label: 'failed', tone: 'failed', values: ordered.map((day) => day.failed) },
-  ]);
+  return lineChart(
+    'processed and failed per day',
+    ordered.map((day) => day.date.slice(5)),
+    [
+      { label: 'processed', tone: 'processed', values: ordered.map((day) => day.processed) },
+      { label: 'failed', tone: 'failed', values: ordered.map((day) => day.failed) },
+    ],
+  );
 }
 
 export const overview: View = async ({ api }) => {
@@ -83,7 +91,12 @@ export const overview: View = async ({ api }) => {
   ]);
   takeSample(stats);
   const tile = (label: string, value: number, href: string, tone = '') =>
-    h('a', { class: `tile ${tone}`, href }, h('span', { class: 'tile-value' }, number(value)), h('span', { class: 'tile-label' }, label));
+    h(
+      'a',
+      { class: `tile ${tone}`, href },
+      h('span', { class: 'tile-value' }, number(value)),
+      h('span', { class: 'tile-label' }, label),
+    );
   return h(
     'div',
     { class: 'stack' },
@@ -131,7 +144,15 @@ export const overview: View = async ({ api }) => {
               h('td', {}, process.identity),
               h('td', { class: 'num' }, `${process.busy} / ${process.concurrency ?? '?'}`),
               h('td', {}, when(process.beat)),
-              h('td', {}, process.stale ? h('span', { class: 'badge bad' }, 'stale') : process.quiet ? h('span', { class: 'badge warn' }, 'quiet') : ''),
+              h(
+                'td',
+                {},
+                process.stale
+                  ? h('span', { class: 'badge bad' }, 'stale')
+                  : process.quiet
+                    ? h('span', { class: 'badge warn' }, 'quiet')
+                    : '',
+              ),
             ),
           ),
           'No process is running.',

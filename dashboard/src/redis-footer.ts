@@ -11,7 +11,10 @@ interface RedisFacts {
   error: string | null;
 }
 
-/** Redis's version, uptime, clients and memory under every page, as Sidekiq's dashboard shows them; silent if the API refuses. */
+/**
+ * Redis's version, uptime, clients and memory under every page, as Sidekiq's dashboard shows them; silent if the API
+ * refuses.
+ */
 export async function redisFooter(api: Api, footer: HTMLElement): Promise<void> {
   let facts: RedisFacts;
   try {
@@ -19,7 +22,10 @@ export async function redisFooter(api: Api, footer: HTMLElement): Promise<void> 
   } catch {
     return footer.replaceChildren();
   }
-  const fact = (label: string, value: string | number | null) => (value === null ? null : h('span', { class: 'fact' }, h('span', { class: 'muted' }, label), ' ', h('strong', {}, String(value))));
+  const fact = (label: string, value: string | number | null) =>
+    value === null
+      ? null
+      : h('span', { class: 'fact' }, h('span', { class: 'muted' }, label), ' ', h('strong', {}, String(value)));
   replace(
     footer,
     fact('Redis', facts.version),

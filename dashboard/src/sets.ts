@@ -35,9 +35,11 @@ function details(job: JobJson): HTMLElement {
     async () => {
       const lines = await backtraceLines(job.payload?.error_backtrace);
       body.replaceChildren(
-        job.error_class ? h('p', { class: 'error' }, h('strong', {}, job.error_class), ': ', job.error_message ?? '') : h('span', {}),
+        job.error_class
+          ? h('p', { class: 'error' }, h('strong', {}, job.error_class), ': ', job.error_message ?? '')
+          : h('span', {}),
         lines.length > 0 ? h('pre', { class: 'backtrace' }, lines.join('\n')) : h('span', {}),
-        h('pre', { class: 'payload' }, job.payload ? JSON.stringify(job.payload, null, 2) : job.raw ?? ''),
+        h('pre', { class: 'payload' }, job.payload ? JSON.stringify(job.payload, null, 2) : (job.raw ?? '')),
       );
     },
     { once: true },
@@ -59,9 +61,16 @@ function sortedSetView(segment: Segment): View {
       !canAct || !job.id
         ? null
         : [
-            actionButton(context, segment === 'dead' ? 'Retry now' : 'Run now', () => api.post(`${entry(job.id as string)}/run`)),
-            segment === 'dead' ? null : actionButton(context, 'Kill', () => api.post(`${entry(job.id as string)}/kill`), { danger: true }),
-            actionButton(context, 'Delete', () => api.delete(entry(job.id as string)), { danger: true, confirm: `Delete job ${job.jid}?` }),
+            actionButton(context, segment === 'dead' ? 'Retry now' : 'Run now', () =>
+              api.post(`${entry(job.id as string)}/run`),
+            ),
+            segment === 'dead'
+              ? null
+              : actionButton(context, 'Kill', () => api.post(`${entry(job.id as string)}/kill`), { danger: true }),
+            actionButton(context, 'Delete', () => api.delete(entry(job.id as string)), {
+              danger: true,
+              confirm: `Delete job ${job.jid}?`,
+            }),
           ];
     const eachSelected = (action: (id: string) => Promise<unknown>) => async () => {
       for (const id of selected) await action(id);
@@ -74,7 +83,8 @@ function sortedSetView(segment: Segment): View {
           event.preventDefault();
           const form = new FormData(event.currentTarget as HTMLFormElement);
           const next = new URLSearchParams();
-          for (const key of ['jid', 'class']) if (String(form.get(key) ?? '').trim()) next.set(key, String(form.get(key)).trim());
+          for (const key of ['jid', 'class'])
+            if (String(form.get(key) ?? '').trim()) next.set(key, String(form.get(key)).trim());
           context.navigate(`#/${segment}${next.toString() ? `?${next}` : ''}`);
         },
       },
@@ -88,14 +98,40 @@ function sortedSetView(segment: Segment): View {
           'div',
           { class: 'toolbar' },
           h('span', { class: 'muted' }, 'Selected:'),
-          actionButton(context, segment === 'dead' ? 'Retry selected' : 'Run selected', eachSelected((id) => api.post(`${entry(id)}/run`))),
-          segment === 'dead' ? null : actionButton(context, 'Kill selected', eachSelected((id) => api.post(`${entry(id)}/kill`)), { danger: true }),
-          actionButton(context, 'Delete selected', eachSelected((id) => api.delete(entry(id))), { danger: true, confirm: 'Delete the selected jobs?' }),
+          actionButton(
+            context,
+            segment === 'dead' ? 'Retry selected' : 'Run selected',
+            eachSelected((id) => api.post(`${entry(id)}/run`)),
+          ),
+          segment === 'dead'
+            ? null
+            : actionButton(
+                context,
+                'Kill selected',
+                eachSelected((id) => api.post(`${entry(id)}/kill`)),
+                { danger: true },
+              ),
+          actionButton(
+            context,
+            'Delete selected',
+            eachSelected((id) => api.delete(entry(id))),
+            { danger: true, confirm: 'Delete the selected jobs?' },
+          ),
           h('span', { class: 'spacer' }),
           h('span', { class: 'muted' }, 'All:'),
-          actionButton(context, segment === 'dead' ? 'Retry all' : 'Run all', () => api.post(`/${segment}/run-all`), { confirm: `${segment === 'dead' ? 'Retry' : 'Run'} every job in ${TITLES[segment]}?` }),
-          segment === 'dead' ? null : actionButton(context, 'Kill all', () => api.post(`/${segment}/kill-all`), { danger: true, confirm: `Move every job in ${TITLES[segment]} to Dead?` }),
-          actionButton(context, 'Delete all', () => api.delete(`/${segment}`), { danger: true, confirm: `Delete every job in ${TITLES[segment]}?` }),
+          actionButton(context, segment === 'dead' ? 'Retry all' : 'Run all', () => api.post(`/${segment}/run-all`), {
+            confirm: `${segment === 'dead' ? 'Retry' : 'Run'} every job in ${TITLES[segment]}?`,
+          }),
+          segment === 'dead'
+            ? null
+            : actionButton(context, 'Kill all', () => api.post(`/${segment}/kill-all`), {
+                danger: true,
+                confirm: `Move every job in ${TITLES[segment]} to Dead?`,
+              }),
+          actionButton(context, 'Delete all', () => api.delete(`/${segment}`), {
+            danger: true,
+            confirm: `Delete every job in ${TITLES[segment]}?`,
+          }),
         )
       : null;
     const rows = data.jobs.map((job) =>
@@ -111,7 +147,7 @@ function sortedSetView(segment: Segment): View {
                 'aria-label': `select ${job.jid}`,
                 onchange: (event: Event) => {
                   const checked = (event.currentTarget as HTMLInputElement).checked;
-                  if (job.id) (checked ? selected.add(job.id) : selected.delete(job.id));
+                  if (job.id) checked ? selected.add(job.id) : selected.delete(job.id);
                 },
               }),
             )
@@ -119,8 +155,10 @@ function sortedSetView(segment: Segment): View {
         h('td', {}, when(job.at ?? job.score)),
         h('td', {}, jobLink(job), segment === 'scheduled' ? null : details(job)),
         h('td', {}, job.queue ?? ''),
-        h('td', { class: 'args' }, job.payload ? argsText(job.payload.args) : job.raw ?? ''),
-        segment === 'scheduled' ? null : h('td', { class: 'error' }, job.error_class ? `${job.error_class}: ${job.error_message ?? ''}` : ''),
+        h('td', { class: 'args' }, job.payload ? argsText(job.payload.args) : (job.raw ?? '')),
+        segment === 'scheduled'
+          ? null
+          : h('td', { class: 'error' }, job.error_class ? `${job.error_class}: ${job.error_message ?? ''}` : ''),
         segment === 'retries' ? h('td', { class: 'num' }, job.retry_count ?? 0) : null,
         h('td', { class: 'actions' }, actions(job)),
       ),
@@ -135,7 +173,13 @@ function sortedSetView(segment: Segment): View {
       ...(segment === 'retries' ? ['Retries'] : []),
       '',
     ];
-    return card(`${TITLES[segment]} (${data.total.toLocaleString('en-US')})`, search, bulk, table(headers, rows, jid || className ? 'No job matches.' : 'No jobs.'), pager(context, data.total, data.page, data.count));
+    return card(
+      `${TITLES[segment]} (${data.total.toLocaleString('en-US')})`,
+      search,
+      bulk,
+      table(headers, rows, jid || className ? 'No job matches.' : 'No jobs.'),
+      pager(context, data.total, data.page, data.count),
+    );
   };
 }
 

@@ -26,15 +26,31 @@ export const cron: View = async (context) => {
           'tr',
           {},
           h('td', {}, h('strong', {}, entry.class), h('div', { class: 'muted args' }, JSON.stringify(entry.args))),
-          h('td', {}, h('code', {}, entry.cron), entry.tz && entry.tz !== 'UTC' ? h('div', { class: 'muted' }, entry.tz) : null),
+          h(
+            'td',
+            {},
+            h('code', {}, entry.cron),
+            entry.tz && entry.tz !== 'UTC' ? h('div', { class: 'muted' }, entry.tz) : null,
+          ),
           h('td', {}, entry.queue),
           h('td', {}, when(entry.last_slot)),
           h('td', {}, entry.disabled ? '—' : when(entry.next_slot)),
-          h('td', {}, entry.disabled ? h('span', { class: 'badge warn' }, 'disabled') : h('span', { class: 'badge ok' }, 'enabled'), entry.running_jid ? h('div', { class: 'muted' }, `running ${entry.running_jid}`) : null),
+          h(
+            'td',
+            {},
+            entry.disabled
+              ? h('span', { class: 'badge warn' }, 'disabled')
+              : h('span', { class: 'badge ok' }, 'enabled'),
+            entry.running_jid ? h('div', { class: 'muted' }, `running ${entry.running_jid}`) : null,
+          ),
           h(
             'td',
             { class: 'actions' },
-            context.canAct ? actionButton(context, entry.disabled ? 'Enable' : 'Disable', () => context.api.post(`/cron/${pathSegment(entry.pjid)}/${entry.disabled ? 'enable' : 'disable'}`)) : null,
+            context.canAct
+              ? actionButton(context, entry.disabled ? 'Enable' : 'Disable', () =>
+                  context.api.post(`/cron/${pathSegment(entry.pjid)}/${entry.disabled ? 'enable' : 'disable'}`),
+                )
+              : null,
           ),
         ),
       ),

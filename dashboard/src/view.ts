@@ -38,11 +38,20 @@ export function card(title: string, ...body: Array<Node | string | null>): HTMLE
 
 export function table(headers: string[], rows: Node[], empty = 'Nothing here.'): HTMLElement {
   if (rows.length === 0) return h('p', { class: 'empty' }, empty);
-  return h('div', { class: 'table-wrap' }, h('table', {}, h('thead', {}, h('tr', {}, ...headers.map((text) => h('th', {}, text)))), h('tbody', {}, ...rows)));
+  return h(
+    'div',
+    { class: 'table-wrap' },
+    h('table', {}, h('thead', {}, h('tr', {}, ...headers.map((text) => h('th', {}, text)))), h('tbody', {}, ...rows)),
+  );
 }
 
 /** A button that runs an API action, confirms destructive ones, then redraws the page. */
-export function actionButton(context: ViewContext, label: string, run: () => Promise<unknown>, options: { danger?: boolean; confirm?: string } = {}): HTMLButtonElement {
+export function actionButton(
+  context: ViewContext,
+  label: string,
+  run: () => Promise<unknown>,
+  options: { danger?: boolean; confirm?: string } = {},
+): HTMLButtonElement {
   return h(
     'button',
     {
@@ -79,7 +88,11 @@ export function pager(context: ViewContext, total: number, page: number, count: 
     { class: 'pager', 'aria-label': 'pages' },
     h('button', { class: 'btn', type: 'button', disabled: page <= 0, onclick: go(page - 1) }, '‹ Newer'),
     h('span', {}, `page ${page + 1} of ${Math.min(pages, 1001).toLocaleString('en-US')}`),
-    h('button', { class: 'btn', type: 'button', disabled: page + 1 >= pages || page >= 1000, onclick: go(page + 1) }, 'Older ›'),
+    h(
+      'button',
+      { class: 'btn', type: 'button', disabled: page + 1 >= pages || page >= 1000, onclick: go(page + 1) },
+      'Older ›',
+    ),
   );
 }
 

@@ -25,7 +25,13 @@ describe('reports (wurk inline mode)', () => {
     const reports = moduleRef.get(ReportController);
     const { jid } = await reports.start({ rows: 3 });
     const record = await reports.show(jid as string);
-    expect(record).toMatchObject({ state: 'complete', class: 'ReportWorker', progress: 3, total: 3, result: { rows: 3, sum: 6 } });
+    expect(record).toMatchObject({
+      state: 'complete',
+      class: 'ReportWorker',
+      progress: 3,
+      total: 3,
+      result: { rows: 3, sum: 6 },
+    });
   });
 
   it('rejects the push when the job throws', async () => {

@@ -12,7 +12,14 @@ import { Worker } from '../../src';
  * one warning per attempt (`… fail: RangeError: …; retry #1 at …`), and the
  * fourth failure says `moved to dead`.
  */
-@Worker({ name: 'Billing::InvoiceJob', queue: 'billing', retry: 3, backtrace: 10, tags: ['billing'], custom: { team: 'billing' } })
+@Worker({
+  name: 'Billing::InvoiceJob',
+  queue: 'billing',
+  retry: 3,
+  backtrace: 10,
+  tags: ['billing'],
+  custom: { team: 'billing' },
+})
 export class InvoiceWorker {
   private readonly logger = new Logger('InvoiceWorker');
 

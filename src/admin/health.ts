@@ -41,18 +41,35 @@ export class Health {
     try {
       rtt = await this.ping();
     } catch {
-      return { status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, ...base };
+      return {
+        status: 'down',
+        reason: 'redis unreachable',
+        redis: { ok: false, rtt_ms: null },
+        processes: null,
+        ...base,
+      };
     }
     const redis = { ok: true, rtt_ms: rtt };
     let records;
     try {
       records = (await this.processes.list({ count: 1000 })).items;
     } catch {
-      return { status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, ...base };
+      return {
+        status: 'down',
+        reason: 'redis unreachable',
+        redis: { ok: false, rtt_ms: null },
+        processes: null,
+        ...base,
+      };
     }
     const cutoff = nowMs / 1000 - STALE_AFTER_SECONDS;
     const live = records.filter((record) => (record.beat ?? 0) >= cutoff);
-    const processes = { total: records.length, live: live.length, stale: records.length - live.length, quiet: live.filter((record) => record.quiet).length };
+    const processes = {
+      total: records.length,
+      live: live.length,
+      stale: records.length - live.length,
+      quiet: live.filter((record) => record.quiet).length,
+    };
     if (live.length === 0) return { status: 'down', reason: 'no live processes', redis, processes, ...base };
     return { status: 'ok', redis, processes, ...base };
   }

@@ -47,8 +47,12 @@ export class JobLocator {
       status.get(jid),
     ]);
     const locations: JobLocation[] = [];
-    queued.forEach((job, index) => job && locations.push({ where: 'queue', queue: names[index], position: job.position, job }));
-    sets.forEach((entry, index) => entry && locations.push({ where: (['schedule', 'retry', 'dead'] as const)[index], entry }));
+    queued.forEach(
+      (job, index) => job && locations.push({ where: 'queue', queue: names[index], position: job.position, job }),
+    );
+    sets.forEach(
+      (entry, index) => entry && locations.push({ where: (['schedule', 'retry', 'dead'] as const)[index], entry }),
+    );
     for (const running of busy) locations.push({ where: 'busy', work: running });
     return { jid, locations, status: row };
   }

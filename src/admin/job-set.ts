@@ -8,7 +8,9 @@ import { Page, PageRequest, pipelineValues, resolvePage } from './page';
 import { AlreadyDeadError, MalformedEntryError } from './errors';
 import { clearJobs, removalArgs, removeJobs } from './unique-locks';
 
-/** Names one entry: its score (as listed, or as a number) and its jid; the jid tells apart entries of the same score. */
+/**
+ * Names one entry: its score (as listed, or as a number) and its jid; the jid tells apart entries of the same score.
+ */
 export interface EntryRef {
   score: string | number;
   jid: string;
@@ -58,7 +60,9 @@ export abstract class JobSet {
     protected readonly options: JobSetOptions,
   ) {}
 
-  /** How many entries the set holds now: one ZCARD of its key (Sidekiq's JobSet#size). Counts unreadable entries too. */
+  /**
+   * How many entries the set holds now: one ZCARD of its key (Sidekiq's JobSet#size). Counts unreadable entries too.
+   */
   async size(): Promise<number> {
     return this.redis.zcard(this.key);
   }
@@ -66,8 +70,15 @@ export abstract class JobSet {
   /** One MULTI of ZCARD and ZRANGE REV, so the total and the page agree. */
   async page(request?: PageRequest): Promise<Page<SortedEntry>> {
     const { page, count, start, stop } = resolvePage(request);
-    const [total, reply] = pipelineValues(await this.redis.multi().zcard(this.key).zrevrange(this.key, start, stop, 'WITHSCORES').exec());
-    return { page, count, total: Number(total), items: pairs(reply as string[]).map(([raw, score]) => readSortedEntry(raw, score)) };
+    const [total, reply] = pipelineValues(
+      await this.redis.multi().zcard(this.key).zrevrange(this.key, start, stop, 'WITHSCORES').exec(),
+    );
+    return {
+      page,
+      count,
+      total: Number(total),
+      items: pairs(reply as string[]).map(([raw, score]) => readSortedEntry(raw, score)),
+    };
   }
 
   /** The entries at exactly this score with this jid (Sidekiq's JobSet#fetch); usually one, none when gone. */
@@ -98,9 +109,19 @@ export abstract class JobSet {
    * `className`, one ZSCAN step of about `count` entries examined per call;
    * a page may be empty while `cursor` is not "0". ZSCAN order, not by score.
    */
-  async filterByClass(className: string, scan: { cursor?: string; count?: number } = {}): Promise<ScanPage<SortedEntry>> {
+  async filterByClass(
+    className: string,
+    scan: { cursor?: string; count?: number } = {},
+  ): Promise<ScanPage<SortedEntry>> {
     const count = Math.min(1000, Math.max(1, Math.trunc(scan.count ?? BATCH) || BATCH));
-    const [cursor, reply] = await this.redis.zscan(this.key, scan.cursor ?? '0', 'MATCH', `*${globLiteral(className)}*`, 'COUNT', count);
+    const [cursor, reply] = await this.redis.zscan(
+      this.key,
+      scan.cursor ?? '0',
+      'MATCH',
+      `*${globLiteral(className)}*`,
+      'COUNT',
+      count,
+    );
     const items = pairs(reply)
       .map(([raw, score]) => readSortedEntry(raw, score))
       .filter((entry) => entry.className === className || entry.displayClass === className);
@@ -164,7 +185,9 @@ export abstract class JobSet {
     return moved;
   }
 
-  /** Moves the entry to `dead` with its stored bytes, scored now, and gives back its unique lock. False when it is gone. */
+  /**
+   * Moves the entry to `dead` with its stored bytes, scored now, and gives back its unique lock. False when it is gone.
+   */
   async kill(entry: EntryRef | SortedEntry): Promise<boolean> {
     this.refuseKillInDead();
     const targets = await this.resolve(entry);
@@ -198,7 +221,12 @@ export abstract class JobSet {
   private killScript(entries: SortedEntry[]): Promise<number> {
     const [cutoff, maxJobs] = deadTrimArgs(this.options.dead);
     const { locks, triples } = removalArgs(entries);
-    return runScript<number>(this.redis, 'admin_kill', [this.key, Keys.dead, ...locks], [scoreText(nowMs()), cutoff, maxJobs, ...triples]);
+    return runScript<number>(
+      this.redis,
+      'admin_kill',
+      [this.key, Keys.dead, ...locks],
+      [scoreText(nowMs()), cutoff, maxJobs, ...triples],
+    );
   }
 
   private async resolve(entry: EntryRef | SortedEntry): Promise<SortedEntry[]> {
@@ -209,7 +237,8 @@ export abstract class JobSet {
   private pushedPayload(entry: SortedEntry): { payload: string; queue: string } {
     if (!entry.payload) throw new MalformedEntryError(this.key, entry.score, entry.parseError ?? 'unreadable');
     const payload = entry.payload.clone();
-    if (this.decrementsRetryCount && entry.retryCount !== undefined) payload.setRaw('retry_count', String(entry.retryCount - 1));
+    if (this.decrementsRetryCount && entry.retryCount !== undefined)
+      payload.setRaw('retry_count', String(entry.retryCount - 1));
     payload.setRaw('enqueued_at', timestampText(nowMs(), this.options.timestamps));
     return { payload: payload.toString(), queue: entry.queue || 'default' };
   }

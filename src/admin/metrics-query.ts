@@ -24,14 +24,40 @@ export function isMetricsPeriod(value: string): value is MetricsPeriod {
 
 /** Upper bounds of the 26 histogram buckets, as Sidekiq labels them (metrics/shared.rb LABELS), fastest first. */
 export const HISTOGRAM_LABELS = [
-  '20ms', '30ms', '45ms', '65ms', '100ms', '150ms', '225ms', '335ms', '500ms', '750ms',
-  '1.1s', '1.7s', '2.5s', '3.8s', '5.75s', '8.5s', '13s', '20s', '30s', '45s',
-  '65s', '100s', '150s', '225s', '335s', 'Slow',
+  '20ms',
+  '30ms',
+  '45ms',
+  '65ms',
+  '100ms',
+  '150ms',
+  '225ms',
+  '335ms',
+  '500ms',
+  '750ms',
+  '1.1s',
+  '1.7s',
+  '2.5s',
+  '3.8s',
+  '5.75s',
+  '8.5s',
+  '13s',
+  '20s',
+  '30s',
+  '45s',
+  '65s',
+  '100s',
+  '150s',
+  '225s',
+  '335s',
+  'Slow',
 ] as const;
 
 const HISTOGRAM_FETCH = HISTOGRAM_LABELS.flatMap((_, index) => ['GET', 'u16', `#${index}`]);
 
-/** One class over the period: successes and failures counted as Sidekiq does (`p` counts every run, `ms` successful ones only). */
+/**
+ * One class over the period: successes and failures counted as Sidekiq does (`p` counts every run, `ms` successful ones
+ * only).
+ */
 export interface ClassMetrics {
   class: string;
   /** Runs (Sidekiq's `p`), failed ones included. */
@@ -62,7 +88,9 @@ export interface TopJobs extends MetricsResult {
 
 export interface JobMetrics extends MetricsResult {
   job: ClassMetrics;
-  /** Runs per histogram bucket over the period, in HISTOGRAM_LABELS order; null past 8 hours (histograms live 8 hours). */
+  /**
+   * Runs per histogram bucket over the period, in HISTOGRAM_LABELS order; null past 8 hours (histograms live 8 hours).
+   */
   histogram: number[] | null;
 }
 
@@ -95,7 +123,14 @@ function resultOf(period: MetricsPeriod, window: Window): MetricsResult {
 
 function emptyClass(className: string, size: number): ClassMetrics {
   const zeros = () => new Array<number>(size).fill(0);
-  return { class: className, processed: 0, failed: 0, totalMs: 0, avgMs: 0, series: { processed: zeros(), failed: zeros(), ms: zeros() } };
+  return {
+    class: className,
+    processed: 0,
+    failed: 0,
+    totalMs: 0,
+    avgMs: 0,
+    series: { processed: zeros(), failed: zeros(), ms: zeros() },
+  };
 }
 
 /** Adds one bucket's `p`/`f`/`ms` counter; any other field (a future Sidekiq's) is ignored, not an error. */
@@ -128,7 +163,10 @@ function finish(metrics: ClassMetrics): ClassMetrics {
 export class MetricsQuery {
   constructor(private readonly redis: Redis) {}
 
-  /** Every class that ran in the period; `classFilter` keeps names containing it, case-insensitively (Sidekiq's `substr`). */
+  /**
+   * Every class that ran in the period; `classFilter` keeps names containing it, case-insensitively (Sidekiq's
+   * `substr`).
+   */
   async topJobs(period: MetricsPeriod, options: { classFilter?: string; nowMs?: number } = {}): Promise<TopJobs> {
     const window = windowOf(period, options.nowMs ?? Date.now());
     const pipeline = this.redis.pipeline();
@@ -149,7 +187,9 @@ export class MetricsQuery {
         addCounter(metrics, field.slice(bar + 1), size - 1 - newestIndex, Number(value));
       }
     });
-    const jobs = [...byClass.values()].map(finish).sort((a, b) => b.totalMs - a.totalMs || b.processed - a.processed || a.class.localeCompare(b.class));
+    const jobs = [...byClass.values()]
+      .map(finish)
+      .sort((a, b) => b.totalMs - a.totalMs || b.processed - a.processed || a.class.localeCompare(b.class));
     return { ...resultOf(period, window), jobs };
   }
 
@@ -173,7 +213,10 @@ export class MetricsQuery {
       if (p !== null) addCounter(metrics, 'p', index, Number(p));
       if (f !== null) addCounter(metrics, 'f', index, Number(f));
       if (ms !== null) addCounter(metrics, 'ms', index, Number(ms));
-      if (histogram) (values[newestIndex * perBucket + 1] as number[]).forEach((count, bucket) => (histogram[bucket] += Number(count) || 0));
+      if (histogram)
+        (values[newestIndex * perBucket + 1] as number[]).forEach(
+          (count, bucket) => (histogram[bucket] += Number(count) || 0),
+        );
     });
     return { ...resultOf(period, window), job: finish(metrics), histogram };
   }

@@ -20,7 +20,10 @@ export const MAX_PAGE_COUNT = 1000;
 /** The effective page and count: integers, page ≥ 0, count in 1..MAX_PAGE_COUNT. */
 export function resolvePage(request: PageRequest = {}): { page: number; count: number; start: number; stop: number } {
   const page = Math.max(0, Math.trunc(request.page ?? 0) || 0);
-  const count = Math.min(MAX_PAGE_COUNT, Math.max(1, Math.trunc(request.count ?? DEFAULT_PAGE_COUNT) || DEFAULT_PAGE_COUNT));
+  const count = Math.min(
+    MAX_PAGE_COUNT,
+    Math.max(1, Math.trunc(request.count ?? DEFAULT_PAGE_COUNT) || DEFAULT_PAGE_COUNT),
+  );
   const start = page * count;
   return { page, count, start, stop: start + count - 1 };
 }

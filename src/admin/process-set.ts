@@ -62,7 +62,8 @@ function decodeInfo(text: string): Record<string, unknown> | undefined {
 function toProcess(identity: string, values: Array<string | null>): ProcessRecord {
   const [infoText, concurrency, busy, beat, quiet, rss, rttUs] = values;
   const info = decodeInfo(infoText as string);
-  const strings = (value: unknown): string[] => (Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : []);
+  const strings = (value: unknown): string[] =>
+    Array.isArray(value) ? value.filter((item): item is string => typeof item === 'string') : [];
   return {
     identity,
     hostname: typeof info?.hostname === 'string' ? info.hostname : undefined,
@@ -98,7 +99,8 @@ export class ProcessSet {
    * Resolves to how many were removed.
    */
   async cleanup(force = false): Promise<number> {
-    if (!force && (await this.redis.set(Keys.processCleanup, '1', 'EX', CLEANUP_EVERY_SECONDS, 'NX')) === null) return 0;
+    if (!force && (await this.redis.set(Keys.processCleanup, '1', 'EX', CLEANUP_EVERY_SECONDS, 'NX')) === null)
+      return 0;
     const identities = await setMembers(this.redis, Keys.processes);
     if (identities.length === 0) return 0;
     const pipeline = this.redis.pipeline();
@@ -135,7 +137,10 @@ export class ProcessSet {
     return (await this.redis.sismember(Keys.processes, identity)) === 1;
   }
 
-  /** Members of `processes` (SCARD; Sidekiq's ProcessSet#size), including ones whose heartbeat expired and that no `cleanup` has pruned yet. */
+  /**
+   * Members of `processes` (SCARD; Sidekiq's ProcessSet#size), including ones whose heartbeat expired and that no
+   * `cleanup` has pruned yet.
+   */
   async size(): Promise<number> {
     return this.redis.scard(Keys.processes);
   }
@@ -175,7 +180,8 @@ export class ProcessSet {
     const skipped = identities.filter((identity) => !signalled.includes(identity));
     if (signalled.length > 0) {
       const multi = this.redis.multi();
-      for (const identity of signalled) multi.lpush(Keys.signals(identity), signal).expire(Keys.signals(identity), SIGNAL_TTL_SECONDS);
+      for (const identity of signalled)
+        multi.lpush(Keys.signals(identity), signal).expire(Keys.signals(identity), SIGNAL_TTL_SECONDS);
       pipelineValues(await multi.exec());
     }
     return { signal, signalled, skipped };
@@ -190,7 +196,8 @@ export class ProcessSet {
     const records: ProcessRecord[] = [];
     identities.forEach((identity, index) => {
       const [error, values] = results[index] ?? [];
-      if (!error && Array.isArray(values) && values[0] !== null) records.push(toProcess(identity, values as Array<string | null>));
+      if (!error && Array.isArray(values) && values[0] !== null)
+        records.push(toProcess(identity, values as Array<string | null>));
     });
     return records;
   }

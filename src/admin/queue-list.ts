@@ -13,7 +13,10 @@ export interface QueuePageRequest extends PageRequest {
   cursor?: string;
 }
 
-/** A page of queues; `cursor` is null when every queue was read (paged by `page`), else the next walk step's ("0" = done). */
+/**
+ * A page of queues; `cursor` is null when every queue was read (paged by `page`), else the next walk step's ("0" =
+ * done).
+ */
 export interface QueuePage extends Page<QueueSummary> {
   cursor: string | null;
 }
@@ -30,7 +33,8 @@ export class QueueList {
   ) {}
 
   /**
-   * A handle on `queue:<name>`; nothing is read, and the queue need not exist or be listed in `queues`. Its pause and resume tell this list's pause listener.
+   * A handle on `queue:<name>`; nothing is read, and the queue need not exist or be listed in `queues`. Its pause and
+   * resume tell this list's pause listener.
    */
   queue(name: string): Queue {
     return new Queue(this.redis, name, this.onPauseChange);
@@ -41,7 +45,10 @@ export class QueueList {
     return (await this.redis.sismember(Keys.queues, name)) === 1;
   }
 
-  /** Every name in `queues`, sorted, read by SSCAN (never one SMEMBERS). A queue pushed to but emptied stays listed until cleared, as in Sidekiq. */
+  /**
+   * Every name in `queues`, sorted, read by SSCAN (never one SMEMBERS). A queue pushed to but emptied stays listed
+   * until cleared, as in Sidekiq.
+   */
   async names(): Promise<string[]> {
     return setMembers(this.redis, Keys.queues);
   }

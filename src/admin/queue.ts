@@ -40,13 +40,21 @@ export class Queue {
     return Keys.queue(this.name);
   }
 
-  /** Size, latency (seconds) and paused flag in one pipeline (LLEN, LINDEX of the oldest job, SISMEMBER `paused`): what the queue list shows for one queue. */
+  /**
+   * Size, latency (seconds) and paused flag in one pipeline (LLEN, LINDEX of the oldest job, SISMEMBER `paused`): what
+   * the queue list shows for one queue.
+   */
   async summary(): Promise<QueueSummary> {
-    const [size, oldest, paused] = pipelineValues(await this.redis.pipeline().llen(this.key).lindex(this.key, -1).sismember(Keys.paused, this.name).exec());
+    const [size, oldest, paused] = pipelineValues(
+      await this.redis.pipeline().llen(this.key).lindex(this.key, -1).sismember(Keys.paused, this.name).exec(),
+    );
     return { name: this.name, size: Number(size), latency: latencyOf(oldest as string | null), paused: paused === 1 };
   }
 
-  /** Jobs waiting in `queue:<name>` now (LLEN; Sidekiq's Queue#size). Jobs claimed by a process's reliable fetch are not counted. */
+  /**
+   * Jobs waiting in `queue:<name>` now (LLEN; Sidekiq's Queue#size). Jobs claimed by a process's reliable fetch are not
+   * counted.
+   */
   async size(): Promise<number> {
     return this.redis.llen(this.key);
   }
@@ -87,7 +95,10 @@ export class Queue {
     }
   }
 
-  /** Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete) and gives back its unique lock; false when it is gone. */
+  /**
+   * Removes one job by its stored bytes (LREM, as Sidekiq's JobRecord#delete) and gives back its unique lock; false
+   * when it is gone.
+   */
   async delete(job: JobRecord | string): Promise<boolean> {
     const record = typeof job === 'string' ? readJobRecord(job) : job;
     return (await removeJobs(this.redis, this.key, 'list', [record])) > 0;
@@ -103,7 +114,10 @@ export class Queue {
     return job ? this.delete(job) : false;
   }
 
-  /** Drops every job and the queue's entry in `queues` (Sidekiq's Queue#clear), giving back the jobs' unique locks; resolves to how many jobs. */
+  /**
+   * Drops every job and the queue's entry in `queues` (Sidekiq's Queue#clear), giving back the jobs' unique locks;
+   * resolves to how many jobs.
+   */
   async clear(): Promise<number> {
     return clearJobs(this.redis, this.key, 'list', this.name);
   }

@@ -40,7 +40,15 @@ export class RedisInfo {
       const sections = await Promise.all(['server', 'clients', 'memory'].map((section) => this.redis.info(section)));
       fields = parseInfo(sections.join('\r\n'));
     } catch (error) {
-      return { version: null, mode: null, uptimeInDays: null, connectedClients: null, usedMemoryHuman: null, usedMemoryPeakHuman: null, error: (error as Error).message };
+      return {
+        version: null,
+        mode: null,
+        uptimeInDays: null,
+        connectedClients: null,
+        usedMemoryHuman: null,
+        usedMemoryPeakHuman: null,
+        error: (error as Error).message,
+      };
     }
     return {
       version: fields.get('redis_version') ?? fields.get('valkey_version') ?? null,

@@ -84,7 +84,10 @@ export class Stats {
    * A key of the wrong type counts as 0.
    */
   async slow(): Promise<SlowStats> {
-    const [queues, processes] = await Promise.all([setMembers(this.redis, Keys.queues), setMembers(this.redis, Keys.processes)]);
+    const [queues, processes] = await Promise.all([
+      setMembers(this.redis, Keys.queues),
+      setMembers(this.redis, Keys.processes),
+    ]);
     const pipeline = this.redis.pipeline();
     for (const queue of queues) pipeline.llen(Keys.queue(queue));
     for (const identity of processes) pipeline.hget(Keys.process(identity), 'busy');

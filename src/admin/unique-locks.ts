@@ -33,8 +33,16 @@ export function removalArgs(records: readonly JobRecord[]): { locks: string[]; t
   return { locks, triples };
 }
 
-/** Deletes the jobs from a sorted set or a list, giving back the lock of each one removed; resolves to how many were removed. */
-export function removeJobs(redis: Redis, key: string, kind: 'zset' | 'list', records: readonly JobRecord[]): Promise<number> {
+/**
+ * Deletes the jobs from a sorted set or a list, giving back the lock of each one removed; resolves to how many were
+ * removed.
+ */
+export function removeJobs(
+  redis: Redis,
+  key: string,
+  kind: 'zset' | 'list',
+  records: readonly JobRecord[],
+): Promise<number> {
   const { locks, triples } = removalArgs(records);
   return runScript<number>(redis, 'admin_remove', [key, ...locks], [kind, ...triples]);
 }
@@ -42,7 +50,10 @@ export function removeJobs(redis: Redis, key: string, kind: 'zset' | 'list', rec
 /** Jobs read from the holding key a round trip. */
 const CLEAR_BATCH = 500;
 
-/** The holding key lives this long if the clear dies half way: its jobs are gone either way, its locks expire by their TTL. */
+/**
+ * The holding key lives this long if the clear dies half way: its jobs are gone either way, its locks expire by their
+ * TTL.
+ */
 const HOLDING_TTL_SECONDS = 3600;
 
 /**
@@ -52,20 +63,31 @@ const HOLDING_TTL_SECONDS = 3600;
  */
 export async function clearJobs(redis: Redis, key: string, kind: 'zset' | 'list', queueName = ''): Promise<number> {
   const holding = Keys.clearing(key, `${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  const size = await runScript<number>(redis, 'admin_detach', [key, holding, Keys.queues], [kind, queueName, HOLDING_TTL_SECONDS]);
+  const size = await runScript<number>(
+    redis,
+    'admin_detach',
+    [key, holding, Keys.queues],
+    [kind, queueName, HOLDING_TTL_SECONDS],
+  );
   if (size === 0) return 0;
   if (kind === 'zset') {
     let cursor = '0';
     do {
       // Only the members that mention unique_for: the server filters, a plain clear of a large dead set stays cheap.
       const [next, reply] = await redis.zscan(holding, cursor, 'MATCH', '*"unique_for"*', 'COUNT', CLEAR_BATCH);
-      await releaseLocks(redis, reply.filter((_, index) => index % 2 === 0));
+      await releaseLocks(
+        redis,
+        reply.filter((_, index) => index % 2 === 0),
+      );
       cursor = next;
     } while (cursor !== '0');
   } else {
     for (let start = 0; start < size; start += CLEAR_BATCH) {
       const raws = await redis.lrange(holding, start, start + CLEAR_BATCH - 1);
-      await releaseLocks(redis, raws.filter((raw) => raw.includes('"unique_for"')));
+      await releaseLocks(
+        redis,
+        raws.filter((raw) => raw.includes('"unique_for"')),
+      );
     }
   }
   await redis.unlink(holding);

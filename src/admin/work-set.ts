@@ -29,7 +29,13 @@ function toWork(process: string, tid: string, text: string): WorkRecord {
   const payload = entry.payload;
   const raw = typeof payload === 'string' ? payload : JSON.stringify(payload ?? null);
   const runAt = typeof entry.run_at === 'number' ? entry.run_at : undefined;
-  return { process, tid, queue: typeof entry.queue === 'string' ? entry.queue : undefined, runAt, job: readJobRecord(raw) };
+  return {
+    process,
+    tid,
+    queue: typeof entry.queue === 'string' ? entry.queue : undefined,
+    runAt,
+    job: readJobRecord(raw),
+  };
 }
 
 /**
@@ -85,6 +91,8 @@ export class WorkSet {
         }
       }
     });
-    return work.sort((a, b) => (a.runAt ?? 0) - (b.runAt ?? 0) || a.process.localeCompare(b.process) || a.tid.localeCompare(b.tid));
+    return work.sort(
+      (a, b) => (a.runAt ?? 0) - (b.runAt ?? 0) || a.process.localeCompare(b.process) || a.tid.localeCompare(b.tid),
+    );
   }
 }

@@ -17,7 +17,10 @@ import { Stats } from './stats';
 import { WorkSet } from './work-set';
 import { StatusStore } from '../status/status-store';
 
-/** Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a pause. */
+/**
+ * Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a
+ * pause.
+ */
 export interface WurkAdminOptions {
   /** Dialect of the `enqueued_at` written when an entry is pushed back onto its queue. */
   timestamps: TimestampMode;
@@ -64,7 +67,14 @@ export class WurkAdmin {
     this.health = new Health(redis);
     this.metrics = new MetricsQuery(redis);
     this.redisInfo = new RedisInfo(redis);
-    this.jobs = new JobLocator({ queues: this.queues, scheduled: this.scheduled, retries: this.retries, dead: this.dead, work: this.work, status: new StatusStore(redis) });
+    this.jobs = new JobLocator({
+      queues: this.queues,
+      scheduled: this.scheduled,
+      retries: this.retries,
+      dead: this.dead,
+      work: this.work,
+      status: new StatusStore(redis),
+    });
   }
 
   /**

@@ -33,33 +33,120 @@ import {
 /** The per-entry routes of a sorted set: list (with search), run now, kill (not dead's), delete. */
 function setEntryRoutes(segment: SetSegment, one: string): ApiRoute[] {
   const set = SETS[segment];
-  const done: SchemaObject = { type: 'object', properties: { jid: { type: 'string' }, set: { type: 'string', enum: [set] }, action: { type: 'string', enum: ['run', 'kill', 'delete'] } } };
-  const listed: SchemaObject = { type: 'object', properties: { name: { type: 'string', enum: [set] }, ...PAGE_FIELDS, jobs: { type: 'array', items: ENTRY } } };
+  const done: SchemaObject = {
+    type: 'object',
+    properties: {
+      jid: { type: 'string' },
+      set: { type: 'string', enum: [set] },
+      action: { type: 'string', enum: ['run', 'kill', 'delete'] },
+    },
+  };
+  const listed: SchemaObject = {
+    type: 'object',
+    properties: { name: { type: 'string', enum: [set] }, ...PAGE_FIELDS, jobs: { type: 'array', items: ENTRY } },
+  };
   return [
-    route(segment, `${segment}.list`, 'GET', `/v1/${segment}`, 'read', (h, { request }) => h.admin.set(request, segment), readDoc(`The ${set} set, newest first`, listed, [...PAGING, ...SEARCH])),
-    route(`run${one}`, `${segment}.run`, 'POST', `/v1/${segment}/:jid/run`, 'admin', (h, { request }) => h.admin.entryAction(request, segment, 'run'), actDoc(`Push one ${set} entry onto its queue now`, done, [JID_PARAM], ['job_not_found'])),
+    route(
+      segment,
+      `${segment}.list`,
+      'GET',
+      `/v1/${segment}`,
+      'read',
+      (h, { request }) => h.admin.set(request, segment),
+      readDoc(`The ${set} set, newest first`, listed, [...PAGING, ...SEARCH]),
+    ),
+    route(
+      `run${one}`,
+      `${segment}.run`,
+      'POST',
+      `/v1/${segment}/:jid/run`,
+      'admin',
+      (h, { request }) => h.admin.entryAction(request, segment, 'run'),
+      actDoc(`Push one ${set} entry onto its queue now`, done, [JID_PARAM], ['job_not_found']),
+    ),
     ...(segment === 'dead'
       ? []
-      : [route(`kill${one}`, `${segment}.kill`, 'POST', `/v1/${segment}/:jid/kill`, 'admin', (h, { request }) => h.admin.entryAction(request, segment, 'kill'), actDoc(`Move one ${set} entry to dead`, done, [JID_PARAM], ['job_not_found']))]),
-    route(`delete${one}`, `${segment}.delete`, 'DELETE', `/v1/${segment}/:jid`, 'admin', (h, { request }) => h.admin.entryAction(request, segment, 'delete'), actDoc(`Delete one ${set} entry`, done, [JID_PARAM], ['job_not_found'])),
+      : [
+          route(
+            `kill${one}`,
+            `${segment}.kill`,
+            'POST',
+            `/v1/${segment}/:jid/kill`,
+            'admin',
+            (h, { request }) => h.admin.entryAction(request, segment, 'kill'),
+            actDoc(`Move one ${set} entry to dead`, done, [JID_PARAM], ['job_not_found']),
+          ),
+        ]),
+    route(
+      `delete${one}`,
+      `${segment}.delete`,
+      'DELETE',
+      `/v1/${segment}/:jid`,
+      'admin',
+      (h, { request }) => h.admin.entryAction(request, segment, 'delete'),
+      actDoc(`Delete one ${set} entry`, done, [JID_PARAM], ['job_not_found']),
+    ),
   ];
 }
 
 /** wurk's set-wide actions: run all, kill all (not dead's), clear; each as far as the set reached when it began. */
 function setWideRoutes(segment: SetSegment): ApiRoute[] {
   const set = SETS[segment];
-  const all = (action: string): SchemaObject => ({ type: 'object', properties: { set: { type: 'string', enum: [set] }, action: { type: 'string', enum: [action] }, count: { type: 'integer' } } });
+  const all = (action: string): SchemaObject => ({
+    type: 'object',
+    properties: {
+      set: { type: 'string', enum: [set] },
+      action: { type: 'string', enum: [action] },
+      count: { type: 'integer' },
+    },
+  });
   return [
-    route(`${segment}RunAll`, `${segment}.run_all`, 'POST', `/v1/${segment}/run-all`, 'admin', (h) => h.admin.setAction(segment, 'run_all'), actDoc(`Push every ${set} entry onto its queue now (as many as the set held when it began)`, all('run_all'), [])),
+    route(
+      `${segment}RunAll`,
+      `${segment}.run_all`,
+      'POST',
+      `/v1/${segment}/run-all`,
+      'admin',
+      (h) => h.admin.setAction(segment, 'run_all'),
+      actDoc(`Push every ${set} entry onto its queue now (as many as the set held when it began)`, all('run_all'), []),
+    ),
     ...(segment === 'dead'
       ? []
-      : [route(`${segment}KillAll`, `${segment}.kill_all`, 'POST', `/v1/${segment}/kill-all`, 'admin', (h) => h.admin.setAction(segment, 'kill_all'), actDoc(`Move every ${set} entry to dead`, all('kill_all'), []))]),
-    route(`${segment}Clear`, `${segment}.clear`, 'DELETE', `/v1/${segment}`, 'admin', (h) => h.admin.setAction(segment, 'clear'), actDoc(`Delete every ${set} entry`, all('clear'), [])),
+      : [
+          route(
+            `${segment}KillAll`,
+            `${segment}.kill_all`,
+            'POST',
+            `/v1/${segment}/kill-all`,
+            'admin',
+            (h) => h.admin.setAction(segment, 'kill_all'),
+            actDoc(`Move every ${set} entry to dead`, all('kill_all'), []),
+          ),
+        ]),
+    route(
+      `${segment}Clear`,
+      `${segment}.clear`,
+      'DELETE',
+      `/v1/${segment}`,
+      'admin',
+      (h) => h.admin.setAction(segment, 'clear'),
+      actDoc(`Delete every ${set} entry`, all('clear'), []),
+    ),
   ];
 }
 
 const PAUSED: SchemaObject = { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } };
-const STATS_FIELDS = ['processed', 'failed', 'busy', 'processes', 'enqueued', 'scheduled', 'retries', 'dead', 'default_latency'];
+const STATS_FIELDS = [
+  'processed',
+  'failed',
+  'busy',
+  'processes',
+  'enqueued',
+  'scheduled',
+  'retries',
+  'dead',
+  'default_latency',
+];
 
 /**
  * The read and operate routes (docs/internals/spec/contract.md §1.10) over the admin API: `read`
@@ -68,11 +155,26 @@ const STATS_FIELDS = ['processed', 'failed', 'busy', 'processes', 'enqueued', 's
  * not here, so they answer 404 `not_found` like any unknown path.
  */
 export const ADMIN_ROUTES: readonly ApiRoute[] = [
-  route('stats', 'stats', 'GET', '/v1/stats', 'read', (h) => h.admin.stats(), readDoc('Processed, failed, busy, processes, enqueued and set sizes, default queue latency', { type: 'object', properties: Object.fromEntries(STATS_FIELDS.map((key) => [key, { type: 'number' }])) })),
+  route(
+    'stats',
+    'stats',
+    'GET',
+    '/v1/stats',
+    'read',
+    (h) => h.admin.stats(),
+    readDoc('Processed, failed, busy, processes, enqueued and set sizes, default queue latency', {
+      type: 'object',
+      properties: Object.fromEntries(STATS_FIELDS.map((key) => [key, { type: 'number' }])),
+    }),
+  ),
   route('health', 'health', 'GET', '/v1/health', 'read', (h) => h.admin.health(), {
     summary: 'Redis round trip and live processes (not a probe: it takes a token)',
     parameters: [],
-    responses: { 200: json(HEALTH, 'Redis answers and at least one process is live'), 503: json(HEALTH, 'status down: redis unreachable, or no live processes'), ...problems(...READ_PROBLEMS) },
+    responses: {
+      200: json(HEALTH, 'Redis answers and at least one process is live'),
+      503: json(HEALTH, 'status down: redis unreachable, or no live processes'),
+      ...problems(...READ_PROBLEMS),
+    },
   }),
   route(
     'queues',
@@ -83,20 +185,109 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     (h, { request }) => h.admin.queues(request),
     readDoc(
       'The queues, largest first, paged; beyond 1,000 queues one bounded scan step by name per call, with the cursor of the next ("0" = done)',
-      { type: 'object', properties: { ...PAGE_FIELDS, cursor: nullable({ type: 'string' }), queues: { type: 'array', items: QUEUE } } },
-      [...PAGING, { name: 'cursor', in: 'query', required: false, schema: { type: 'string', pattern: '^[0-9]{1,20}$' }, description: 'the cursor of the previous answer (scan mode)' }],
+      {
+        type: 'object',
+        properties: { ...PAGE_FIELDS, cursor: nullable({ type: 'string' }), queues: { type: 'array', items: QUEUE } },
+      },
+      [
+        ...PAGING,
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', pattern: '^[0-9]{1,20}$' },
+          description: 'the cursor of the previous answer (scan mode)',
+        },
+      ],
     ),
   ),
-  route('queue', 'queues.show', 'GET', '/v1/queues/:name', 'read', (h, { request }) => h.admin.queue(request), readDoc('One queue and a page of its jobs, newest first (never 404)', { ...QUEUE, properties: { ...(QUEUE.properties as object), ...PAGE_FIELDS, jobs: { type: 'array', items: JOB } } }, [NAME_PARAM, ...PAGING])),
-  route('pause', 'queues.pause', 'POST', '/v1/queues/:name/pause', 'admin', (h, { request }) => h.admin.pause(request, true), actDoc('Pause a queue (Sidekiq Pro paused set): nothing new starts from it', PAUSED, [NAME_PARAM])),
-  route('unpause', 'queues.unpause', 'POST', '/v1/queues/:name/unpause', 'admin', (h, { request }) => h.admin.pause(request, false), actDoc('Resume a paused queue', PAUSED, [NAME_PARAM])),
+  route(
+    'queue',
+    'queues.show',
+    'GET',
+    '/v1/queues/:name',
+    'read',
+    (h, { request }) => h.admin.queue(request),
+    readDoc(
+      'One queue and a page of its jobs, newest first (never 404)',
+      {
+        ...QUEUE,
+        properties: { ...(QUEUE.properties as object), ...PAGE_FIELDS, jobs: { type: 'array', items: JOB } },
+      },
+      [NAME_PARAM, ...PAGING],
+    ),
+  ),
+  route(
+    'pause',
+    'queues.pause',
+    'POST',
+    '/v1/queues/:name/pause',
+    'admin',
+    (h, { request }) => h.admin.pause(request, true),
+    actDoc('Pause a queue (Sidekiq Pro paused set): nothing new starts from it', PAUSED, [NAME_PARAM]),
+  ),
+  route(
+    'unpause',
+    'queues.unpause',
+    'POST',
+    '/v1/queues/:name/unpause',
+    'admin',
+    (h, { request }) => h.admin.pause(request, false),
+    actDoc('Resume a paused queue', PAUSED, [NAME_PARAM]),
+  ),
   ...setEntryRoutes('retries', 'Retry'),
   ...setEntryRoutes('scheduled', 'Scheduled'),
   ...setEntryRoutes('dead', 'Dead'),
-  route('processes', 'processes.list', 'GET', '/v1/processes', 'read', (h, { request }) => h.admin.processes(request), readDoc('Live processes', { type: 'object', properties: { ...PAGE_FIELDS, processes: { type: 'array', items: PROCESS } } }, PAGING)),
-  route('process', 'processes.show', 'GET', '/v1/processes/:identity', 'read', (h, { request }) => h.admin.process(request), readDoc('One live process', PROCESS, [IDENTITY_PARAM], ['process_not_found'])),
-  route('quiet', 'processes.quiet', 'POST', '/v1/processes/:identity/quiet', 'admin', (h, { request }) => h.admin.signal(request, 'quiet'), actDoc('Quiet a process (TSTP), or every one with all; 200 = queued for its next beat', SIGNALLED, [IDENTITY_PARAM], ['process_not_found', 'process_not_signalable'])),
-  route('stop', 'processes.stop', 'POST', '/v1/processes/:identity/stop', 'admin', (h, { request }) => h.admin.signal(request, 'stop'), actDoc('Stop a process (TERM), or every one with all; 200 = queued for its next beat', SIGNALLED, [IDENTITY_PARAM], ['process_not_found', 'process_not_signalable'])),
+  route(
+    'processes',
+    'processes.list',
+    'GET',
+    '/v1/processes',
+    'read',
+    (h, { request }) => h.admin.processes(request),
+    readDoc(
+      'Live processes',
+      { type: 'object', properties: { ...PAGE_FIELDS, processes: { type: 'array', items: PROCESS } } },
+      PAGING,
+    ),
+  ),
+  route(
+    'process',
+    'processes.show',
+    'GET',
+    '/v1/processes/:identity',
+    'read',
+    (h, { request }) => h.admin.process(request),
+    readDoc('One live process', PROCESS, [IDENTITY_PARAM], ['process_not_found']),
+  ),
+  route(
+    'quiet',
+    'processes.quiet',
+    'POST',
+    '/v1/processes/:identity/quiet',
+    'admin',
+    (h, { request }) => h.admin.signal(request, 'quiet'),
+    actDoc(
+      'Quiet a process (TSTP), or every one with all; 200 = queued for its next beat',
+      SIGNALLED,
+      [IDENTITY_PARAM],
+      ['process_not_found', 'process_not_signalable'],
+    ),
+  ),
+  route(
+    'stop',
+    'processes.stop',
+    'POST',
+    '/v1/processes/:identity/stop',
+    'admin',
+    (h, { request }) => h.admin.signal(request, 'stop'),
+    actDoc(
+      'Stop a process (TERM), or every one with all; 200 = queued for its next beat',
+      SIGNALLED,
+      [IDENTITY_PARAM],
+      ['process_not_found', 'process_not_signalable'],
+    ),
+  ),
   route(
     'busy',
     'busy',
@@ -106,12 +297,42 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     (h, { request }) => h.admin.busy(request),
     readDoc(
       'Jobs in flight, oldest first',
-      { type: 'object', properties: { ...PAGE_FIELDS, busy: { type: 'array', items: { type: 'object', properties: { process: { type: 'string' }, tid: { type: 'string' }, queue: nullable({ type: 'string' }), run_at: nullableNumber, job: JOB } } } } },
+      {
+        type: 'object',
+        properties: {
+          ...PAGE_FIELDS,
+          busy: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: {
+                process: { type: 'string' },
+                tid: { type: 'string' },
+                queue: nullable({ type: 'string' }),
+                run_at: nullableNumber,
+                job: JOB,
+              },
+            },
+          },
+        },
+      },
       PAGING,
     ),
   ),
-  route('cron', 'cron', 'GET', '/v1/cron', 'read', (h) => h.admin.cron(), readDoc('Periodic entries', { type: 'object', properties: { entries: { type: 'array', items: { type: 'object', additionalProperties: true } } } })),
-  // wurk's additions to docs/internals/spec/contract.md §1.10 from here on: what a dashboard needs beyond the contract's reads.
+  route(
+    'cron',
+    'cron',
+    'GET',
+    '/v1/cron',
+    'read',
+    (h) => h.admin.cron(),
+    readDoc('Periodic entries', {
+      type: 'object',
+      properties: { entries: { type: 'array', items: { type: 'object', additionalProperties: true } } },
+    }),
+  ),
+  // wurk's additions to docs/internals/spec/contract.md §1.10 from here on: what a dashboard needs beyond the
+  // contract's reads.
   route(
     'history',
     'stats.history',
@@ -121,15 +342,49 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     (h, { request }) => h.admin.history(request),
     readDoc(
       'Processed and failed per UTC day, newest first',
-      { type: 'object', properties: { days: { type: 'array', items: { type: 'object', properties: { date: { type: 'string' }, processed: { type: 'integer' }, failed: { type: 'integer' } } } } } },
-      [{ name: 'days', in: 'query', required: false, schema: { type: 'integer', minimum: 1, maximum: 180, default: 30 } }],
+      {
+        type: 'object',
+        properties: {
+          days: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { date: { type: 'string' }, processed: { type: 'integer' }, failed: { type: 'integer' } },
+            },
+          },
+        },
+      },
+      [
+        {
+          name: 'days',
+          in: 'query',
+          required: false,
+          schema: { type: 'integer', minimum: 1, maximum: 180, default: 30 },
+        },
+      ],
     ),
   ),
   ...setWideRoutes('retries'),
   ...setWideRoutes('scheduled'),
   ...setWideRoutes('dead'),
-  route('cronEnable', 'cron.enable', 'POST', '/v1/cron/:pjid/enable', 'admin', (h, { request }) => h.admin.cronToggle(request, false), actDoc('Enable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found'])),
-  route('cronDisable', 'cron.disable', 'POST', '/v1/cron/:pjid/disable', 'admin', (h, { request }) => h.admin.cronToggle(request, true), actDoc('Disable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found'])),
+  route(
+    'cronEnable',
+    'cron.enable',
+    'POST',
+    '/v1/cron/:pjid/enable',
+    'admin',
+    (h, { request }) => h.admin.cronToggle(request, false),
+    actDoc('Enable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
+  ),
+  route(
+    'cronDisable',
+    'cron.disable',
+    'POST',
+    '/v1/cron/:pjid/disable',
+    'admin',
+    (h, { request }) => h.admin.cronToggle(request, true),
+    actDoc('Disable a periodic entry in every process', CRON_TOGGLED, [PJID_PARAM], ['not_found']),
+  ),
   route(
     'queueClear',
     'queues.clear',
@@ -137,7 +392,18 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     '/v1/queues/:name',
     'admin',
     (h, { request }) => h.admin.clearQueue(request),
-    actDoc('Delete every job of a queue and its entry in queues (Sidekiq Queue#clear)', { type: 'object', properties: { name: { type: 'string' }, action: { type: 'string', enum: ['clear'] }, count: { type: 'integer' } } }, [NAME_PARAM]),
+    actDoc(
+      'Delete every job of a queue and its entry in queues (Sidekiq Queue#clear)',
+      {
+        type: 'object',
+        properties: {
+          name: { type: 'string' },
+          action: { type: 'string', enum: ['clear'] },
+          count: { type: 'integer' },
+        },
+      },
+      [NAME_PARAM],
+    ),
   ),
   route(
     'queueDeleteJob',
@@ -148,7 +414,14 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     (h, { request }) => h.admin.deleteQueuedJob(request),
     actDoc(
       'Delete one waiting job of a queue, found by jid (LREM of its stored bytes)',
-      { type: 'object', properties: { jid: { type: 'string' }, queue: { type: 'string' }, action: { type: 'string', enum: ['delete'] } } },
+      {
+        type: 'object',
+        properties: {
+          jid: { type: 'string' },
+          queue: { type: 'string' },
+          action: { type: 'string', enum: ['delete'] },
+        },
+      },
       [NAME_PARAM, JID_PARAM],
       ['job_not_found'],
     ),
@@ -163,7 +436,16 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     readDoc(
       'Execution metrics of every job class over the period, busiest first (Sidekiq 7/8 Metrics page)',
       { type: 'object', properties: { ...METRICS_WINDOW, jobs: { type: 'array', items: CLASS_METRICS } } },
-      [PERIOD_PARAM, { name: 'substr', in: 'query', required: false, description: 'keep classes whose name contains this, ignoring case', schema: { type: 'string', maxLength: 255 } }],
+      [
+        PERIOD_PARAM,
+        {
+          name: 'substr',
+          in: 'query',
+          required: false,
+          description: 'keep classes whose name contains this, ignoring case',
+          schema: { type: 'string', maxLength: 255 },
+        },
+      ],
     ),
   ),
   route(
@@ -180,7 +462,14 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
         properties: {
           ...METRICS_WINDOW,
           job: CLASS_METRICS,
-          histogram: nullable({ type: 'object', description: 'null past 8 hours', properties: { labels: { type: 'array', items: { type: 'string' } }, counts: { type: 'array', items: { type: 'integer' } } } }),
+          histogram: nullable({
+            type: 'object',
+            description: 'null past 8 hours',
+            properties: {
+              labels: { type: 'array', items: { type: 'string' } },
+              counts: { type: 'array', items: { type: 'integer' } },
+            },
+          }),
         },
       },
       [{ name: 'class', in: 'path', required: true, schema: { type: 'string', maxLength: 255 } }, PERIOD_PARAM],
@@ -215,7 +504,14 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     (h, { request }) => h.admin.jobLocations(request),
     readDoc(
       'Where a job is now, by jid: queues, schedule, retry, dead, in flight, and its status row if tracked (scans; never 404)',
-      { type: 'object', properties: { jid: { type: 'string' }, locations: { type: 'array', items: LOCATED_JOB }, status: nullable(SCHEMAS.StatusRecord) } },
+      {
+        type: 'object',
+        properties: {
+          jid: { type: 'string' },
+          locations: { type: 'array', items: LOCATED_JOB },
+          status: nullable(SCHEMAS.StatusRecord),
+        },
+      },
       [JID_PARAM],
     ),
   ),

@@ -1,6 +1,13 @@
 import type { SortedEntry, JobRecord } from '../admin/job-record';
 import type { JobLocation } from '../admin/job-locator';
-import { ClassMetrics, HISTOGRAM_LABELS, isMetricsPeriod, METRICS_PERIODS, MetricsPeriod, MetricsResult } from '../admin/metrics-query';
+import {
+  ClassMetrics,
+  HISTOGRAM_LABELS,
+  isMetricsPeriod,
+  METRICS_PERIODS,
+  MetricsPeriod,
+  MetricsResult,
+} from '../admin/metrics-query';
 import type { JobSet } from '../admin/job-set';
 import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
@@ -37,7 +44,11 @@ function singleParam(query: Record<string, string[]>, name: string): string | un
 
 export interface AdminRoutesDeps {
   admin: WurkAdmin;
-  periodic: { list(): Promise<PeriodicEntryInfo[]>; enable(pjid: string): Promise<void>; disable(pjid: string): Promise<void> };
+  periodic: {
+    list(): Promise<PeriodicEntryInfo[]>;
+    enable(pjid: string): Promise<void>;
+    disable(pjid: string): Promise<void>;
+  };
 }
 
 /**
@@ -61,7 +72,12 @@ function jobJson(record: JobRecord): Record<string, unknown> {
 
 /** `id` names the entry in its routes: the jid, or the `~` id of a jid no URL path can carry as itself. */
 function entryJson(entry: SortedEntry): Record<string, unknown> {
-  return { score: entry.score, at: entry.at, ...jobJson(entry), id: entry.jid === undefined ? null : entryId(entry.jid) };
+  return {
+    score: entry.score,
+    at: entry.at,
+    ...jobJson(entry),
+    id: entry.jid === undefined ? null : entryId(entry.jid),
+  };
 }
 
 /**
@@ -71,12 +87,43 @@ function entryJson(entry: SortedEntry): Record<string, unknown> {
  */
 function wireFields<T extends object>(record: T, fields: ReadonlyArray<keyof T & string>): Record<string, unknown> {
   const wire: Record<string, unknown> = {};
-  for (const field of fields) wire[field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = record[field] ?? null;
+  for (const field of fields)
+    wire[field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = record[field] ?? null;
   return wire;
 }
 
-const PROCESS_FIELDS = ['identity', 'hostname', 'pid', 'tag', 'labels', 'queues', 'concurrency', 'busy', 'quiet', 'beat', 'rss', 'rttUs', 'startedAt', 'version', 'embedded'] as const;
-const CRON_FIELDS = ['pjid', 'class', 'cron', 'tz', 'args', 'queue', 'retry', 'unique', 'catchUp', 'disabled', 'lastSlot', 'nextSlot', 'runningJid'] as const;
+const PROCESS_FIELDS = [
+  'identity',
+  'hostname',
+  'pid',
+  'tag',
+  'labels',
+  'queues',
+  'concurrency',
+  'busy',
+  'quiet',
+  'beat',
+  'rss',
+  'rttUs',
+  'startedAt',
+  'version',
+  'embedded',
+] as const;
+const CRON_FIELDS = [
+  'pjid',
+  'class',
+  'cron',
+  'tz',
+  'args',
+  'queue',
+  'retry',
+  'unique',
+  'catchUp',
+  'disabled',
+  'lastSlot',
+  'nextSlot',
+  'runningJid',
+] as const;
 
 function processJson(record: ProcessRecord, nowSeconds: number): Record<string, unknown> {
   return { ...wireFields(record, PROCESS_FIELDS), stale: isStale(record, nowSeconds) };
@@ -87,10 +134,18 @@ function isStale(record: ProcessRecord, nowSeconds: number): boolean {
 }
 
 function locationJson(location: JobLocation): Record<string, unknown> {
-  if (location.where === 'queue') return { where: 'queue', queue: location.queue, position: location.position, job: jobJson(location.job) };
+  if (location.where === 'queue')
+    return { where: 'queue', queue: location.queue, position: location.position, job: jobJson(location.job) };
   if (location.where === 'busy') {
     const { work } = location;
-    return { where: 'busy', process: work.process, tid: work.tid, queue: work.queue ?? null, run_at: work.runAt ?? null, job: jobJson(work.job) };
+    return {
+      where: 'busy',
+      process: work.process,
+      tid: work.tid,
+      queue: work.queue ?? null,
+      run_at: work.runAt ?? null,
+      job: jobJson(work.job),
+    };
   }
   return { where: location.where, ...entryJson(location.entry) };
 }
@@ -109,7 +164,8 @@ function metricsJson(result: MetricsResult): Record<string, unknown> {
 /** `?period=` one of Sidekiq's Metrics periods, 1h by default. */
 function periodOf(query: Record<string, string[]>): MetricsPeriod {
   const period = singleParam(query, 'period') ?? '1h';
-  if (!isMetricsPeriod(period)) throw invalidRequest(`The query parameter period must be one of ${Object.keys(METRICS_PERIODS).join(', ')}.`);
+  if (!isMetricsPeriod(period))
+    throw invalidRequest(`The query parameter period must be one of ${Object.keys(METRICS_PERIODS).join(', ')}.`);
   return period;
 }
 
@@ -148,7 +204,8 @@ export class AdminRoutes {
   async queues(request: ApiRequest): Promise<ApiResponse> {
     const { page, count } = pagingOf(request.query);
     const cursor = singleParam(request.query, 'cursor');
-    if (cursor !== undefined && !SCAN_CURSOR.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
+    if (cursor !== undefined && !SCAN_CURSOR.test(cursor))
+      throw invalidRequest('The query parameter cursor must be a scan cursor.');
     const list = await this.deps.admin.queues.page({ page, count, cursor });
     return jsonResponse(200, { total: list.total, page: list.page, count, cursor: list.cursor, queues: list.items });
   }
@@ -175,9 +232,11 @@ export class AdminRoutes {
   async set(request: ApiRequest, segment: SetSegment): Promise<ApiResponse> {
     const jid = singleParam(request.query, 'jid');
     const className = singleParam(request.query, 'class');
-    // Checked before a search too, which ignores them: a malformed page is a 400 on every listing (docs/internals/spec/contract.md §1.10).
+    // Checked before a search too, which ignores them: a malformed page is a 400 on every listing
+    // (docs/internals/spec/contract.md §1.10).
     const { page, count } = pagingOf(request.query);
-    if (jid !== undefined || className !== undefined) return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
+    if (jid !== undefined || className !== undefined)
+      return this.search(segment, jid, className, singleParam(request.query, 'cursor'));
     const list = await this.jobSet(segment).page({ page, count });
     return jsonResponse(200, { name: SETS[segment], total: list.total, page, count, jobs: list.items.map(entryJson) });
   }
@@ -186,7 +245,9 @@ export class AdminRoutes {
     const jid = jidParam(request.params.jid);
     const set = this.jobSet(segment);
     const entry = await set.find(jid);
-    const done = entry ? await (action === 'run' ? set.runNow(entry) : action === 'kill' ? set.kill(entry) : set.delete(entry)) : false;
+    const done = entry
+      ? await (action === 'run' ? set.runNow(entry) : action === 'kill' ? set.kill(entry) : set.delete(entry))
+      : false;
     // Gone between the find and the move (promoted, retried, deleted elsewhere): the honest answer is not found.
     if (!done) throw new ApiProblem('job_not_found', `No entry of ${SETS[segment]} has jid ${jid}.`, { jid });
     return jsonResponse(200, { jid, set: SETS[segment], action });
@@ -196,7 +257,12 @@ export class AdminRoutes {
     const { page, count } = pagingOf(request.query);
     const list = await this.deps.admin.processes.list({ page, count });
     const now = Date.now() / 1000;
-    return jsonResponse(200, { total: list.total, page, count, processes: list.items.map((record) => processJson(record, now)) });
+    return jsonResponse(200, {
+      total: list.total,
+      page,
+      count,
+      processes: list.items.map((record) => processJson(record, now)),
+    });
   }
 
   async process(request: ApiRequest): Promise<ApiResponse> {
@@ -206,17 +272,27 @@ export class AdminRoutes {
     return jsonResponse(200, processJson(record, Date.now() / 1000));
   }
 
-  /** `all` signals every live process (embedded ones are skipped and listed); one identity must be live and signalable. */
+  /**
+   * `all` signals every live process (embedded ones are skipped and listed); one identity must be live and signalable.
+   */
   async signal(request: ApiRequest, signal: 'quiet' | 'stop'): Promise<ApiResponse> {
     const processes = this.deps.admin.processes;
-    if (request.params.identity === 'all') return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quietAll() : processes.stopAll())));
+    if (request.params.identity === 'all')
+      return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quietAll() : processes.stopAll())));
     const identity = await this.identityOf(request);
     const record = await processes.get(identity);
     if (!record) throw processNotFound(identity);
     if (record.embedded) {
-      throw new ApiProblem('process_not_signalable', `Process ${identity} is embedded in another app and takes no remote ${signal}.`, { identity });
+      throw new ApiProblem(
+        'process_not_signalable',
+        `Process ${identity} is embedded in another app and takes no remote ${signal}.`,
+        { identity },
+      );
     }
-    return jsonResponse(200, signalJson(await (signal === 'quiet' ? processes.quiet(identity) : processes.stop(identity))));
+    return jsonResponse(
+      200,
+      signalJson(await (signal === 'quiet' ? processes.quiet(identity) : processes.stop(identity))),
+    );
   }
 
   /** Only an identity `processes` lists is ever looked up: any other names no process, and no key is read for it. */
@@ -225,14 +301,21 @@ export class AdminRoutes {
     const segment = request.params.identity;
     const identity = await listedName(segment, (name) => processes.has(name));
     if (identity !== undefined) return identity;
-    if (!isValidQueueName(segment)) throw invalidRequest('The identity must be 1 to 255 characters without whitespace or control characters.');
+    if (!isValidQueueName(segment))
+      throw invalidRequest('The identity must be 1 to 255 characters without whitespace or control characters.');
     throw processNotFound(segment);
   }
 
   async busy(request: ApiRequest): Promise<ApiResponse> {
     const { page, count } = pagingOf(request.query);
     const list = await this.deps.admin.work.list({ page, count });
-    const busy = list.items.map((work) => ({ process: work.process, tid: work.tid, queue: work.queue ?? null, run_at: work.runAt ?? null, job: jobJson(work.job) }));
+    const busy = list.items.map((work) => ({
+      process: work.process,
+      tid: work.tid,
+      queue: work.queue ?? null,
+      run_at: work.runAt ?? null,
+      job: jobJson(work.job),
+    }));
     return jsonResponse(200, { total: list.total, page, count, busy });
   }
 
@@ -241,7 +324,10 @@ export class AdminRoutes {
     return jsonResponse(200, { entries: entries.map((entry) => wireFields(entry, CRON_FIELDS)) });
   }
 
-  /** 200 with Redis's round trip and the fleet's processes; 503, same shape with `status: "down"`, when Redis does not answer or no process is live. */
+  /**
+   * 200 with Redis's round trip and the fleet's processes; 503, same shape with `status: "down"`, when Redis does not
+   * answer or no process is live.
+   */
   async health(): Promise<ApiResponse> {
     const report = await this.deps.admin.health.check();
     return jsonResponse(report.status === 'ok' ? 200 : 503, report);
@@ -257,17 +343,37 @@ export class AdminRoutes {
    * bounded scan step of entries of that class, with `cursor` for the next
    * step ("0" when the scan is done). Never a whole set in memory.
    */
-  private async search(segment: SetSegment, jid: string | undefined, className: string | undefined, cursor: string | undefined): Promise<ApiResponse> {
+  private async search(
+    segment: SetSegment,
+    jid: string | undefined,
+    className: string | undefined,
+    cursor: string | undefined,
+  ): Promise<ApiResponse> {
     const set = this.jobSet(segment);
     if (jid !== undefined) {
       const entry = await set.find(jidParam(jid));
       const jobs = entry && (className === undefined || entry.displayClass === className) ? [entry] : [];
-      return jsonResponse(200, { name: SETS[segment], total: jobs.length, page: 0, count: jobs.length, jobs: jobs.map(entryJson) });
+      return jsonResponse(200, {
+        name: SETS[segment],
+        total: jobs.length,
+        page: 0,
+        count: jobs.length,
+        jobs: jobs.map(entryJson),
+      });
     }
-    if (!className || className.length > 255) throw invalidRequest('The query parameter class must be 1 to 255 characters.');
-    if (cursor !== undefined && !SCAN_CURSOR.test(cursor)) throw invalidRequest('The query parameter cursor must be a scan cursor.');
+    if (!className || className.length > 255)
+      throw invalidRequest('The query parameter class must be 1 to 255 characters.');
+    if (cursor !== undefined && !SCAN_CURSOR.test(cursor))
+      throw invalidRequest('The query parameter cursor must be a scan cursor.');
     const step = await set.filterByClass(className, { cursor, count: CLASS_SCAN_COUNT });
-    return jsonResponse(200, { name: SETS[segment], total: step.items.length, page: 0, count: step.items.length, cursor: step.cursor, jobs: step.items.map(entryJson) });
+    return jsonResponse(200, {
+      name: SETS[segment],
+      total: step.items.length,
+      page: 0,
+      count: step.items.length,
+      cursor: step.cursor,
+      jobs: step.items.map(entryJson),
+    });
   }
 
   /** Run now, kill or delete every entry of a set, as far as it reached when the action began (the admin API's cap). */
@@ -282,7 +388,9 @@ export class AdminRoutes {
     const days = singleParam(request.query, 'days') ?? '30';
     if (!/^[0-9]{1,4}$/.test(days)) throw invalidRequest('The query parameter days must be an integer.');
     // No floor here: Stats.history reads 0 as its one-day minimum.
-    return jsonResponse(200, { days: await this.deps.admin.stats.history(Math.min(MAX_HISTORY_REQUEST_DAYS, Number(days))) });
+    return jsonResponse(200, {
+      days: await this.deps.admin.stats.history(Math.min(MAX_HISTORY_REQUEST_DAYS, Number(days))),
+    });
   }
 
   /** Drops a queue's jobs and its entry in `queues` (Sidekiq's Queue#clear). */
@@ -295,7 +403,8 @@ export class AdminRoutes {
   async deleteQueuedJob(request: ApiRequest): Promise<ApiResponse> {
     const queue = await this.queueOf(request);
     const jid = jidParam(request.params.jid);
-    if (!(await queue.deleteByJid(jid))) throw new ApiProblem('job_not_found', `No job in queue ${queue.name} has jid ${jid}.`, { jid });
+    if (!(await queue.deleteByJid(jid)))
+      throw new ApiProblem('job_not_found', `No job in queue ${queue.name} has jid ${jid}.`, { jid });
     return jsonResponse(200, { jid, queue: queue.name, action: 'delete' });
   }
 
@@ -303,7 +412,8 @@ export class AdminRoutes {
   async metricsJobs(request: ApiRequest): Promise<ApiResponse> {
     const period = periodOf(request.query);
     const classFilter = singleParam(request.query, 'substr');
-    if (classFilter !== undefined && classFilter.length > 255) throw invalidRequest('The query parameter substr must be at most 255 characters.');
+    if (classFilter !== undefined && classFilter.length > 255)
+      throw invalidRequest('The query parameter substr must be at most 255 characters.');
     const result = await this.deps.admin.metrics.topJobs(period, { classFilter: classFilter || undefined });
     return jsonResponse(200, { ...metricsJson(result), jobs: result.jobs.map(classMetricsJson) });
   }
@@ -313,13 +423,28 @@ export class AdminRoutes {
     const className = request.params.class;
     if (className.length > 255) throw invalidRequest('The class must be 1 to 255 characters.');
     const result = await this.deps.admin.metrics.forJob(className, periodOf(request.query));
-    return jsonResponse(200, { ...metricsJson(result), job: classMetricsJson(result.job), histogram: result.histogram && { labels: HISTOGRAM_LABELS, counts: result.histogram } });
+    return jsonResponse(200, {
+      ...metricsJson(result),
+      job: classMetricsJson(result.job),
+      histogram: result.histogram && { labels: HISTOGRAM_LABELS, counts: result.histogram },
+    });
   }
 
   /** Redis's version, mode, uptime, clients and memory (Sidekiq's dashboard footer); `error` says why they are null. */
   async redis(): Promise<ApiResponse> {
     const facts = await this.deps.admin.redisInfo.facts();
-    return jsonResponse(200, wireFields(facts, ['version', 'mode', 'uptimeInDays', 'connectedClients', 'usedMemoryHuman', 'usedMemoryPeakHuman', 'error']));
+    return jsonResponse(
+      200,
+      wireFields(facts, [
+        'version',
+        'mode',
+        'uptimeInDays',
+        'connectedClients',
+        'usedMemoryHuman',
+        'usedMemoryPeakHuman',
+        'error',
+      ]),
+    );
   }
 
   /** Where a jid is now; 200 with no location when it is nowhere (finished, or never pushed), never a dead end. */
@@ -337,7 +462,6 @@ export class AdminRoutes {
     await (disabled ? this.deps.periodic.disable(pjid) : this.deps.periodic.enable(pjid));
     return jsonResponse(200, { pjid, disabled });
   }
-
 }
 
 function processNotFound(identity: string): ApiProblem {

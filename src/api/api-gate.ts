@@ -79,7 +79,9 @@ export class ApiGate {
     if (this.limiter) await this.limiter.charge(principal.id);
     const { relative } = incoming;
     if (relative === undefined || (relative !== '/v1' && !relative.startsWith('/v1/'))) {
-      throw new ApiProblem('unsupported_api_version', 'This API version is not supported.', { supported_versions: ['v1'] });
+      throw new ApiProblem('unsupported_api_version', 'This API version is not supported.', {
+        supported_versions: ['v1'],
+      });
     }
     const verb = method === 'HEAD' ? 'GET' : method;
     const declared = served === undefined ? undefined : this.byName.get(served);
@@ -88,10 +90,18 @@ export class ApiGate {
     if ('allow' in match) {
       throw new ApiProblem('method_not_allowed', `This route does not accept ${method}.`, {}, { Allow: match.allow });
     }
-    if (!hasScope(principal, match.route.scope)) throw insufficientScope(match.route.scope as Exclude<RouteSpec['scope'], 'any'>);
+    if (!hasScope(principal, match.route.scope))
+      throw insufficientScope(match.route.scope as Exclude<RouteSpec['scope'], 'any'>);
     return {
       spec: match.route,
-      request: { path: incoming.path, route: relative, params: match.params, principal, headers: incoming.headers, query: parseQuery(incoming.search) },
+      request: {
+        path: incoming.path,
+        route: relative,
+        params: match.params,
+        principal,
+        headers: incoming.headers,
+        query: parseQuery(incoming.search),
+      },
     };
   }
 
@@ -99,7 +109,10 @@ export class ApiGate {
   render(error: unknown, incoming: Pick<IncomingApiRequest, 'method' | 'path'>): ApiResponse {
     if (error instanceof ApiProblem) return problemResponse(error, incoming.path);
     const stack = error instanceof Error ? error.stack : undefined;
-    this.logger.error(`HTTP API ${incoming.method} ${incoming.path} failed: ${error instanceof Error ? error.message : String(error)}`, stack);
+    this.logger.error(
+      `HTTP API ${incoming.method} ${incoming.path} failed: ${error instanceof Error ? error.message : String(error)}`,
+      stack,
+    );
     return problemResponse(new ApiProblem('internal_error', 'The request could not be completed.'), incoming.path);
   }
 }

@@ -15,7 +15,10 @@ interface Credential {
   principal: Principal;
 }
 
-/** Scheme case-insensitive, one or more blanks, a printable token, optional trailing blanks (docs/internals/spec/contract.md §1.3). */
+/**
+ * Scheme case-insensitive, one or more blanks, a printable token, optional trailing blanks
+ * (docs/internals/spec/contract.md §1.3).
+ */
 const BEARER = /^bearer[ \t]+([\x21-\x7e]+)[ \t]*$/i;
 const REALM = 'Bearer realm="wurk"';
 
@@ -43,7 +46,11 @@ export class TokenRegistry {
   constructor(tokens: readonly ApiTokenOption[]) {
     this.credentials = tokens.map(({ token, scopes, queues }) => ({
       digest: sha256(token),
-      principal: { id: principalId(token), scopes: new Set(scopes), ...(queues === undefined ? {} : { queues: new Set(queues) }) },
+      principal: {
+        id: principalId(token),
+        scopes: new Set(scopes),
+        ...(queues === undefined ? {} : { queues: new Set(queues) }),
+      },
     }));
   }
 
@@ -59,7 +66,12 @@ export class TokenRegistry {
     const match = BEARER.exec(header);
     const principal = match ? this.lookup(match[1]) : undefined;
     if (!principal) {
-      throw new ApiProblem('unauthorized', 'The bearer token presented is not valid.', {}, { 'WWW-Authenticate': `${REALM}, error="invalid_token"` });
+      throw new ApiProblem(
+        'unauthorized',
+        'The bearer token presented is not valid.',
+        {},
+        { 'WWW-Authenticate': `${REALM}, error="invalid_token"` },
+      );
     }
     return principal;
   }

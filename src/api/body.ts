@@ -18,7 +18,12 @@ export class BodyBytesLostError extends Error {
 }
 
 export function tooLarge(maxBytes: number): ApiProblem {
-  return new ApiProblem('payload_too_large', `The request body may not exceed ${maxBytes} bytes.`, { max_bytes: maxBytes }, { Connection: 'close' });
+  return new ApiProblem(
+    'payload_too_large',
+    `The request body may not exceed ${maxBytes} bytes.`,
+    { max_bytes: maxBytes },
+    { Connection: 'close' },
+  );
 }
 
 /** Bytes a refused upload may still send before the socket is cut instead of drained. */
@@ -94,7 +99,10 @@ type WithOutcome = IncomingMessage & { [READ_OUTCOME]?: ReadOutcome; rawBody?: u
 /** The same test body-parser makes: a body is announced by either framing header. */
 function announcesBody(req: IncomingMessage): boolean {
   // Stryker disable next-line StringLiteral: any text that is not a number reads as NaN, as '' does.
-  return req.headers['transfer-encoding'] !== undefined || !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10));
+  return (
+    req.headers['transfer-encoding'] !== undefined ||
+    !Number.isNaN(Number.parseInt(req.headers['content-length'] ?? '', 10))
+  );
 }
 
 /**

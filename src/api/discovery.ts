@@ -7,7 +7,8 @@ import { jsonResponse } from './response';
 /** package.json sits two levels up from both `src/api` and `dist/api`. */
 function packageVersion(): string {
   try {
-    return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '0.0.0';
   }
@@ -29,7 +30,9 @@ export function discoveryResponse(options: ResolvedApiOptions, mount: string, pr
     wurk_version: WURK_VERSION,
     url: `${mount}/v1`,
     read_only: options.readOnly,
-    rate_limit: options.rateLimit ? { limit: options.rateLimit.limit, interval_seconds: options.rateLimit.intervalSeconds } : null,
+    rate_limit: options.rateLimit
+      ? { limit: options.rateLimit.limit, interval_seconds: options.rateLimit.intervalSeconds }
+      : null,
     scopes: principal ? [...principal.scopes].sort() : [],
   });
 }

@@ -31,10 +31,16 @@ export class WriteMayHaveAppliedError extends Error {
  * 409 for the whole TTL.
  */
 export function pushMayHaveApplied(error: unknown): boolean {
-  return error instanceof CommandInDoubtError || error instanceof RedisUnavailableError || error instanceof PartlyAppliedError;
+  return (
+    error instanceof CommandInDoubtError ||
+    error instanceof RedisUnavailableError ||
+    error instanceof PartlyAppliedError
+  );
 }
 
-/** The Idempotency-Key header, checked before any claim (docs/internals/spec/contract.md §1.7.2); undefined when absent. */
+/**
+ * The Idempotency-Key header, checked before any claim (docs/internals/spec/contract.md §1.7.2); undefined when absent.
+ */
 export function idempotencyKey(header: string | string[] | undefined): string | undefined {
   if (header === undefined) return undefined;
   if (typeof header !== 'string' || !KEY_SHAPE.test(header)) {
@@ -58,7 +64,9 @@ interface StoredRecord {
 }
 
 function parseRecord(value: string | null): StoredRecord | undefined {
-  // Stryker disable next-line ConditionalExpression,BlockStatement: null only when the slot lapsed between the pipeline's SET and GET (a race no test can time); '' fails the newline checks below anyway
+  // null only when the slot lapsed between the pipeline's SET and GET (a race no test can time); '' fails the newline
+  // checks below anyway
+  // Stryker disable next-line ConditionalExpression,BlockStatement
   if (!value) return undefined;
   const first = value.indexOf('\n');
   // With no newline at all, the search from 0 finds none either.
@@ -70,7 +78,12 @@ function parseRecord(value: string | null): StoredRecord | undefined {
 }
 
 function inProgress(): ApiProblem {
-  return new ApiProblem('request_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.', {}, { 'Retry-After': '1' });
+  return new ApiProblem(
+    'request_in_progress',
+    'A request with this Idempotency-Key is still being processed; retry shortly.',
+    {},
+    { 'Retry-After': '1' },
+  );
 }
 
 /**
@@ -93,9 +106,14 @@ export class IdempotencyGuard {
 
   async around(slot: string, raw: Buffer, run: () => Promise<ApiResponse>): Promise<ApiResponse> {
     const fingerprint = sha256Hex(raw);
-    const results = await this.redis.pipeline().set(slot, `${PENDING}\n${fingerprint}\n`, 'EX', this.ttlSeconds, 'NX').get(slot).exec();
+    const results = await this.redis
+      .pipeline()
+      .set(slot, `${PENDING}\n${fingerprint}\n`, 'EX', this.ttlSeconds, 'NX')
+      .get(slot)
+      .exec();
     const failure = results?.find(([error]) => error);
-    // Stryker disable next-line StringLiteral: a pipeline's exec (not a MULTI's) never answers null; this only narrows the type
+    // a pipeline's exec (not a MULTI's) never answers null; this only narrows the type
+    // Stryker disable next-line StringLiteral
     if (!results || failure) throw failure?.[0] ?? new Error('idempotency claim returned no result');
     if (results[0][1] !== 'OK') return this.answerLoser(parseRecord(results[1][1] as string | null), fingerprint);
 
@@ -114,7 +132,11 @@ export class IdempotencyGuard {
       // until its TTL: a retry meets 409 "in progress", never a second job.
       await this.redis
         .set(slot, `${response.status}\n${fingerprint}\n${response.body}`, 'KEEPTTL', 'XX')
-        .catch((error: unknown) => this.logger.error(`Idempotency-Key ${slot}: the answer was sent but not stored (${describe(error)}); retries get 409 until the key expires`));
+        .catch((error: unknown) =>
+          this.logger.error(
+            `Idempotency-Key ${slot}: the answer was sent but not stored (${describe(error)}); retries get 409 until the key expires`,
+          ),
+        );
     } else {
       await this.release(slot);
     }
@@ -127,14 +149,25 @@ export class IdempotencyGuard {
    * expires with its TTL; until then a retry meets 409, never a second job.
    */
   private async release(slot: string): Promise<void> {
-    await this.redis.del(slot).catch((error: unknown) => this.logger.error(`Idempotency-Key ${slot}: could not be released (${describe(error)}); retries get 409 until the key expires`));
+    await this.redis
+      .del(slot)
+      .catch((error: unknown) =>
+        this.logger.error(
+          `Idempotency-Key ${slot}: could not be released (${describe(error)}); retries get 409 until the key expires`,
+        ),
+      );
   }
 
-  /** The fingerprint is compared before the pending state: a different body is a misuse whatever the first one's fate. */
+  /**
+   * The fingerprint is compared before the pending state: a different body is a misuse whatever the first one's fate.
+   */
   private answerLoser(record: StoredRecord | undefined, fingerprint: string): ApiResponse {
     if (!record) throw inProgress();
     if (record.fingerprint !== fingerprint) {
-      throw new ApiProblem('idempotency_key_reused', 'This Idempotency-Key was already used with a different request body.');
+      throw new ApiProblem(
+        'idempotency_key_reused',
+        'This Idempotency-Key was already used with a different request body.',
+      );
     }
     if (record.status === PENDING) throw inProgress();
     const status = Number(record.status);

@@ -6,10 +6,33 @@ import type { ResolvedApiOptions } from './api-options';
 import { hasScope, Principal } from './auth';
 import { ApiProblem, invalidRequest } from './problem';
 
-/** Top-level keys a producer may send (docs/internals/spec/contract.md §1.6); server-stamped ones are unknown on purpose. */
+/**
+ * Top-level keys a producer may send (docs/internals/spec/contract.md §1.6); server-stamped ones are unknown on
+ * purpose.
+ */
 const JOB_KEYS = new Set([
-  'class', 'args', 'queue', 'at', 'retry', 'jid', 'backtrace', 'tags', 'dead', 'retry_for', 'retry_queue', 'expires_in',
-  'track', 'timeout', 'deadline', 'encrypt', 'unique_for', 'unique_until', 'collapse', 'log_level', 'locale', 'wrapped',
+  'class',
+  'args',
+  'queue',
+  'at',
+  'retry',
+  'jid',
+  'backtrace',
+  'tags',
+  'dead',
+  'retry_for',
+  'retry_queue',
+  'expires_in',
+  'track',
+  'timeout',
+  'deadline',
+  'encrypt',
+  'unique_for',
+  'unique_until',
+  'collapse',
+  'log_level',
+  'locale',
+  'wrapped',
 ]);
 const BULK_KEYS = new Set([...JOB_KEYS, 'batch_size', 'spread_interval']);
 
@@ -48,14 +71,18 @@ function decodeObject(raw: Buffer): string {
     // Never echo the parser's message: it quotes the body back.
     throw invalidRequest('The request body is not valid JSON.');
   }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) throw invalidRequest('The request body must be a JSON object.');
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw invalidRequest('The request body must be a JSON object.');
   return text;
 }
 
 function checkKeys(payload: JobPayload, allowed: Set<string>): void {
   const unknown = payload.keys().filter((key) => !allowed.has(key));
   if (unknown.length === 0) return;
-  const listed = unknown.sort().slice(0, UNKNOWN_KEYS_LISTED).map((key) => key.slice(0, UNKNOWN_KEY_CHARS));
+  const listed = unknown
+    .sort()
+    .slice(0, UNKNOWN_KEYS_LISTED)
+    .map((key) => key.slice(0, UNKNOWN_KEY_CHARS));
   throw invalidRequest(`Unknown job keys: ${listed.join(', ')}.`, { unknown_keys: listed });
 }
 
@@ -70,7 +97,9 @@ function checkClass(payload: JobPayload): void {
   if (!payload.has('class')) return;
   const name = payload.get('class');
   if (typeof name !== 'string' || name.length > MAX_CLASS_LENGTH || !CLASS_NAME.test(name)) {
-    throw invalidRequest(`The class must be a constant name such as HardWorker or Billing::Invoice, at most ${MAX_CLASS_LENGTH} characters.`);
+    throw invalidRequest(
+      `The class must be a constant name such as HardWorker or Billing::Invoice, at most ${MAX_CLASS_LENGTH} characters.`,
+    );
   }
 }
 
@@ -84,14 +113,19 @@ export function parseJobBody(raw: Buffer, bulk: boolean): JobPayload {
   const payload = JobPayload.parse(text);
   checkKeys(payload, bulk ? BULK_KEYS : JOB_KEYS);
   // Ruby's parser refuses deeper documents, so such a job would be enqueued and then fail on every server.
-  if (nestingDepth(text) > MAX_NESTING) throw invalidRequest(`The request body nests deeper than ${MAX_NESTING} levels.`);
+  if (nestingDepth(text) > MAX_NESTING)
+    throw invalidRequest(`The request body nests deeper than ${MAX_NESTING} levels.`);
   checkJid(payload);
   checkClass(payload);
   return payload;
 }
 
 /** Step 6: the class allow-list. Unset = admin tokens only, any class; a list binds every token; `any` = off. */
-export function checkClassAllowed(payload: JobPayload, principal: Principal, classes: ResolvedApiOptions['enqueueClasses']): void {
+export function checkClassAllowed(
+  payload: JobPayload,
+  principal: Principal,
+  classes: ResolvedApiOptions['enqueueClasses'],
+): void {
   if (classes === 'any') return;
   const name = payload.get<string>('class');
   const allowed = classes === undefined ? hasScope(principal, 'admin') : name !== undefined && classes.includes(name);
@@ -115,7 +149,10 @@ export function checkQueueAllowed(payload: JobPayload, principal: Principal): vo
     const value = payload.get<unknown>(field) ?? (field === 'queue' ? 'default' : undefined);
     if (value === undefined || (typeof value === 'string' && allowed.has(value))) continue;
     const queue = typeof value === 'string' ? value : JSON.stringify(value);
-    throw new ApiProblem('queue_not_allowed', `This token may not push to queue ${queue} (${field}).`, { queue: value, field });
+    throw new ApiProblem('queue_not_allowed', `This token may not push to queue ${queue} (${field}).`, {
+      queue: value,
+      field,
+    });
   }
 }
 
@@ -145,7 +182,8 @@ export function checkArgsSize(payload: JobPayload, bulk: boolean, maxBytes: numb
  * the API refuses it so an HTTP producer gets Wurk's 400.
  */
 export function checkTrack(payload: JobPayload): void {
-  if (payload.has('track') && typeof payload.get('track') !== 'boolean') throw invalidRequest('track must be true or false.');
+  if (payload.has('track') && typeof payload.get('track') !== 'boolean')
+    throw invalidRequest('track must be true or false.');
 }
 
 /**
@@ -158,12 +196,14 @@ export function checkTrack(payload: JobPayload): void {
 function lostAsDouble(number: string): boolean {
   const value = Number(number);
   if (!Number.isFinite(value)) return true;
-  // Stryker disable next-line StringLiteral: the exponent only has to go; any text without a digit 1-9 in its place does as well.
+  // the exponent only has to go; any text without a digit 1-9 in its place does as well.
+  // Stryker disable next-line StringLiteral
   return value === 0 && /[1-9]/.test(number.replace(/[eE].*/, ''));
 }
 
 /** Only a number with an exponent or hundreds of digits can leave a double's range; most bodies skip the walk. */
-// Stryker disable next-line Regex: a looser pre-check only walks more bodies (the walk decides); a stricter one is what the tests catch.
+// a looser pre-check only walks more bodies (the walk decides); a stricter one is what the tests catch.
+// Stryker disable next-line Regex
 const MAYBE_OUT_OF_RANGE = /[0-9][eE][+-]?[0-9]|[0-9.]{300}/;
 
 function unstorableNumberAt(text: string, path: string): string | undefined {
@@ -194,9 +234,13 @@ function unstorableNumberAt(text: string, path: string): string | undefined {
  */
 export function checkStorableNumbers(payload: JobPayload): void {
   for (const [key, value] of payload.rawEntries()) {
-    // Stryker disable next-line ConditionalExpression: a shortcut only; the walk finds nothing in a value the pattern passes over
+    // a shortcut only; the walk finds nothing in a value the pattern passes over
+    // Stryker disable next-line ConditionalExpression
     if (!MAYBE_OUT_OF_RANGE.test(value)) continue;
     const field = unstorableNumberAt(value, key);
-    if (field) throw invalidRequest(`${field} must be a number a double can hold: finite, and not so small it rounds to 0.`, { field });
+    if (field)
+      throw invalidRequest(`${field} must be a number a double can hold: finite, and not so small it rounds to 0.`, {
+        field,
+      });
   }
 }

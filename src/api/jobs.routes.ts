@@ -7,7 +7,15 @@ import type { StatusStore } from '../status/status-store';
 import type { ApiLogger } from './api-gate';
 import type { ResolvedApiOptions } from './api-options';
 import { IdempotencyGuard, idempotencyKey, pushMayHaveApplied, WriteMayHaveAppliedError } from './idempotency';
-import { checkArgsSize, checkClassAllowed, checkQueueAllowed, checkStorableNumbers, checkTrack, parseJobBody, jidParam } from './job-validation';
+import {
+  checkArgsSize,
+  checkClassAllowed,
+  checkQueueAllowed,
+  checkStorableNumbers,
+  checkTrack,
+  parseJobBody,
+  jidParam,
+} from './job-validation';
 import { ApiProblem, invalidRequest } from './problem';
 import { ApiResponse, jsonResponse, problemResponse } from './response';
 import type { ApiRequest } from './router';
@@ -104,7 +112,11 @@ export class JobsRoutes {
     const jid = jidParam(request.params.jid);
     const attempts = await readAttempts(this.deps.redis, jid);
     if (attempts.length === 0) {
-      throw new ApiProblem('job_not_found', `No attempts are recorded for jid ${jid}; the job is unknown, never failed, or its history has expired.`, { jid });
+      throw new ApiProblem(
+        'job_not_found',
+        `No attempts are recorded for jid ${jid}; the job is unknown, never failed, or its history has expired.`,
+        { jid },
+      );
     }
     return jsonResponse(200, { jid, attempts });
   }

@@ -38,7 +38,10 @@ const CLASS_PATTERN = '^[A-Z][A-Za-z0-9_]*(::[A-Z][A-Za-z0-9_]*)*$';
 const JOB_OPTIONS: Record<string, Schema> = {
   class: { type: 'string', maxLength: 255, pattern: CLASS_PATTERN, example: 'HardWorker' },
   queue: { type: 'string', minLength: 1, example: 'default' },
-  retry: { oneOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }], description: 'true = 25 retries, N = N retries, 0 = straight to dead, false = no retry and no dead entry' },
+  retry: {
+    oneOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }],
+    description: 'true = 25 retries, N = N retries, 0 = straight to dead, false = no retry and no dead entry',
+  },
   jid: { type: 'string', pattern: JID_PATTERN },
   backtrace: { oneOf: [{ type: 'boolean' }, { type: 'integer', minimum: 0 }] },
   tags: { type: 'array', items: { type: 'string' } },
@@ -50,7 +53,12 @@ const JOB_OPTIONS: Record<string, Schema> = {
   timeout: { type: 'number' },
   deadline: { type: 'number' },
   encrypt: { type: 'boolean' },
-  unique_for: { type: 'number', exclusiveMinimum: 0, maximum: 315_576_000, description: 'Seconds the unique lock lives, up to ten years' },
+  unique_for: {
+    type: 'number',
+    exclusiveMinimum: 0,
+    maximum: 315_576_000,
+    description: 'Seconds the unique lock lives, up to ten years',
+  },
   unique_until: { type: 'string' },
   collapse: { type: 'boolean' },
   log_level: { type: 'string' },
@@ -65,7 +73,8 @@ export const SCHEMAS: Record<string, SchemaObject> = {
     description: 'RFC 9457 problem document; `type` is a bare stable slug, not a URI.',
     required: ['type', 'title', 'status', 'detail', 'instance'],
     properties: {
-      // Stryker disable next-line StringLiteral: @nestjs/swagger, the document's only writer, derives an enum's type from its values.
+      // @nestjs/swagger, the document's only writer, derives an enum's type from its values.
+      // Stryker disable next-line StringLiteral
       type: { type: 'string', enum: Object.keys(PROBLEM_TYPES) },
       title: { type: 'string' },
       status: { type: 'integer' },
@@ -75,10 +84,15 @@ export const SCHEMAS: Record<string, SchemaObject> = {
   },
   JobHash: {
     type: 'object',
-    description: 'The Sidekiq job hash, pushed as sent. Server-stamped fields (created_at, enqueued_at, ...) are refused.',
+    description:
+      'The Sidekiq job hash, pushed as sent. Server-stamped fields (created_at, enqueued_at, ...) are refused.',
     required: ['class', 'args'],
     additionalProperties: false,
-    properties: { ...JOB_OPTIONS, args: { type: 'array', items: {} }, at: { type: 'number', description: 'Epoch seconds, at most ten years ahead; schedules the job' } },
+    properties: {
+      ...JOB_OPTIONS,
+      args: { type: 'array', items: {} },
+      at: { type: 'number', description: 'Epoch seconds, at most ten years ahead; schedules the job' },
+    },
   },
   BulkJobHash: {
     type: 'object',
@@ -89,19 +103,42 @@ export const SCHEMAS: Record<string, SchemaObject> = {
       ...JOB_OPTIONS,
       jid: { type: 'string', pattern: JID_PATTERN, description: 'Only with exactly one job' },
       args: { type: 'array', items: { type: 'array', items: {} } },
-      at: { oneOf: [{ type: 'number' }, { type: 'array', items: { type: 'number' } }], description: 'One time for all jobs, or one per job' },
-      spread_interval: { type: 'number', minimum: 5, maximum: 315_576_000, description: 'Spread the jobs randomly over this many seconds; not with at' },
+      at: {
+        oneOf: [{ type: 'number' }, { type: 'array', items: { type: 'number' } }],
+        description: 'One time for all jobs, or one per job',
+      },
+      spread_interval: {
+        type: 'number',
+        minimum: 5,
+        maximum: 315_576_000,
+        description: 'Spread the jobs randomly over this many seconds; not with at',
+      },
       batch_size: { type: 'integer', minimum: 1 },
     },
   },
-  Enqueued: { type: 'object', required: ['jid'], properties: { jid: nullable({ type: 'string', description: 'null when client middleware dropped the job' }) } },
-  EnqueuedBulk: { type: 'object', required: ['jids'], properties: { jids: { type: 'array', items: nullable({ type: 'string' }) } } },
-  Cancelled: { type: 'object', required: ['jid', 'set'], properties: { jid: { type: 'string' }, set: { type: 'string', enum: ['schedule', 'retry'] } } },
+  Enqueued: {
+    type: 'object',
+    required: ['jid'],
+    properties: { jid: nullable({ type: 'string', description: 'null when client middleware dropped the job' }) },
+  },
+  EnqueuedBulk: {
+    type: 'object',
+    required: ['jids'],
+    properties: { jids: { type: 'array', items: nullable({ type: 'string' }) } },
+  },
+  Cancelled: {
+    type: 'object',
+    required: ['jid', 'set'],
+    properties: { jid: { type: 'string' }, set: { type: 'string', enum: ['schedule', 'retry'] } },
+  },
   StatusRecord: {
     type: 'object',
     properties: {
       jid: { type: 'string' },
-      state: nullable({ type: 'string', enum: ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] }),
+      state: nullable({
+        type: 'string',
+        enum: ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'],
+      }),
       queue: nullable({ type: 'string' }),
       class: nullable({ type: 'string' }),
       enqueued_at: nullable({ type: 'number' }),
@@ -116,7 +153,10 @@ export const SCHEMAS: Record<string, SchemaObject> = {
       error_class: nullable({ type: 'string' }),
       error_message: nullable({ type: 'string' }),
       attempt: nullable({ type: 'integer' }),
-      scheduled_at: nullable({ type: 'number', description: 'state scheduled (rescheduled by its limiter): when it is due again' }),
+      scheduled_at: nullable({
+        type: 'number',
+        description: 'state scheduled (rescheduled by its limiter): when it is due again',
+      }),
     },
   },
   Attempts: {
@@ -132,14 +172,20 @@ export const SCHEMAS: Record<string, SchemaObject> = {
           properties: {
             attempt: { type: 'integer', description: '1 for the first run, then retry_count + 2' },
             at: { type: 'number', description: 'When the attempt settled (float epoch seconds)' },
-            outcome: { type: 'string', enum: ['retrying', 'dead', 'discarded', 'interrupted', 'succeeded', 'unreadable'] },
+            outcome: {
+              type: 'string',
+              enum: ['retrying', 'dead', 'discarded', 'interrupted', 'succeeded', 'unreadable'],
+            },
             retry_at: { type: 'number', description: 'retrying, interrupted into retry: when the next attempt is due' },
             error_class: { type: 'string' },
             error_message: { type: 'string', description: 'At most 1024 bytes of UTF-8' },
             backtrace: { type: 'array', items: { type: 'string' }, description: 'The first 5 stack frames' },
             process: { type: 'string', description: 'hostname:pid:nonce of the process that ran it' },
             queue: { type: 'string' },
-            reason: { type: 'string', description: 'Why, when not the error (handed back at shutdown, orphaned too often)' },
+            reason: {
+              type: 'string',
+              description: 'Why, when not the error (handed back at shutdown, orphaned too often)',
+            },
           },
         },
       },
@@ -152,7 +198,10 @@ export const SCHEMAS: Record<string, SchemaObject> = {
       wurk_version: { type: 'string' },
       url: { type: 'string' },
       read_only: { type: 'boolean' },
-      rate_limit: nullable({ type: 'object', properties: { limit: { type: 'integer' }, interval_seconds: { type: 'integer' } } }),
+      rate_limit: nullable({
+        type: 'object',
+        properties: { limit: { type: 'integer' }, interval_seconds: { type: 'integer' } },
+      }),
     },
   },
 };
@@ -177,22 +226,51 @@ export const IDEMPOTENCY_KEY: ParameterObject = {
   name: 'Idempotency-Key',
   in: 'header',
   required: false,
-  description: '1-255 printable ASCII characters; a repeat with the same body replays the first answer (Idempotency-Replayed: true)',
+  description:
+    '1-255 printable ASCII characters; a repeat with the same body replays the first answer (Idempotency-Replayed: true)',
   schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,255}$' },
 };
-export const JID_PARAM: ParameterObject = { name: 'jid', in: 'path', required: true, description: 'A jid, or the id a listing gives an entry whose jid no URL path can carry (~ and the base64url of the jid)', schema: { type: 'string' } };
-export const PRODUCE_PROBLEMS: ProblemType[] = ['invalid_request', 'insufficient_scope', 'class_not_allowed', 'queue_not_allowed', 'read_only', 'payload_too_large', 'idempotency_key_reused', 'request_in_progress'];
-
+export const JID_PARAM: ParameterObject = {
+  name: 'jid',
+  in: 'path',
+  required: true,
+  description:
+    'A jid, or the id a listing gives an entry whose jid no URL path can carry (~ and the base64url of the jid)',
+  schema: { type: 'string' },
+};
+export const PRODUCE_PROBLEMS: ProblemType[] = [
+  'invalid_request',
+  'insufficient_scope',
+  'class_not_allowed',
+  'queue_not_allowed',
+  'read_only',
+  'payload_too_large',
+  'idempotency_key_reused',
+  'request_in_progress',
+];
 
 export const nullableNumber = nullable({ type: 'number' });
 export const PAGING: ParameterObject[] = [
-  { name: 'page', in: 'query', required: false, description: '0-based, clamped to 0..1000; given at most once', schema: { type: 'integer', default: 0 } },
-  { name: 'count', in: 'query', required: false, description: 'Items per page, clamped to 1..200; given at most once', schema: { type: 'integer', default: 25 } },
+  {
+    name: 'page',
+    in: 'query',
+    required: false,
+    description: '0-based, clamped to 0..1000; given at most once',
+    schema: { type: 'integer', default: 0 },
+  },
+  {
+    name: 'count',
+    in: 'query',
+    required: false,
+    description: 'Items per page, clamped to 1..200; given at most once',
+    schema: { type: 'integer', default: 25 },
+  },
 ];
 export const PAGE_FIELDS = { total: { type: 'integer' }, page: { type: 'integer' }, count: { type: 'integer' } };
 export const JOB: SchemaObject = {
   type: 'object',
-  description: 'A stored job; payload is the Sidekiq job hash as stored (null with parse_error and raw when it does not parse)',
+  description:
+    'A stored job; payload is the Sidekiq job hash as stored (null with parse_error and raw when it does not parse)',
   properties: {
     jid: nullable({ type: 'string' }),
     class: nullable({ type: 'string' }),
@@ -213,10 +291,22 @@ export const ENTRY: SchemaObject = {
     score: { type: 'string' },
     at: { type: 'number' },
     ...(JOB.properties as object),
-    id: nullable({ type: 'string', description: "The entry's name in its routes: the jid, or ~ and the base64url of a jid no URL path can carry (written by Ruby or raw Redis)" }),
+    id: nullable({
+      type: 'string',
+      description:
+        "The entry's name in its routes: the jid, or ~ and the base64url of a jid no URL path can carry (written by Ruby or raw Redis)",
+    }),
   },
 };
-export const QUEUE: SchemaObject = { type: 'object', properties: { name: { type: 'string' }, size: { type: 'integer' }, latency: { type: 'number' }, paused: { type: 'boolean' } } };
+export const QUEUE: SchemaObject = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    size: { type: 'integer' },
+    latency: { type: 'number' },
+    paused: { type: 'boolean' },
+  },
+};
 export const PROCESS: SchemaObject = {
   type: 'object',
   properties: {
@@ -240,7 +330,11 @@ export const PROCESS: SchemaObject = {
 };
 export const SIGNALLED: SchemaObject = {
   type: 'object',
-  properties: { signal: { type: 'string', enum: ['TSTP', 'TERM'] }, signalled: { type: 'array', items: { type: 'string' } }, skipped: { type: 'array', items: { type: 'string' } } },
+  properties: {
+    signal: { type: 'string', enum: ['TSTP', 'TERM'] },
+    signalled: { type: 'array', items: { type: 'string' } },
+    skipped: { type: 'array', items: { type: 'string' } },
+  },
 };
 export const HEALTH: SchemaObject = {
   type: 'object',
@@ -248,35 +342,81 @@ export const HEALTH: SchemaObject = {
     status: { type: 'string', enum: ['ok', 'down'] },
     reason: { type: 'string', enum: ['redis unreachable', 'no live processes'] },
     redis: { type: 'object', properties: { ok: { type: 'boolean' }, rtt_ms: nullableNumber } },
-    processes: nullable({ type: 'object', properties: { total: { type: 'integer' }, live: { type: 'integer' }, stale: { type: 'integer' }, quiet: { type: 'integer' } } }),
+    processes: nullable({
+      type: 'object',
+      properties: {
+        total: { type: 'integer' },
+        live: { type: 'integer' },
+        stale: { type: 'integer' },
+        quiet: { type: 'integer' },
+      },
+    }),
     stale_after_seconds: { type: 'integer' },
   },
 };
 export const NAME_PARAM: ParameterObject = { name: 'name', in: 'path', required: true, schema: { type: 'string' } };
-export const IDENTITY_PARAM: ParameterObject = { name: 'identity', in: 'path', required: true, description: 'A process identity, or all', schema: { type: 'string' } };
+export const IDENTITY_PARAM: ParameterObject = {
+  name: 'identity',
+  in: 'path',
+  required: true,
+  description: 'A process identity, or all',
+  schema: { type: 'string' },
+};
 export const READ_PROBLEMS: ProblemType[] = ['insufficient_scope', 'invalid_request'];
 const ACT_PROBLEMS: ProblemType[] = ['insufficient_scope', 'invalid_request', 'read_only'];
 
 /** A `read` route's description: its answer, and the problems every read may give plus `extra`. */
-export function readDoc(summary: string, schema: SchemaObject, parameters: ParameterObject[] = [], extra: ProblemType[] = []): RouteDoc {
+export function readDoc(
+  summary: string,
+  schema: SchemaObject,
+  parameters: ParameterObject[] = [],
+  extra: ProblemType[] = [],
+): RouteDoc {
   return { summary, parameters, responses: { 200: json(schema, summary), ...problems(...READ_PROBLEMS, ...extra) } };
 }
 
-/** An `admin` action's description: its answer, and the problems every action may give (read-only among them) plus `extra`. */
-export function actDoc(summary: string, schema: SchemaObject, parameters: ParameterObject[], extra: ProblemType[] = []): RouteDoc {
+/**
+ * An `admin` action's description: its answer, and the problems every action may give (read-only among them) plus
+ * `extra`.
+ */
+export function actDoc(
+  summary: string,
+  schema: SchemaObject,
+  parameters: ParameterObject[],
+  extra: ProblemType[] = [],
+): RouteDoc {
   return { summary, parameters, responses: { 200: json(schema, summary), ...problems(...ACT_PROBLEMS, ...extra) } };
 }
 
 /** A set listing's own parameters beside paging: find by jid, or scan by class. */
 export const SEARCH: ParameterObject[] = [
-  { name: 'jid', in: 'query', required: false, schema: { type: 'string', pattern: JID_PATTERN }, description: 'find one entry by jid (a scan)' },
-  { name: 'class', in: 'query', required: false, schema: { type: 'string', maxLength: 255 }, description: 'entries of this class, one bounded scan step; the answer carries `cursor` for the next ("0" = done)' },
+  {
+    name: 'jid',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', pattern: JID_PATTERN },
+    description: 'find one entry by jid (a scan)',
+  },
+  {
+    name: 'class',
+    in: 'query',
+    required: false,
+    schema: { type: 'string', maxLength: 255 },
+    description: 'entries of this class, one bounded scan step; the answer carries `cursor` for the next ("0" = done)',
+  },
   { name: 'cursor', in: 'query', required: false, schema: { type: 'string' } },
 ];
 
-
-export const PJID_PARAM: ParameterObject = { name: 'pjid', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{40}$' } };
-export const CRON_TOGGLED: SchemaObject = { type: 'object', properties: { pjid: { type: 'string' }, disabled: { type: 'boolean' } } };
+export const PJID_PARAM: ParameterObject = {
+  name: 'pjid',
+  in: 'path',
+  required: true,
+  schema: { type: 'string', pattern: '^[0-9a-f]{40}$' },
+};
+export const CRON_TOGGLED: SchemaObject = {
+  type: 'object',
+  properties: { pjid: { type: 'string' }, disabled: { type: 'boolean' } },
+};
 
 export const CLASS_METRICS: SchemaObject = {
   type: 'object',
@@ -286,7 +426,15 @@ export const CLASS_METRICS: SchemaObject = {
     failed: { type: 'integer' },
     total_ms: { type: 'number', description: 'Milliseconds spent in successful runs' },
     avg_ms: { type: 'number', description: 'total_ms / (processed - failed), 0 with no success' },
-    series: { type: 'object', description: 'Per bucket, aligned with buckets', properties: { processed: { type: 'array', items: { type: 'integer' } }, failed: { type: 'array', items: { type: 'integer' } }, ms: { type: 'array', items: { type: 'number' } } } },
+    series: {
+      type: 'object',
+      description: 'Per bucket, aligned with buckets',
+      properties: {
+        processed: { type: 'array', items: { type: 'integer' } },
+        failed: { type: 'array', items: { type: 'integer' } },
+        ms: { type: 'array', items: { type: 'number' } },
+      },
+    },
   },
 };
 export const METRICS_WINDOW = {
@@ -294,10 +442,19 @@ export const METRICS_WINDOW = {
   bucket_seconds: { type: 'integer', description: '60 up to 8 hours, 600 beyond' },
   starts_at: { type: 'string', format: 'date-time' },
   ends_at: { type: 'string', format: 'date-time' },
-  buckets: { type: 'array', items: { type: 'string', format: 'date-time' }, description: 'Start of each bucket, oldest first' },
+  buckets: {
+    type: 'array',
+    items: { type: 'string', format: 'date-time' },
+    description: 'Start of each bucket, oldest first',
+  },
   periods: { type: 'array', items: { type: 'string' } },
 };
-export const PERIOD_PARAM: ParameterObject = { name: 'period', in: 'query', required: false, schema: { type: 'string', enum: ['1h', '2h', '4h', '8h', '24h', '48h', '72h'], default: '1h' } };
+export const PERIOD_PARAM: ParameterObject = {
+  name: 'period',
+  in: 'query',
+  required: false,
+  schema: { type: 'string', enum: ['1h', '2h', '4h', '8h', '24h', '48h', '72h'], default: '1h' },
+};
 export const LOCATED_JOB: SchemaObject = {
   type: 'object',
   properties: {
@@ -313,5 +470,3 @@ export const LOCATED_JOB: SchemaObject = {
   },
   additionalProperties: true,
 };
-
-

@@ -32,7 +32,10 @@ function clamp(value: number, low: number, high: number): number {
   return Math.min(high, Math.max(low, value));
 }
 
-/** The effective page and count of a request's query (every value of each parameter, as parsed); a 400 problem when malformed. */
+/**
+ * The effective page and count of a request's query (every value of each parameter, as parsed); a 400 problem when
+ * malformed.
+ */
 export function pagingOf(query: Record<string, string[]>): Paging {
   const shape = Object.assign(new PagingQuery(), { page: query.page, count: query.count });
   const [error] = validateSync(shape);

@@ -1,4 +1,7 @@
-/** The problem types of docs/internals/spec/contract.md §1.5: the slug is the stable `type`; renaming one breaks clients. */
+/**
+ * The problem types of docs/internals/spec/contract.md §1.5: the slug is the stable `type`; renaming one breaks
+ * clients.
+ */
 export const PROBLEM_TYPES = {
   not_found: { status: 404, title: 'Not Found' },
   method_not_allowed: { status: 405, title: 'Method Not Allowed' },

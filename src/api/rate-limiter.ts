@@ -20,7 +20,12 @@ export class ApiRateLimiter {
   /** Charges one request to the principal; throws a 429 problem when its window is full. */
   async charge(principalId: string): Promise<void> {
     // tryAcquire asks once and never waits: a request over its limit is answered 429 at once.
-    const limiter = new WindowLimiter(this.redis, `api-token:${principalId}`, this.limit.limit, this.limit.intervalSeconds);
+    const limiter = new WindowLimiter(
+      this.redis,
+      `api-token:${principalId}`,
+      this.limit.limit,
+      this.limit.intervalSeconds,
+    );
     const { admitted, retryAfter } = await limiter.tryAcquire();
     if (admitted) return;
     throw new ApiProblem(

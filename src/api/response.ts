@@ -15,7 +15,12 @@ export function jsonResponse(status: number, value: unknown, headers: Record<str
 }
 
 export function problemResponse(problem: ApiProblem, instance: string): ApiResponse {
-  return { status: problem.status, body: JSON.stringify(problem.body(instance)), contentType: 'application/problem+json', headers: problem.headers };
+  return {
+    status: problem.status,
+    body: JSON.stringify(problem.body(instance)),
+    contentType: 'application/problem+json',
+    headers: problem.headers,
+  };
 }
 
 /** Writes the answer; a HEAD gets the headers of the GET it stands for and no body. */

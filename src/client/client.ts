@@ -19,7 +19,15 @@ import { JobPayload } from '../job/payload';
 import { arrayElements } from '../job/raw-json';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import { checkedSpreadInterval } from '../job/time-bounds';
-import { mergeWorkerOptions, PerformArgs, payloadDefaults, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
+import {
+  mergeWorkerOptions,
+  PerformArgs,
+  payloadDefaults,
+  WorkerClass,
+  WorkerInstance,
+  workerName,
+  workerOptionsOf,
+} from '../job/worker-definition';
 import type { WritePolicy } from '../redis/durable-write';
 import { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from '../redis/redis-errors';
 import { PushPipelineHook, PushTransport, RedisPushTransport, ScheduledPush } from './push-transport';
@@ -33,7 +41,9 @@ export interface ClientContext {
   workerClass?: WorkerClass;
 }
 
-/** A client middleware as a function `(context, next) => …`: change `context.job`, or skip `next()` to drop the push. */
+/**
+ * A client middleware as a function `(context, next) => …`: change `context.job`, or skip `next()` to drop the push.
+ */
 export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
 
 /** A class-shaped client middleware, e.g. a Nest provider with injected dependencies. */
@@ -99,7 +109,8 @@ export class Client {
    * its spliced fast path), as wurk's own unique-job middleware needs.
    */
   use(middleware: ClientMiddlewareFn | ClientMiddleware, appliesTo?: (job: JobPayload) => boolean): this {
-    const run: ClientMiddlewareFn = typeof middleware === 'function' ? middleware : (ctx, next) => middleware.call(ctx, next);
+    const run: ClientMiddlewareFn =
+      typeof middleware === 'function' ? middleware : (ctx, next) => middleware.call(ctx, next);
     if (appliesTo) {
       this.conditionalMiddleware.push(appliesTo);
       this.middleware.use((ctx, next) => (appliesTo(ctx.job) ? run(ctx, next) : next()));
@@ -143,12 +154,20 @@ export class Client {
    * (at 1e9 and above an absolute epoch, as Sidekiq reads it), or a duration
    * `{ minutes: 5 }`. Throws InvalidScheduleError past ten years.
    */
-  performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+  performIn<W extends WorkerInstance>(
+    interval: number | Duration,
+    worker: WorkerClass<W>,
+    ...args: PerformArgs<W>
+  ): Promise<string | null> {
     return this.set({}).performIn(interval, worker, ...args);
   }
 
   /** Enqueues at a Date or at epoch seconds; an epoch in milliseconds throws InvalidScheduleError. */
-  performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+  performAt<W extends WorkerInstance>(
+    at: Date | number,
+    worker: WorkerClass<W>,
+    ...args: PerformArgs<W>
+  ): Promise<string | null> {
     return this.set({}).performAt(at, worker, ...args);
   }
 
@@ -157,7 +176,10 @@ export class Client {
     const queue = this.config.capsuleQueues?.[capsule];
     if (queue === undefined) {
       const known = Object.keys(this.config.capsuleQueues ?? {});
-      throw new InvalidJobError('capsule', `"${capsule}" is not a capsule of this app's capsules option (${known.length > 0 ? known.join(', ') : 'none configured'}); name the queue instead, or configure the capsule`);
+      throw new InvalidJobError(
+        'capsule',
+        `"${capsule}" is not a capsule of this app's capsules option (${known.length > 0 ? known.join(', ') : 'none configured'}); name the queue instead, or configure the capsule`,
+      );
     }
     return queue;
   }
@@ -178,7 +200,9 @@ export class Client {
   push(item: JobHash | JobPayload): Promise<string | null> {
     if (!(item instanceof JobPayload) && this.pushesPlainly()) {
       let normalized: NormalizedText | undefined;
-      // Stryker disable BlockStatement: a shortcut only; without it pushPayload refuses the item with the same error (normalizeToText runs payloadFromHash's JSON check, in the same key order).
+      // a shortcut only; without it pushPayload refuses the item with the same error (normalizeToText runs
+      // payloadFromHash's JSON check, in the same key order).
+      // Stryker disable BlockStatement
       try {
         normalized = normalizeToText(item, this.classDefaults(item.class), this.config.timestamps);
       } catch (error) {
@@ -192,21 +216,30 @@ export class Client {
 
   private async pushPayload(item: JobHash | JobPayload): Promise<string | null> {
     const payload = toPayload(item);
-    return this.pushNormalized(normalize(payload, this.classDefaults(payload.get<unknown>('class')), this.config.timestamps));
+    return this.pushNormalized(
+      normalize(payload, this.classDefaults(payload.get<unknown>('class')), this.config.timestamps),
+    );
   }
 
-  /** The defaults of a push by class name: a registered worker's `queue` (or its capsule's) and `retry` over the global ones. */
+  /**
+   * The defaults of a push by class name: a registered worker's `queue` (or its capsule's) and `retry` over the global
+   * ones.
+   */
   private classDefaults(className: unknown): ReadonlyArray<readonly [string, unknown]> {
     const options = typeof className === 'string' ? this.config.registeredWorker?.(className) : undefined;
     if (!options) return DEFAULT_JOB_OPTIONS;
-    const queue = options.queue ?? (options.capsule !== undefined ? this.config.capsuleQueues?.[options.capsule] : undefined);
+    const queue =
+      options.queue ?? (options.capsule !== undefined ? this.config.capsuleQueues?.[options.capsule] : undefined);
     return DEFAULT_JOB_OPTIONS.map(([key, value]) => {
       const registered = key === 'queue' ? queue : key === 'retry' ? options.retry : undefined;
       return [key, registered ?? value] as const;
     });
   }
 
-  /** Said once per value: `performIn(60_000)` is 16.7 hours in Sidekiq's seconds, most likely meant as BullMQ's milliseconds. */
+  /**
+   * Said once per value: `performIn(60_000)` is 16.7 hours in Sidekiq's seconds, most likely meant as BullMQ's
+   * milliseconds.
+   */
   private readonly warnedIntervals = new Set<number>();
 
   /** @internal */
@@ -238,7 +271,10 @@ export class Client {
     const transport = this.transport as RedisPushTransport;
     const written =
       job.at === undefined
-        ? transport.pushOne(job.queue, job.open + ',"enqueued_at":' + timestampText(nowMs(), this.config.timestamps) + '}')
+        ? transport.pushOne(
+            job.queue,
+            job.open + ',"enqueued_at":' + timestampText(nowMs(), this.config.timestamps) + '}',
+          )
         : transport.scheduleOne(scoreFromAt(job.at, job.atText as string), job.open + '}');
     return written.then(() => {
       this.observePushed(job.className, job.queue, 1);
@@ -264,13 +300,17 @@ export class Client {
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
     const transport = this.transport;
-    const fast = transport instanceof RedisPushTransport && !this.middlewareApplies(base) && !transport.hooksApply(base);
+    const fast =
+      transport instanceof RedisPushTransport && !this.middlewareApplies(base) && !transport.hooksApply(base);
     const progress = { written: false };
     try {
       await this.writeBulk(base, argsList, times, batchSize, explicitJid, fast, jids, progress);
     } catch (error) {
       // Earlier batches are in Redis: the caller must not take this for a push that wrote nothing.
-      const inDoubt = error instanceof PartlyAppliedError || error instanceof CommandInDoubtError || error instanceof RedisUnavailableError;
+      const inDoubt =
+        error instanceof PartlyAppliedError ||
+        error instanceof CommandInDoubtError ||
+        error instanceof RedisUnavailableError;
       throw progress.written && !inDoubt ? new PartlyAppliedError(error) : error;
     }
     return jids;
@@ -289,7 +329,16 @@ export class Client {
     for (let start = 0; start < argsList.length; start += batchSize) {
       const end = Math.min(start + batchSize, argsList.length);
       if (fast) {
-        await this.writeBulkSlice(this.transport as RedisPushTransport, base, argsList, times, start, end, explicitJid, jids);
+        await this.writeBulkSlice(
+          this.transport as RedisPushTransport,
+          base,
+          argsList,
+          times,
+          start,
+          end,
+          explicitJid,
+          jids,
+        );
         progress.written = true;
         continue;
       }
@@ -334,7 +383,9 @@ export class Client {
       const jid = explicitJid ? base.jid : newJid();
       jids.push(jid);
       const jidText = explicitJid ? JSON.stringify(jid) : `"${jid}"`;
-      const job = argsFirst ? head + argsList[index] + middle + jidText + tail : head + jidText + middle + argsList[index] + tail;
+      const job = argsFirst
+        ? head + argsList[index] + middle + jidText + tail
+        : head + jidText + middle + argsList[index] + tail;
       if (times) entries.push(scoreText(times[index] * 1000), job);
       else entries.push(job);
     }
@@ -407,7 +458,11 @@ export class ScopedClient {
    * the queue when the time has come. Rejects with InvalidScheduleError past
    * ten years; resolves to the jid, or null when a middleware halted it.
    */
-  async performIn<W extends WorkerInstance>(interval: number | Duration, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+  async performIn<W extends WorkerInstance>(
+    interval: number | Duration,
+    worker: WorkerClass<W>,
+    ...args: PerformArgs<W>
+  ): Promise<string | null> {
     this.client.noteInterval(interval);
     return this.schedule(epochForInterval(interval), worker, args);
   }
@@ -418,7 +473,11 @@ export class ScopedClient {
    * the queue. An epoch in milliseconds rejects with InvalidScheduleError, as
    * does a time past ten years; resolves to the jid, or null when halted.
    */
-  async performAt<W extends WorkerInstance>(at: Date | number, worker: WorkerClass<W>, ...args: PerformArgs<W>): Promise<string | null> {
+  async performAt<W extends WorkerInstance>(
+    at: Date | number,
+    worker: WorkerClass<W>,
+    ...args: PerformArgs<W>
+  ): Promise<string | null> {
     return this.schedule(epochForAt(at), worker, args);
   }
 
@@ -440,7 +499,8 @@ export class ScopedClient {
     const options = workerOptionsOf(worker);
     if (!options) throw new InvalidJobError('worker', `${worker?.name ?? String(worker)} is not a @Worker class`);
     const merged = mergeWorkerOptions(options, this.overrides);
-    if (merged.capsule !== undefined && merged.queue === undefined) merged.queue = this.client.capsuleQueue(merged.capsule);
+    if (merged.capsule !== undefined && merged.queue === undefined)
+      merged.queue = this.client.capsuleQueue(merged.capsule);
     const defaults = payloadDefaults(merged, DEFAULT_JOB_OPTIONS);
     // An undefined `at` is no member at all (JSON has no undefined): the job is pushed now.
     const item: Record<string, unknown> = { class: workerName(worker), args, at };
@@ -459,7 +519,8 @@ const JID_MARK = '\u0000jid\u0000';
 const MARK_SPLIT = /\u0000(?:args|jid)\u0000/;
 
 function isTransport(target: Redis | PushTransport): target is PushTransport {
-  // Stryker disable next-line ConditionalExpression: an ioredis connection has no write method today; the pipeline check keeps it so if one is added.
+  // an ioredis connection has no write method today; the pipeline check keeps it so if one is added.
+  // Stryker disable next-line ConditionalExpression
   return !('pipeline' in target) && typeof (target as PushTransport).write === 'function';
 }
 
@@ -507,6 +568,7 @@ function bulkTimes(bulk: JobPayload, count: number): number[] | undefined {
 function bulkBatchSize(bulk: JobPayload, scheduled: boolean): number {
   const size = bulk.get<unknown>('batch_size');
   if (size === undefined) return scheduled ? DEFAULT_SCHEDULED_BATCH_SIZE : DEFAULT_BATCH_SIZE;
-  if (!Number.isInteger(size) || (size as number) < 1) throw new InvalidJobError('batch_size', 'must be a positive integer');
+  if (!Number.isInteger(size) || (size as number) < 1)
+    throw new InvalidJobError('batch_size', 'must be a positive integer');
   return size as number;
 }

@@ -31,7 +31,10 @@ export type PushPipelineHook = (pipeline: ChainableCommander, job: JobPayload, e
 /** In SADD queues + LPUSH, the LPUSH. */
 const isJobWrite = (index: number) => index === 1;
 
-/** Sidekiq's wire layout: SADD queues + LPUSH queue:<q>, ZADD schedule, in one pipeline (never MULTI, never a script: see redis/scripts.ts). */
+/**
+ * Sidekiq's wire layout: SADD queues + LPUSH queue:<q>, ZADD schedule, in one pipeline (never MULTI, never a script:
+ * see redis/scripts.ts).
+ */
 export class RedisPushTransport implements PushTransport {
   private readonly pipelineHooks: Array<{ hook: PushPipelineHook; appliesTo?: (job: JobPayload) => boolean }> = [];
 
@@ -66,9 +69,11 @@ export class RedisPushTransport implements PushTransport {
   }
 
   async write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
-    if (scheduled.length === 0 && immediate.length === 1 && !this.hooksApply(immediate[0])) return this.pushOne(immediate[0].queue, immediate[0].toString());
+    if (scheduled.length === 0 && immediate.length === 1 && !this.hooksApply(immediate[0]))
+      return this.pushOne(immediate[0].queue, immediate[0].toString());
     // Stryker disable next-line ConditionalExpression: only a shortcut; the pipeline below writes the same single ZADD.
-    if (immediate.length === 0 && scheduled.length === 1) return this.scheduleOne(scheduled[0].score, scheduled[0].job.toString());
+    if (immediate.length === 0 && scheduled.length === 1)
+      return this.scheduleOne(scheduled[0].score, scheduled[0].job.toString());
     const byQueue = new Map<string, string[]>();
     for (const job of immediate) {
       let list = byQueue.get(job.queue);
@@ -76,7 +81,8 @@ export class RedisPushTransport implements PushTransport {
       list.push(job.toString());
     }
     // Pipeline positions of the commands that write jobs (after SADD queues); the rest are side writes.
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: with no immediate job the pipeline is the ZADD alone, so nothing can be refused beside it.
+    // with no immediate job the pipeline is the ZADD alone, so nothing can be refused beside it.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator
     const firstJobWrite = byQueue.size > 0 ? 1 : 0;
     const jobWrites = byQueue.size + (scheduled.length > 0 ? 1 : 0);
     await this.commit(
@@ -85,7 +91,8 @@ export class RedisPushTransport implements PushTransport {
           pipeline.sadd(Keys.queues, ...byQueue.keys());
           for (const [queue, list] of byQueue) pipeline.lpush(Keys.queue(queue), ...list);
         }
-        if (scheduled.length > 0) pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
+        if (scheduled.length > 0)
+          pipeline.zadd(Keys.schedule, ...scheduled.flatMap(({ job, score }) => [score, job.toString()]));
         for (const { hook } of this.pipelineHooks) {
           for (const job of immediate) hook(pipeline, job, enqueuedAtMs);
         }
@@ -96,7 +103,16 @@ export class RedisPushTransport implements PushTransport {
 
   /** One immediate job that no hook wants: SADD + LPUSH, sent as plain commands (see sendDurably). */
   pushOne(queue: string, text: string): Promise<void> {
-    return sendDurably(this.redis, [['sadd', Keys.queues, queue], ['lpush', Keys.queue(queue), text]], this.writes, this.server, isJobWrite);
+    return sendDurably(
+      this.redis,
+      [
+        ['sadd', Keys.queues, queue],
+        ['lpush', Keys.queue(queue), text],
+      ],
+      this.writes,
+      this.server,
+      isJobWrite,
+    );
   }
 
   /** One scheduled job: a ZADD, sent as a plain command. */

@@ -12,7 +12,14 @@ export interface Duration {
   ms?: number;
 }
 
-const SECONDS_PER_UNIT: Record<keyof Duration, number> = { weeks: 604_800, days: 86_400, hours: 3600, minutes: 60, seconds: 1, ms: 0.001 };
+const SECONDS_PER_UNIT: Record<keyof Duration, number> = {
+  weeks: 604_800,
+  days: 86_400,
+  hours: 3600,
+  minutes: 60,
+  seconds: 1,
+  ms: 0.001,
+};
 
 /** Sidekiq's `perform_in` rule: an interval below this is relative seconds, at or above it an absolute epoch. */
 export const ABSOLUTE_EPOCH_THRESHOLD = 1e9;
@@ -27,20 +34,29 @@ export { InvalidScheduleError, MAX_SCHEDULE_SECONDS } from '../job/time-bounds';
  */
 export function epochForInterval(interval: number | Duration, now: number = nowMs() / 1000): number {
   if (typeof interval === 'number') {
-    if (!Number.isFinite(interval)) throw new InvalidScheduleError('interval', `must be a number of seconds, a Date or a duration such as { minutes: 5 } (got ${interval})`);
-    return interval < ABSOLUTE_EPOCH_THRESHOLD ? checkedAhead(now + interval, now, 'interval', interval) : epochForAt(interval, now, 'interval');
+    if (!Number.isFinite(interval))
+      throw new InvalidScheduleError(
+        'interval',
+        `must be a number of seconds, a Date or a duration such as { minutes: 5 } (got ${interval})`,
+      );
+    return interval < ABSOLUTE_EPOCH_THRESHOLD
+      ? checkedAhead(now + interval, now, 'interval', interval)
+      : epochForAt(interval, now, 'interval');
   }
   return checkedAhead(now + durationSeconds(interval), now, 'interval', interval);
 }
 
-/** The epoch seconds `performAt(at)` means: a Date, or epoch seconds (a millisecond epoch is refused, naming the fix). */
+/**
+ * The epoch seconds `performAt(at)` means: a Date, or epoch seconds (a millisecond epoch is refused, naming the fix).
+ */
 export function epochForAt(at: Date | number, now: number = nowMs() / 1000, field = 'at'): number {
   if (at instanceof Date) {
     const time = at.getTime();
     if (!Number.isFinite(time)) throw new InvalidScheduleError(field, 'is an Invalid Date');
     return checkedAhead(time / 1000, now, field, at.toISOString());
   }
-  // Number.isFinite is false for anything that is not a number (no coercion), so it also refuses '1795942306' from untyped callers.
+  // Number.isFinite is false for anything that is not a number (no coercion), so it also refuses '1795942306' from
+  // untyped callers.
   return checkedEpoch(at, now, field);
 }
 
@@ -49,13 +65,22 @@ function durationSeconds(duration: Duration): number {
     throw new InvalidScheduleError('interval', 'must be a number of seconds or a duration such as { minutes: 5 }');
   }
   const units = Object.keys(duration);
-  if (units.length === 0) throw new InvalidScheduleError('interval', `is an empty duration; give one of ${Object.keys(SECONDS_PER_UNIT).join(', ')}`);
+  if (units.length === 0)
+    throw new InvalidScheduleError(
+      'interval',
+      `is an empty duration; give one of ${Object.keys(SECONDS_PER_UNIT).join(', ')}`,
+    );
   let total = 0;
   for (const unit of units) {
     const perUnit = SECONDS_PER_UNIT[unit as keyof Duration];
-    if (perUnit === undefined) throw new InvalidScheduleError(`interval.${unit}`, `is not a duration unit; use ${Object.keys(SECONDS_PER_UNIT).join(', ')}`);
+    if (perUnit === undefined)
+      throw new InvalidScheduleError(
+        `interval.${unit}`,
+        `is not a duration unit; use ${Object.keys(SECONDS_PER_UNIT).join(', ')}`,
+      );
     const value = duration[unit as keyof Duration];
-    if (typeof value !== 'number' || !Number.isFinite(value)) throw new InvalidScheduleError(`interval.${unit}`, `must be a finite number (got ${String(value)})`);
+    if (typeof value !== 'number' || !Number.isFinite(value))
+      throw new InvalidScheduleError(`interval.${unit}`, `must be a finite number (got ${String(value)})`);
     total += value * perUnit;
   }
   return total;

@@ -10,7 +10,10 @@
  */
 import type * as ClassValidator from 'class-validator';
 
-export function classValidatorPart<Name extends keyof typeof ClassValidator>(file: string, name: Name): (typeof ClassValidator)[Name] {
+export function classValidatorPart<Name extends keyof typeof ClassValidator>(
+  file: string,
+  name: Name,
+): (typeof ClassValidator)[Name] {
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
     const loaded = require(`class-validator/cjs/${file}`) as Partial<typeof ClassValidator>;
@@ -34,7 +37,13 @@ const Validator = classValidatorPart('validation/Validator', 'Validator');
 
 export type { ValidationError, ValidatorOptions } from 'class-validator';
 
-/** class-validator's own validateSync (index.ts): the Validator from its container, which an app may have replaced with useContainer. */
-export function validateSync(object: object, options?: ClassValidator.ValidatorOptions): ClassValidator.ValidationError[] {
+/**
+ * class-validator's own validateSync (index.ts): the Validator from its container, which an app may have replaced with
+ * useContainer.
+ */
+export function validateSync(
+  object: object,
+  options?: ClassValidator.ValidatorOptions,
+): ClassValidator.ValidationError[] {
   return getFromContainer(Validator).validateSync(object, options);
 }

@@ -11,7 +11,10 @@ export const MAX_CONCURRENCY = 10_000;
 /** A queue's weight in `queues: [[name, weight]]`: the fetch order repeats each name `weight` times. */
 export const MAX_QUEUE_WEIGHT = 1_000;
 
-/** Every seconds option stays within what Redis takes as `EX`/`EXPIRE` (past about 9.2e15 it refuses the command): ten years. */
+/**
+ * Every seconds option stays within what Redis takes as `EX`/`EXPIRE` (past about 9.2e15 it refuses the command): ten
+ * years.
+ */
 export const MAX_SECONDS_OPTION = MAX_TTL_SECONDS;
 
 /**
@@ -24,7 +27,12 @@ export const MAX_SECONDS_OPTION = MAX_TTL_SECONDS;
 /** Renders a bad value for a message; functions and instances by their kind, never their contents. */
 export function shown(value: unknown): string {
   if (typeof value === 'function') return `a function ${value.name || '(anonymous)'}`;
-  if (value !== null && typeof value === 'object' && !Array.isArray(value) && Object.getPrototypeOf(value) !== Object.prototype) {
+  if (
+    value !== null &&
+    typeof value === 'object' &&
+    !Array.isArray(value) &&
+    Object.getPrototypeOf(value) !== Object.prototype
+  ) {
     return `an instance of ${value.constructor?.name ?? 'an unknown class'}`;
   }
   try {
@@ -38,18 +46,27 @@ export function shown(value: unknown): string {
  * The building block: `test` decides, `reason` is the whole complaint
  * (`must be …`). `test` also sees the other options, for a rule between two.
  */
-export function OptionRule(name: string, reason: (value: unknown) => string, test: (value: unknown, options: Record<string, unknown>) => boolean): PropertyDecorator {
+export function OptionRule(
+  name: string,
+  reason: (value: unknown) => string,
+  test: (value: unknown, options: Record<string, unknown>) => boolean,
+): PropertyDecorator {
   return ValidateBy({
     name,
     validator: {
-      validate: (value: unknown, args) => value === undefined || test(value, (args?.object ?? {}) as Record<string, unknown>),
+      validate: (value: unknown, args) =>
+        value === undefined || test(value, (args?.object ?? {}) as Record<string, unknown>),
       defaultMessage: (args) => reason(args?.value),
     },
   });
 }
 
 /** "must be <what> (got <value>)". */
-function mustBe(name: string, what: string, test: (value: unknown, options: Record<string, unknown>) => boolean): PropertyDecorator {
+function mustBe(
+  name: string,
+  what: string,
+  test: (value: unknown, options: Record<string, unknown>) => boolean,
+): PropertyDecorator {
   return OptionRule(name, (value) => `must be ${what} (got ${shown(value)})`, test);
 }
 
@@ -59,7 +76,11 @@ export const IsOneOf = (allowed: readonly unknown[]): PropertyDecorator =>
 export const IsFlag = (): PropertyDecorator => IsOneOf([true, false]);
 
 export const IsText = ({ nonEmpty = false } = {}): PropertyDecorator =>
-  mustBe('isText', nonEmpty ? 'a non-empty string' : 'a string', (value) => typeof value === 'string' && (!nonEmpty || value.length > 0));
+  mustBe(
+    'isText',
+    nonEmpty ? 'a non-empty string' : 'a string',
+    (value) => typeof value === 'string' && (!nonEmpty || value.length > 0),
+  );
 
 /**
  * The longest wait a Node timer keeps: 2^31 - 1 ms, about 24.8 days. A
@@ -73,15 +94,22 @@ export const MAX_TIMER_SECONDS = Math.floor((2 ** 31 - 1) / 1000);
  * option this process waits out with a timer (`timer`); `min` is exclusive
  * when 0 is not allowed (`> 0`), inclusive otherwise.
  */
-export const IsSeconds = ({ integer = false, positive = true, timer = false }: { integer?: boolean; positive?: boolean; timer?: boolean } = {}): PropertyDecorator => {
+export const IsSeconds = ({
+  integer = false,
+  positive = true,
+  timer = false,
+}: { integer?: boolean; positive?: boolean; timer?: boolean } = {}): PropertyDecorator => {
   const max = timer ? MAX_TIMER_SECONDS : MAX_SECONDS_OPTION;
   const bound = timer ? `${max} (24.8 days, the longest wait of a Node timer)` : `${max} (ten years)`;
-  return mustBe('isSeconds', `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'} and <= ${bound}`, (value) =>
-    typeof value === 'number' &&
-    Number.isFinite(value) &&
-    (positive ? value > 0 : value >= 0) &&
-    value <= max &&
-    (!integer || Number.isInteger(value)),
+  return mustBe(
+    'isSeconds',
+    `${integer ? 'an integer' : 'a number'} of seconds ${positive ? '> 0' : '>= 0'} and <= ${bound}`,
+    (value) =>
+      typeof value === 'number' &&
+      Number.isFinite(value) &&
+      (positive ? value > 0 : value >= 0) &&
+      value <= max &&
+      (!integer || Number.isInteger(value)),
   );
 };
 
@@ -92,7 +120,11 @@ export function countRule(min: number, max?: number): string {
 
 /** A whole count at least `min` (and at most `max` when given). */
 export const IsCount = (min: number, max?: number): PropertyDecorator =>
-  mustBe('isCount', countRule(min, max), (value) => Number.isInteger(value) && (value as number) >= min && (max === undefined || (value as number) <= max));
+  mustBe(
+    'isCount',
+    countRule(min, max),
+    (value) => Number.isInteger(value) && (value as number) >= min && (max === undefined || (value as number) <= max),
+  );
 
 /** An array whose every element passes `element` (described as `of`). */
 export const IsArrayOf = (of: string, element: (value: unknown) => boolean = () => true): PropertyDecorator =>
@@ -135,7 +167,10 @@ export function IsNestedOptions(type: () => new () => object, what: string): Pro
 export function IsNestedOptionsList(type: () => new () => object, what: string): PropertyDecorator {
   return (target, property) => {
     registerNestedClass(target, property, type);
-    IsArrayOf(what, (element) => element !== null && typeof element === 'object' && !Array.isArray(element))(target, property);
+    IsArrayOf(what, (element) => element !== null && typeof element === 'object' && !Array.isArray(element))(
+      target,
+      property,
+    );
     ValidateNested({ each: true })(target, property);
   };
 }

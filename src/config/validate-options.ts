@@ -25,7 +25,11 @@ export function validateOptions(options: unknown, shape: OptionsShape): void {
   if (options === null || typeof options !== 'object' || Array.isArray(options)) {
     throw new WurkConfigError(shape.path || 'options', `must be an object (got ${shown(options)})`);
   }
-  const errors = validateSync(asInstance(shape.type, options), { whitelist: true, forbidNonWhitelisted: true, forbidUnknownValues: false });
+  const errors = validateSync(asInstance(shape.type, options), {
+    whitelist: true,
+    forbidNonWhitelisted: true,
+    forbidUnknownValues: false,
+  });
   const first = firstProblem(errors, []);
   if (!first) return;
   const { path, error, constraint, message } = first;
@@ -33,7 +37,10 @@ export function validateOptions(options: unknown, shape: OptionsShape): void {
   if (constraint === 'whitelistValidation') {
     const known = knownKeys(error.target?.constructor as (new () => object) | undefined);
     const aliases = path.length === 1 ? shape.aliases : undefined;
-    throw new WurkConfigError(where, `is not an option of ${shape.owner}${didYouMeanText(String(error.property), known, aliases)}`);
+    throw new WurkConfigError(
+      where,
+      `is not an option of ${shape.owner}${didYouMeanText(String(error.property), known, aliases)}`,
+    );
   }
   throw new WurkConfigError(where, message);
 }
@@ -49,7 +56,9 @@ function asInstance(type: new () => object, value: object): object {
   for (const [property, nestedType] of nested ?? []) {
     const inner = (value as Record<string, unknown>)[property];
     if (Array.isArray(inner)) {
-      (instance as Record<string, unknown>)[property] = inner.map((element) => (isOptionObject(element) ? asInstance(nestedType(), element) : element));
+      (instance as Record<string, unknown>)[property] = inner.map((element) =>
+        isOptionObject(element) ? asInstance(nestedType(), element) : element,
+      );
     } else if (isOptionObject(inner)) {
       (instance as Record<string, unknown>)[property] = asInstance(nestedType(), inner);
     }

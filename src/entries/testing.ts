@@ -10,5 +10,11 @@ export { TestingTransport } from '../testing/testing-transport';
 export { MemoryStatusRows } from '../testing/memory-status';
 export { JobRunner } from '../testing/job-runner';
 export type { JobRunnerDeps } from '../testing/job-runner';
-export { EmptyQueueError, EnqueuedAssertionError, RunawayJobsError, TestingNeedsRedisError, TestModeAlreadySetError } from '../testing/errors';
+export {
+  EmptyQueueError,
+  EnqueuedAssertionError,
+  RunawayJobsError,
+  TestingNeedsRedisError,
+  TestModeAlreadySetError,
+} from '../testing/errors';
 export { redisStandIn, TestingConnections } from '../testing/redis-stand-in';

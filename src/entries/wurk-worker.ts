@@ -27,7 +27,8 @@ function flags(argv: string[]): Record<string, string> {
       process.exit(0);
     }
     const match = /^--([a-z]+)(?:=(.*))?$/.exec(arg);
-    if (!match || !['module', 'export', 'concurrency', 'queues'].includes(match[1])) throw new WurkConfigError(arg, `is not a flag of wurk-worker; ${USAGE}`);
+    if (!match || !['module', 'export', 'concurrency', 'queues'].includes(match[1]))
+      throw new WurkConfigError(arg, `is not a flag of wurk-worker; ${USAGE}`);
     const value = match[2] ?? argv[++index];
     if (value === undefined) throw new WurkConfigError(`--${match[1]}`, 'needs a value');
     parsed[match[1]] = value;
@@ -39,7 +40,9 @@ function flags(argv: string[]): Record<string, string> {
 function moduleClass(file: string, name: string | undefined): Type<unknown> {
   // eslint-disable-next-line @typescript-eslint/no-require-imports -- the app's module, named on the command line
   const exports = require(resolve(process.cwd(), file)) as Record<string, unknown>;
-  const candidates = name ? [exports[name]] : [exports.AppModule, exports.default, ...Object.values(exports).filter((value) => typeof value === 'function')];
+  const candidates = name
+    ? [exports[name]]
+    : [exports.AppModule, exports.default, ...Object.values(exports).filter((value) => typeof value === 'function')];
   const found = candidates.find((value) => typeof value === 'function');
   if (!found) throw new WurkConfigError('--export', `${name ?? 'AppModule'} is not exported by ${file}`);
   return found as Type<unknown>;
@@ -52,8 +55,14 @@ async function main(): Promise<void> {
   if (!file) throw new WurkConfigError('--module', `is required (or WURK_MODULE); ${USAGE}`);
   const concurrencyText = pick('concurrency', 'WURK_CONCURRENCY');
   const concurrency = concurrencyText === undefined ? undefined : Number(concurrencyText);
-  if (concurrency !== undefined && !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY)) {
-    throw new WurkConfigError('--concurrency', `must be ${countRule(1, MAX_CONCURRENCY)} (got ${JSON.stringify(concurrencyText)})`);
+  if (
+    concurrency !== undefined &&
+    !(Number.isInteger(concurrency) && concurrency >= 1 && concurrency <= MAX_CONCURRENCY)
+  ) {
+    throw new WurkConfigError(
+      '--concurrency',
+      `must be ${countRule(1, MAX_CONCURRENCY)} (got ${JSON.stringify(concurrencyText)})`,
+    );
   }
   const queuesText = pick('queues', 'WURK_QUEUES');
   await runStandaloneWorker({

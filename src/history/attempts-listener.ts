@@ -43,7 +43,12 @@ export class AttemptsListener implements JobLifecycleListener, IgnoresUnmarkedJo
   onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
     const job = context.job;
     if (job.jid === '' || (outcome.kind === 'complete' && !failedBefore(context))) return undefined;
-    const record = attemptRecordOf(outcome, { attempt: context.attempt, queue: context.queue, process: this.process?.(), now: nowMs() });
+    const record = attemptRecordOf(outcome, {
+      attempt: context.attempt,
+      queue: context.queue,
+      process: this.process?.(),
+      now: nowMs(),
+    });
     if (!record) return undefined;
     return this.append(job.jid, record);
   }

@@ -41,8 +41,16 @@ export class RedisAttemptsStore implements AttemptsStore {
 
   async record(jid: string, record: AttemptRecord): Promise<void> {
     const text = JSON.stringify(record);
-    const length = await runScript<number>(this.redis, 'attempts_record', [Keys.attempts(jid)], [text, this.limits.maxEntries, this.limits.ttl, ATTEMPT_RECORD_MAX_BYTES]);
-    if (Number(length) < 0) throw new RangeError(`attempt record of ${jid} is ${Buffer.byteLength(text)} bytes, over the ${ATTEMPT_RECORD_MAX_BYTES}-byte cap`);
+    const length = await runScript<number>(
+      this.redis,
+      'attempts_record',
+      [Keys.attempts(jid)],
+      [text, this.limits.maxEntries, this.limits.ttl, ATTEMPT_RECORD_MAX_BYTES],
+    );
+    if (Number(length) < 0)
+      throw new RangeError(
+        `attempt record of ${jid} is ${Buffer.byteLength(text)} bytes, over the ${ATTEMPT_RECORD_MAX_BYTES}-byte cap`,
+      );
   }
 
   read(jid: string): Promise<AttemptRecord[]> {

@@ -1,4 +1,7 @@
-/** How one attempt ended, as the attempts log names it (`outcome` of seed 004 in docs/seed-rules.md, plus wurk's settle paths). */
+/**
+ * How one attempt ended, as the attempts log names it (`outcome` of seed 004 in docs/seed-rules.md, plus wurk's settle
+ * paths).
+ */
 export type AttemptOutcome = 'retrying' | 'dead' | 'discarded' | 'interrupted' | 'succeeded' | 'unreadable';
 
 /**

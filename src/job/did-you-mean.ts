@@ -4,7 +4,11 @@
  * libraries use for the same thing (BullMQ's `connection` is wurk's `redis`),
  * which no spelling distance would find.
  */
-export function didYouMean(name: string, known: Iterable<string>, aliases: Readonly<Record<string, string>> = {}): string | undefined {
+export function didYouMean(
+  name: string,
+  known: Iterable<string>,
+  aliases: Readonly<Record<string, string>> = {},
+): string | undefined {
   if (Object.prototype.hasOwnProperty.call(aliases, name)) return aliases[name];
   const lower = name.toLowerCase();
   let best: string | undefined;
@@ -16,12 +20,17 @@ export function didYouMean(name: string, known: Iterable<string>, aliases: Reado
       bestDistance = distance;
     }
   }
-  // Half the name may be wrong, no more: past that the suggestion is noise. (Nothing known leaves the distance infinite.)
+  // Half the name may be wrong, no more: past that the suggestion is noise. (Nothing known leaves the distance
+  // infinite.)
   return bestDistance <= Math.max(1, Math.ceil(name.length / 2)) ? best : undefined;
 }
 
 /** " (did you mean X?)" or nothing, to append to a reason. */
-export function didYouMeanText(name: string, known: Iterable<string>, aliases?: Readonly<Record<string, string>>): string {
+export function didYouMeanText(
+  name: string,
+  known: Iterable<string>,
+  aliases?: Readonly<Record<string, string>>,
+): string {
   const suggestion = didYouMean(name, known, aliases);
   return suggestion === undefined ? '' : `; did you mean ${suggestion}?`;
 }
@@ -35,7 +44,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       rows[i][j] = Math.min(rows[i - 1][j] + 1, rows[i][j - 1] + 1, rows[i - 1][j - 1] + cost);
-      // In the first row or column the character before the first reads undefined, which matches none: no bounds test needed.
+      // In the first row or column the character before the first reads undefined, which matches none: no bounds test
+      // needed.
       if (a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) rows[i][j] = Math.min(rows[i][j], rows[i - 2][j - 2] + 1);
     }
   }

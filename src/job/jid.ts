@@ -12,7 +12,8 @@ let offset = 0;
 
 /** Sidekiq's `SecureRandom.hex(12)`: 24 lowercase hex characters from a CSPRNG. */
 export function newJid(): string {
-  // Stryker disable next-line ConditionalExpression: a pool drawn afresh for every jid mints the same jids; only the cost differs.
+  // a pool drawn afresh for every jid mints the same jids; only the cost differs.
+  // Stryker disable next-line ConditionalExpression
   if (offset >= pool.length) {
     pool = randomBytes(POOL_JIDS * JID_BYTES);
     offset = 0;

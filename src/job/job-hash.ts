@@ -67,7 +67,10 @@ export interface WorkerOptions {
    * delay) unless released earlier. Written to the payload as `unique_for`.
    */
   uniqueFor?: number;
-  /** When the lock is released: after `perform` succeeds (default, held across retries) or just before it starts. Payload `unique_until`. */
+  /**
+   * When the lock is released: after `perform` succeeds (default, held across retries) or just before it starts.
+   * Payload `unique_until`.
+   */
   uniqueUntil?: 'success' | 'start';
   /**
    * Extra payload members, copied into every job of this class as Sidekiq
@@ -80,7 +83,18 @@ export interface WorkerOptions {
 
 /** The keys of WorkerOptions, for the start-up check of a worker declared without the type (plain JS, a cast). */
 const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
-  name: true, queue: true, capsule: true, retry: true, track: true, backtrace: true, dead: true, tags: true, retry_for: true, retry_queue: true,
-  uniqueFor: true, uniqueUntil: true, custom: true,
+  name: true,
+  queue: true,
+  capsule: true,
+  retry: true,
+  track: true,
+  backtrace: true,
+  dead: true,
+  tags: true,
+  retry_for: true,
+  retry_queue: true,
+  uniqueFor: true,
+  uniqueUntil: true,
+  custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

@@ -116,7 +116,9 @@ export function normalizeToText(
   if (!hasCreatedAt) tail += ',"created_at":' + timestampText(createdAtMs, mode);
   // Every member was written after a comma; with no default the first one opens the object instead.
   const open = head === '' ? '{' + (members + tail).slice(1) : head + members + tail;
-  return at === undefined ? { open, jid: jid as string, className, queue } : { open, jid: jid as string, className, queue, at: at as number, atText };
+  return at === undefined
+    ? { open, jid: jid as string, className, queue }
+    : { open, jid: jid as string, className, queue, at: at as number, atText };
 }
 
 function indexOfDefault(defaults: ReadonlyArray<readonly [string, unknown]>, key: string): number {

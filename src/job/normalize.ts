@@ -52,7 +52,8 @@ export function validatePayload(payload: JobPayload): void {
     fail('retry', 'must be true, false or a non-negative integer');
   }
   const at = payload.get('at');
-  if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at))) fail('at', 'must be a number of epoch seconds');
+  if (at !== undefined && (typeof at !== 'number' || !Number.isFinite(at)))
+    fail('at', 'must be a number of epoch seconds');
   // The horizon of performAt holds for a raw `at` too (HTTP, Ruby-style hashes, the testing module).
   if (at !== undefined) checkedEpoch(at as number, nowMs() / 1000, 'at');
   const retryFor = payload.get('retry_for');
@@ -113,4 +114,3 @@ export function normalize(
   validatePayload(ordered);
   return ordered;
 }
-

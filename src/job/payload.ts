@@ -15,7 +15,8 @@ export function keyText(key: string): string {
   let text = keyTexts.get(key);
   if (text === undefined) {
     text = JSON.stringify(key);
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: the bound only caps the cache's memory; a key encodes the same cached or not.
+    // the bound only caps the cache's memory; a key encodes the same cached or not.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator
     if (keyTexts.size < KEY_CACHE_LIMIT) keyTexts.set(key, text);
   }
   return text;
@@ -85,7 +86,8 @@ export class JobPayload {
 
   /** The member `key` decoded from its JSON text (decoded once, then kept), or undefined when absent. */
   get<T = unknown>(key: string): T | undefined {
-    if (this.decoded !== undefined) return Object.prototype.hasOwnProperty.call(this.decoded, key) ? (this.decoded[key] as T) : undefined;
+    if (this.decoded !== undefined)
+      return Object.prototype.hasOwnProperty.call(this.decoded, key) ? (this.decoded[key] as T) : undefined;
     const member = this.members.get(key);
     if (!member) return undefined;
     if (!member.decoded) {

@@ -17,7 +17,10 @@ export function isValidQueueName(value: unknown): value is string {
   return Array.from(value).length <= MAX_CODE_POINTS && !FORBIDDEN.test(value);
 }
 
-/** `retry_queue` as a payload may carry it: left out or null (retries go back to the job's own queue), else a queue name. */
+/**
+ * `retry_queue` as a payload may carry it: left out or null (retries go back to the job's own queue), else a queue
+ * name.
+ */
 export function isRetryQueue(value: unknown): boolean {
   return value === undefined || value === null || isValidQueueName(value);
 }

@@ -40,7 +40,9 @@ function stringEnd(text: string, start: number): number {
   return i + 1;
 }
 
-/** An integer token stays as written (Ruby's Integer has every digit); anything with a fraction or exponent is a Float. */
+/**
+ * An integer token stays as written (Ruby's Integer has every digit); anything with a fraction or exponent is a Float.
+ */
 function numberText(token: string): string {
   if (!/[.eE]/.test(token)) return token === '-0' ? '0' : token.replace(/^(-?)0+(?=\d)/, '$1');
   return rubyFloat(Number(token));

@@ -33,10 +33,15 @@ export function isTtl(value: unknown): value is number {
 /** Sidekiq's `spread_interval` floor (seconds). */
 export const MIN_SPREAD_INTERVAL = 5;
 
-/** Epoch seconds `epoch`, refused when it lands past the horizon; `given` is what the caller passed, for the message. */
+/**
+ * Epoch seconds `epoch`, refused when it lands past the horizon; `given` is what the caller passed, for the message.
+ */
 export function checkedAhead(epoch: number, now: number, field: string, given: unknown): number {
   if (epoch - now > MAX_SCHEDULE_SECONDS) {
-    throw new InvalidScheduleError(field, `is more than ten years away (${JSON.stringify(given)} lands in the year ${yearOf(epoch)}); a number is seconds, as in Sidekiq`);
+    throw new InvalidScheduleError(
+      field,
+      `is more than ten years away (${JSON.stringify(given)} lands in the year ${yearOf(epoch)}); a number is seconds, as in Sidekiq`,
+    );
   }
   return epoch;
 }
@@ -47,7 +52,8 @@ export function checkedAhead(epoch: number, now: number, field: string, given: u
  * due at once.
  */
 export function checkedEpoch(at: number, now: number, field: string): number {
-  if (!Number.isFinite(at)) throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
+  if (!Number.isFinite(at))
+    throw new InvalidScheduleError(field, `must be a Date or epoch seconds (got ${String(at)})`);
   if (at - now > MAX_SCHEDULE_SECONDS && Math.abs(at / 1000 - now) <= MAX_SCHEDULE_SECONDS) {
     throw new InvalidScheduleError(
       field,
@@ -64,8 +70,16 @@ export function isSchedulable(at: number, now: number): boolean {
 
 /** Bulk `spread_interval`: seconds between MIN_SPREAD_INTERVAL and the horizon. */
 export function checkedSpreadInterval(spread: unknown): number {
-  if (typeof spread !== 'number' || !Number.isFinite(spread) || spread < MIN_SPREAD_INTERVAL || spread > MAX_SCHEDULE_SECONDS) {
-    throw new InvalidScheduleError('spread_interval', `must be a number of seconds from ${MIN_SPREAD_INTERVAL} to ${MAX_SCHEDULE_SECONDS} (ten years) (got ${String(spread)})`);
+  if (
+    typeof spread !== 'number' ||
+    !Number.isFinite(spread) ||
+    spread < MIN_SPREAD_INTERVAL ||
+    spread > MAX_SCHEDULE_SECONDS
+  ) {
+    throw new InvalidScheduleError(
+      'spread_interval',
+      `must be a number of seconds from ${MIN_SPREAD_INTERVAL} to ${MAX_SCHEDULE_SECONDS} (ten years) (got ${String(spread)})`,
+    );
   }
   return spread;
 }

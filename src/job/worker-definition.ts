@@ -56,8 +56,19 @@ const NON_PAYLOAD_OPTIONS = new Set(['name', 'capsule', 'custom']);
 
 /** Members wurk writes itself: a `custom` member of the same name would be overwritten or would corrupt the job. */
 const RESERVED_MEMBERS = new Set([
-  'class', 'args', 'jid', 'created_at', 'enqueued_at', 'at',
-  'error_class', 'error_message', 'error_backtrace', 'failed_at', 'retried_at', 'retry_count', 'interrupted_count',
+  'class',
+  'args',
+  'jid',
+  'created_at',
+  'enqueued_at',
+  'at',
+  'error_class',
+  'error_message',
+  'error_backtrace',
+  'failed_at',
+  'retried_at',
+  'retry_count',
+  'interrupted_count',
 ]);
 
 /** Options spelt the TypeScript way that reach the payload under Sidekiq Enterprise's member name. */
@@ -69,7 +80,10 @@ const PAYLOAD_NAMES: Record<string, string> = { uniqueFor: 'unique_for', uniqueU
  * where `custom` stands (Sidekiq copies unknown `sidekiq_options` into each
  * payload).
  */
-export function payloadDefaults(options: WorkerOptions, globalDefaults: ReadonlyArray<readonly [string, unknown]>): Array<[string, unknown]> {
+export function payloadDefaults(
+  options: WorkerOptions,
+  globalDefaults: ReadonlyArray<readonly [string, unknown]>,
+): Array<[string, unknown]> {
   const entries = new Map<string, unknown>(globalDefaults.map(([key, value]) => [key, value]));
   for (const [key, value] of Object.entries(options)) {
     if (key === 'custom' && value) {
@@ -94,7 +108,10 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   for (const key of Object.keys(options)) {
     // The type already refuses these; this catches plain JS and casts, which would copy the typo into every payload.
     if (!WORKER_OPTION_KEYS.includes(key)) {
-      throw new WurkConfigError(where(key), `is not a worker option${didYouMeanText(key, WORKER_OPTION_KEYS)} (extra payload members go in custom: { ... })`);
+      throw new WurkConfigError(
+        where(key),
+        `is not a worker option${didYouMeanText(key, WORKER_OPTION_KEYS)} (extra payload members go in custom: { ... })`,
+      );
     }
   }
   validateCustomMembers(where('custom'), options.custom);
@@ -119,10 +136,17 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.retry_queue !== undefined && !isValidQueueName(options.retry_queue)) {
     throw new WurkConfigError(where('retry_queue'), QUEUE_NAME_RULE);
   }
-  if (options.tags !== undefined && !(Array.isArray(options.tags) && options.tags.every((t) => typeof t === 'string'))) {
+  if (
+    options.tags !== undefined &&
+    !(Array.isArray(options.tags) && options.tags.every((t) => typeof t === 'string'))
+  ) {
     throw new WurkConfigError(where('tags'), 'must be an array of strings');
   }
-  if (options.backtrace !== undefined && typeof options.backtrace !== 'boolean' && !(Number.isInteger(options.backtrace) && options.backtrace > 0)) {
+  if (
+    options.backtrace !== undefined &&
+    typeof options.backtrace !== 'boolean' &&
+    !(Number.isInteger(options.backtrace) && options.backtrace > 0)
+  ) {
     throw new WurkConfigError(where('backtrace'), 'must be a boolean or a positive integer');
   }
   if (options.dead !== undefined && typeof options.dead !== 'boolean') {
@@ -146,10 +170,17 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
 /** `custom` is a plain object whose keys neither shadow a worker option nor a member wurk writes. */
 export function validateCustomMembers(where: string, custom: unknown): void {
   if (custom === undefined) return;
-  if (custom === null || typeof custom !== 'object' || Array.isArray(custom)) throw new WurkConfigError(where, 'must be an object of extra payload members');
+  if (custom === null || typeof custom !== 'object' || Array.isArray(custom))
+    throw new WurkConfigError(where, 'must be an object of extra payload members');
   for (const key of Object.keys(custom)) {
-    if (WORKER_OPTION_KEYS.includes(key)) throw new WurkConfigError(`${where}.${key}`, `is a worker option; set ${key} directly, not in custom`);
-    if (Object.values(PAYLOAD_NAMES).includes(key)) throw new WurkConfigError(`${where}.${key}`, `is written by a worker option; set ${Object.keys(PAYLOAD_NAMES).find((option) => PAYLOAD_NAMES[option] === key)} instead`);
-    if (RESERVED_MEMBERS.has(key)) throw new WurkConfigError(`${where}.${key}`, 'is a payload member wurk writes itself');
+    if (WORKER_OPTION_KEYS.includes(key))
+      throw new WurkConfigError(`${where}.${key}`, `is a worker option; set ${key} directly, not in custom`);
+    if (Object.values(PAYLOAD_NAMES).includes(key))
+      throw new WurkConfigError(
+        `${where}.${key}`,
+        `is written by a worker option; set ${Object.keys(PAYLOAD_NAMES).find((option) => PAYLOAD_NAMES[option] === key)} instead`,
+      );
+    if (RESERVED_MEMBERS.has(key))
+      throw new WurkConfigError(`${where}.${key}`, 'is a payload member wurk writes itself');
   }
 }

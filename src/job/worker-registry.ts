@@ -35,7 +35,10 @@ export class WorkerRegistry {
     this.byName.set(worker.name, worker);
   }
 
-  /** The worker for a payload's `class` string, or undefined when this process does not know it (the job then fails with UnknownWorkerError). */
+  /**
+   * The worker for a payload's `class` string, or undefined when this process does not know it (the job then fails with
+   * UnknownWorkerError).
+   */
   get(name: string): RegisteredWorker | undefined {
     return this.byName.get(name);
   }

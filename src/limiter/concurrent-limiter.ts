@@ -7,7 +7,10 @@ import { OverLimitError } from './over-limit-error';
 
 /** Options of `LimiterService.concurrent()`: how long a slot may be held and how long `within()` waits for one. */
 export interface ConcurrentLimiterOptions {
-  /** Seconds a slot is held at most: a crashed holder's slot frees itself then (default 30; set it above your longest run). */
+  /**
+   * Seconds a slot is held at most: a crashed holder's slot frees itself then (default 30; set it above your longest
+   * run).
+   */
   lockTimeout?: number;
   /** Seconds `within` waits for a free slot before throwing OverLimitError (default 5; 0 = do not wait). */
   waitTimeout?: number;
@@ -50,7 +53,12 @@ export class ConcurrentLimiter {
     const deadline = Date.now() + this.waitTimeoutMs;
     let poll = FIRST_POLL_MS;
     for (;;) {
-      const taken = await runScript<number>(this.redis, 'limiter_concurrent', [Keys.limiterConcurrent(this.name)], [this.size, this.lockTimeoutMs, token]);
+      const taken = await runScript<number>(
+        this.redis,
+        'limiter_concurrent',
+        [Keys.limiterConcurrent(this.name)],
+        [this.size, this.lockTimeoutMs, token],
+      );
       if (taken === 1) return;
       if (Date.now() + poll > deadline || signal?.aborted) throw new OverLimitError(this.name);
       await pause(poll, signal);

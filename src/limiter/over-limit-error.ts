@@ -12,6 +12,8 @@ export class OverLimitError extends WurkError {
     /** Seconds until the limiter may admit again, when it knows (window limiters). */
     readonly retryAfter?: number,
   ) {
-    super(`limiter ${JSON.stringify(limiter)} is over its limit${retryAfter === undefined ? '' : `; retry in ${retryAfter} s`}`);
+    super(
+      `limiter ${JSON.stringify(limiter)} is over its limit${retryAfter === undefined ? '' : `; retry in ${retryAfter} s`}`,
+    );
   }
 }

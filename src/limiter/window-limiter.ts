@@ -16,7 +16,9 @@ export function intervalSeconds(interval: LimiterInterval): number {
 
 /** Options of `LimiterService.window()`: how long `within()` waits for the window to admit. */
 export interface WindowLimiterOptions {
-  /** Seconds `within` may wait for the window to admit it before throwing OverLimitError (default 5; 0 = do not wait). */
+  /**
+   * Seconds `within` may wait for the window to admit it before throwing OverLimitError (default 5; 0 = do not wait).
+   */
   waitTimeout?: number;
 }
 
@@ -42,11 +44,12 @@ export class WindowLimiter {
 
   /** One admission, or the whole seconds until the window admits again. */
   async tryAcquire(): Promise<{ admitted: boolean; retryAfter: number }> {
-    const [admitted, retryAfter] = await runScript<[number, number]>(this.redis, 'rate_limit', [Keys.limiterWindow(this.name)], [
-      this.limit,
-      this.intervalSeconds,
-      randomBytes(6).toString('hex'),
-    ]);
+    const [admitted, retryAfter] = await runScript<[number, number]>(
+      this.redis,
+      'rate_limit',
+      [Keys.limiterWindow(this.name)],
+      [this.limit, this.intervalSeconds, randomBytes(6).toString('hex')],
+    );
     return { admitted: admitted === 1, retryAfter };
   }
 

@@ -16,12 +16,22 @@ export class AttemptsHooks {
   private readonly logger = new Logger('WurkHistory');
   readonly listener: AttemptsListener | undefined;
 
-  constructor(connections: RedisConnections, server: WurkServer, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
+  constructor(
+    connections: RedisConnections,
+    server: WurkServer,
+    @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions,
+  ) {
     if (options.attemptsMax === 0) return;
-    const store = new RedisAttemptsStore(connections.command, { maxEntries: options.attemptsMax, ttl: options.attemptsTtl });
+    const store = new RedisAttemptsStore(connections.command, {
+      maxEntries: options.attemptsMax,
+      ttl: options.attemptsTtl,
+    });
     this.listener = new AttemptsListener(
       store,
-      (error, jid) => this.logger.warn(`attempts log write for ${jid} failed (the job is filed; only its history misses this attempt): ${error instanceof Error ? error.message : String(error)}`),
+      (error, jid) =>
+        this.logger.warn(
+          `attempts log write for ${jid} failed (the job is filed; only its history misses this attempt): ${error instanceof Error ? error.message : String(error)}`,
+        ),
       () => server.identity.identity,
     );
   }

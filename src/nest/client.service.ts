@@ -25,7 +25,9 @@ export class ClientService extends Client {
     const logger = new Logger('WurkClient');
     super(transport, {
       timestamps: options.timestamps,
-      capsuleQueues: capsuleDefaultQueues(capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules)),
+      capsuleQueues: capsuleDefaultQueues(
+        capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules),
+      ),
       // Read at push time: the registry fills at module init, after this client is built.
       registeredWorker: (className) => registry?.get(className)?.options,
       warn: (message) => logger.warn(message),

@@ -71,8 +71,12 @@ export class JobContext {
 
   private require(): JobExecution {
     const execution = jobExecutionStorage.getStore();
-    // A job that started before the first JobContext was built (one resolved at run time) does not carry its execution either.
-    if (!execution) throw new WurkError('JobContext is only available while a job is being performed (inject it, rather than resolving it at run time, so every job carries it)');
+    // A job that started before the first JobContext was built (one resolved at run time) does not carry its execution
+    // either.
+    if (!execution)
+      throw new WurkError(
+        'JobContext is only available while a job is being performed (inject it, rather than resolving it at run time, so every job carries it)',
+      );
     return execution;
   }
 }

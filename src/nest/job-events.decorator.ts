@@ -17,9 +17,15 @@ export function OnJobEvent(events: JobEventName | JobEventName[]): MethodDecorat
 }
 
 /** The decorated methods of a class, own and inherited. */
-export function jobEventHandlersOf(target: { prototype: object }): Array<{ method: string | symbol; events: JobEventName[] }> {
+export function jobEventHandlersOf(target: {
+  prototype: object;
+}): Array<{ method: string | symbol; events: JobEventName[] }> {
   const found: Array<{ method: string | symbol; events: JobEventName[] }> = [];
-  for (let prototype: object | null = target.prototype; prototype && prototype !== Object.prototype; prototype = Object.getPrototypeOf(prototype)) {
+  for (
+    let prototype: object | null = target.prototype;
+    prototype && prototype !== Object.prototype;
+    prototype = Object.getPrototypeOf(prototype)
+  ) {
     found.push(...(handlers.get(prototype) ?? []));
   }
   return found;

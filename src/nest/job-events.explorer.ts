@@ -25,11 +25,18 @@ export class JobEventsExplorer implements OnModuleInit {
       if (declared.length === 0) continue;
       const instance = wrapper.instance as Record<string | symbol, unknown> | undefined;
       if (!instance || !wrapper.isDependencyTreeStatic() || wrapper.isTransient) {
-        throw new WurkConfigError(`@OnJobEvent(${target.name})`, 'must decorate a singleton provider (not request- or transient-scoped)');
+        throw new WurkConfigError(
+          `@OnJobEvent(${target.name})`,
+          'must decorate a singleton provider (not request- or transient-scoped)',
+        );
       }
       for (const { method, events } of declared) {
         for (const event of events) {
-          if (!(JOB_EVENTS as readonly string[]).includes(event)) throw new WurkConfigError(`@OnJobEvent(${target.name}.${String(method)})`, `names an unknown event "${event}" (one of ${JOB_EVENTS.join(', ')})`);
+          if (!(JOB_EVENTS as readonly string[]).includes(event))
+            throw new WurkConfigError(
+              `@OnJobEvent(${target.name}.${String(method)})`,
+              `names an unknown event "${event}" (one of ${JOB_EVENTS.join(', ')})`,
+            );
           this.dispatcher.on(event, (payload) => (instance[method] as (e: unknown) => unknown).call(instance, payload));
         }
       }

@@ -22,9 +22,11 @@ export class PeriodicExplorer implements OnModuleInit {
     for (const { target } of providerClasses(this.discovery)) {
       const declarations = periodicDeclarationsOf(target);
       if (declarations.length === 0) continue;
-      if (!workerOptionsOf(target)) throw new WurkConfigError(`@Periodic(${target.name})`, 'must decorate a @Worker class');
+      if (!workerOptionsOf(target))
+        throw new WurkConfigError(`@Periodic(${target.name})`, 'must decorate a @Worker class');
       declarations.forEach(({ cron, options }, index) => {
-        const source = declarations.length > 1 ? `@Periodic(${workerName(target)})[${index}]` : `@Periodic(${workerName(target)})`;
+        const source =
+          declarations.length > 1 ? `@Periodic(${workerName(target)})[${index}]` : `@Periodic(${workerName(target)})`;
         const entry = resolvePeriodicEntry({ ...options, cron, worker: target }, source, this.periodic.capsuleQueues);
         try {
           this.periodic.add(entry);

@@ -1,4 +1,11 @@
-import { BeforeApplicationShutdown, Inject, Injectable, Logger, OnApplicationBootstrap, OnApplicationShutdown } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  Logger,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+} from '@nestjs/common';
 import { RunningLockListener } from '../periodic/running-lock-listener';
 import { PeriodicService } from './periodic.service';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -57,7 +64,8 @@ export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicat
     let timer: NodeJS.Timeout | undefined;
     const stopped = this.periodic.stop().then(() => true);
     const gaveUp = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), TICKER_STOP_MS)));
-    if (!(await Promise.race([stopped, gaveUp]))) this.logger.warn(`shutdown: gave up waiting on Redis for the periodic tick in progress`);
+    if (!(await Promise.race([stopped, gaveUp])))
+      this.logger.warn(`shutdown: gave up waiting on Redis for the periodic tick in progress`);
     clearTimeout(timer);
   }
 

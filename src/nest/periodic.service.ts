@@ -18,8 +18,14 @@ export class PeriodicService extends PeriodicManager {
   /** Capsule name → its first queue, where a worker naming the capsule and no queue is pushed. */
   readonly capsuleQueues: Readonly<Record<string, string>>;
 
-  constructor(connections: RedisConnections, client: ClientService, @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions) {
-    const capsuleQueues = capsuleDefaultQueues(capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules));
+  constructor(
+    connections: RedisConnections,
+    client: ClientService,
+    @Inject(WURK_RESOLVED_OPTIONS) options: ResolvedWurkOptions,
+  ) {
+    const capsuleQueues = capsuleDefaultQueues(
+      capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules),
+    );
     const entries = resolvePeriodicEntries(
       options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })),
       capsuleQueues,

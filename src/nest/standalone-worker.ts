@@ -53,13 +53,17 @@ export async function runStandaloneWorker(options: StandaloneWorkerOptions): Pro
  * `critical,default` → strict `['critical', 'default']`.
  */
 export function parseQueues(text: string, source: string): QueueSpec {
-  const entries = text.split(',').map((entry) => entry.trim()).filter(Boolean);
+  const entries = text
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean);
   if (entries.length === 0) throw new WurkConfigError(source, 'must name at least one queue');
   if (!entries.some((entry) => entry.includes(':'))) return entries;
   return entries.map((entry) => {
     const [name, weightText = '1'] = entry.split(':');
     const weight = Number(weightText);
-    if (!name || !Number.isInteger(weight) || weight < 1) throw new WurkConfigError(source, `has a bad entry ${JSON.stringify(entry)} (want name or name:weight)`);
+    if (!name || !Number.isInteger(weight) || weight < 1)
+      throw new WurkConfigError(source, `has a bad entry ${JSON.stringify(entry)} (want name or name:weight)`);
     return [name, weight] as [string, number];
   });
 }

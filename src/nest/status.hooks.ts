@@ -26,9 +26,15 @@ export class StatusHooks implements OnModuleInit {
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {
     this.listener = new StatusListener(
-      new StatusWriter(connections.command, { writes: writePolicyFor(connections.sentinel, options), server: () => connections.server }),
+      new StatusWriter(connections.command, {
+        writes: writePolicyFor(connections.sentinel, options),
+        server: () => connections.server,
+      }),
       { ttl: options.statusTtl, retention: options.statusRetention, progressInterval: options.progressInterval },
-      (error, jid, what) => this.logger.warn(`status ${what} write for ${jid} failed: ${error instanceof Error ? error.message : String(error)}`),
+      (error, jid, what) =>
+        this.logger.warn(
+          `status ${what} write for ${jid} failed: ${error instanceof Error ? error.message : String(error)}`,
+        ),
     );
   }
 
@@ -42,6 +48,7 @@ export class StatusHooks implements OnModuleInit {
     // On the transport, not on ClientService: a test that overrides
     // ClientService with a mock must still boot. isTracked lets a bulk push
     // ask once per batch (its jobs share their options).
-    if (this.transport instanceof RedisPushTransport) this.transport.addPipelineHook(enqueuedRowHook(this.options.statusTtl), isTracked);
+    if (this.transport instanceof RedisPushTransport)
+      this.transport.addPipelineHook(enqueuedRowHook(this.options.statusTtl), isTracked);
   }
 }

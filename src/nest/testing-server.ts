@@ -1,6 +1,11 @@
 import { MiddlewareChain } from '../job/middleware-chain';
 import { newProcessIdentity, ProcessIdentity } from '../server/identity';
-import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddlewareFn } from '../server/server-middleware';
+import type {
+  JobLifecycleListener,
+  ServerContext,
+  ServerMiddleware,
+  ServerMiddlewareFn,
+} from '../server/server-middleware';
 
 /**
  * WurkServer's stand-in in the testing module: the same `use` and
@@ -23,7 +28,9 @@ export class TestingServer {
    * ones added before it. Returns the server, for chaining.
    */
   use(middleware: ServerMiddlewareFn | ServerMiddleware): this {
-    this.middleware.use(typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next));
+    this.middleware.use(
+      typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next),
+    );
     return this;
   }
 

@@ -2,7 +2,14 @@ import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { WurkConfigError } from '../job/errors';
-import { declaredWorkerClasses, validateWorkerOptions, WorkerClass, WorkerInstance, workerName, workerOptionsOf } from '../job/worker-definition';
+import {
+  declaredWorkerClasses,
+  validateWorkerOptions,
+  WorkerClass,
+  WorkerInstance,
+  workerName,
+  workerOptionsOf,
+} from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
 import { CapsuleGroup, capsuleGroups, checkWorkerCapsule } from '../server/capsules';
 import { SERVER_DEFAULTS } from '../server/server-options';
@@ -27,11 +34,22 @@ export class WorkerExplorer implements OnModuleInit {
   ) {}
 
   onModuleInit(): void {
-    this.groups = capsuleGroups(this.options.queues ?? SERVER_DEFAULTS.queues, this.options.concurrency, this.options.capsules);
+    this.groups = capsuleGroups(
+      this.options.queues ?? SERVER_DEFAULTS.queues,
+      this.options.concurrency,
+      this.options.capsules,
+    );
     for (const { wrapper, target } of providerClasses(this.discovery)) {
       if (workerOptionsOf(target)) this.register(wrapper, target);
     }
-    this.logger.log(`registered ${this.registry.all().length} worker(s): ${this.registry.all().map((w) => w.name).join(', ') || 'none'}`);
+    this.logger.log(
+      `registered ${this.registry.all().length} worker(s): ${
+        this.registry
+          .all()
+          .map((w) => w.name)
+          .join(', ') || 'none'
+      }`,
+    );
     if (this.options.processing) this.warnUnprovided();
   }
 
@@ -45,7 +63,9 @@ export class WorkerExplorer implements OnModuleInit {
     const provided = new Set(this.registry.all().map((worker) => worker.target));
     const missing = declaredWorkerClasses().filter((target) => !provided.has(target));
     if (missing.length === 0) return;
-    const names = missing.map((target) => (workerName(target) === target.name ? target.name : `${target.name} (${workerName(target)})`));
+    const names = missing.map((target) =>
+      workerName(target) === target.name ? target.name : `${target.name} (${workerName(target)})`,
+    );
     this.logger.warn(
       `@Worker class(es) provided by no module: ${names.join(', ')}; jobs of theirs fetched by this process will fail until the class is added to a module's providers`,
     );
@@ -57,7 +77,10 @@ export class WorkerExplorer implements OnModuleInit {
     validateWorkerOptions(name, options);
     checkWorkerCapsule(name, options.capsule, options.queue, this.groups);
     if (!wrapper.isDependencyTreeStatic()) {
-      throw new WurkConfigError(`@Worker(${name})`, `${target.name} must be a singleton provider (request-scoped workers are not supported)`);
+      throw new WurkConfigError(
+        `@Worker(${name})`,
+        `${target.name} must be a singleton provider (request-scoped workers are not supported)`,
+      );
     }
     this.registry.register({ name, target, options, instance: wrapper.instance as WorkerInstance });
   }

@@ -39,15 +39,19 @@ import { ATTEMPTS_MAX, ATTEMPTS_TTL } from '../history/attempts-store';
 export type MiddlewareEntry<M, F> = M | F | Type<M>;
 
 const isFunction = (value: unknown) => typeof value === 'function';
-const isMiddleware = (value: unknown) => isFunction(value) || (value !== null && typeof value === 'object' && isFunction((value as { call?: unknown }).call));
+const isMiddleware = (value: unknown) =>
+  isFunction(value) || (value !== null && typeof value === 'object' && isFunction((value as { call?: unknown }).call));
 /** The scheme of a URL as given (`http`), for the message that refuses it. */
-const urlScheme = (url: unknown): string => (typeof url === 'string' ? (/^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1] ?? 'none') : typeof url);
+const urlScheme = (url: unknown): string =>
+  typeof url === 'string' ? (/^([a-z][a-z0-9+.-]*):/i.exec(url)?.[1] ?? 'none') : typeof url;
 const isPlainEntry = (value: unknown) => value !== null && typeof value === 'object' && !Array.isArray(value);
 
 /** One element of `capsules`: a queue group with processors of its own (Sidekiq 7's capsule). */
 export class CapsuleOptions implements CapsuleSpec {
-  /** Shown on Sidekiq 8's Busy page; a worker names it in `@Worker({ capsule })`. Not "default" (the top-level group). */
-  @IsRequiredOption('the capsule\'s name')
+  /**
+   * Shown on Sidekiq 8's Busy page; a worker names it in `@Worker({ capsule })`. Not "default" (the top-level group).
+   */
+  @IsRequiredOption("the capsule's name")
   @IsText({ nonEmpty: true })
   name!: string;
 
@@ -74,11 +78,15 @@ export class CapsuleOptions implements CapsuleSpec {
  * docs:config` to regenerate docs/configuration.md (a test fails until then).
  */
 export class WurkModuleOptions {
-  /** `{ url }`, any ioredis options (Sentinel, TLS, ACL user, db), or an ioredis instance to duplicate (never closed by wurk). Unset: ioredis's own default, `localhost:6379`. */
+  /**
+   * `{ url }`, any ioredis options (Sentinel, TLS, ACL user, db), or an ioredis instance to duplicate (never closed by
+   * wurk). Unset: ioredis's own default, `localhost:6379`.
+   */
   @IsObjectOption('ioredis options ({ url, ... }) or an ioredis instance')
   @OptionRule(
     'redisUrlScheme',
-    (value) => `url must start with redis:// or rediss:// (got scheme ${JSON.stringify(urlScheme((value as { url?: unknown }).url))})`,
+    (value) =>
+      `url must start with redis:// or rediss:// (got scheme ${JSON.stringify(urlScheme((value as { url?: unknown }).url))})`,
     (value) => {
       const url = (value as { url?: unknown }).url;
       return url === undefined || (typeof url === 'string' && /^rediss?:\/\//i.test(url));
@@ -99,7 +107,10 @@ export class WurkModuleOptions {
   @IsSeconds({ timer: true })
   replicaTimeout?: number;
 
-  /** Seconds a push or a filing keeps trying through reconnects and a master switch before it rejects with RedisUnavailableError (default 5). */
+  /**
+   * Seconds a push or a filing keeps trying through reconnects and a master switch before it rejects with
+   * RedisUnavailableError (default 5).
+   */
   @IsSeconds({ timer: true })
   writeTimeout?: number;
 
@@ -111,7 +122,10 @@ export class WurkModuleOptions {
   @IsArrayOf('middleware (a function, an object with call(), or a class)', isMiddleware)
   clientMiddleware?: MiddlewareEntry<ClientMiddleware, ClientMiddlewareFn>[];
 
-  /** Tokens and limits of the HTTP API (docs/http-api.md); its routes are WurkApiModule's controllers. Unset: no tokens, every route answers 404. */
+  /**
+   * Tokens and limits of the HTTP API (docs/http-api.md); its routes are WurkApiModule's controllers.
+   * Unset: no tokens, every route answers 404.
+   */
   @IsNestedOptions(() => WurkApiOptionKeys, 'an object { tokens, enqueueClasses, ... }')
   api?: WurkApiOptions;
 
@@ -127,7 +141,10 @@ export class WurkModuleOptions {
   @IsSeconds({ integer: true })
   attemptsTtl?: number;
 
-  /** Records kept in one job's attempts log, the oldest dropped first (default 30: Sidekiq's 25 retries, the first run and interrupts). 0 turns the log off. */
+  /**
+   * Records kept in one job's attempts log, the oldest dropped first (default 30: Sidekiq's 25 retries, the first run
+   * and interrupts). 0 turns the log off.
+   */
   @IsCount(0)
   attemptsMax?: number;
 
@@ -135,7 +152,10 @@ export class WurkModuleOptions {
   @IsSeconds({ timer: true })
   progressInterval?: number;
 
-  /** Periodic (cron) jobs; `@Periodic(cron, options)` on a worker adds more. Each entry is checked by resolvePeriodicEntry. */
+  /**
+   * Periodic (cron) jobs; `@Periodic(cron, options)` on a worker adds more. Each entry is checked by
+   * resolvePeriodicEntry.
+   */
   @IsArrayOf('periodic entries { cron, worker | class, ... }', isPlainEntry)
   periodic?: PeriodicEntryOptions[];
 
@@ -173,7 +193,8 @@ export class WurkModuleOptions {
   /**
    * Strict `['critical', 'default']` or weighted `[['critical', 3], ['default', 1]]`; checked by QueueOrder.
    * Default: `default` and the queues of this app's workers and periodic entries, weighted 1 each. Listed,
-   * they are exactly what is fetched (Sidekiq's semantics), and a worker whose queue is not fetched is warned of at boot.
+   * they are exactly what is fetched (Sidekiq's semantics), and a worker whose queue is not fetched is warned of at
+   * boot.
    */
   @IsResolvedElsewhere()
   queues?: QueueSpec;
@@ -224,7 +245,8 @@ export class WurkModuleOptions {
   @OptionRule(
     'outlivesHeartbeat',
     () => 'must be longer than heartbeatInterval, or the process would blink out between beats',
-    (value, options) => (value as number) > ((options.heartbeatInterval as number | undefined) ?? SERVER_DEFAULTS.heartbeatInterval),
+    (value, options) =>
+      (value as number) > ((options.heartbeatInterval as number | undefined) ?? SERVER_DEFAULTS.heartbeatInterval),
   )
   heartbeatTtl?: number;
 
@@ -285,7 +307,10 @@ export class WurkModuleOptions {
   @IsCount(0)
   overLimitRetries?: number;
 
-  /** Seconds until the `count`th reschedule of a job over its limiter (default: 5 s × count up to 300 s, never before the limiter's retryAfter, plus jitter). */
+  /**
+   * Seconds until the `count`th reschedule of a job over its limiter (default: 5 s × count up to 300 s, never before
+   * the limiter's retryAfter, plus jitter).
+   */
   @OptionRule('isFunction', () => 'must be a function (count, error) => seconds', isFunction)
   overLimitBackoff?: (count: number, error: unknown) => number;
 
@@ -340,7 +365,8 @@ function defaultOptions() {
 type DefaultedOption = keyof ReturnType<typeof defaultOptions>;
 
 /** Options after defaults and validation. */
-export type ResolvedWurkOptions = Omit<WurkModuleOptions, DefaultedOption> & Required<Pick<WurkModuleOptions, DefaultedOption>>;
+export type ResolvedWurkOptions = Omit<WurkModuleOptions, DefaultedOption> &
+  Required<Pick<WurkModuleOptions, DefaultedOption>>;
 
 /** Names other job libraries give our options: a BullMQ `connection` is silently ignored otherwise. */
 const OPTION_ALIASES: Record<string, string> = {
@@ -354,10 +380,16 @@ const OPTION_ALIASES: Record<string, string> = {
 
 /** Compound options, each checked by its own resolver so its errors name the inner path (`periodic[1].cron`). */
 function checkCompoundOptions(options: WurkModuleOptions): void {
-  if (options.periodic) resolvePeriodicEntries(options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })));
+  if (options.periodic)
+    resolvePeriodicEntries(options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })));
   if (options.api !== undefined) resolveApiOptions(options.api);
   if (options.queues !== undefined) new QueueOrder(options.queues);
-  if (options.capsules !== undefined) capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency ?? SERVER_DEFAULTS.concurrency, options.capsules);
+  if (options.capsules !== undefined)
+    capsuleGroups(
+      options.queues ?? SERVER_DEFAULTS.queues,
+      options.concurrency ?? SERVER_DEFAULTS.concurrency,
+      options.capsules,
+    );
 }
 
 /** Validates (an unknown key or a bad value throws WurkConfigError naming it) and fills in defaults. */

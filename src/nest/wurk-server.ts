@@ -73,7 +73,12 @@ export class WurkServer {
       registry,
       heartbeat,
       identity: this.identity,
-      options: { ...options, queues: options.queues ?? SERVER_DEFAULTS.queues, logger, writes: writePolicyFor(connections.sentinel, options) },
+      options: {
+        ...options,
+        queues: options.queues ?? SERVER_DEFAULTS.queues,
+        logger,
+        writes: writePolicyFor(connections.sentinel, options),
+      },
       executions,
     });
     if (options.logJobs !== 'none') this.manager.addListener(new JobLog(options.logJobs, logger, registry));
@@ -97,7 +102,9 @@ export class WurkServer {
         `${user.who} pushes to queue "${user.queue}", which no capsule of this process fetches (queues: ${manager.queueNames.join(', ')}); its jobs wait for a process that lists "${user.queue}" in its queues`,
       );
     }
-    this.logger.log(bootLine(manager.capsuleGroups, this.options.fetch, this.connections.server, this.options.queues !== undefined));
+    this.logger.log(
+      bootLine(manager.capsuleGroups, this.options.fetch, this.connections.server, this.options.queues !== undefined),
+    );
   }
 
   /** Resolves once processing is ready (see Manager.ready); at once when this app does not process. */

@@ -46,7 +46,9 @@ export class WurkTesting extends TestingTransport {
     super(mode, runner, rows);
   }
 
-  /** The attempts log of a job run here (docs/job-history.md): every failed attempt, and `succeeded` after a failure. */
+  /**
+   * The attempts log of a job run here (docs/job-history.md): every failed attempt, and `succeeded` after a failure.
+   */
   attempts(jid: string): Promise<AttemptRecord[]> {
     return this.history.read(jid);
   }
@@ -91,9 +93,16 @@ class WurkTestingLifecycle implements OnModuleInit {
     for (const entry of this.options.serverMiddleware) this.server.use(await resolveEntry(this.moduleRef, entry));
     const { statusTtl: ttl, statusRetention: retention, progressInterval } = this.options;
     this.server.addListener(
-      new StatusListener(this.rows, { ttl, retention, progressInterval }, (error, jid, what) => this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`)),
+      new StatusListener(this.rows, { ttl, retention, progressInterval }, (error, jid, what) =>
+        this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`),
+      ),
     );
-    if (this.options.attemptsMax > 0) this.server.addListener(new AttemptsListener(this.history, (error, jid) => this.logger.warn(`attempts log for ${jid} failed: ${String(error)}`)));
+    if (this.options.attemptsMax > 0)
+      this.server.addListener(
+        new AttemptsListener(this.history, (error, jid) =>
+          this.logger.warn(`attempts log for ${jid} failed: ${String(error)}`),
+        ),
+      );
   }
 }
 
@@ -103,7 +112,8 @@ class WurkTestingLifecycle implements OnModuleInit {
  * mounts WurkApiModule, WurkDashboardModule, WurkHealthModule,
  * WurkMetricsModule or WurkTracingModule compiles unchanged; what needs
  * Redis (AdminService, PeriodicService's list, the admin routes, a health
- * probe) throws TestingNeedsRedisError when a test calls it. Turned on only by importing `WurkTestingModule.forRoot()` from
+ * probe) throws TestingNeedsRedisError when a test calls it. Turned on only by importing `WurkTestingModule.forRoot()`
+ * from
  * `nestjs-wurk/testing` (never by loading a file), and refused under
  * NODE_ENV=production, where it would keep real jobs in memory and lose them.
  * Every instance has its own jobs and status rows.
@@ -119,10 +129,14 @@ export class WurkTestingModule {
    */
   static forRoot(options: WurkTestingOptions = {}): DynamicModule {
     if (process.env.NODE_ENV === 'production') {
-      throw new WurkConfigError('WurkTestingModule', 'is for tests and refuses NODE_ENV=production, where it would keep jobs in memory');
+      throw new WurkConfigError(
+        'WurkTestingModule',
+        'is for tests and refuses NODE_ENV=production, where it would keep jobs in memory',
+      );
     }
     const { mode = 'fake', ...moduleOptions } = options;
-    if (mode !== 'fake' && mode !== 'inline') throw new WurkConfigError('mode', `must be "fake" or "inline" (got ${JSON.stringify(mode)})`);
+    if (mode !== 'fake' && mode !== 'inline')
+      throw new WurkConfigError('mode', `must be "fake" or "inline" (got ${JSON.stringify(mode)})`);
     const resolved = resolveOptions({ ...moduleOptions, processing: false });
     return {
       module: WurkTestingModule,
@@ -141,7 +155,12 @@ export class WurkTestingModule {
         {
           provide: WurkTesting,
           inject: [WorkerRegistry, WurkServer, MemoryStatusRows, MemoryAttemptsStore],
-          useFactory: (registry: WorkerRegistry, server: TestingServer, rows: MemoryStatusRows, history: MemoryAttemptsStore) =>
+          useFactory: (
+            registry: WorkerRegistry,
+            server: TestingServer,
+            rows: MemoryStatusRows,
+            history: MemoryAttemptsStore,
+          ) =>
             new WurkTesting(
               mode,
               new JobRunner({

@@ -1,4 +1,13 @@
-import { BeforeApplicationShutdown, Inject, Injectable, OnApplicationBootstrap, OnApplicationShutdown, OnModuleDestroy, OnModuleInit, Type } from '@nestjs/common';
+import {
+  BeforeApplicationShutdown,
+  Inject,
+  Injectable,
+  OnApplicationBootstrap,
+  OnApplicationShutdown,
+  OnModuleDestroy,
+  OnModuleInit,
+  Type,
+} from '@nestjs/common';
 import type { JobLifecycleListener } from '../server/server-middleware';
 import { ModuleRef } from '@nestjs/core';
 import { RedisConnections } from '../redis/connections';
@@ -21,7 +30,9 @@ import { WurkServer } from './wurk-server';
  * `onApplicationShutdown`, so jobs still draining can push follow-up jobs.
  */
 @Injectable()
-export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown {
+export class WurkLifecycle
+  implements OnModuleInit, OnApplicationBootstrap, OnModuleDestroy, BeforeApplicationShutdown, OnApplicationShutdown
+{
   constructor(
     private readonly moduleRef: ModuleRef,
     private readonly connections: RedisConnections,
@@ -43,7 +54,9 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnMo
     }
     // Status rows first (its onStart installs the progress reporter), then
     // periodic running locks and unique locks, then the attempts log; addListener ignores a listener added twice.
-    for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks, AttemptsHooks] as Type<{ listener?: JobLifecycleListener }>[]) {
+    for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks, AttemptsHooks] as Type<{
+      listener?: JobLifecycleListener;
+    }>[]) {
       const listener = this.optionalProvider(holder)?.listener;
       if (listener) this.server.addListener(listener);
     }
@@ -65,16 +78,29 @@ export class WurkLifecycle implements OnModuleInit, OnApplicationBootstrap, OnMo
     await this.server.manager?.stop();
   }
 
-  /** Each registered worker and periodic entry with the queue its jobs go to (as ClientService and the ticker push them). */
+  /**
+   * Each registered worker and periodic entry with the queue its jobs go to (as ClientService and the ticker push
+   * them).
+   */
   private queueUsers(): QueueUser[] {
     const periodic = this.optionalProvider(PeriodicService);
     const capsuleQueues = periodic?.capsuleQueues ?? {};
     const registry = this.optionalProvider(WorkerRegistry);
-    const workerQueue = (options: WorkerOptions | undefined) => options?.queue ?? (options?.capsule !== undefined ? capsuleQueues[options.capsule] : undefined);
-    const workers = (registry?.all() ?? []).map((worker) => ({ who: `@Worker(${worker.name})`, queue: workerQueue(worker.options) ?? 'default' }));
-    const entries = (periodic?.entries() ?? []).map((entry) => ({ who: entry.source, queue: entry.queue ?? workerQueue(registry?.get(entry.className)?.options) ?? 'default' }));
+    const workerQueue = (options: WorkerOptions | undefined) =>
+      options?.queue ?? (options?.capsule !== undefined ? capsuleQueues[options.capsule] : undefined);
+    const workers = (registry?.all() ?? []).map((worker) => ({
+      who: `@Worker(${worker.name})`,
+      queue: workerQueue(worker.options) ?? 'default',
+    }));
+    const entries = (periodic?.entries() ?? []).map((entry) => ({
+      who: entry.source,
+      queue: entry.queue ?? workerQueue(registry?.get(entry.className)?.options) ?? 'default',
+    }));
     // A @Periodic entry on its worker's own queue would repeat the worker's warning.
-    const repeats = (user: QueueUser, index: number) => workers.some((worker) => worker.queue === user.queue && periodic?.entries()[index].className === worker.who.slice(8, -1));
+    const repeats = (user: QueueUser, index: number) =>
+      workers.some(
+        (worker) => worker.queue === user.queue && periodic?.entries()[index].className === worker.who.slice(8, -1),
+      );
     return [...workers, ...entries.filter((entry, index) => !repeats(entry, index))];
   }
 

@@ -47,7 +47,11 @@ import { withProcessOverrides } from './process-overrides';
       provide: WURK_PUSH_TRANSPORT,
       inject: [RedisConnections, WURK_RESOLVED_OPTIONS],
       useFactory: (connections: RedisConnections, options: ResolvedWurkOptions) =>
-        new RedisPushTransport(connections.command, writePolicyFor(connections.sentinel, options), () => connections.server),
+        new RedisPushTransport(
+          connections.command,
+          writePolicyFor(connections.sentinel, options),
+          () => connections.server,
+        ),
     },
     WorkerRegistry,
     ClientService,
@@ -67,7 +71,19 @@ import { withProcessOverrides } from './process-overrides';
     AdminService,
     JobEventsExplorer,
   ],
-  exports: [AdminService, AttemptsHooks, WurkServer, JobContext, ClientService, StatusService, PeriodicService, LimiterService, WorkerRegistry, RedisConnections, WURK_RESOLVED_OPTIONS],
+  exports: [
+    AdminService,
+    AttemptsHooks,
+    WurkServer,
+    JobContext,
+    ClientService,
+    StatusService,
+    PeriodicService,
+    LimiterService,
+    WorkerRegistry,
+    RedisConnections,
+    WURK_RESOLVED_OPTIONS,
+  ],
 })
 export class WurkModule extends WurkConfigurableModule {
   /** Registers wurk with options given inline: `WurkModule.forRoot({ redis: { url }, queues: ['default'] })`. */

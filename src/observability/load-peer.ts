@@ -23,7 +23,8 @@ export function loadPeer<T>(peer: string, feature: string): T {
   } catch (error) {
     const code = (error as { code?: string }).code;
     const message = error instanceof Error ? error.message : '';
-    if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && message.includes(`'${peer}'`)) throw new MissingPeerError(peer, feature);
+    if ((code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && message.includes(`'${peer}'`))
+      throw new MissingPeerError(peer, feature);
     throw error;
   }
 }

@@ -14,7 +14,11 @@ export interface QueueGauge {
  * `enqueued_at` gives the wait. An entry that is not a job reads as 0 s
  * rather than failing the whole reading.
  */
-export async function readQueueGauges(redis: Redis, queues: string[], nowMs = Date.now()): Promise<Map<string, QueueGauge>> {
+export async function readQueueGauges(
+  redis: Redis,
+  queues: string[],
+  nowMs = Date.now(),
+): Promise<Map<string, QueueGauge>> {
   const gauges = new Map<string, QueueGauge>();
   if (queues.length === 0) return gauges;
   const pipeline = redis.pipeline();

@@ -10,8 +10,13 @@ export function isConnectionError(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   // RedisUnavailableError: a push that gave up waiting for Redis (or for a replica).
   // CommandInDoubtError: the connection dropped with the command unanswered.
-  if (error instanceof CommandInDoubtError || ['MaxRetriesPerRequestError', 'RedisUnavailableError'].includes(error.name)) return true;
+  if (
+    error instanceof CommandInDoubtError ||
+    ['MaxRetriesPerRequestError', 'RedisUnavailableError'].includes(error.name)
+  )
+    return true;
   const code = (error as NodeJS.ErrnoException).code;
-  if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code)) return true;
+  if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code))
+    return true;
   return /Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|LOADING/.test(error.message);
 }

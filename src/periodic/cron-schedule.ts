@@ -32,7 +32,8 @@ export class CronSchedule {
 
   /** Parses `expression` (which may carry its own zone) in `timeZone`; throws CronSyntaxError. */
   static parse(expression: string, timeZone?: string): CronSchedule {
-    if (typeof expression !== 'string' || expression.trim() === '') throw new CronSyntaxError('must be a non-empty cron string');
+    if (typeof expression !== 'string' || expression.trim() === '')
+      throw new CronSyntaxError('must be a non-empty cron string');
     let fields = expression.trim().replace(/\s+/g, ' ');
     let zone = timeZone;
     const written = ZONE_PREFIX.exec(fields) ?? ZONE_SUFFIX.exec(fields);
@@ -48,7 +49,8 @@ export class CronSchedule {
     if (!isTimeZone(zone)) throw new CronSyntaxError(`has an unknown IANA time zone: ${zone}`);
     let cron: Cron;
     try {
-      // Stryker disable next-line BooleanLiteral: with no callback croner schedules nothing either way; `paused` says it is never meant to.
+      // with no callback croner schedules nothing either way; `paused` says it is never meant to.
+      // Stryker disable next-line BooleanLiteral
       cron = new Cron(fields, { paused: true, timezone: zone });
     } catch (error) {
       throw new CronSyntaxError(`is not a valid cron expression (${(error as Error).message})`);

@@ -46,15 +46,25 @@ export interface PeriodicEntry {
 const ENTRY_KEYS = new Set(['cron', 'worker', 'class', 'args', 'queue', 'retry', 'unique', 'tz', 'catchUp']);
 
 /** Validates one declared entry; errors name it and the field, e.g. `periodic[1].cron`. */
-export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string, capsuleQueues: Readonly<Record<string, string>> = {}): PeriodicEntry {
+export function resolvePeriodicEntry(
+  input: PeriodicEntryOptions,
+  source: string,
+  capsuleQueues: Readonly<Record<string, string>> = {},
+): PeriodicEntry {
   const fail = (field: string, reason: string): never => {
     throw new WurkConfigError(field ? `${source}.${field}` : source, reason);
   };
-  if (input === null || typeof input !== 'object' || Array.isArray(input)) fail('', 'must be an object { cron, worker | class, ... }');
+  if (input === null || typeof input !== 'object' || Array.isArray(input))
+    fail('', 'must be an object { cron, worker | class, ... }');
   for (const key of Object.keys(input)) {
-    if (!ENTRY_KEYS.has(key)) fail(key, `is not a periodic option${didYouMeanText(key, ENTRY_KEYS, { catch_up: 'catchUp', timezone: 'tz' })} (known: ${[...ENTRY_KEYS].join(', ')})`);
+    if (!ENTRY_KEYS.has(key))
+      fail(
+        key,
+        `is not a periodic option${didYouMeanText(key, ENTRY_KEYS, { catch_up: 'catchUp', timezone: 'tz' })} (known: ${[...ENTRY_KEYS].join(', ')})`,
+      );
   }
-  if (input.tz !== undefined && (typeof input.tz !== 'string' || input.tz === '')) fail('tz', 'must be an IANA time zone name');
+  if (input.tz !== undefined && (typeof input.tz !== 'string' || input.tz === ''))
+    fail('tz', 'must be an IANA time zone name');
   let schedule: CronSchedule;
   try {
     schedule = CronSchedule.parse(input.cron, input.tz);
@@ -62,7 +72,8 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
     if (!(error instanceof CronSyntaxError)) throw error;
     return fail('cron', `${JSON.stringify(input.cron)} ${error.message}`);
   }
-  if ((input.worker === undefined) === (input.class === undefined)) fail('', 'needs exactly one of worker (a @Worker class) or class (a class string)');
+  if ((input.worker === undefined) === (input.class === undefined))
+    fail('', 'needs exactly one of worker (a @Worker class) or class (a class string)');
   let className: string;
   let workerDefaults: Array<[string, unknown]> = [];
   if (input.worker !== undefined) {
@@ -84,12 +95,14 @@ export function resolvePeriodicEntry(input: PeriodicEntryOptions, source: string
   const args = input.args ?? [];
   if (!Array.isArray(args)) fail('args', 'must be an array');
   const argsJson = encodeArgs(args, fail);
-  if (input.queue !== undefined && (typeof input.queue !== 'string' || input.queue === '')) fail('queue', 'must be a non-empty string');
+  if (input.queue !== undefined && (typeof input.queue !== 'string' || input.queue === ''))
+    fail('queue', 'must be a non-empty string');
   const retry = input.retry;
   if (retry !== undefined && typeof retry !== 'boolean' && !(Number.isInteger(retry) && retry >= 0)) {
     fail('retry', 'must be true, false or a non-negative integer');
   }
-  if (input.unique !== undefined && input.unique !== 'until_executed') fail('unique', 'must be "until_executed" when given');
+  if (input.unique !== undefined && input.unique !== 'until_executed')
+    fail('unique', 'must be "until_executed" when given');
   if (input.catchUp !== undefined && typeof input.catchUp !== 'boolean') fail('catchUp', 'must be a boolean');
 
   const fromWorker = new Map(workerDefaults);
@@ -125,18 +138,38 @@ function encodeArgs(args: unknown[], fail: (field: string, reason: string) => ne
  * queue and retry: two entries that push different jobs must never share
  * last_slot, and the same declaration must get the same id in every process.
  */
-function periodicJobId(schedule: CronSchedule, className: string, argsJson: string, queue: string | undefined, retry: unknown): string {
-  const text = [schedule.expression, schedule.timeZone, className, argsJson, queue ?? '', JSON.stringify(retry ?? null)].join('|');
+function periodicJobId(
+  schedule: CronSchedule,
+  className: string,
+  argsJson: string,
+  queue: string | undefined,
+  retry: unknown,
+): string {
+  const text = [
+    schedule.expression,
+    schedule.timeZone,
+    className,
+    argsJson,
+    queue ?? '',
+    JSON.stringify(retry ?? null),
+  ].join('|');
   return createHash('sha1').update(text).digest('hex');
 }
 
 /** Resolves a list of entries; a second entry with the same pjid is refused, naming both. */
-export function resolvePeriodicEntries(inputs: ReadonlyArray<{ input: PeriodicEntryOptions; source: string }>, capsuleQueues: Readonly<Record<string, string>> = {}): PeriodicEntry[] {
+export function resolvePeriodicEntries(
+  inputs: ReadonlyArray<{ input: PeriodicEntryOptions; source: string }>,
+  capsuleQueues: Readonly<Record<string, string>> = {},
+): PeriodicEntry[] {
   const byId = new Map<string, PeriodicEntry>();
   for (const { input, source } of inputs) {
     const entry = resolvePeriodicEntry(input, source, capsuleQueues);
     const existing = byId.get(entry.pjid);
-    if (existing) throw new WurkConfigError(source, `declares the same periodic job as ${existing.source} (same cron, class, args, queue and retry)`);
+    if (existing)
+      throw new WurkConfigError(
+        source,
+        `declares the same periodic job as ${existing.source} (same cron, class, args, queue and retry)`,
+      );
     byId.set(entry.pjid, entry);
   }
   return [...byId.values()];

@@ -31,7 +31,10 @@ export interface PeriodicEntryInfo {
 /** Options of a `PeriodicManager`: its entries, tick interval, new-entry grace and logger. */
 export interface PeriodicManagerOptions {
   tickInterval: number;
-  /** Seconds a never-seen entry's latest slot may be old and still fire (default 60; Infinity = seed 004 in docs/seed-rules.md). */
+  /**
+   * Seconds a never-seen entry's latest slot may be old and still fire (default 60;
+   * Infinity = seed 004 in docs/seed-rules.md).
+   */
   newEntryGrace?: number;
   logger?: PeriodicLogger;
 }
@@ -50,7 +53,11 @@ export class PeriodicManager {
   constructor(redis: Redis, push: PeriodicPush, entries: readonly PeriodicEntry[], options: PeriodicManagerOptions) {
     this.logger = options.logger ?? consoleLogger;
     this.store = new PeriodicStore(redis);
-    this.ticker = new PeriodicTicker(() => [...this.byId.values()], this.store, push, { tickInterval: options.tickInterval, newEntryGrace: options.newEntryGrace, logger: this.logger });
+    this.ticker = new PeriodicTicker(() => [...this.byId.values()], this.store, push, {
+      tickInterval: options.tickInterval,
+      newEntryGrace: options.newEntryGrace,
+      logger: this.logger,
+    });
     for (const entry of entries) this.add(entry);
   }
 
@@ -75,7 +82,9 @@ export class PeriodicManager {
     this.store.publish(this.entries()).catch((error) =>
       // Redis away is said by the connections' watch; what is left to say is what it costs.
       isConnectionError(error)
-        ? this.logger.warn('periodic schedule not published (Redis away at start-up): dashboards list it after the next start')
+        ? this.logger.warn(
+            'periodic schedule not published (Redis away at start-up): dashboards list it after the next start',
+          )
         : this.logger.error(`periodic schedule not published: ${errorText(error)}`),
     );
     this.ticker.start(ready, quiet);
@@ -86,7 +95,10 @@ export class PeriodicManager {
     return this.ticker.stop();
   }
 
-  /** Each local entry with its shared state: disabled or not, last and next slot, the running jid of an until-executed one. */
+  /**
+   * Each local entry with its shared state: disabled or not, last and next slot, the running jid of an until-executed
+   * one.
+   */
   async list(): Promise<PeriodicEntryInfo[]> {
     const disabled = await this.store.disabled().catch((error) => {
       this.logger.error(`periodic: disabled set unreadable: ${errorText(error)}`);
@@ -113,7 +125,9 @@ export class PeriodicManager {
     );
   }
 
-  /** Stops `entry` firing in every process until enabled; `entry` is a pjid, a class string, or an entry from list(). */
+  /**
+   * Stops `entry` firing in every process until enabled; `entry` is a pjid, a class string, or an entry from list().
+   */
   async disable(entry: string | { pjid: string }): Promise<void> {
     await this.store.disable(this.pjidOf(entry));
   }
@@ -126,11 +140,15 @@ export class PeriodicManager {
   /** A pjid (of any process's entry: 40 hex), or the class string of exactly one local entry. */
   private pjidOf(entry: string | { pjid: string }): string {
     const key = typeof entry === 'string' ? entry : entry?.pjid;
-    if (typeof key !== 'string' || key === '') throw new WurkError('periodic entry must be a pjid, a class string or an entry from list()');
+    if (typeof key !== 'string' || key === '')
+      throw new WurkError('periodic entry must be a pjid, a class string or an entry from list()');
     if (this.byId.has(key) || /^[0-9a-f]{40}$/.test(key)) return key;
     const matches = this.entries().filter((candidate) => candidate.className === key);
     if (matches.length === 0) throw new WurkError(`no periodic entry ${key}`);
-    if (matches.length > 1) throw new WurkError(`periodic entry ${key} is ambiguous: ${matches.length} entries push that class; pass a pjid from list()`);
+    if (matches.length > 1)
+      throw new WurkError(
+        `periodic entry ${key} is ambiguous: ${matches.length} entries push that class; pass a pjid from list()`,
+      );
     return matches[0].pjid;
   }
 }

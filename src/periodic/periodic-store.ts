@@ -3,17 +3,16 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import type { PeriodicEntry } from './periodic-entry';
 
-/** How long a per-slot lock lives: long enough to outlast any tick that saw the slot, short enough to leave no litter. */
+/**
+ * How long a per-slot lock lives: long enough to outlast any tick that saw the slot, short enough to leave no litter.
+ */
 export const SLOT_LOCK_TTL = 20;
 /** The running lock of a job that is queued (or waiting out a retry): Cogworker's `unique_lock_ttl`. */
 export const QUEUED_LOCK_TTL = 86_400;
 
 /** What a claim decided. */
 export type ClaimResult =
-  | { kind: 'won'; previous: string }
-  | { kind: 'lost' }
-  | { kind: 'blocked' }
-  | { kind: 'primed' };
+  { kind: 'won'; previous: string } | { kind: 'lost' } | { kind: 'blocked' } | { kind: 'primed' };
 
 /** How a catch_up-off entry's slot is to be treated; catch_up-on entries always use `fire`. */
 export type CatchUpRule = 'fire' | 'prime' | 'late';
@@ -23,7 +22,8 @@ export class PeriodicStore {
   constructor(private readonly redis: Redis) {}
 
   async claim(entry: PeriodicEntry, slot: number, jid: string, rule: CatchUpRule): Promise<ClaimResult> {
-    // Stryker disable next-line StringLiteral: the script checks for "until_executed" alone, so any other mode string is the same off.
+    // the script checks for "until_executed" alone, so any other mode string is the same off.
+    // Stryker disable next-line StringLiteral
     const mode = entry.untilExecuted ? 'until_executed' : '';
     const result = await runScript<number | [number, string]>(
       this.redis,
@@ -48,7 +48,12 @@ export class PeriodicStore {
 
   /** Sets the running lock's TTL, or releases it with `ttl` 0, only while `jid` owns it. */
   async setRunningLock(pjid: string, jid: string, ttl: number): Promise<boolean> {
-    const changed = await runScript<number>(this.redis, 'periodic_running_lock', [Keys.periodicRunning(pjid)], [jid, Math.max(0, Math.ceil(ttl))]);
+    const changed = await runScript<number>(
+      this.redis,
+      'periodic_running_lock',
+      [Keys.periodicRunning(pjid)],
+      [jid, Math.max(0, Math.ceil(ttl))],
+    );
     return changed === 1;
   }
 

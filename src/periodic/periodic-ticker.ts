@@ -14,7 +14,10 @@ export type PeriodicPush = (payload: JobPayload) => Promise<string | null>;
 export interface PeriodicTickerOptions {
   /** Seconds between ticks (also the base of the per-entry back-off). */
   tickInterval: number;
-  /** How old (seconds) a slot of a never-seen catch_up entry may be and still fire; Infinity = seed 004 in docs/seed-rules.md. Default NEW_ENTRY_GRACE. */
+  /**
+   * How old (seconds) a slot of a never-seen catch_up entry may be and still fire;
+   * Infinity = seed 004 in docs/seed-rules.md. Default NEW_ENTRY_GRACE.
+   */
   newEntryGrace?: number;
   logger: PeriodicLogger;
 }
@@ -33,7 +36,10 @@ export const BACKOFF_MAX = 300;
 /** Events, for observability and tests: each carries `{ entry, slot, ... }`. */
 export interface PeriodicTickerEvents {
   enqueued: { entry: PeriodicEntry; slot: number; jid: string };
-  /** Passed over: `primed` / `late` (catch_up off), `blocked` (until_executed, previous run too long), `halted` (a middleware dropped the push). */
+  /**
+   * Passed over: `primed` / `late` (catch_up off), `blocked` (until_executed, previous run too long), `halted` (a
+   * middleware dropped the push).
+   */
   skipped: { entry: PeriodicEntry; slot: number; reason: 'primed' | 'late' | 'blocked' | 'halted' };
   disabled: { entry: PeriodicEntry; slot: number };
   rolledBack: { entry: PeriodicEntry; slot: number; jid: string };
@@ -50,7 +56,8 @@ interface PendingRollback {
 }
 
 /**
- * The leaderless ticker (docs/internals/spec/contract.md §4.1; seed 004 in docs/seed-rules.md). Every process ticks every
+ * The leaderless ticker (docs/internals/spec/contract.md §4.1; seed 004 in docs/seed-rules.md). Every process ticks
+ * every
  * entry; the claim script lets exactly one of them push each slot, and a
  * push that fails is rolled back so another tick (here or elsewhere) pushes
  * the slot after all.
@@ -87,7 +94,10 @@ export class PeriodicTicker extends EventEmitter {
     return super.emit(event, payload);
   }
 
-  override on<K extends keyof PeriodicTickerEvents>(event: K, listener: (payload: PeriodicTickerEvents[K]) => void): this {
+  override on<K extends keyof PeriodicTickerEvents>(
+    event: K,
+    listener: (payload: PeriodicTickerEvents[K]) => void,
+  ): this {
     return super.on(event, listener);
   }
 
@@ -173,7 +183,10 @@ export class PeriodicTicker extends EventEmitter {
     const away = isConnectionError(error);
     const retryIn = away ? this.options.tickInterval : this.backoff.fail(entry.pjid);
     // Redis away is said once by the connections' watch, not by every entry on every tick.
-    if (!away) this.options.logger.error(`periodic ${entry.className} (${entry.pjid}) tick failed, next try in ${retryIn}s: ${errorText(error)}`);
+    if (!away)
+      this.options.logger.error(
+        `periodic ${entry.className} (${entry.pjid}) tick failed, next try in ${retryIn}s: ${errorText(error)}`,
+      );
     this.emit('entryFailed', { entry, error, retryIn });
   }
 
@@ -196,7 +209,9 @@ export class PeriodicTicker extends EventEmitter {
       case 'blocked':
         if (!this.blockedTooLong(entry, slot, now)) return;
         this.emit('skipped', { entry, slot, reason: 'blocked' });
-        this.options.logger.warn(`periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`);
+        this.options.logger.warn(
+          `periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`,
+        );
         break;
       case 'primed':
         this.emit('skipped', { entry, slot, reason: rule === 'late' ? 'late' : 'primed' });
@@ -212,7 +227,9 @@ export class PeriodicTicker extends EventEmitter {
   /** Said once per new entry, since "why did my cron not run at deploy" is the question it answers. */
   private logNotFiredOnFirstSight(entry: PeriodicEntry, slot: number, now: number): void {
     const next = entry.schedule.nextSlot(now);
-    // Stryker disable next-line StringLiteral: a pattern with a past slot has a next one (croner finds neither for a date that never comes, and then nothing ticks).
+    // a pattern with a past slot has a next one (croner finds neither for a date that never comes, and then nothing
+    // ticks).
+    // Stryker disable next-line StringLiteral
     const firstRun = next === undefined ? 'never' : `at ${new Date(next * 1000).toISOString()}`;
     this.options.logger.log(
       `periodic ${entry.className} (${entry.pjid}) is new: its slot ${new Date(slot * 1000).toISOString()} is older than the ${this.options.newEntryGrace ?? NEW_ENTRY_GRACE} s grace and does not fire; first run ${firstRun}`,
@@ -267,7 +284,9 @@ export class PeriodicTicker extends EventEmitter {
     try {
       await this.store.setRunningLock(entry.pjid, jid, 0);
     } catch (error) {
-      this.options.logger.error(`periodic ${entry.className}: running lock of halted push ${jid} not released (expires by TTL): ${errorText(error)}`);
+      this.options.logger.error(
+        `periodic ${entry.className}: running lock of halted push ${jid} not released (expires by TTL): ${errorText(error)}`,
+      );
     }
   }
 
@@ -292,7 +311,9 @@ export class PeriodicTicker extends EventEmitter {
       this.pendingRollbacks.push(pending);
       // Only a rollback failing on its own backs off; Redis away is retried next tick.
       if (!isConnectionError(error)) this.backoff.fail(key);
-      this.options.logger.error(`periodic ${entry.className}: slot ${slot} not rolled back (will retry): ${errorText(error)}`);
+      this.options.logger.error(
+        `periodic ${entry.className}: slot ${slot} not rolled back (will retry): ${errorText(error)}`,
+      );
       this.emit('rollbackFailed', { entry, slot, jid, error });
     }
   }
@@ -319,14 +340,19 @@ export class PeriodicTicker extends EventEmitter {
       return await this.store.disabled();
     } catch (error) {
       if (isConnectionError(error)) throw error;
-      this.options.logger.error(`periodic: disabled set unreadable, treating every entry as enabled: ${errorText(error)}`);
+      this.options.logger.error(
+        `periodic: disabled set unreadable, treating every entry as enabled: ${errorText(error)}`,
+      );
       return new Set();
     }
   }
 
   /** Cogworker's payload: `periodic_pjid` and `periodic_slot` say which declaration and which fire time pushed it. */
   private payload(entry: PeriodicEntry, slot: number, jid: string): JobPayload {
-    const members: Array<[string, unknown]> = [['class', entry.className], ['args', entry.args]];
+    const members: Array<[string, unknown]> = [
+      ['class', entry.className],
+      ['args', entry.args],
+    ];
     if (entry.queue !== undefined) members.push(['queue', entry.queue]);
     if (entry.retry !== undefined) members.push(['retry', entry.retry]);
     members.push(...(entry.defaults as Array<[string, unknown]>));

@@ -12,7 +12,10 @@ export interface RunningLockTimes {
   refreshEvery: number;
 }
 
-/** `orphan_threshold` (300 s) + 60 + 60, as Cogworker: a dead process's job is recovered (and re-locks) before this runs out. */
+/**
+ * `orphan_threshold` (300 s) + 60 + 60, as Cogworker: a dead process's job is recovered (and re-locks) before this runs
+ * out.
+ */
 export const DEFAULT_ACTIVE_TTL = 420;
 
 /** A periodic slot's running lock: the entry (pjid) and this execution (jid). */
@@ -72,7 +75,10 @@ export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarke
   private async hold(lock: RunningLock): Promise<void> {
     await this.set(lock, this.times.activeTtl, 'shorten');
     this.stopRefresh(lock.jid);
-    const timer = setInterval(() => void this.set(lock, this.times.activeTtl, 'refresh'), this.times.refreshEvery * 1000);
+    const timer = setInterval(
+      () => void this.set(lock, this.times.activeTtl, 'refresh'),
+      this.times.refreshEvery * 1000,
+    );
     timer.unref();
     this.refreshers.set(lock.jid, timer);
   }
@@ -96,7 +102,11 @@ export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarke
           // Interrupted into dead: it will not run again, so nothing may wait on it.
           await this.set(lock, 0, 'release');
         } else if (outcome.filedIn === 'retry' && outcome.retryAt !== undefined) {
-          await this.set(lock, Math.max(0, outcome.retryAt / 1000 - nowMs() / 1000) + QUEUED_LOCK_TTL, 'extend over the interrupt of');
+          await this.set(
+            lock,
+            Math.max(0, outcome.retryAt / 1000 - nowMs() / 1000) + QUEUED_LOCK_TTL,
+            'extend over the interrupt of',
+          );
         } else {
           // Back in a queue with no end in sight: the short active TTL would free the entry while it waits.
           await this.set(lock, QUEUED_LOCK_TTL, 'restore the queued TTL of');
@@ -122,7 +132,9 @@ export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarke
     try {
       await this.store.setRunningLock(lock.pjid, lock.jid, ttl);
     } catch (error) {
-      this.logger.error(`periodic: could not ${what} running lock of ${lock.pjid} (jid ${lock.jid}): ${errorText(error)}`);
+      this.logger.error(
+        `periodic: could not ${what} running lock of ${lock.pjid} (jid ${lock.jid}): ${errorText(error)}`,
+      );
     }
   }
 }

@@ -49,7 +49,8 @@ interface QueuedCommand {
  */
 function rejectUnansweredOnClose(redis: Redis): void {
   redis.on('close', () => {
-    const queue = (redis as unknown as { commandQueue?: { length: number; shift(): QueuedCommand | undefined } }).commandQueue;
+    const queue = (redis as unknown as { commandQueue?: { length: number; shift(): QueuedCommand | undefined } })
+      .commandQueue;
     while (queue && queue.length > 0) {
       const item = queue.shift();
       item?.command.reject(new CommandInDoubtError(item.command.name.toUpperCase()));
@@ -86,7 +87,10 @@ export function endConnection(redis: Redis): void {
 }
 
 export function isRedisInstance(value: unknown): value is Redis {
-  return value instanceof Redis || (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value);
+  return (
+    value instanceof Redis ||
+    (typeof value === 'object' && value !== null && 'duplicate' in value && 'pipeline' in value)
+  );
 }
 
 /** True when the options reach Redis through Sentinels (the master can move). */
@@ -126,14 +130,27 @@ function followTheMaster(user: RedisOptions, sentinel: boolean, watch: Connectio
  * Every connection has an `error` listener (the watch's when given):
  * without one ioredis prints a stack trace for each failed reconnect.
  */
-export function createConnection(options: RedisConnectionOptions | undefined, name: string, watch?: ConnectionWatch): Redis {
+export function createConnection(
+  options: RedisConnectionOptions | undefined,
+  name: string,
+  watch?: ConnectionWatch,
+): Redis {
   let connection: Redis;
   const sentinel = usesSentinel(options);
   if (isRedisInstance(options)) {
-    connection = options.duplicate({ ...SAFETY, ...followTheMaster(options.options, sentinel, watch), connectionName: name });
+    connection = options.duplicate({
+      ...SAFETY,
+      ...followTheMaster(options.options, sentinel, watch),
+      connectionName: name,
+    });
   } else {
     const { url, ...rest } = options ?? {};
-    const merged: RedisOptions = { ...rest, ...SAFETY, ...followTheMaster(rest, sentinel, watch), connectionName: name };
+    const merged: RedisOptions = {
+      ...rest,
+      ...SAFETY,
+      ...followTheMaster(rest, sentinel, watch),
+      connectionName: name,
+    };
     if (rest.retryStrategy) merged.retryStrategy = rest.retryStrategy;
     connection = url ? new Redis(url, merged) : new Redis(merged);
   }

@@ -22,7 +22,9 @@ export class RedisConnections {
     logger: RedisLogger = consoleRedisLogger,
   ) {
     this.sentinel = usesSentinel(options);
-    const source = isRedisInstance(options) ? (options.options as Record<string, unknown>) : (options as Record<string, unknown> | undefined);
+    const source = isRedisInstance(options)
+      ? (options.options as Record<string, unknown>)
+      : (options as Record<string, unknown> | undefined);
     this.watch = new ConnectionWatch(logger, describeServer(source, source?.url as string | undefined), this.sentinel);
     this.command = createConnection(options, 'wurk', this.watch);
   }

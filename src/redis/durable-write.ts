@@ -49,7 +49,10 @@ export function writeDurably(
   append: (pipeline: ChainableCommander) => void,
   policy: WritePolicy,
   server: () => string,
-  /** The pipeline positions that matter (a push's job writes): one applied beside a refused command makes it a PartlyAppliedError. */
+  /**
+   * The pipeline positions that matter (a push's job writes): one applied beside a refused command makes it a
+   * PartlyAppliedError.
+   */
   essential: (index: number) => boolean = everyWrite,
 ): Promise<void> {
   const attemptOnce = () => writeOnce(redis, append, policy, essential);
@@ -87,7 +90,16 @@ export function sendDurably(
   if (!sendsAtOnce(redis, policy)) return writeDurably(redis, append, policy, server, essential);
   const deadline = Date.now() + policy.deadlineMs;
   return firstAttempt(() => sendCorked(redis, writes)).then((results) =>
-    judgeFirst(redis, results, writes.length, policy, server, essential, () => writeOnce(redis, append, policy, essential), deadline),
+    judgeFirst(
+      redis,
+      results,
+      writes.length,
+      policy,
+      server,
+      essential,
+      () => writeOnce(redis, append, policy, essential),
+      deadline,
+    ),
   );
 }
 
@@ -126,7 +138,8 @@ function judgeFirst(
   attemptOnce: () => Promise<Attempt>,
   deadline: number,
 ): Promise<void> | undefined {
-  const attempt = 'failed' in results ? notApplied(results.failed, policy) : judgeWrites(redis, results, writes, policy, essential);
+  const attempt =
+    'failed' in results ? notApplied(results.failed, policy) : judgeWrites(redis, results, writes, policy, essential);
   return attempt.done ? undefined : retryUntilDurable(redis, attemptOnce, policy, server, { attempt, deadline });
 }
 
@@ -171,7 +184,12 @@ function settleAll(replies: Promise<unknown>[]): Promise<Replies> {
  * `WAIT` on the same connection. Resolves to every reply the script gave,
  * one per run.
  */
-export async function runDurably<T>(redis: Redis, run: () => Promise<T>, policy: WritePolicy, server: () => string): Promise<T[]> {
+export async function runDurably<T>(
+  redis: Redis,
+  run: () => Promise<T>,
+  policy: WritePolicy,
+  server: () => string,
+): Promise<T[]> {
   const replies: T[] = [];
   await retryUntilDurable(redis, () => runOnce(redis, run, policy, replies), policy, server);
   return replies;
@@ -256,10 +274,17 @@ async function runOnce<T>(redis: Redis, run: () => Promise<T>, policy: WritePoli
   }
   if (policy.replicas === 0) return DONE;
   const stream = streamOf(redis);
-  return stream ? waitAgain(redis, stream, policy) : { done: false, reason: new Error('the connection dropped after the write') };
+  return stream
+    ? waitAgain(redis, stream, policy)
+    : { done: false, reason: new Error('the connection dropped after the write') };
 }
 
-async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) => void, policy: WritePolicy, essential: (index: number) => boolean): Promise<Attempt> {
+async function writeOnce(
+  redis: Redis,
+  append: (pipeline: ChainableCommander) => void,
+  policy: WritePolicy,
+  essential: (index: number) => boolean,
+): Promise<Attempt> {
   const pipeline = redis.pipeline();
   append(pipeline);
   const writes = pipeline.length;
@@ -274,13 +299,20 @@ async function writeOnce(redis: Redis, append: (pipeline: ChainableCommander) =>
 }
 
 /** What a pipeline's replies say of its first `writes` commands (and the WAIT after them, with `replicas`). */
-function judgeWrites(redis: Redis, results: [Error | null, unknown][], writes: number, policy: WritePolicy, essential: (index: number) => boolean): Attempt {
+function judgeWrites(
+  redis: Redis,
+  results: [Error | null, unknown][],
+  writes: number,
+  policy: WritePolicy,
+  essential: (index: number) => boolean,
+): Attempt {
   // ioredis reports a pipeline's failures per command, the connection's as well as Redis's.
   let failure: Error | null = null;
   for (let index = 0; index < writes && index < results.length && !failure; index++) failure = results[index][0];
   if (failure) {
     const refused = failure instanceof ReplyError && !isMasterMovedReply(failure);
-    if (refused && results.slice(0, writes).some(([error], index) => !error && essential(index))) throw new PartlyAppliedError(failure);
+    if (refused && results.slice(0, writes).some(([error], index) => !error && essential(index)))
+      throw new PartlyAppliedError(failure);
     return notApplied(failure, policy);
   }
   if (policy.replicas === 0) return DONE;
@@ -303,13 +335,20 @@ async function waitAgain(redis: Redis, stream: object, policy: WritePolicy): Pro
  * nothing (a fresh connection has no writes to wait for): the writes are
  * then sent again.
  */
-function acknowledged([error, replicas]: [Error | null, unknown], policy: WritePolicy, sameStream: object | undefined): Attempt {
-  if (!sameStream) return { done: false, reason: new Error('the connection changed before a replica acknowledged the write') };
+function acknowledged(
+  [error, replicas]: [Error | null, unknown],
+  policy: WritePolicy,
+  sameStream: object | undefined,
+): Attempt {
+  if (!sameStream)
+    return { done: false, reason: new Error('the connection changed before a replica acknowledged the write') };
   if (error) return { done: false, reason: error };
   if (Number(replicas) >= policy.replicas) return DONE;
   return {
     done: false,
-    reason: new Error(`${Number(replicas)} of ${policy.replicas} replica(s) acknowledged the write within ${policy.waitTimeoutMs} ms`),
+    reason: new Error(
+      `${Number(replicas)} of ${policy.replicas} replica(s) acknowledged the write within ${policy.waitTimeoutMs} ms`,
+    ),
     stream: sameStream,
   };
 }
@@ -328,10 +367,15 @@ function unavailable(attempt: Attempt, policy: WritePolicy, server: string): Red
   const reason = attempt === NOT_SENT ? new Error('not connected') : attempt.reason;
   const said = reason instanceof Error ? reason.message : String(reason);
   const written = policy.replicas > 0 && /replica/.test(said) ? '; the write reached the master and may still run' : '';
-  return new RedisUnavailableError(server, `gave up after ${policy.deadlineMs / 1000} s: ${said}${written}`, { cause: reason });
+  return new RedisUnavailableError(server, `gave up after ${policy.deadlineMs / 1000} s: ${said}${written}`, {
+    cause: reason,
+  });
 }
 
-/** The policy from the module's options: replica acknowledgment on by default exactly when the master may move (Sentinel). */
+/**
+ * The policy from the module's options: replica acknowledgment on by default exactly when the master may move
+ * (Sentinel).
+ */
 export function writePolicyFor(
   sentinel: boolean,
   options: { waitForReplicas?: number; replicaTimeout?: number; writeTimeout?: number },

@@ -15,7 +15,10 @@ export const Keys = {
   /** SET of every queue name ever pushed to; Web UI and Stats only see queues listed here. */
   queues: 'queues',
   queuePrefix: 'queue:',
-  /** LIST of the jobs waiting in queue `name`: pushed on the left (LPUSH), fetched from the right, as Sidekiq does. The name is not encoded. */
+  /**
+   * LIST of the jobs waiting in queue `name`: pushed on the left (LPUSH), fetched from the right, as Sidekiq does. The
+   * name is not encoded.
+   */
   queue: (name: string): string => `queue:${name}`,
   schedule: 'schedule',
   retry: 'retry',
@@ -25,13 +28,19 @@ export const Keys = {
 
   // --- Sidekiq: process registry and stats ---------------------------------
   processes: 'processes',
-  /** HASH of one process's heartbeat (`info`, `busy`, `beat`, `quiet`, `rss`, …), named by the identity alone and expiring `heartbeatTtl` (60 s by default) after its last beat. */
+  /**
+   * HASH of one process's heartbeat (`info`, `busy`, `beat`, `quiet`, `rss`, …), named by the identity alone and
+   * expiring `heartbeatTtl` (60 s by default) after its last beat.
+   */
   process: (identity: string): string => identity,
   /** In-flight work hash as Sidekiq 7/8 read it. */
   work: (identity: string): string => `${identity}:work`,
   /** In-flight work hash as Sidekiq 6.x reads it. */
   workLegacy: (identity: string): string => `${identity}:workers`,
-  /** LIST of remote signals (TSTP, TERM, …) for one process, popped at its beats; written by the Web UI and ProcessSet with a 60 s TTL. */
+  /**
+   * LIST of remote signals (TSTP, TERM, …) for one process, popped at its beats; written by the Web UI and ProcessSet
+   * with a 60 s TTL.
+   */
   signals: (identity: string): string => `${identity}-signals`,
   processCleanup: 'process_cleanup',
   statProcessed: 'stat:processed',
@@ -94,11 +103,16 @@ export const Keys = {
    * started there: each may be what killed it, so each runs alone.
    */
   suspects: 'wurk:suspects',
-  /** LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process. */
+  /**
+   * LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process.
+   */
   unsettled: 'wurk:unsettled',
 
   // --- Job status (docs/internals/spec/contract.md §2) --------------------------------------------
-  /** HASH of one tracked job's status row (Wurk's fields and states, docs/internals/spec/contract.md §2), with the TTL of the status options. */
+  /**
+   * HASH of one tracked job's status row (Wurk's fields and states, docs/internals/spec/contract.md §2), with the TTL
+   * of the status options.
+   */
   status: (jid: string): string => `status:${jid}`,
 
   // --- Job history (the attempts log of seed 004, docs/seed-rules.md; docs/job-history.md) ----------
@@ -106,11 +120,16 @@ export const Keys = {
   attempts: (jid: string): string => `attempts:${jid}`,
 
   // --- Periodic jobs (docs/internals/spec/contract.md §4.1) ---------------------------------------
-  /** The newest slot (integer epoch seconds) claimed for periodic entry `pjid`; a slot not newer is never pushed again. */
+  /**
+   * The newest slot (integer epoch seconds) claimed for periodic entry `pjid`; a slot not newer is never pushed again.
+   */
   periodicLastSlot: (pjid: string): string => `periodic:last_slot:${pjid}`,
   /** Per-slot NX lock (20 s TTL) that lets one process among many push a periodic entry's `slot`. */
   periodicSlotLock: (pjid: string, slot: number): string => `periodic:lock:${pjid}:${slot}`,
-  /** Running lock of an `until_executed` periodic entry: holds the owning jid, so no slot fires while that run is queued or running. */
+  /**
+   * Running lock of an `until_executed` periodic entry: holds the owning jid, so no slot fires while that run is queued
+   * or running.
+   */
   periodicRunning: (pjid: string): string => `periodic:running:${pjid}`,
   periodicDisabled: 'periodic:disabled',
   periodicSchedule: 'periodic:schedule',
@@ -118,7 +137,10 @@ export const Keys = {
   // --- Unique jobs (docs/internals/spec/contract.md §5, Wurk's layout) ----------------------------
   /** `digest` = hex SHA-256 of Ruby's `JSON.generate([class, queue, args])`; value = the holder's jid. */
   unique: (digest: string): string => `unique:${digest}`,
-  /** A set or queue being cleared by the admin API, held (renamed) here while its jobs' unique locks are given back; `token` is the clear's own. */
+  /**
+   * A set or queue being cleared by the admin API, held (renamed) here while its jobs' unique locks are given back;
+   * `token` is the clear's own.
+   */
   clearing: (source: string, token: string): string => `wurk:clearing:${source}:${token}`,
 
   // --- HTTP produce plane (docs/internals/spec/contract.md §1.8, §1.9) ----------------------------
@@ -127,7 +149,10 @@ export const Keys = {
   // --- Limiters (Sidekiq Enterprise's shapes) -------------------------------
   /** ZSET of the holders of a concurrent limiter's slots, scored by when each lapses. */
   limiterConcurrent: (name: string): string => `lmtr-c:${name}`,
-  /** ZSET of a window limiter's admissions in its current window; the HTTP API's per-token limit is `api-token:<principal>`. */
+  /**
+   * ZSET of a window limiter's admissions in its current window; the HTTP API's per-token limit is
+   * `api-token:<principal>`.
+   */
   limiterWindow: (name: string): string => `lmtr-w:${name}`,
 } as const;
 

@@ -84,8 +84,11 @@ export function isUnreachable(error: unknown): boolean {
   if (!(error instanceof Error)) return false;
   if (['MaxRetriesPerRequestError', 'RedisUnavailableError', 'CommandInDoubtError'].includes(error.name)) return true;
   const code = (error as NodeJS.ErrnoException).code;
-  if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code)) return true;
-  return /^(Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|All sentinels are unreachable)/.test(error.message);
+  if (code && ['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'ENOTCONN', 'EHOSTUNREACH'].includes(code))
+    return true;
+  return /^(Connection is closed|Stream isn't writeable|connect ECONNREFUSED|read ECONNRESET|All sentinels are unreachable)/.test(
+    error.message,
+  );
 }
 
 /**

@@ -30,7 +30,9 @@ function load(name: string): Script {
  * `-- #include <name>` is replaced by that file (once per script).
  */
 function withIncludes(source: string): string {
-  return source.replace(/^-- #include ([a-z_]+)$/gm, (_, include: string) => readFileSync(join(LUA_DIR, 'include', `${include}.lua`), 'utf8'));
+  return source.replace(/^-- #include ([a-z_]+)$/gm, (_, include: string) =>
+    readFileSync(join(LUA_DIR, 'include', `${include}.lua`), 'utf8'),
+  );
 }
 
 function isNoScript(error: unknown): boolean {
@@ -51,21 +53,43 @@ export async function runScript<T = unknown>(
   keys: readonly string[],
   args: readonly (string | number | Buffer)[],
 ): Promise<T> {
-  return evalLoading(name, (sha) => redis.evalsha(sha, keys.length, ...keys, ...args), (source) => redis.script('LOAD', source)) as Promise<T>;
+  return evalLoading(
+    name,
+    (sha) => redis.evalsha(sha, keys.length, ...keys, ...args),
+    (source) => redis.script('LOAD', source),
+  ) as Promise<T>;
 }
 
 /** runScript on the heartbeat's connection (`command-connection.ts`). */
-export async function runScriptOn<T = unknown>(connection: CommandConnection, name: string, keys: readonly string[], args: readonly (string | number)[]): Promise<T> {
+export async function runScriptOn<T = unknown>(
+  connection: CommandConnection,
+  name: string,
+  keys: readonly string[],
+  args: readonly (string | number)[],
+): Promise<T> {
   const evalsha = (sha: string) => connection.call(['EVALSHA', sha, keys.length, ...keys, ...args]);
   return evalLoading(name, evalsha, (source) => connection.call(['SCRIPT', 'LOAD', source])) as Promise<T>;
 }
 
 /** runScript with bulk replies as Buffers, for payloads whose bytes must not pass through a UTF-8 decode. */
-export async function runScriptForBytes<T = unknown>(redis: Redis, name: string, keys: readonly string[], args: readonly (string | number | Buffer)[]): Promise<T> {
-  return evalLoading(name, (sha) => redis.callBuffer('evalsha', sha, keys.length, ...keys, ...args), (source) => redis.script('LOAD', source)) as Promise<T>;
+export async function runScriptForBytes<T = unknown>(
+  redis: Redis,
+  name: string,
+  keys: readonly string[],
+  args: readonly (string | number | Buffer)[],
+): Promise<T> {
+  return evalLoading(
+    name,
+    (sha) => redis.callBuffer('evalsha', sha, keys.length, ...keys, ...args),
+    (source) => redis.script('LOAD', source),
+  ) as Promise<T>;
 }
 
-async function evalLoading(name: string, evalsha: (sha: string) => Promise<unknown>, loadScript: (source: string) => Promise<unknown>): Promise<unknown> {
+async function evalLoading(
+  name: string,
+  evalsha: (sha: string) => Promise<unknown>,
+  loadScript: (source: string) => Promise<unknown>,
+): Promise<unknown> {
   const script = load(name);
   try {
     return await evalsha(script.sha);

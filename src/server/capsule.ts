@@ -135,16 +135,31 @@ export class Capsule implements GatedPool {
     const { connections, options, identity, group, logger } = deps;
     this.stallMs = options.prefetchStallMs ?? DEFAULT_STALL_MS;
     this.sizer = new PrefetchSizer(options.fetch === 'reliable' ? options.prefetch : 0, group.concurrency);
-    // Stryker disable next-line ArithmeticOperator: a tid beyond the last slot sits at the bottom of the stack, and no more than `concurrency` jobs ever run to pop it.
-    for (let slot = group.concurrency - 1; slot >= 0; slot--) this.freeTids.push(threadId(identity.pid, deps.firstSlot + slot));
+    // a tid beyond the last slot sits at the bottom of the stack, and no more than `concurrency` jobs ever run to pop
+    // it.
+    // Stryker disable next-line ArithmeticOperator
+    for (let slot = group.concurrency - 1; slot >= 0; slot--)
+      this.freeTids.push(threadId(identity.pid, deps.firstSlot + slot));
     const fetchConnection = connections.dedicated(group.name === 'default' ? 'fetch' : `fetch:${group.name}`);
     const durability = { writes: options.writes, server: () => connections.server };
-    const fetchOptions = { fetchTimeout: options.fetchTimeout, dead: deps.dead, logger, paused: deps.paused, durability, timestamps: options.timestamps };
+    const fetchOptions = {
+      fetchTimeout: options.fetchTimeout,
+      dead: deps.dead,
+      logger,
+      paused: deps.paused,
+      durability,
+      timestamps: options.timestamps,
+    };
     this.fetcher =
       options.fetch === 'basic'
         ? new BasicFetch(fetchConnection, connections.command, group.order, fetchOptions)
-        : new ReliableFetch(fetchConnection, connections.command, group.order, identity, { ...fetchOptions, ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0 }, (name) =>
-            connections.dedicated(name),
+        : new ReliableFetch(
+            fetchConnection,
+            connections.command,
+            group.order,
+            identity,
+            { ...fetchOptions, ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0 },
+            (name) => connections.dedicated(name),
           );
     connections.onMasterSwitch(() => {
       this.fetcher.replayAcks?.();
@@ -205,7 +220,10 @@ export class Capsule implements GatedPool {
     return this.pending.length;
   }
 
-  /** Warms the fetcher (its scripts loaded, its connections open) before the first claim; undefined when it has nothing to warm. */
+  /**
+   * Warms the fetcher (its scripts loaded, its connections open) before the first claim; undefined when it has nothing
+   * to warm.
+   */
   warmUp(): Promise<void> | undefined {
     return this.fetcher.warmUp?.();
   }
@@ -253,7 +271,8 @@ export class Capsule implements GatedPool {
     // Idempotent as written (stop quiets again): every step below may repeat.
     this.quieted = true;
     clearTimeout(this.stallTimer);
-    // Stryker disable next-line BooleanLiteral: the manager quiets every capsule at once, and a quiet capsule starts nothing whatever the gate says.
+    // the manager quiets every capsule at once, and a quiet capsule starts nothing whatever the gate says.
+    // Stryker disable next-line BooleanLiteral
     this.deps.gate.wait(this, false);
     this.wakeFetchLoop();
   }
@@ -288,7 +307,10 @@ export class Capsule implements GatedPool {
   /** Shutdown, last step: files what can be filed, parks the rest, hands back every claim left. */
   async release(bestEffort: BestEffort): Promise<void> {
     await bestEffort('file pending', () => this.filePending());
-    const unfiled = this.pending.map((filing) => ({ job: filing.job, record: JSON.stringify({ set: filing.set, score: filing.score, payload: filing.payload }) }));
+    const unfiled = this.pending.map((filing) => ({
+      job: filing.job,
+      record: JSON.stringify({ set: filing.set, score: filing.score, payload: filing.payload }),
+    }));
     await bestEffort('release', () => this.fetcher.release(unfiled));
   }
 
@@ -307,7 +329,8 @@ export class Capsule implements GatedPool {
   }
 
   interruptClaim(): void {
-    // Stryker disable next-line ConditionalExpression,EqualityOperator: a claim holding no slot is cut short for nothing, which costs one more round trip and decides nothing.
+    // a claim holding no slot is cut short for nothing, which costs one more round trip and decides nothing.
+    // Stryker disable next-line ConditionalExpression,EqualityOperator
     if (this.reserved > 0) this.fetcher.wake?.();
   }
 
@@ -328,14 +351,19 @@ export class Capsule implements GatedPool {
       // While claimed jobs still wait, claim only once half the prefetch is
       // used up: bigger batches, fewer commands per job. (With none waiting,
       // `wanted` is at least the whole prefetch.)
-      // Stryker disable next-line EqualityOperator,ConditionalExpression: where the half falls, or claiming at every free slot, only sizes the batches (commands per job), never which jobs run.
+      // where the half falls, or claiming at every free slot, only sizes the batches (commands per job), never which
+      // jobs run.
+      // Stryker disable next-line EqualityOperator,ConditionalExpression
       const batchTooSmall = wanted < Math.ceil(ahead / 2);
       if (wanted <= 0 || batchTooSmall) {
         await new Promise<void>((resolve) => (this.wake = resolve));
         continue;
       }
       // Free slots with nothing claimed ahead of them: their jobs are marked started by the claim itself.
-      const startNow = this.prefetched.length > 0 || !this.deps.gate.allows(this) ? 0 : Math.max(0, group.concurrency - this.running.size - this.starting.size);
+      const startNow =
+        this.prefetched.length > 0 || !this.deps.gate.allows(this)
+          ? 0
+          : Math.max(0, group.concurrency - this.running.size - this.starting.size);
       this.reserved = startNow;
       let jobs: ClaimedJob[];
       try {
@@ -346,11 +374,13 @@ export class Capsule implements GatedPool {
         this.reserved = 0;
         this.fetchFailing = true;
         this.deps.gate.nudge(this);
-        // Stryker disable next-line ConditionalExpression: it spares a quiet loop one back-off sleep; stop's loop deadline bounds that sleep anyway.
+        // it spares a quiet loop one back-off sleep; stop's loop deadline bounds that sleep anyway.
+        // Stryker disable next-line ConditionalExpression
         if (this.quieted) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
         // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
-        if (!isUnreachable(error) && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS)) logger.error(`${this.label}fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
+        if (!isUnreachable(error) && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS))
+          logger.error(`${this.label}fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
         await new Promise((resolve) => setTimeout(resolve, backoff).unref());
         continue;
       }
@@ -361,7 +391,8 @@ export class Capsule implements GatedPool {
       const direct = jobs.filter((job) => job.started);
       if (this.quieted) this.prefetched.push(...direct);
       else this.dispatchDirect(direct);
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: a Busy snapshot with nothing new in it costs time, not correctness.
+      // a Busy snapshot with nothing new in it costs time, not correctness.
+      // Stryker disable next-line ConditionalExpression,EqualityOperator
       if (direct.length > 0) this.deps.workChanged(false);
       // Only now, with its direct starts counted as running, may a suspect waiting elsewhere judge the process empty.
       this.deps.gate.nudge(this);
@@ -370,7 +401,8 @@ export class Capsule implements GatedPool {
       this.startPrefetched();
       // The jobs just dispatched reach their perform in microtasks: let them,
       // before the next claim's write (a syscall) goes out ahead of them.
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: a yield orders work within the process (throughput), never which jobs run.
+      // a yield orders work within the process (throughput), never which jobs run.
+      // Stryker disable next-line ConditionalExpression,EqualityOperator
       if (direct.length > 0) await new Promise<void>((resolve) => setImmediate(resolve));
     }
     this.wake = undefined;
@@ -380,7 +412,9 @@ export class Capsule implements GatedPool {
       try {
         await this.fetcher.giveBack(unstarted);
       } catch (error) {
-        logger.error(`${this.label}giving back ${unstarted.length} unstarted job(s) failed (release() at stop sweeps them back): ${errorMessageOf(error)}`);
+        logger.error(
+          `${this.label}giving back ${unstarted.length} unstarted job(s) failed (release() at stop sweeps them back): ${errorMessageOf(error)}`,
+        );
       }
     }
     // Jobs that finished while the last claim was on its way held their acks
@@ -459,7 +493,8 @@ export class Capsule implements GatedPool {
       return;
     }
     const now = performance.now();
-    // Stryker disable next-line EqualityOperator: a check exactly half a window late, to the microsecond, decides nothing a clock could show.
+    // a check exactly half a window late, to the microsecond, decides nothing a clock could show.
+    // Stryker disable next-line EqualityOperator
     if (now - due > this.stallMs / 2) this.loopResumedAt = now;
     const still = now - this.stallWatchedSince();
     // Stryker disable next-line EqualityOperator: likewise, a window of exactly stallMs.
@@ -481,7 +516,9 @@ export class Capsule implements GatedPool {
       // Still claimed by this process: kept, to start here or go back at stop. Started now if slots are
       // free: with none running, no job's end would start them, and the fetch loop waits on prefetched ones.
       this.prefetched.push(...jobs);
-      this.deps.logger.error(`${this.label}handing back ${jobs.length} prefetched job(s) of slow jobs failed (kept): ${errorMessageOf(error)}`);
+      this.deps.logger.error(
+        `${this.label}handing back ${jobs.length} prefetched job(s) of slow jobs failed (kept): ${errorMessageOf(error)}`,
+      );
       this.startPrefetched();
     }
   }
@@ -498,7 +535,8 @@ export class Capsule implements GatedPool {
       if (this.deps.paused.has(job.queue)) pausedJobs.push(job);
       else this.dispatch(job);
     }
-    // Stryker disable next-line ConditionalExpression: an empty hand-back is a no-op in every fetcher; the guard spares each claim an async call.
+    // an empty hand-back is a no-op in every fetcher; the guard spares each claim an async call.
+    // Stryker disable next-line ConditionalExpression
     if (pausedJobs.length > 0) void this.giveBackStarted(pausedJobs);
   }
 
@@ -508,7 +546,13 @@ export class Capsule implements GatedPool {
    * reconcile hands back while the process lives (release() at stop otherwise).
    */
   private async giveBackStarted(jobs: ClaimedJob[]): Promise<void> {
-    await this.fetcher.giveBack(jobs).catch((error) => this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) that never began failed (reconcile will): ${errorMessageOf(error)}`));
+    await this.fetcher
+      .giveBack(jobs)
+      .catch((error) =>
+        this.deps.logger.error(
+          `${this.label}giving back ${jobs.length} job(s) that never began failed (reconcile will): ${errorMessageOf(error)}`,
+        ),
+      );
   }
 
   private async giveBackPaused(jobs: ClaimedJob[]): Promise<void> {
@@ -517,7 +561,9 @@ export class Capsule implements GatedPool {
     } catch (error) {
       // Still ours (basic fetch holds them nowhere else): kept, and offered back again at the next start.
       this.prefetched.push(...jobs);
-      this.deps.logger.error(`${this.label}giving back ${jobs.length} job(s) of a paused queue failed (will retry): ${errorMessageOf(error)}`);
+      this.deps.logger.error(
+        `${this.label}giving back ${jobs.length} job(s) of a paused queue failed (will retry): ${errorMessageOf(error)}`,
+      );
     }
   }
 
@@ -536,7 +582,9 @@ export class Capsule implements GatedPool {
     } catch (error) {
       this.startsFailing = true;
       this.prefetched.unshift(expected);
-      // Stryker disable next-line ConditionalExpression: `true` is equivalent: no start is on its way while a suspect isolates the process, and releasing a gate that isolates nothing only offers the other capsules a start.
+      // `true` is equivalent: no start is on its way while a suspect isolates the process, and releasing a gate that
+      // isolates nothing only offers the other capsules a start.
+      // Stryker disable next-line ConditionalExpression
       if (expected.suspect) this.deps.gate.release(this);
       this.deps.logger.error(`${this.label}could not start a claimed job (retrying): ${errorMessageOf(error)}`);
       clearTimeout(this.startRetry);
@@ -577,7 +625,8 @@ export class Capsule implements GatedPool {
   }
 
   private dispatch(job: ClaimedJob): void {
-    // Stryker disable next-line StringLiteral: never reached, a slot's tid is free whenever a job may start (see occupied).
+    // never reached, a slot's tid is free whenever a job may start (see occupied).
+    // Stryker disable next-line StringLiteral
     const tid = this.freeTids.pop() ?? 'x';
     const began = (this.lastTurnover = performance.now());
     this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
@@ -587,7 +636,11 @@ export class Capsule implements GatedPool {
       .then(async () => {
         if (!job.suspect && !this.deps.gate.isolating) return;
         // A suspect that ran: its ack or filing lands before anything else starts.
-        await this.fetcher.flush().catch((error) => this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
+        await this.fetcher
+          .flush()
+          .catch((error) =>
+            this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`),
+          );
         if (job.suspect || this.deps.gate.isolating) this.deps.gate.release(this);
       })
       .finally(() => {
@@ -625,9 +678,15 @@ export class Capsule implements GatedPool {
         try {
           const strays = await this.handBackStrays();
           looked++;
-          if (strays > 0) this.deps.logger.warn(`${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`);
+          if (strays > 0)
+            this.deps.logger.warn(
+              `${this.label}handed back ${strays} claimed job(s) the master switch left unconfirmed`,
+            );
         } catch (error) {
-          if (!isUnreachable(error)) this.deps.logger.error(`${this.label}reconcile after a master switch failed (will retry): ${errorMessageOf(error)}`);
+          if (!isUnreachable(error))
+            this.deps.logger.error(
+              `${this.label}reconcile after a master switch failed (will retry): ${errorMessageOf(error)}`,
+            );
         }
       }
     };
@@ -643,7 +702,9 @@ export class Capsule implements GatedPool {
     try {
       this.sizer.observe(ms);
     } catch (error) {
-      this.deps.logger.error(`${this.label}prefetch sizing failed (prefetch keeps its last size): ${errorMessageOf(error)}`);
+      this.deps.logger.error(
+        `${this.label}prefetch sizing failed (prefetch keeps its last size): ${errorMessageOf(error)}`,
+      );
     }
   }
 
@@ -658,7 +719,12 @@ export class Capsule implements GatedPool {
       wake?.();
       // An idle (blocked) or quiet fetcher would hold these acks until its
       // next call: send them now.
-      if (!wake) void this.fetcher.flush(true).catch((error) => this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
+      if (!wake)
+        void this.fetcher
+          .flush(true)
+          .catch((error) =>
+            this.deps.logger.error(`${this.label}acknowledge failed (will retry): ${errorMessageOf(error)}`),
+          );
     });
   }
 }

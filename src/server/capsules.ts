@@ -27,20 +27,34 @@ export const DEFAULT_CAPSULE = 'default';
  * that one's" false, and Sidekiq 8's ProcessSet keeps one weight per queue
  * name, so disjoint queues are required, not merely advised.
  */
-export function capsuleGroups(queues: QueueSpec, concurrency: number, capsules: readonly CapsuleSpec[] = []): CapsuleGroup[] {
+export function capsuleGroups(
+  queues: QueueSpec,
+  concurrency: number,
+  capsules: readonly CapsuleSpec[] = [],
+): CapsuleGroup[] {
   const groups: CapsuleGroup[] = [{ name: DEFAULT_CAPSULE, order: new QueueOrder(queues), concurrency }];
   const owner = new Map<string, string>(groups[0].order.names.map((queue) => [queue, DEFAULT_CAPSULE]));
   capsules.forEach((capsule, index) => {
     const where = `capsules[${index}]`;
-    if (typeof capsule.name !== 'string' || capsule.name.length === 0) throw new WurkConfigError(`${where}.name`, 'must be a non-empty string');
-    if (capsule.name === DEFAULT_CAPSULE) throw new WurkConfigError(`${where}.name`, `may not be "${DEFAULT_CAPSULE}": that is the group of the top-level queues and concurrency`);
-    if (groups.some((group) => group.name === capsule.name)) throw new WurkConfigError(`${where}.name`, `"${capsule.name}" names two capsules`);
-    if (capsule.queues === undefined) throw new WurkConfigError(`${where}.queues`, 'is required: the queues this capsule processes');
+    if (typeof capsule.name !== 'string' || capsule.name.length === 0)
+      throw new WurkConfigError(`${where}.name`, 'must be a non-empty string');
+    if (capsule.name === DEFAULT_CAPSULE)
+      throw new WurkConfigError(
+        `${where}.name`,
+        `may not be "${DEFAULT_CAPSULE}": that is the group of the top-level queues and concurrency`,
+      );
+    if (groups.some((group) => group.name === capsule.name))
+      throw new WurkConfigError(`${where}.name`, `"${capsule.name}" names two capsules`);
+    if (capsule.queues === undefined)
+      throw new WurkConfigError(`${where}.queues`, 'is required: the queues this capsule processes');
     const order = withOption(`${where}.queues`, () => new QueueOrder(capsule.queues));
     for (const queue of order.names) {
       const other = owner.get(queue);
       if (other !== undefined) {
-        throw new WurkConfigError(`${where}.queues`, `lists "${queue}", which ${other === DEFAULT_CAPSULE ? 'the top-level queues (capsule "default")' : `capsule "${other}"`} processes already; a queue belongs to one capsule`);
+        throw new WurkConfigError(
+          `${where}.queues`,
+          `lists "${queue}", which ${other === DEFAULT_CAPSULE ? 'the top-level queues (capsule "default")' : `capsule "${other}"`} processes already; a queue belongs to one capsule`,
+        );
       }
       owner.set(queue, capsule.name);
     }
@@ -54,8 +68,10 @@ function withOption<T>(path: string, build: () => T): T {
   try {
     return build();
   } catch (error) {
-    // Stryker disable next-line Regex: every option QueueOrder names begins with "queues", so the anchor changes no path.
-    if (error instanceof WurkConfigError) throw new WurkConfigError(error.option.replace(/^queues/, path), error.reason);
+    // every option QueueOrder names begins with "queues", so the anchor changes no path.
+    // Stryker disable next-line Regex
+    if (error instanceof WurkConfigError)
+      throw new WurkConfigError(error.option.replace(/^queues/, path), error.reason);
     throw error;
   }
 }
@@ -70,14 +86,25 @@ export function capsuleDefaultQueues(groups: readonly CapsuleGroup[]): Record<st
  * worker that also names its `queue` must name one its capsule processes
  * (otherwise its jobs would run in another capsule, or nowhere).
  */
-export function checkWorkerCapsule(worker: string, capsule: string | undefined, queue: string | undefined, groups: readonly CapsuleGroup[]): void {
+export function checkWorkerCapsule(
+  worker: string,
+  capsule: string | undefined,
+  queue: string | undefined,
+  groups: readonly CapsuleGroup[],
+): void {
   if (capsule === undefined) return;
   const group = groups.find((candidate) => candidate.name === capsule);
   if (!group) {
-    throw new WurkConfigError(`@Worker(${worker}).capsule`, `"${capsule}" is not a capsule of this app (capsules: ${groups.map((g) => `"${g.name}"`).join(', ')})`);
+    throw new WurkConfigError(
+      `@Worker(${worker}).capsule`,
+      `"${capsule}" is not a capsule of this app (capsules: ${groups.map((g) => `"${g.name}"`).join(', ')})`,
+    );
   }
   if (queue !== undefined && !group.order.names.includes(queue)) {
-    throw new WurkConfigError(`@Worker(${worker}).queue`, `"${queue}" is not processed by capsule "${capsule}" (its queues: ${group.order.names.join(', ')})`);
+    throw new WurkConfigError(
+      `@Worker(${worker}).queue`,
+      `"${queue}" is not processed by capsule "${capsule}" (its queues: ${group.order.names.join(', ')})`,
+    );
   }
 }
 

@@ -5,7 +5,10 @@ import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-m
 
 /** The job lifecycle events of this process, one per outcome kind plus the start. */
 export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted', 'rescheduled'] as const;
-/** The events `@OnJobEvent` can hear: `started`, and one per outcome (`completed`, `retrying`, `dead`, `failed`, `interrupted`, `rescheduled`). */
+/**
+ * The events `@OnJobEvent` can hear: `started`, and one per outcome (`completed`, `retrying`, `dead`, `failed`,
+ * `interrupted`, `rescheduled`).
+ */
 export type JobEventName = (typeof JOB_EVENTS)[number];
 
 /** What a job event handler receives. */
@@ -82,12 +85,22 @@ export class JobEventDispatcher implements JobLifecycleListener {
   private emit(name: JobEventName, context: ServerContext, outcome: JobOutcome | undefined): void {
     const handlers = this.handlers.get(name);
     if (!handlers) return;
-    const event: JobEvent = { event: name, jid: context.job.jid, queue: context.queue, className: context.job.className, attempt: context.attempt, job: context.job, outcome };
+    const event: JobEvent = {
+      event: name,
+      jid: context.job.jid,
+      queue: context.queue,
+      className: context.job.className,
+      attempt: context.attempt,
+      job: context.job,
+      outcome,
+    };
     for (const handler of handlers) {
       // A microtask later, so a handler's synchronous work is not part of the processor's turn either.
       void Promise.resolve()
         .then(() => handler(event))
-        .catch((error) => this.logger.error(`job event handler for ${name} of ${event.jid} failed (ignored): ${errorMessageOf(error)}`));
+        .catch((error) =>
+          this.logger.error(`job event handler for ${name} of ${event.jid} failed (ignored): ${errorMessageOf(error)}`),
+        );
     }
   }
 }

@@ -40,7 +40,8 @@ export class JobLog implements JobLifecycleListener {
     }
     if (outcome.kind === 'rescheduled') {
       // Over its limiter: back in schedule by design, not a failure.
-      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
+      if (this.mode === 'all')
+        this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
       return;
     }
     if (!('error' in outcome)) {
@@ -55,7 +56,10 @@ export class JobLog implements JobLifecycleListener {
     if (error instanceof Error && error.stack) this.logger.debug?.(`${identify(context)} stack: ${error.stack}`);
   }
 
-  /** The usual cause is a worker class that exists but is in no module's providers (or a producer's class name this app never declared). */
+  /**
+   * The usual cause is a worker class that exists but is in no module's providers (or a producer's class name this app
+   * never declared).
+   */
   private unknownWorkerHint(className: string): string {
     const names = this.registry.all().map((worker) => worker.name);
     const known = names.length > 0 ? `The workers of this process: ${names.join(', ')}` : 'This process has no workers';

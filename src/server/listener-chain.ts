@@ -32,7 +32,12 @@ export class ListenerChain {
     return undefined;
   }
 
-  private async notifyAfter(pending: PromiseLike<void>, context: ServerContext, outcome: JobOutcome | undefined, next: number): Promise<void> {
+  private async notifyAfter(
+    pending: PromiseLike<void>,
+    context: ServerContext,
+    outcome: JobOutcome | undefined,
+    next: number,
+  ): Promise<void> {
     const { listeners } = this;
     await this.settled(pending);
     for (let index = next; index < listeners.length; index++) {
@@ -49,7 +54,11 @@ export class ListenerChain {
     }
   }
 
-  private call(listener: JobLifecycleListener, context: ServerContext, outcome: JobOutcome | undefined): PromiseLike<void> | undefined {
+  private call(
+    listener: JobLifecycleListener,
+    context: ServerContext,
+    outcome: JobOutcome | undefined,
+  ): PromiseLike<void> | undefined {
     try {
       const answer = outcome === undefined ? listener.onStart?.(context) : listener.onSettled?.(context, outcome);
       return answer !== undefined && typeof (answer as PromiseLike<void>).then === 'function' ? answer : undefined;

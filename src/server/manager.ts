@@ -29,7 +29,10 @@ import { handBackLine, stillRunningLine } from './shutdown-report';
 import { warmProcessor } from './processor-warm-up';
 import { ExecutionCarrier } from './job-execution';
 
-/** What a `Manager` is built from: Redis connections, the worker registry, options and the shared parts a Nest app would inject. */
+/**
+ * What a `Manager` is built from: Redis connections, the worker registry, options and the shared parts a Nest app would
+ * inject.
+ */
 export interface ManagerDeps {
   connections: RedisConnections;
   registry: WorkerRegistry;
@@ -59,17 +62,26 @@ const HEARTBEAT_LEAVE_MS = 500;
  * `shutdownTimeout`, then their AbortSignal fires and the unfinished ones
  * are handed back.
  */
-/** Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check and first poll. */
+/**
+ * Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check
+ * and first poll.
+ */
 const WARM_UP_LIMIT_MS = 2000;
 
-/** Boot steps that only make the first jobs faster are waited for this long at most: with Redis away the loops retry on their own. */
+/**
+ * Boot steps that only make the first jobs faster are waited for this long at most: with Redis away the loops retry on
+ * their own.
+ */
 async function withinWarmUpLimit(step: Promise<unknown>): Promise<void> {
   let bound: NodeJS.Timeout | undefined;
   await Promise.race([step, new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
   clearTimeout(bound);
 }
 
-/** The process plane of one process without Nest: its capsules, poller, orphan checks and heartbeat. `WurkServer` runs one inside a Nest app. */
+/**
+ * The process plane of one process without Nest: its capsules, poller, orphan checks and heartbeat. `WurkServer` runs
+ * one inside a Nest app.
+ */
 export class Manager {
   /** Resolves once the first orphan check completed (at once when never started). */
   readonly ready: Promise<void>;
@@ -105,7 +117,9 @@ export class Manager {
 
   /** A server middleware, run around `perform` after the ones added before it. */
   useMiddleware(middleware: ServerMiddlewareFn | ServerMiddleware): this {
-    this.middleware.use(typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next));
+    this.middleware.use(
+      typeof middleware === 'function' ? middleware : (context, next) => middleware.call(context, next),
+    );
     return this;
   }
 
@@ -203,22 +217,48 @@ export class Manager {
       this.gate.add(capsule);
       return capsule;
     });
-    const poller = new Poller(connections.command, { pollInterval: options.pollInterval, timestamps: options.timestamps, dead: this.dead });
-    this.poller = new RecurringTask('scheduled poller', () => poller.poll().then(() => undefined), () => poller.nextDelayMs(), this.logger);
+    const poller = new Poller(connections.command, {
+      pollInterval: options.pollInterval,
+      timestamps: options.timestamps,
+      dead: this.dead,
+    });
+    this.poller = new RecurringTask(
+      'scheduled poller',
+      () => poller.poll().then(() => undefined),
+      () => poller.nextDelayMs(),
+      this.logger,
+    );
     const reaper = new OrphanReaper(
       connections.command,
       identity,
-      { orphanThreshold: options.orphanThreshold, orphanCheckInterval: options.orphanCheckInterval, maxOrphanings: options.maxOrphanings, timestamps: options.timestamps, dead: this.dead },
+      {
+        orphanThreshold: options.orphanThreshold,
+        orphanCheckInterval: options.orphanCheckInterval,
+        maxOrphanings: options.maxOrphanings,
+        timestamps: options.timestamps,
+        dead: this.dead,
+      },
       (orphan) => this.buried(orphan),
     );
-    this.reaper = new RecurringTask('orphan check', () => this.reconcile(reaper, true), () => options.orphanCheckInterval * 1000, this.logger);
+    this.reaper = new RecurringTask(
+      'orphan check',
+      () => this.reconcile(reaper, true),
+      () => options.orphanCheckInterval * 1000,
+      this.logger,
+    );
 
     heartbeat.onSignal((signal) => this.onSignal(signal));
     await heartbeat.start();
     // Connections open and scripts loaded before start resolves: the first
     // job after boot meets the same paths as every later one.
-    // Stryker disable next-line ArrowFunction: the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
-    await withinWarmUpLimit(Promise.all([warmProcessor(this.executions, this.listeners), ...this.capsules.map((capsule) => capsule.warmUp())]));
+    // the warm-up moves compile time and connection set-up before the first job, which only a clock sees.
+    // Stryker disable next-line ArrowFunction
+    await withinWarmUpLimit(
+      Promise.all([
+        warmProcessor(this.executions, this.listeners),
+        ...this.capsules.map((capsule) => capsule.warmUp()),
+      ]),
+    );
     // Stopped during the first beat or the warm-up (an app closed during boot).
     if (this.stopping) return;
     // The boot pass is unguarded: whatever this process's previous life left
@@ -246,7 +286,8 @@ export class Manager {
     try {
       await this.reconcile(reaper, false);
     } catch (error) {
-      if (!isUnreachable(error)) this.logger.error(`first orphan check failed (the periodic check will retry): ${errorMessageOf(error)}`);
+      if (!isUnreachable(error))
+        this.logger.error(`first orphan check failed (the periodic check will retry): ${errorMessageOf(error)}`);
     }
     this.resolveReady();
     if (!this.stopping) this.reaper.start(this.deps.options.orphanCheckInterval * 1000);
@@ -259,7 +300,9 @@ export class Manager {
         await capsule.filePending();
       } catch (error) {
         // Still remembered; a filing that cannot land must not hold up orphan recovery.
-        this.logger.error(`${capsule.pendingCount} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`);
+        this.logger.error(
+          `${capsule.pendingCount} failed job(s) still not filed (will retry): ${errorMessageOf(error)}`,
+        );
       }
       const strays = await capsule.handBackStrays();
       if (strays > 0) this.logger.warn(`handed back ${strays} claimed job(s) whose fetch reply was lost`);
@@ -311,7 +354,9 @@ export class Manager {
     // Loops caught mid-command while Redis is away would wait out ioredis's
     // reconnects; shutdown waits for them only so long (see SHUTDOWN_REDIS_MS).
     const loops = Date.now() + SHUTDOWN_LOOPS_MS;
-    await Promise.all(this.capsules.map((capsule) => capsule.stopFetching((what, step) => this.bestEffort(what, step, loops))));
+    await Promise.all(
+      this.capsules.map((capsule) => capsule.stopFetching((what, step) => this.bestEffort(what, step, loops))),
+    );
     await this.bestEffort('scheduled poller', () => this.poller.stop(), loops);
     await this.bestEffort('orphan check', () => this.reaper.stop(), loops);
     const drained = await this.waitForRunning(options.shutdownTimeout * 1000);
@@ -321,7 +366,12 @@ export class Manager {
       this.deadline.abort(new Error('wurk shutdown deadline passed'));
       const handBacks = await Promise.all(this.capsules.map((capsule) => capsule.handBackUnfinished(redisStep)));
       const unfinished = handBacks.flatMap((handBack) => handBack.jobs);
-      this.logger.warn(handBackLine(unfinished, handBacks.every((handBack) => handBack.done)));
+      this.logger.warn(
+        handBackLine(
+          unfinished,
+          handBacks.every((handBack) => handBack.done),
+        ),
+      );
       await this.notifyHandedBack(unfinished);
     }
     await Promise.all(this.capsules.map((capsule) => capsule.release(redisStep)));
@@ -376,16 +426,22 @@ export class Manager {
     let timer: NodeJS.Timeout | undefined;
     try {
       const work = step();
-      const abandoned = new Promise<'abandoned'>((resolve) => (timer = setTimeout(() => resolve('abandoned'), Math.max(0, until - Date.now()))));
+      const abandoned = new Promise<'abandoned'>(
+        (resolve) => (timer = setTimeout(() => resolve('abandoned'), Math.max(0, until - Date.now()))),
+      );
       if ((await Promise.race([work, abandoned])) === 'abandoned') {
         work.catch(() => undefined);
-        this.logger.warn(`shutdown: gave up waiting on Redis for ${what}; another process's orphan check recovers what it left`);
+        this.logger.warn(
+          `shutdown: gave up waiting on Redis for ${what}; another process's orphan check recovers what it left`,
+        );
         return false;
       }
       return true;
     } catch (error) {
       // ioredis's own text for an outage (maxRetriesPerRequest…) says nothing an operator can act on.
-      this.logger.error(`shutdown: ${what} failed: ${isUnreachable(error) ? 'Redis is unreachable' : errorMessageOf(error)}`);
+      this.logger.error(
+        `shutdown: ${what} failed: ${isUnreachable(error) ? 'Redis is unreachable' : errorMessageOf(error)}`,
+      );
       return false;
     } finally {
       clearTimeout(timer);
@@ -396,7 +452,9 @@ export class Manager {
     if (signal === 'TSTP') this.quiet();
     else if (signal === 'TERM') void this.stop();
     else if (signal === 'TTIN' || signal === 'INFO') {
-      const capsules = this.capsules.map((capsule) => `${capsule.name} ${capsule.runningCount}/${capsule.concurrency}`).join(', ');
+      const capsules = this.capsules
+        .map((capsule) => `${capsule.name} ${capsule.runningCount}/${capsule.concurrency}`)
+        .join(', ');
       this.logger.log(`${signal}: ${this.busy} job(s) running (${capsules}), quiet=${this.quieted}`);
     }
   }
@@ -432,7 +490,13 @@ export class Manager {
       queue: orphan.queue,
       worker: this.deps.registry.get(orphan.payload.className),
       attempt,
-      execution: { jid: orphan.payload.jid, queue: orphan.queue, attempt, payload: orphan.payload, signal: this.deadline.signal },
+      execution: {
+        jid: orphan.payload.jid,
+        queue: orphan.queue,
+        attempt,
+        payload: orphan.payload,
+        signal: this.deadline.signal,
+      },
     };
     await this.listenerChain.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
   }

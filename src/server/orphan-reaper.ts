@@ -45,7 +45,14 @@ export function parsePrivateList(key: string): PrivateListOwner | undefined {
   const last = (n: number) => parts.at(-n) as string;
   const numeric = (n: number) => /^\d+$/.test(last(n));
   if (parts.length >= 5 && numeric(1) && /^[0-9a-f]{12}$/.test(last(2)) && numeric(3)) {
-    return { queue: parts.slice(0, -4).join('|'), hostname: last(4), pid: Number(last(3)), nonce: last(2), identity: `${last(4)}:${last(3)}:${last(2)}`, index: Number(last(1)) };
+    return {
+      queue: parts.slice(0, -4).join('|'),
+      hostname: last(4),
+      pid: Number(last(3)),
+      nonce: last(2),
+      identity: `${last(4)}:${last(3)}:${last(2)}`,
+      index: Number(last(1)),
+    };
   }
   if (parts.length >= 4 && numeric(1) && numeric(2)) {
     return { queue: parts.slice(0, -3).join('|'), hostname: last(3), pid: Number(last(2)), index: Number(last(1)) };
@@ -91,7 +98,10 @@ export class OrphanReaper {
   async check(guarded: boolean): Promise<{ recovered: number; buried: number; failures: string[] }> {
     let recovered = 0;
     const failures: string[] = [];
-    if (!guarded || (await this.redis.set(Keys.reaperLock, '1', 'EX', this.options.orphanCheckInterval, 'NX')) === 'OK') {
+    if (
+      !guarded ||
+      (await this.redis.set(Keys.reaperLock, '1', 'EX', this.options.orphanCheckInterval, 'NX')) === 'OK'
+    ) {
       for (const key of await this.privateLists()) {
         try {
           recovered += await this.recover(key);
@@ -147,12 +157,21 @@ export class OrphanReaper {
     // so a live pid on this host may well be another process.
     if (owner.nonce === undefined && !this.preNonceOwnerGone(owner)) return 0;
     // "" tells the script to skip the liveness check (and leave KEYS[3] unread): the pid already said dead.
-    // Stryker disable next-line StringLiteral: any other text names a heartbeat nobody writes, which the script finds dead as well
+    // any other text names a heartbeat nobody writes, which the script finds dead as well
+    // Stryker disable next-line StringLiteral
     const identity = owner.identity ?? '';
     const [moved] = await runScript<[number, number]>(
       this.redis,
       'requeue_orphans',
-      [key, Keys.queue(owner.queue), Keys.process(identity), Keys.lastBeat, Keys.queues, Keys.repeatOrphans, Keys.suspects],
+      [
+        key,
+        Keys.queue(owner.queue),
+        Keys.process(identity),
+        Keys.lastBeat,
+        Keys.queues,
+        Keys.repeatOrphans,
+        Keys.suspects,
+      ],
       [
         identity,
         this.options.orphanThreshold,
@@ -184,10 +203,17 @@ export class OrphanReaper {
       let jid: string;
       try {
         parsed = JSON.parse(record);
-        if ((parsed.set !== 'retry' && parsed.set !== 'dead') || typeof parsed.score !== 'string' || typeof parsed.payload !== 'string') throw new Error('not a {set, score, payload} record');
+        if (
+          (parsed.set !== 'retry' && parsed.set !== 'dead') ||
+          typeof parsed.score !== 'string' ||
+          typeof parsed.payload !== 'string'
+        )
+          throw new Error('not a {set, score, payload} record');
         jid = JobPayload.parse(parsed.payload).jid;
       } catch (error) {
-        failures.push(`${Keys.unsettled} entry ${record.slice(0, 80)}: ${error instanceof Error ? error.message : String(error)}`);
+        failures.push(
+          `${Keys.unsettled} entry ${record.slice(0, 80)}: ${error instanceof Error ? error.message : String(error)}`,
+        );
         continue;
       }
       const [cutoff, maxJobs] = parsed.set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
@@ -214,7 +240,12 @@ export class OrphanReaper {
       try {
         payload = JobPayload.parse(raw);
       } catch {
-        payload = JobPayload.fromEntries([['class', 'Wurk::InvalidPayload'], ['args', [raw]], ['jid', newJid()], ['retry', false]]);
+        payload = JobPayload.fromEntries([
+          ['class', 'Wurk::InvalidPayload'],
+          ['args', [raw]],
+          ['jid', newJid()],
+          ['retry', false],
+        ]);
       }
       const message = `job ${payload.jid} was recovered more than ${this.options.maxOrphanings} times without completing (its process died each time)`;
       payload.set('error_class', 'Wurk::ProcessDied').set('error_message', message);

@@ -39,8 +39,12 @@ const silentHeartbeat: HeartbeatPort = {
  * a job without their marks hear it: the made-up job carries no `track`, no
  * unique lock and no periodic slot, so they decide it is none of theirs.
  */
-// Stryker disable next-line BlockStatement: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-export async function warmProcessor(executions: ExecutionCarrier, listeners: readonly JobLifecycleListener[]): Promise<void> {
+// a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
+// Stryker disable next-line BlockStatement
+export async function warmProcessor(
+  executions: ExecutionCarrier,
+  listeners: readonly JobLifecycleListener[],
+): Promise<void> {
   const registry = new WorkerRegistry();
   registry.register({ name: WARM_CLASS, target: WarmUpWorker, options: {}, instance: new WarmUpWorker() });
   const listener: JobLifecycleListener = { onStart: ignore, onSettled: ignore };
@@ -63,6 +67,10 @@ export async function warmProcessor(executions: ExecutionCarrier, listeners: rea
     overLimit: { retries: 0, backoff: () => 0 },
     executions,
   });
-  const job: ClaimedJob = { raw: `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`, queue: 'default', started: true };
+  const job: ClaimedJob = {
+    raw: `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`,
+    queue: 'default',
+    started: true,
+  };
   await processor.run(job);
 }

@@ -88,10 +88,25 @@ export class Processor {
     const { deps } = this;
     const worker = deps.registry.get(payload.className);
     const attempt = attemptOf(payload);
-    const execution: JobExecution = { jid: payload.jid, queue: job.queue, attempt, payload, signal: deps.signal, reporter: undefined };
-    const context: ServerContext = { job: payload, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
+    const execution: JobExecution = {
+      jid: payload.jid,
+      queue: job.queue,
+      attempt,
+      payload,
+      signal: deps.signal,
+      reporter: undefined,
+    };
+    const context: ServerContext = {
+      job: payload,
+      queue: job.queue,
+      worker,
+      attempt,
+      execution,
+      startedAt: performance.now(),
+    };
     const starting = this.listeners.notify(context, undefined);
-    // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // Stryker disable next-line ConditionalExpression
     if (starting) await starting;
 
     let failed = false;
@@ -121,19 +136,31 @@ export class Processor {
       outcome = await this.afterStepFailed(job, payload, failed, error, stepError, settled);
     }
     const settling = this.listeners.notify(context, outcome);
-    // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // Stryker disable next-line ConditionalExpression
     if (settling) await settling;
   }
 
-  /** Metrics, then the one write that decides the job's fate (ack, retry/dead, or schedule), then the error handlers. */
-  private async settle(job: ClaimedJob, payload: JobPayload, context: ServerContext, failed: boolean, error: unknown, started: number, settled: Settled): Promise<JobOutcome> {
+  /**
+   * Metrics, then the one write that decides the job's fate (ack, retry/dead, or schedule), then the error handlers.
+   */
+  private async settle(
+    job: ClaimedJob,
+    payload: JobPayload,
+    context: ServerContext,
+    failed: boolean,
+    error: unknown,
+    started: number,
+    settled: Settled,
+  ): Promise<JobOutcome> {
     const { deps } = this;
     const worker = context.worker;
     // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
     const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
     // Sidekiq resolves the class before its metrics middleware runs, so an unknown class never reaches its metrics
     // either; a run refused by its limiter did no work and is rescheduled, so it is no execution to time.
-    if (deps.executionMetrics && worker && !overLimit) deps.heartbeat.recordExecution(metricsClassName(payload), Math.floor(performance.now()) - started, failed);
+    if (deps.executionMetrics && worker && !overLimit)
+      deps.heartbeat.recordExecution(metricsClassName(payload), Math.floor(performance.now()) - started, failed);
     let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
     if (outcome !== undefined) {
       settled.done = true;
@@ -151,9 +178,18 @@ export class Processor {
     return outcome;
   }
 
-  private async afterStepFailed(job: ClaimedJob, payload: JobPayload, failed: boolean, error: unknown, stepError: unknown, settled: Settled): Promise<JobOutcome> {
+  private async afterStepFailed(
+    job: ClaimedJob,
+    payload: JobPayload,
+    failed: boolean,
+    error: unknown,
+    stepError: unknown,
+    settled: Settled,
+  ): Promise<JobOutcome> {
     const { deps } = this;
-    deps.logger.error(`a step after perform failed for job ${payload.jid} (${errorMessageOf(stepError)}); ${settled.done ? 'it was already settled' : failed ? 'interrupting it' : 'acknowledging it'}`);
+    deps.logger.error(
+      `a step after perform failed for job ${payload.jid} (${errorMessageOf(stepError)}); ${settled.done ? 'it was already settled' : failed ? 'interrupting it' : 'acknowledging it'}`,
+    );
     if (settled.done) return failed ? { kind: 'interrupted', error } : { kind: 'complete', result: undefined };
     if (failed) return this.interrupt(job, payload, error, false);
     deps.fetcher.acknowledge(job, payload.jid);
@@ -172,19 +208,35 @@ export class Processor {
     try {
       // Inside the guard: a throwing `overLimitBackoff` files the job as an ordinary failure.
       const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
-      const filed = await deps.fetcher.file(job, payload.jid, 'schedule', scoreText(retryAt), payload.clone().set('overrated', count).toString());
+      const filed = await deps.fetcher.file(
+        job,
+        payload.jid,
+        'schedule',
+        scoreText(retryAt),
+        payload.clone().set('overrated', count).toString(),
+      );
       return filed ? { kind: 'rescheduled', error, retryAt } : { kind: 'interrupted', error };
     } catch (writeError) {
-      deps.logger.error(`could not reschedule job ${payload.jid} over its limiter: ${errorMessageOf(writeError)}; filing it as a failure`);
+      deps.logger.error(
+        `could not reschedule job ${payload.jid} over its limiter: ${errorMessageOf(writeError)}; filing it as a failure`,
+      );
       return undefined;
     }
   }
 
-  private async settleFailure(job: ClaimedJob, payload: JobPayload, error: unknown, worker: RegisteredWorker | undefined): Promise<JobOutcome> {
+  private async settleFailure(
+    job: ClaimedJob,
+    payload: JobPayload,
+    error: unknown,
+    worker: RegisteredWorker | undefined,
+  ): Promise<JobOutcome> {
     const { deps } = this;
     let plan: FailurePlan | undefined;
     try {
-      plan = await planFailure(payload, job.queue, error, worker, { maxRetries: deps.maxRetries, timestamps: deps.timestamps });
+      plan = await planFailure(payload, job.queue, error, worker, {
+        maxRetries: deps.maxRetries,
+        timestamps: deps.timestamps,
+      });
       if (plan.kind === 'discard') {
         deps.fetcher.acknowledge(job, payload.jid);
         await this.died(plan.payload, error);
@@ -198,12 +250,19 @@ export class Processor {
       await this.died(plan.payload, error);
       return { kind: 'dead', error };
     } catch (writeError) {
-      deps.logger.error(`could not file failed job ${payload.jid} (${errorClassOf(error)}): ${errorMessageOf(writeError)}; interrupting it`);
+      deps.logger.error(
+        `could not file failed job ${payload.jid} (${errorClassOf(error)}): ${errorMessageOf(writeError)}; interrupting it`,
+      );
       return this.interrupt(job, payload, error, plan?.kind === 'dead');
     }
   }
 
-  private async interrupt(job: ClaimedJob, payload: JobPayload, error: unknown, outOfRetries: boolean): Promise<JobOutcome> {
+  private async interrupt(
+    job: ClaimedJob,
+    payload: JobPayload,
+    error: unknown,
+    outOfRetries: boolean,
+  ): Promise<JobOutcome> {
     const { deps } = this;
     let filing: PendingFiling;
     let retryAt: number | undefined;
@@ -212,13 +271,21 @@ export class Processor {
       // ran with (docs/seed-rules.md, seed 004): whatever a middleware did to it may be what
       // made the first filing fail, and must not make this one fail too.
       const plan = planInterrupt(JobPayload.parse(job.raw), error, outOfRetries, deps.timestamps);
-      filing = { job, jid: payload.jid, set: plan.set, score: scoreText(plan.retryAt), payload: plan.payload.toString() };
+      filing = {
+        job,
+        jid: payload.jid,
+        set: plan.set,
+        score: scoreText(plan.retryAt),
+        payload: plan.payload.toString(),
+      };
       if (plan.set === 'retry') retryAt = plan.retryAt;
     } catch (planError) {
       // The seed's last resort: not even the interrupt can be planned (a
       // middleware left a member that no longer parses). The job ran, so it
       // is filed in dead from the bytes as fetched, never handed back.
-      deps.logger.error(`could not plan the interrupt of job ${payload.jid} (${errorMessageOf(planError)}); filing it in dead`);
+      deps.logger.error(
+        `could not plan the interrupt of job ${payload.jid} (${errorMessageOf(planError)}); filing it in dead`,
+      );
       filing = lastResortFiling(job, error, deps.timestamps);
     }
     try {
@@ -227,7 +294,9 @@ export class Processor {
       // Remembered with its payload: filed later by this process, never
       // handed back to its queue as a stray (it already ran).
       deps.pending.push(filing);
-      deps.logger.error(`could not interrupt job ${filing.jid} either (${errorMessageOf(writeError)}); will file it in ${filing.set} later`);
+      deps.logger.error(
+        `could not interrupt job ${filing.jid} either (${errorMessageOf(writeError)}); will file it in ${filing.set} later`,
+      );
     }
     return { kind: 'interrupted', error, filedIn: filing.set, retryAt };
   }
@@ -248,7 +317,13 @@ export class Processor {
     ]).setRaw('failed_at', timestampText(now, deps.timestamps));
     deps.heartbeat.countProcessed();
     deps.heartbeat.countFailed();
-    const filing: PendingFiling = { job, jid: wrapped.jid, set: 'dead', score: scoreText(now), payload: wrapped.toString() };
+    const filing: PendingFiling = {
+      job,
+      jid: wrapped.jid,
+      set: 'dead',
+      score: scoreText(now),
+      payload: wrapped.toString(),
+    };
     try {
       await deps.fetcher.file(job, filing.jid, 'dead', filing.score, filing.payload);
     } catch (writeError) {
@@ -263,7 +338,8 @@ export class Processor {
     };
     await this.died(wrapped, error);
     const settling = this.listeners.notify(context, { kind: 'dead', error, reason: 'unparseable payload' });
-    // Stryker disable next-line ConditionalExpression: awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // Stryker disable next-line ConditionalExpression
     if (settling) await settling;
   }
 
@@ -280,7 +356,6 @@ export class Processor {
       }
     }
   }
-
 }
 
 /** Sidekiq's metrics name a wrapped job (ActiveJob's adapter) by the class it wraps. */
@@ -308,7 +383,10 @@ export function attemptOf(payload: JobPayload): number {
   return typeof retryCount === 'number' ? retryCount + 2 : 1;
 }
 
-/** The chain's terminal step (also the testing runner's): an unknown class fails here, inside the chain, like an error from perform. */
+/**
+ * The chain's terminal step (also the testing runner's): an unknown class fails here, inside the chain, like an error
+ * from perform.
+ */
 export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);

@@ -17,8 +17,16 @@ export interface QueueUser {
  * `['default']` Sidekiq starts with.
  */
 export function defaultGroupQueues(users: readonly QueueUser[], capsules: readonly CapsuleSpec[] = []): QueueSpec {
-  const owned = new Set(capsules.flatMap((capsule) => (capsule.queues as ReadonlyArray<string | readonly [string, number]>).map((entry) => (typeof entry === 'string' ? entry : entry[0]))));
-  const names = [...new Set(['default', ...users.map((user) => user.queue)])].filter((queue) => queue === 'default' || !owned.has(queue));
+  const owned = new Set(
+    capsules.flatMap((capsule) =>
+      (capsule.queues as ReadonlyArray<string | readonly [string, number]>).map((entry) =>
+        typeof entry === 'string' ? entry : entry[0],
+      ),
+    ),
+  );
+  const names = [...new Set(['default', ...users.map((user) => user.queue)])].filter(
+    (queue) => queue === 'default' || !owned.has(queue),
+  );
   if (names.length === 1) return ['default'];
   return names.map((queue) => [queue, 1] as const);
 }
@@ -31,7 +39,9 @@ export function unfetchedQueueUsers(users: readonly QueueUser[], groups: readonl
 
 /** `default 1, mail 1 (weighted)`, or `critical, default (strict)`. */
 export function describeGroupQueues(group: CapsuleGroup): string {
-  const names = group.order.strict ? group.order.names.join(', ') : group.order.names.map((queue) => `${queue} ${group.order.weights[queue]}`).join(', ');
+  const names = group.order.strict
+    ? group.order.names.join(', ')
+    : group.order.names.map((queue) => `${queue} ${group.order.weights[queue]}`).join(', ');
   return `${names} (${group.order.strict ? 'strict' : 'weighted'})`;
 }
 
@@ -41,7 +51,10 @@ export function describeGroupQueues(group: CapsuleGroup): string {
  * when a job "never runs".
  */
 export function bootLine(groups: readonly CapsuleGroup[], fetch: string, redis: string, listed: boolean): string {
-  const capsules = groups.map((group) => `${groups.length > 1 ? `capsule ${group.name}: ` : ''}queues ${describeGroupQueues(group)}, concurrency ${group.concurrency}`);
+  const capsules = groups.map(
+    (group) =>
+      `${groups.length > 1 ? `capsule ${group.name}: ` : ''}queues ${describeGroupQueues(group)}, concurrency ${group.concurrency}`,
+  );
   const source = listed ? '' : ' [queues from the registered workers and periodic entries; set `queues` to choose]';
   return `processing ${capsules.join('; ')}; ${fetch} fetch; Redis ${redis}${source}`;
 }

@@ -10,7 +10,8 @@ import { errorMessageOf } from './retry/error-fields';
 export class RecurringTask {
   private timer: NodeJS.Timeout | undefined;
   private current: Promise<void> | undefined;
-  // Stryker disable next-line BooleanLiteral: only start() schedules a first run, and it clears the flag; the initial value is never read.
+  // only start() schedules a first run, and it clears the flag; the initial value is never read.
+  // Stryker disable next-line BooleanLiteral
   private stopped = true;
   private failingSince = 0;
   private lastLogged = 0;

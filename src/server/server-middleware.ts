@@ -21,7 +21,10 @@ export interface ServerContext {
   result?: unknown;
   /** The execution `perform` sees through JobContext; an onStart listener may set its `reporter`. */
   execution: JobExecution;
-  /** `performance.now()` when this execution began, before the onStart listeners; absent for a job that did not run here (handed back, an orphan). */
+  /**
+   * `performance.now()` when this execution began, before the onStart listeners; absent for a job that did not run here
+   * (handed back, an orphan).
+   */
   startedAt?: number;
 }
 

@@ -40,14 +40,20 @@ export interface ServerOptions {
   deathHandlers: DeathHandler[];
   /** Reschedules of a job over its limiter before it fails like any error (default 20). */
   overLimitRetries?: number;
-  /** Seconds until the `count`th reschedule of a job over its limiter (default: linear, 5 s × count up to 300 s, never before the limiter's retryAfter). */
+  /**
+   * Seconds until the `count`th reschedule of a job over its limiter (default: linear, 5 s × count up to 300 s, never
+   * before the limiter's retryAfter).
+   */
   overLimitBackoff?: (count: number, error: unknown) => number;
   logger?: ServerLogger;
   /** Replica acknowledgment of filings (retry, dead); none when absent. */
   writes?: WritePolicy;
 }
 
-/** The defaults of the processing options (concurrency, queues, fetch, timeouts, intervals), as `WurkModule.forRoot` fills them in. */
+/**
+ * The defaults of the processing options (concurrency, queues, fetch, timeouts, intervals), as `WurkModule.forRoot`
+ * fills them in.
+ */
 export const SERVER_DEFAULTS = {
   concurrency: 10,
   queues: ['default'] as QueueSpec,

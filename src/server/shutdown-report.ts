@@ -24,7 +24,8 @@ function listed(jobs: readonly ClaimedJob[]): string {
  * process's private list when Redis could not take them (never both).
  */
 export function handBackLine(jobs: readonly ClaimedJob[], done: boolean): string {
-  if (done) return `shutdown: handed back ${jobs.length} unfinished job(s) to their queues (they run again): ${listed(jobs)}`;
+  if (done)
+    return `shutdown: handed back ${jobs.length} unfinished job(s) to their queues (they run again): ${listed(jobs)}`;
   return (
     `shutdown: could not hand back ${jobs.length} unfinished job(s) (Redis did not answer): ${listed(jobs)}; ` +
     "they stay in this process's private list, and another process's orphan check requeues them"

@@ -16,7 +16,17 @@ export function enqueuedRowHook(ttlSeconds: number): PushPipelineHook {
   return (pipeline, job, enqueuedAtMs) => {
     if (!isTracked(job) || job.jid === '') return;
     const row = Keys.status(job.jid);
-    pipeline.hset(row, 'state', 'enqueued', 'class', job.className, 'queue', job.queue, 'enqueued_at', floatText(enqueuedAtMs / 1000));
+    pipeline.hset(
+      row,
+      'state',
+      'enqueued',
+      'class',
+      job.className,
+      'queue',
+      job.queue,
+      'enqueued_at',
+      floatText(enqueuedAtMs / 1000),
+    );
     pipeline.expire(row, ttlSeconds);
   };
 }

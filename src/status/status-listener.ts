@@ -107,7 +107,12 @@ export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs
       }
       if (outcome.kind === 'rescheduled') {
         // Over its limiter: waiting in `schedule` until `scheduled_at`, not failed; the next attempt writes `running`.
-        const fields: StatusFields = { ...buffered, state: 'scheduled', attempt: context.attempt, scheduled_at: floatText(outcome.retryAt / 1000) };
+        const fields: StatusFields = {
+          ...buffered,
+          state: 'scheduled',
+          attempt: context.attempt,
+          scheduled_at: floatText(outcome.retryAt / 1000),
+        };
         await this.writer.write(jid, fields, { ttl: this.options.ttl, create: true });
         return;
       }
@@ -115,8 +120,10 @@ export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs
       // `retrying` ends the attempt, not the job: a finished_at here would sit on the next attempt's running row.
       if (outcome.kind !== 'retrying') fields.finished_at = floatText(nowMs() / 1000);
       if (outcome.kind === 'complete') Object.assign(fields, this.resultFields(job, outcome.result));
-      else if (outcome.kind !== 'interrupted') Object.assign(fields, errorFields(outcome.error, 'reason' in outcome ? outcome.reason : undefined));
-      const ttl = outcome.kind === 'complete' && this.options.retention !== undefined ? this.options.retention : this.options.ttl;
+      else if (outcome.kind !== 'interrupted')
+        Object.assign(fields, errorFields(outcome.error, 'reason' in outcome ? outcome.reason : undefined));
+      const ttl =
+        outcome.kind === 'complete' && this.options.retention !== undefined ? this.options.retention : this.options.ttl;
       await this.writer.write(jid, fields, { ttl, create: true });
     });
   }
@@ -161,6 +168,7 @@ function errorFields(error: unknown, reason: string | undefined): StatusFields {
   }
   // The reason stands in only for a missing message: an undefined reason leaves it missing.
   if (fields.error_message === undefined) fields.error_message = reason;
-  if (fields.error_message !== undefined) fields.error_message = capUtf8(fields.error_message, ERROR_MESSAGE_CAP_BYTES).text;
+  if (fields.error_message !== undefined)
+    fields.error_message = capUtf8(fields.error_message, ERROR_MESSAGE_CAP_BYTES).text;
   return fields;
 }

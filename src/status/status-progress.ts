@@ -61,10 +61,12 @@ export class StatusProgress implements ProgressReporter {
     const fields = this.take();
     if (!fields) return false;
     this.lastWriteAt = monotonicMs();
-    this.writing = this.writing.then(() => this.sink(fields)).then(
-      () => undefined,
-      (error) => this.onError(error),
-    );
+    this.writing = this.writing
+      .then(() => this.sink(fields))
+      .then(
+        () => undefined,
+        (error) => this.onError(error),
+      );
     return true;
   }
 

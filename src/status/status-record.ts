@@ -1,6 +1,18 @@
 /** The states of a status row, in order (docs/internals/spec/contract.md §2.3). */
-export const STATUS_STATES = ['enqueued', 'scheduled', 'running', 'complete', 'failed', 'interrupted', 'retrying', 'dead'] as const;
-/** The states of a status row: `enqueued`, `scheduled` (rescheduled by its limiter, due at `scheduled_at`), `running`, `complete`, `retrying`, `failed`, `dead`, `interrupted`. */
+export const STATUS_STATES = [
+  'enqueued',
+  'scheduled',
+  'running',
+  'complete',
+  'failed',
+  'interrupted',
+  'retrying',
+  'dead',
+] as const;
+/**
+ * The states of a status row: `enqueued`, `scheduled` (rescheduled by its limiter, due at `scheduled_at`), `running`,
+ * `complete`, `retrying`, `failed`, `dead`, `interrupted`.
+ */
 export type StatusState = (typeof STATUS_STATES)[number];
 
 export function isStatusState(value: unknown): value is StatusState {

@@ -4,7 +4,10 @@ import type { StatusRecord, StatusState } from './status-record';
 /** States after which a job's row changes no more: `retrying` and `interrupted` lead to another run. */
 export const FINAL_STATES: readonly StatusState[] = ['complete', 'failed', 'dead'];
 
-/** Options of `StatusService.waitFor`: the timeout in milliseconds, and the states that end the wait (default: complete, failed, dead). */
+/**
+ * Options of `StatusService.waitFor`: the timeout in milliseconds, and the states that end the wait (default: complete,
+ * failed, dead).
+ */
 export interface WaitForOptions {
   /** Milliseconds to wait before rejecting with StatusWaitTimeoutError. */
   timeout: number;
@@ -37,7 +40,11 @@ const MAX_POLL_MS = 1000;
  * costs one HGETALL a second once past its first seconds, and learns of
  * the end at most a second late: the rows only change at state transitions.
  */
-export async function waitForStatus(read: () => Promise<StatusRecord | null>, jid: string, options: WaitForOptions): Promise<StatusRecord> {
+export async function waitForStatus(
+  read: () => Promise<StatusRecord | null>,
+  jid: string,
+  options: WaitForOptions,
+): Promise<StatusRecord> {
   const until = options.until ?? FINAL_STATES;
   const deadline = Date.now() + options.timeout;
   let delay = FIRST_POLL_MS;

@@ -4,7 +4,10 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { isStatusState, StatusState } from './status-record';
 
-/** The fields of a status row a writer may set (docs/internals/spec/contract.md §2.2); null and undefined are never written. */
+/**
+ * The fields of a status row a writer may set (docs/internals/spec/contract.md §2.2); null and undefined are never
+ * written.
+ */
 export interface StatusFields {
   state?: StatusState;
   class?: string;
@@ -61,9 +64,16 @@ export class StatusWriter {
     }
     if (pairs.length === 0) return false;
     // The create gate: "1" lets status_write.lua create the row, any other value writes onto a live row only.
-    // Stryker disable next-line StringLiteral: the script compares the gate with "1" only, so "0" and "" are the same gate
+    // the script compares the gate with "1" only, so "0" and "" are the same gate
+    // Stryker disable next-line StringLiteral
     const liveRowOnly = '0';
-    const run = () => runScript<number>(this.redis, 'status_write', [Keys.status(jid)], [options.ttl, options.create ? '1' : liveRowOnly, ...pairs]);
+    const run = () =>
+      runScript<number>(
+        this.redis,
+        'status_write',
+        [Keys.status(jid)],
+        [options.ttl, options.create ? '1' : liveRowOnly, ...pairs],
+      );
     const durability = this.durability;
     if (!options.create || !durability || durability.writes.replicas === 0) return (await run()) === 1;
     // The gate is "1" here and there are fields, so every run wrote the row: that runDurably resolved is the answer.

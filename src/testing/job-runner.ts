@@ -7,7 +7,10 @@ import { attemptOf, DeathHandler, ErrorHandler, perform } from '../server/proces
 import { planFailure } from '../server/retry/failure-plan';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
 
-/** What the testing module's in-memory runner needs: the worker registry, the app's server middleware and listeners, and the retry limit. */
+/**
+ * What the testing module's in-memory runner needs: the worker registry, the app's server middleware and listeners, and
+ * the retry limit.
+ */
 export interface JobRunnerDeps {
   registry: WorkerRegistry;
   middleware: MiddlewareChain<ServerContext>;
@@ -43,7 +46,14 @@ export class JobRunner {
     const { deps } = this;
     const worker = deps.registry.get(job.className);
     const attempt = attemptOf(job);
-    const execution: JobExecution = { jid: job.jid, queue: job.queue, attempt, payload: job, signal: this.signal, reporter: undefined };
+    const execution: JobExecution = {
+      jid: job.jid,
+      queue: job.queue,
+      attempt,
+      payload: job,
+      signal: this.signal,
+      reporter: undefined,
+    };
     const context: ServerContext = { job, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
     for (const listener of deps.listeners) await listener.onStart?.(context);
     let outcome: JobOutcome;
@@ -60,7 +70,10 @@ export class JobRunner {
   private async failure(job: JobPayload, error: unknown, context: ServerContext): Promise<JobOutcome> {
     const { deps } = this;
     // Planned on a copy: the job as enqueued stays what the test inspects.
-    const plan = await planFailure(job.clone(), job.queue, error, context.worker, { maxRetries: deps.maxRetries, timestamps: deps.timestamps });
+    const plan = await planFailure(job.clone(), job.queue, error, context.worker, {
+      maxRetries: deps.maxRetries,
+      timestamps: deps.timestamps,
+    });
     for (const handler of deps.errorHandlers) await handler(error, context);
     if (plan.kind === 'retry') return { kind: 'retrying', error, retryCount: plan.retryCount, retryAt: plan.retryAt };
     for (const handler of deps.deathHandlers) await handler(plan.payload, error);

@@ -19,7 +19,13 @@ export class MemoryStatusRows {
   enqueued(job: JobPayload, enqueuedAtMs: number): void {
     if (!isTracked(job) || job.jid === '') return;
     const row = this.rows.get(job.jid) ?? {};
-    this.rows.set(job.jid, { ...row, state: 'enqueued', class: job.className, queue: job.queue, enqueued_at: floatText(enqueuedAtMs / 1000) });
+    this.rows.set(job.jid, {
+      ...row,
+      state: 'enqueued',
+      class: job.className,
+      queue: job.queue,
+      enqueued_at: floatText(enqueuedAtMs / 1000),
+    });
   }
 
   /**

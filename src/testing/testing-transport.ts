@@ -27,7 +27,10 @@ export interface DrainReport {
   failures: Array<{ job: EnqueuedJob; error: unknown; outcome: JobOutcome }>;
 }
 
-/** A drain, or one inline push with what it pushes meanwhile, that runs past this many jobs is a job that enqueues itself forever. */
+/**
+ * A drain, or one inline push with what it pushes meanwhile, that runs past this many jobs is a job that enqueues
+ * itself forever.
+ */
 export const MAX_RUNAWAY_JOBS = 10_000;
 
 /**
@@ -54,7 +57,10 @@ export class TestingTransport implements PushTransport {
   }
 
   async write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
-    const jobs = [...immediate.map((job) => collected(job)), ...scheduled.map(({ job, score }) => collected(job, Number(score)))];
+    const jobs = [
+      ...immediate.map((job) => collected(job)),
+      ...scheduled.map(({ job, score }) => collected(job, Number(score))),
+    ];
     for (const job of immediate) this.status.enqueued(job, enqueuedAtMs);
     if (this.mode === 'fake') {
       for (const job of jobs) this.queueOf(job.queue).push(job);
@@ -77,7 +83,8 @@ export class TestingTransport implements PushTransport {
 
   /** Runs `body` in `mode`, then restores the module's mode; nesting is refused. */
   async withMode<T>(mode: TestMode, body: () => Promise<T> | T): Promise<T> {
-    if (this.blockMode !== undefined) throw new TestModeAlreadySetError(`already inside a ${this.blockMode} block; blocks do not nest`);
+    if (this.blockMode !== undefined)
+      throw new TestModeAlreadySetError(`already inside a ${this.blockMode} block; blocks do not nest`);
     this.blockMode = mode;
     try {
       return await body();
@@ -97,17 +104,28 @@ export class TestingTransport implements PushTransport {
   /** Forgets collected jobs: all, one queue's or one worker's. */
   clear(filter?: string | WorkerClass): void {
     const drop = matcher(filter);
-    for (const [queue, jobs] of this.queues) this.queues.set(queue, jobs.filter((job) => !drop(job)));
+    for (const [queue, jobs] of this.queues)
+      this.queues.set(
+        queue,
+        jobs.filter((job) => !drop(job)),
+      );
   }
 
-  /** The collected job of `worker` whose args equal `args` (after the JSON round trip); throws listing what there is. */
-  expectEnqueued<W extends WorkerInstance>(worker: WorkerClass<W>, ...args: PerformArgs<W>): EnqueuedJob<PerformArgs<W>> {
+  /**
+   * The collected job of `worker` whose args equal `args` (after the JSON round trip); throws listing what there is.
+   */
+  expectEnqueued<W extends WorkerInstance>(
+    worker: WorkerClass<W>,
+    ...args: PerformArgs<W>
+  ): EnqueuedJob<PerformArgs<W>> {
     const expected = JSON.parse(JSON.stringify(args));
     const candidates = this.jobs(worker);
     const found = candidates.find((job) => isDeepStrictEqual(job.args, expected));
     if (found) return found;
     const seen = candidates.length === 0 ? 'none' : candidates.map((job) => JSON.stringify(job.args)).join(', ');
-    throw new EnqueuedAssertionError(`expected ${workerName(worker)} enqueued with ${JSON.stringify(expected)}; enqueued: ${seen}`);
+    throw new EnqueuedAssertionError(
+      `expected ${workerName(worker)} enqueued with ${JSON.stringify(expected)}; enqueued: ${seen}`,
+    );
   }
 
   /**
@@ -129,7 +147,10 @@ export class TestingTransport implements PushTransport {
   /** Performs the oldest matching job and returns its outcome; EmptyQueueError when there is none. */
   async performOne(filter?: string | WorkerClass): Promise<{ job: EnqueuedJob; outcome: JobOutcome }> {
     const job = this.take(filter);
-    if (!job) throw new EmptyQueueError(`no job enqueued${filter === undefined ? '' : ` for ${typeof filter === 'string' ? `queue ${filter}` : workerName(filter)}`}`);
+    if (!job)
+      throw new EmptyQueueError(
+        `no job enqueued${filter === undefined ? '' : ` for ${typeof filter === 'string' ? `queue ${filter}` : workerName(filter)}`}`,
+      );
     return { job, outcome: await this.runner.run(job.payload) };
   }
 
@@ -154,7 +175,13 @@ const sequence = new WeakMap<EnqueuedJob, number>();
 function collected(job: JobPayload, at?: number): EnqueuedJob {
   // Round-tripped, as Sidekiq's testing does: the test sees what Redis would hold, not the objects it passed.
   const payload = JobPayload.parse(job.toString());
-  const entry: EnqueuedJob = { jid: payload.jid, queue: payload.queue, className: payload.className, args: payload.args, payload };
+  const entry: EnqueuedJob = {
+    jid: payload.jid,
+    queue: payload.queue,
+    className: payload.className,
+    args: payload.args,
+    payload,
+  };
   if (at !== undefined) {
     entry.at = at;
     payload.set('at', at);

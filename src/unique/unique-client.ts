@@ -22,14 +22,21 @@ export function carriesUniqueFor(job: JobPayload): boolean {
  * Registered innermost, after the app's own middleware, so the digest is
  * taken of the job exactly as it will be written.
  */
-export function uniqueClientMiddleware(redis: Redis): (context: ClientContext, next: () => Promise<void>) => Promise<void> {
+export function uniqueClientMiddleware(
+  redis: Redis,
+): (context: ClientContext, next: () => Promise<void>) => Promise<void> {
   return async (context, next) => {
     const lock = uniqueLockOf(context.job);
     if (!lock) return next();
     const at = context.job.get<number>('at');
     const delay = at === undefined ? 0 : Math.max(0, Math.ceil(at - nowMs() / 1000));
     const ttl = Math.ceil(lock.uniqueFor) + delay;
-    const won = await runScript<number>(redis, 'unique_acquire', [Keys.unique(uniqueDigest(context.job))], [context.job.jid, ttl]);
+    const won = await runScript<number>(
+      redis,
+      'unique_acquire',
+      [Keys.unique(uniqueDigest(context.job))],
+      [context.job.jid, ttl],
+    );
     if (won === 1) await next();
   };
 }

@@ -31,7 +31,9 @@ export class UniqueLockListener implements JobLifecycleListener, IgnoresUnmarked
   onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
     const lock = lockOf(context.job);
     if (!lock || lock.until === 'start') return undefined;
-    return outcome.kind === 'complete' || outcome.kind === 'dead' || outcome.kind === 'failed' ? this.release(context.job) : undefined;
+    return outcome.kind === 'complete' || outcome.kind === 'dead' || outcome.kind === 'failed'
+      ? this.release(context.job)
+      : undefined;
   }
 
   private async release(job: JobPayload): Promise<void> {
@@ -39,7 +41,10 @@ export class UniqueLockListener implements JobLifecycleListener, IgnoresUnmarked
   }
 }
 
-/** A payload with a malformed unique member was refused at push, unless a foreign producer wrote it: then it has no lock of ours. */
+/**
+ * A payload with a malformed unique member was refused at push, unless a foreign producer wrote it: then it has no lock
+ * of ours.
+ */
 function lockOf(job: JobPayload): UniqueLock | undefined {
   try {
     return uniqueLockOf(job);

@@ -2,7 +2,10 @@ import { InvalidJobError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
 import { isTtl, TTL_RULE } from '../job/time-bounds';
 
-/** When a unique job gives its lock back: after `perform` returns (held across retries), or just before `perform` starts. */
+/**
+ * When a unique job gives its lock back: after `perform` returns (held across retries), or just before `perform`
+ * starts.
+ */
 export type UniqueUntil = 'success' | 'start';
 
 export interface UniqueLock {
@@ -24,7 +27,8 @@ export function uniqueLockOf(payload: JobPayload): UniqueLock | undefined {
   if (!isTtl(uniqueFor)) throw new InvalidJobError('unique_for', `must be ${TTL_RULE}`);
   const until = payload.get<unknown>('unique_until') ?? 'success';
   if (!UNTIL.includes(until as UniqueUntil)) throw new InvalidJobError('unique_until', "must be 'success' or 'start'");
-  // Wurk refuses the pair: an encrypted job's args are ciphertext that differs on every push, so no two pushes would ever share a lock.
+  // Wurk refuses the pair: an encrypted job's args are ciphertext that differs on every push, so no two pushes would
+  // ever share a lock.
   if (payload.has('encrypt') && payload.get('encrypt') !== false && payload.get('encrypt') !== null) {
     throw new InvalidJobError('unique_for', 'cannot be combined with encrypt');
   }

@@ -24,7 +24,15 @@ class AlwaysFails {
 
 /** Half the jobs have a retry left (filed in retry), half none (filed in dead). */
 function payload(n: number): string {
-  return JSON.stringify({ class: 'AlwaysFails', args: [n], queue: 'default', jid: jidOf(n), retry: n % 2 === 0 ? 1 : 0, created_at: 1795933789.5, enqueued_at: 1795933789.5 });
+  return JSON.stringify({
+    class: 'AlwaysFails',
+    args: [n],
+    queue: 'default',
+    jid: jidOf(n),
+    retry: n % 2 === 0 ? 1 : 0,
+    created_at: 1795933789.5,
+    enqueued_at: 1795933789.5,
+  });
 }
 
 function jidOf(n: number): string {
@@ -47,7 +55,16 @@ describe('chaos: the attempts log cannot be written', () => {
 
   async function boot(url: string): Promise<INestApplicationContext> {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url }, concurrency: 20, pollInterval: 0.1, heartbeatInterval: 0.5, fetchTimeout: 0.2, shutdownTimeout: 5 })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url },
+          concurrency: 20,
+          pollInterval: 0.1,
+          heartbeatInterval: 0.5,
+          fetchTimeout: 0.2,
+          shutdownTimeout: 5,
+        }),
+      ],
       providers: [AlwaysFails],
     })
     class AppModule {}
@@ -80,7 +97,10 @@ describe('chaos: the attempts log cannot be written', () => {
     expect(retried.every((n) => n % 2 === 0)).toBe(true);
     expect(new Set(retried).size).toBe(JOBS / 2);
     // Sidekiq's failed counter, flushed by the heartbeat: every job counted once.
-    await waitFor(async () => Number(await redis.get('stat:failed')) === JOBS, { timeout: 20000, what: 'stat:failed at JOBS' });
+    await waitFor(async () => Number(await redis.get('stat:failed')) === JOBS, {
+      timeout: 20000,
+      what: 'stat:failed at JOBS',
+    });
   }
 
   it('with every attempts key of the wrong type: all 10,000 jobs filed as before, 10,000 failed appends counted', async () => {
@@ -92,14 +112,18 @@ describe('chaos: the attempts log cannot be written', () => {
     await pushAll();
     await expectAllFiled();
     const listener = app.get(AttemptsHooks).listener!;
-    await waitFor(() => listener.failedWrites === JOBS, { timeout: 20000, what: `${JOBS} failed appends (saw ${listener.failedWrites})` });
+    await waitFor(() => listener.failedWrites === JOBS, {
+      timeout: 20000,
+      what: `${JOBS} failed appends (saw ${listener.failedWrites})`,
+    });
     expect(listener.writes).toBe(0);
     expect(await redis.type(`attempts:${jidOf(0)}`)).toBe('string');
   }, 180000);
 
   it('with Redis refusing writes to attempts:* (ACL NOPERM): all 10,000 jobs filed as before, 10,000 failed appends counted', async () => {
     const redis = server.client();
-    // Every key not starting with "a" (no Sidekiq or wurk key but attempts:* does) read and written; attempts:* only read.
+    // Every key not starting with "a" (no Sidekiq or wurk key but attempts:* does) read and written; attempts:* only
+    // read.
     await redis.call('ACL', 'SETUSER', 'worker', 'reset', 'on', '>secret', '~[^a]*', '%R~a*', '+@all', '&*');
     const url = new URL(server.url);
     url.username = 'worker';
@@ -108,7 +132,10 @@ describe('chaos: the attempts log cannot be written', () => {
     await pushAll();
     await expectAllFiled();
     const listener = app.get(AttemptsHooks).listener!;
-    await waitFor(() => listener.failedWrites === JOBS, { timeout: 20000, what: `${JOBS} failed appends (saw ${listener.failedWrites})` });
+    await waitFor(() => listener.failedWrites === JOBS, {
+      timeout: 20000,
+      what: `${JOBS} failed appends (saw ${listener.failedWrites})`,
+    });
     expect(listener.writes).toBe(0);
     expect(await redis.keys('attempts:*')).toEqual([]);
     await redis.call('ACL', 'DELUSER', 'worker');

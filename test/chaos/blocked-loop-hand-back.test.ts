@@ -4,7 +4,15 @@ import { usePrivateRedis } from '../support/private-redis';
 import { useHarnesses } from '../support/server-harness';
 
 function chaosJob(jid: string, kind: string): string {
-  return JSON.stringify({ retry: true, queue: 'default', class: 'ChaosJob', args: [kind], jid, created_at: 1795933789.5, enqueued_at: 1795933789.5 });
+  return JSON.stringify({
+    retry: true,
+    queue: 'default',
+    class: 'ChaosJob',
+    args: [kind],
+    jid,
+    created_at: 1795933789.5,
+    enqueued_at: 1795933789.5,
+  });
 }
 
 describe('chaos: a perform that blocks the event loop', () => {
@@ -17,7 +25,11 @@ describe('chaos: a perform that blocks the event loop', () => {
     const log = chaos.logFile('blocked.log');
     const neighbours = Array.from({ length: 10 }, (_, i) => `next${String(i).padStart(20, '0')}`);
     // The spinning job is fetched first; its ten neighbours are claimed with it (prefetch 10) and wait.
-    await redis.lpush('queue:default', chaosJob('spin0000000000000000000b', 'spin'), ...neighbours.map((jid) => chaosJob(jid, 'work')));
+    await redis.lpush(
+      'queue:default',
+      chaosJob('spin0000000000000000000b', 'spin'),
+      ...neighbours.map((jid) => chaosJob(jid, 'work')),
+    );
     const busy = chaos.spawn({
       REDIS_URL: server.url,
       CHAOS_LOG: log,
@@ -28,11 +40,17 @@ describe('chaos: a perform that blocks the event loop', () => {
       CHAOS_HEARTBEAT_INTERVAL: '0.3',
     });
     await busy.ready;
-    await waitFor(() => readRuns(log).started.has('spin0000000000000000000b'), { timeout: 30000, what: 'the spinning job to start' });
+    await waitFor(() => readRuns(log).started.has('spin0000000000000000000b'), {
+      timeout: 30000,
+      what: 'the spinning job to start',
+    });
     const spunAt = Date.now();
 
     // The busy process is alive and beating all along: only its own heartbeat thread can let them go.
-    await waitFor(async () => (await redis.llen('queue:default')) === 10, { timeout: 15000, what: 'the neighbours back on the queue' });
+    await waitFor(async () => (await redis.llen('queue:default')) === 10, {
+      timeout: 15000,
+      what: 'the neighbours back on the queue',
+    });
     expect(Date.now() - spunAt).toBeLessThan(10000);
     const ran: string[] = [];
     const rescuer = harness([{ name: 'ChaosJob', instance: { perform: () => undefined } }], { orphanThreshold: 1 });
@@ -47,6 +65,8 @@ describe('chaos: a perform that blocks the event loop', () => {
     expect(busy.child.exitCode).toBeNull();
     const inProgress = (await redis.keys('queue:default|*|0')).filter((key) => key.includes(`|${busy.child.pid}|`));
     expect(inProgress).toHaveLength(1);
-    expect((await redis.lrange(inProgress[0], 0, -1)).map((raw) => JSON.parse(raw).jid)).toEqual(['spin0000000000000000000b']);
+    expect((await redis.lrange(inProgress[0], 0, -1)).map((raw) => JSON.parse(raw).jid)).toEqual([
+      'spin0000000000000000000b',
+    ]);
   }, 120000);
 });

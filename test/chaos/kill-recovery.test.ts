@@ -12,7 +12,17 @@ async function pushJobs(server: RedisServer, count: number, kind = 'work'): Prom
     for (let i = start; i < Math.min(count, start + 1000); i++) {
       const jid = `job${String(i).padStart(6, '0')}`;
       jids.push(jid);
-      slice.push(JSON.stringify({ retry: true, queue: 'default', class: 'ChaosJob', args: [kind], jid, created_at: 1795933789.5, enqueued_at: 1795933789.5 }));
+      slice.push(
+        JSON.stringify({
+          retry: true,
+          queue: 'default',
+          class: 'ChaosJob',
+          args: [kind],
+          jid,
+          created_at: 1795933789.5,
+          enqueued_at: 1795933789.5,
+        }),
+      );
     }
     await redis.lpush('queue:default', ...slice);
   }
@@ -40,12 +50,17 @@ describe('chaos: a worker SIGKILLed mid-stream', () => {
     const lists = (await redis.keys('queue:default|*')).filter((key) => key.includes(`|${pid}|`));
     expect(lists.length).toBeGreaterThan(0);
     const unacknowledged = new Set<string>();
-    for (const list of lists) for (const raw of await redis.lrange(list, 0, -1)) unacknowledged.add(JSON.parse(raw).jid as string);
+    for (const list of lists)
+      for (const raw of await redis.lrange(list, 0, -1)) unacknowledged.add(JSON.parse(raw).jid as string);
     expect(unacknowledged.size).toBeGreaterThan(0);
 
     const rescuer = chaos.spawn(env);
     await rescuer.ready;
-    await waitFor(() => readRuns(log).done.size === total, { timeout: 90000, interval: 200, what: 'every job to finish' });
+    await waitFor(() => readRuns(log).done.size === total, {
+      timeout: 90000,
+      interval: 200,
+      what: 'every job to finish',
+    });
 
     const { done, started } = readRuns(log);
     for (const jid of jids) expect(done.has(jid)).toBe(true);

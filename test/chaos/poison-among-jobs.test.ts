@@ -4,7 +4,15 @@ import { readRuns, useChaosWorkers } from './fixtures/spawn-worker';
 import { usePrivateRedis } from '../support/private-redis';
 
 function chaosJob(jid: string, kind: string): string {
-  return JSON.stringify({ retry: true, queue: 'default', class: 'ChaosJob', args: [kind], jid, created_at: 1795933789.5, enqueued_at: 1795933789.5 });
+  return JSON.stringify({
+    retry: true,
+    queue: 'default',
+    class: 'ChaosJob',
+    args: [kind],
+    jid,
+    created_at: 1795933789.5,
+    enqueued_at: 1795933789.5,
+  });
 }
 
 /** `count` ordinary jobs with the poison job at `poisonAt` (0 = fetched first). */
@@ -25,8 +33,15 @@ describe('chaos: a job that exits its process among ordinary jobs, under a super
     const redis = server.client();
     const log = chaos.logFile('poison.log');
     const jids = await pushWithPoison(server, 60, 3);
-    // Default concurrency (10) and prefetch (10); short heartbeats only so each restart finds the last life dead quickly.
-    const env = { REDIS_URL: server.url, CHAOS_LOG: log, CHAOS_JOB_MS: '20', CHAOS_HEARTBEAT_TTL: '1', CHAOS_HEARTBEAT_INTERVAL: '0.3' };
+    // Default concurrency (10) and prefetch (10); short heartbeats only so each restart finds the last life dead
+    // quickly.
+    const env = {
+      REDIS_URL: server.url,
+      CHAOS_LOG: log,
+      CHAOS_JOB_MS: '20',
+      CHAOS_HEARTBEAT_TTL: '1',
+      CHAOS_HEARTBEAT_INTERVAL: '0.3',
+    };
     const everyJobDone = () => jids.every((jid) => readRuns(log).done.has(jid));
     let lives = 0;
     // The supervisor: whenever the worker dies, start another.
@@ -37,7 +52,11 @@ describe('chaos: a job that exits its process among ordinary jobs, under a super
       await worker.ready;
       let exited = false;
       void worker.exited.then(() => (exited = true));
-      await waitFor(async () => exited || (everyJobDone() && (await redis.zcard('dead')) === 1), { timeout: 60000, interval: 100, what: 'the worker to die or finish' });
+      await waitFor(async () => exited || (everyJobDone() && (await redis.zcard('dead')) === 1), {
+        timeout: 60000,
+        interval: 100,
+        what: 'the worker to die or finish',
+      });
     }
 
     const dead = await redis.zrange('dead', 0, '-1');

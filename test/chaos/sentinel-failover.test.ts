@@ -19,7 +19,9 @@ const TOTAL = env('WURK_HA_JOBS', 5000);
 const RATE = env('WURK_HA_RATE', 200);
 /** The switch happens once this many pushes are acknowledged: a backlog is building and jobs are running. */
 const SWITCH_AT = Math.floor(TOTAL * 0.3);
-/** Two apps of concurrency 10: the backlog drains at about 20 jobs per JOB_MS; twice that, plus a minute, to drain it. */
+/**
+ * Two apps of concurrency 10: the backlog drains at about 20 jobs per JOB_MS; twice that, plus a minute, to drain it.
+ */
 const DRAIN_MS = 60000 + 2 * TOTAL * (JOB_MS / 20);
 /** The SIGKILL test's writeTimeout: pushes reject, and the start fence waits, this long for a replica. */
 const WRITE_TIMEOUT_S = 2;
@@ -55,7 +57,9 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
 
   beforeAll(async () => {
     cluster = await SentinelCluster.start();
-    consoleSpy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void stderr.push(args.map(String).join(' ')));
+    consoleSpy = jest
+      .spyOn(console, 'error')
+      .mockImplementation((...args: unknown[]) => void stderr.push(args.map(String).join(' ')));
   });
 
   afterEach(async () => {
@@ -78,7 +82,16 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
         error: (message) => lines.push(`error ${String(message)}`),
       };
       @Module({
-        imports: [WurkModule.forRoot({ redis: cluster.sentinelOptions, concurrency: 10, shutdownTimeout: 2, pollInterval: 1, fetchTimeout: 1, ...extra })],
+        imports: [
+          WurkModule.forRoot({
+            redis: cluster.sentinelOptions,
+            concurrency: 10,
+            shutdownTimeout: 2,
+            pollInterval: 1,
+            fetchTimeout: 1,
+            ...extra,
+          }),
+        ],
         providers: [HaJob],
       })
       class AppModule {}
@@ -118,16 +131,24 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
   /** Waits for every acknowledged job to run; on a timeout says where the missing ones are and what the apps logged. */
   async function drain(acknowledged: number[], workers: CapturedApp[]): Promise<void> {
     try {
-      await waitFor(() => acknowledged.every((index) => runs.has(index)), { timeout: DRAIN_MS, interval: 100, what: 'every acknowledged job to run' });
+      await waitFor(() => acknowledged.every((index) => runs.has(index)), {
+        timeout: DRAIN_MS,
+        interval: 100,
+        what: 'every acknowledged job to run',
+      });
     } catch (error) {
       const missing = new Set(acknowledged.filter((index) => !runs.has(index)));
       const master = cluster.admin(await cluster.masterPort());
       const where: string[] = [];
       for (const key of await master.keys('queue:*')) {
-        const found = (await master.lrange(key, 0, -1)).filter((raw) => missing.has((JSON.parse(raw) as { args: number[] }).args[0]));
+        const found = (await master.lrange(key, 0, -1)).filter((raw) =>
+          missing.has((JSON.parse(raw) as { args: number[] }).args[0]),
+        );
         if (found.length > 0) where.push(`${key}: ${found.length}`);
       }
-      throw new Error(`${(error as Error).message}: ${missing.size} missing, at ${where.join(', ') || 'nowhere'}\n${logged(workers).join('\n')}`);
+      throw new Error(
+        `${(error as Error).message}: ${missing.size} missing, at ${where.join(', ') || 'nowhere'}\n${logged(workers).join('\n')}`,
+      );
     }
   }
 
@@ -158,74 +179,101 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     return workers.flatMap((app) => app.lines.filter((line) => /master moved/.test(line)));
   }
 
-  it('SENTINEL FAILOVER with a backlog: no acknowledged push lost, nothing stuck in a private list, nothing run twice, one log line per switch', async () => {
-    runs.clear();
-    finishedAt.length = 0;
-    const workers = await startWorkers();
-    const client = workers[0].app.get(ClientService);
-    let failover: Promise<number> | undefined;
-    let failoverAt = 0;
-    const { acknowledged } = await produce(client, TOTAL, RATE, (count) => {
-      if (count === SWITCH_AT && !failover) {
-        failoverAt = Date.now();
-        failover = cluster.failover();
-      }
-    });
-    await failover;
-    await drain(acknowledged, workers);
-    const lost = acknowledged.filter((index) => !runs.has(index));
-    const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
-    await waitFor(async () => (await stuckInPrivateLists()).length === 0, { timeout: 15000, interval: 200, what: 'no already-run job left in a private list' });
-    const pause = longestPause(failoverAt);
-    console.info(`SENTINEL FAILOVER: ${acknowledged.length} acknowledged, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`);
-    if (twice.length > 0) console.info(`run twice: ${twice.slice(0, 20).join(', ')}\n${logged(workers).join('\n')}`);
-    expect(lost).toEqual([]);
-    // Nothing run twice: a claim runs only once a replica has it (the start
-    // fence), so what the deposed master alone took between Redis promoting
-    // the replica and demoting it is never run.
-    expect(twice).toEqual([]);
-    expect(switchLines(workers)).toEqual([expect.stringMatching(/master moved from \S+:\d+ to \S+:\d+$/), expect.stringMatching(/master moved/)]);
-    expect(stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
-  }, TEST_MS);
+  it(
+    'SENTINEL FAILOVER with a backlog: no acknowledged push lost, nothing stuck in a private list, nothing run twice, one log line per switch',
+    async () => {
+      runs.clear();
+      finishedAt.length = 0;
+      const workers = await startWorkers();
+      const client = workers[0].app.get(ClientService);
+      let failover: Promise<number> | undefined;
+      let failoverAt = 0;
+      const { acknowledged } = await produce(client, TOTAL, RATE, (count) => {
+        if (count === SWITCH_AT && !failover) {
+          failoverAt = Date.now();
+          failover = cluster.failover();
+        }
+      });
+      await failover;
+      await drain(acknowledged, workers);
+      const lost = acknowledged.filter((index) => !runs.has(index));
+      const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
+      await waitFor(async () => (await stuckInPrivateLists()).length === 0, {
+        timeout: 15000,
+        interval: 200,
+        what: 'no already-run job left in a private list',
+      });
+      const pause = longestPause(failoverAt);
+      console.info(
+        `SENTINEL FAILOVER: ${acknowledged.length} acknowledged, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`,
+      );
+      if (twice.length > 0) console.info(`run twice: ${twice.slice(0, 20).join(', ')}\n${logged(workers).join('\n')}`);
+      expect(lost).toEqual([]);
+      // Nothing run twice: a claim runs only once a replica has it (the start
+      // fence), so what the deposed master alone took between Redis promoting
+      // the replica and demoting it is never run.
+      expect(twice).toEqual([]);
+      expect(switchLines(workers)).toEqual([
+        expect.stringMatching(/master moved from \S+:\d+ to \S+:\d+$/),
+        expect.stringMatching(/master moved/),
+      ]);
+      expect(stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
+    },
+    TEST_MS,
+  );
 
-  it('SIGKILL of the master: nothing lost, nothing run twice, processing resumes within 5 s plus the fence writeTimeout, and a push that finds no replica rejects with RedisUnavailableError', async () => {
-    runs.clear();
-    finishedAt.length = 0;
-    // The old master comes back as the new master's replica only when restarted: until then no push can be durable.
-    const workers = await startWorkers({ writeTimeout: WRITE_TIMEOUT_S });
-    const client = workers[0].app.get(ClientService);
-    let killedAt = 0;
-    let killing: Promise<void> | undefined;
-    const victim = await cluster.master();
-    const { acknowledged, rejected } = await produce(client, TOTAL, RATE, (count) => {
-      if (count === SWITCH_AT && !killing) {
-        killedAt = Date.now();
-        killing = victim.halt('SIGKILL').then(async () => {
-          await waitFor(async () => (await cluster.masterPort()) !== victim.port, { timeout: 20000, interval: 20, what: 'a new master' });
-          // Long enough for pushes to find the new master without a replica, then the old one rejoins as its replica.
-          await new Promise((resolve) => setTimeout(resolve, 2500));
-          await victim.boot();
-        });
-      }
-    });
-    await killing;
-    await drain(acknowledged, workers);
-    const lost = acknowledged.filter((index) => !runs.has(index));
-    const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
-    const resumed = finishedAt.find((at) => at > killedAt + 50);
-    const firstAfterKill = finishedAt.filter((at) => at > killedAt).sort((a, b) => a - b);
-    const pause = longestPause(killedAt);
-    console.info(`SIGKILL: ${acknowledged.length} acknowledged, ${rejected.length} rejected, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`);
-    expect(lost).toEqual([]);
-    expect(twice).toEqual([]);
-    expect(resumed).toBeDefined();
-    expect(firstAfterKill.length).toBeGreaterThan(0);
-    // The start fence waits writeTimeout for a replica before a lone new master runs its claims.
-    expect(pause).toBeLessThanOrEqual(5000 + WRITE_TIMEOUT_S * 1000);
-    expect(rejected.length).toBeGreaterThan(0);
-    for (const error of rejected) expect(error).toBeInstanceOf(RedisUnavailableError);
-    expect(switchLines(workers)).toHaveLength(workers.length);
-    await waitFor(async () => (await stuckInPrivateLists()).length === 0, { timeout: 15000, interval: 200, what: 'no already-run job left in a private list' });
-    expect(stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
-  }, TEST_MS);
+  it(
+    'SIGKILL of the master: nothing lost, nothing run twice, processing resumes within 5 s plus the fence writeTimeout, and a push that finds no replica rejects with RedisUnavailableError',
+    async () => {
+      runs.clear();
+      finishedAt.length = 0;
+      // The old master comes back as the new master's replica only when restarted: until then no push can be durable.
+      const workers = await startWorkers({ writeTimeout: WRITE_TIMEOUT_S });
+      const client = workers[0].app.get(ClientService);
+      let killedAt = 0;
+      let killing: Promise<void> | undefined;
+      const victim = await cluster.master();
+      const { acknowledged, rejected } = await produce(client, TOTAL, RATE, (count) => {
+        if (count === SWITCH_AT && !killing) {
+          killedAt = Date.now();
+          killing = victim.halt('SIGKILL').then(async () => {
+            await waitFor(async () => (await cluster.masterPort()) !== victim.port, {
+              timeout: 20000,
+              interval: 20,
+              what: 'a new master',
+            });
+            // Long enough for pushes to find the new master without a replica, then the old one rejoins as its replica.
+            await new Promise((resolve) => setTimeout(resolve, 2500));
+            await victim.boot();
+          });
+        }
+      });
+      await killing;
+      await drain(acknowledged, workers);
+      const lost = acknowledged.filter((index) => !runs.has(index));
+      const twice = [...runs].filter(([, count]) => count > 1).map(([index]) => index);
+      const resumed = finishedAt.find((at) => at > killedAt + 50);
+      const firstAfterKill = finishedAt.filter((at) => at > killedAt).sort((a, b) => a - b);
+      const pause = longestPause(killedAt);
+      console.info(
+        `SIGKILL: ${acknowledged.length} acknowledged, ${rejected.length} rejected, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`,
+      );
+      expect(lost).toEqual([]);
+      expect(twice).toEqual([]);
+      expect(resumed).toBeDefined();
+      expect(firstAfterKill.length).toBeGreaterThan(0);
+      // The start fence waits writeTimeout for a replica before a lone new master runs its claims.
+      expect(pause).toBeLessThanOrEqual(5000 + WRITE_TIMEOUT_S * 1000);
+      expect(rejected.length).toBeGreaterThan(0);
+      for (const error of rejected) expect(error).toBeInstanceOf(RedisUnavailableError);
+      expect(switchLines(workers)).toHaveLength(workers.length);
+      await waitFor(async () => (await stuckInPrivateLists()).length === 0, {
+        timeout: 15000,
+        interval: 200,
+        what: 'no already-run job left in a private list',
+      });
+      expect(stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
+    },
+    TEST_MS,
+  );
 });

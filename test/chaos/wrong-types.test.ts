@@ -57,14 +57,26 @@ describe('chaos: every key wurk uses, filled with the wrong type', () => {
     app = await NestFactory.createApplicationContext(AppModule, { logger: false });
     await app.get(WurkServer).ready;
 
-    await redis.lpush('queue:default', JSON.stringify({ class: 'TypedJob', args: ['one'], queue: 'default', jid: 'a1', retry: true }));
-    await redis.lpush('queue:default', JSON.stringify({ class: 'TypedJob', args: ['fail-1'], queue: 'default', jid: 'a2', retry: true }));
-    await redis.lpush('queue:default', JSON.stringify({ class: 'TypedJob', args: ['two'], queue: 'default', jid: 'a3', retry: true }));
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'TypedJob', args: ['one'], queue: 'default', jid: 'a1', retry: true }),
+    );
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'TypedJob', args: ['fail-1'], queue: 'default', jid: 'a2', retry: true }),
+    );
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'TypedJob', args: ['two'], queue: 'default', jid: 'a3', retry: true }),
+    );
     await waitFor(() => runs.length === 3, { timeout: 20000, what: 'the three jobs' });
     // Exposure, not synchronization: several poll, orphan-check and
     // heartbeat rounds run against the bad keys before the next push.
     await new Promise((resolve) => setTimeout(resolve, 2500));
-    await redis.lpush('queue:default', JSON.stringify({ class: 'TypedJob', args: ['three'], queue: 'default', jid: 'a4', retry: true }));
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'TypedJob', args: ['three'], queue: 'default', jid: 'a4', retry: true }),
+    );
     await waitFor(() => runs.includes('three'), { timeout: 20000, what: 'a job pushed after several rounds' });
     expect(runs.filter((tag) => tag === 'fail-1')).toHaveLength(1);
     expect(runs.sort()).toEqual(['fail-1', 'one', 'three', 'two']);

@@ -27,7 +27,9 @@ function layerRows(): string[] {
 /** The folders .dependency-cruiser.cjs ranks, read from its `layer-<name>` rules. */
 function rankedFolders(): string[] {
   const config = require(join(ROOT, '.dependency-cruiser.cjs')) as { forbidden: { name: string }[] };
-  return config.forbidden.map((rule) => /^layer-(.+)$/.exec(rule.name)?.[1]).filter((name): name is string => name !== undefined);
+  return config.forbidden
+    .map((rule) => /^layer-(.+)$/.exec(rule.name)?.[1])
+    .filter((name): name is string => name !== undefined);
 }
 
 describe('docs/internals/architecture.md', () => {

@@ -31,7 +31,11 @@ describe('docs/configuration.md', () => {
   });
 
   it('describes every option in its TSDoc', () => {
-    expect(documentedOptions().filter((option) => option.description === '').map((option) => option.path)).toEqual([]);
+    expect(
+      documentedOptions()
+        .filter((option) => option.description === '')
+        .map((option) => option.path),
+    ).toEqual([]);
   });
 
   it('quotes real start-up errors: the table names each rule the validator applies', () => {

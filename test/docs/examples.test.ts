@@ -13,7 +13,10 @@ const TS_LANGUAGES = new Set(['ts', 'typescript']);
 
 /** `nestjs-wurk` and `nestjs-wurk/<subpath>` → the source file behind the published `types`. */
 function packagePaths(): Record<string, string[]> {
-  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { name: string; exports: Record<string, { types?: string } | string> };
+  const manifest = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as {
+    name: string;
+    exports: Record<string, { types?: string } | string>;
+  };
   const paths: Record<string, string[]> = {};
   for (const [subpath, target] of Object.entries(manifest.exports)) {
     if (typeof target === 'string' || !target.types) continue;

@@ -19,7 +19,8 @@ function linksOf(file: string): Link[] {
   proseOf(read(file))
     .split('\n')
     .forEach((line, index) => {
-      for (const match of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) links.push({ file, line: index + 1, target: match[1] });
+      for (const match of line.matchAll(/!?\[[^\]]*\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g))
+        links.push({ file, line: index + 1, target: match[1] });
     });
   return links;
 }
@@ -31,7 +32,8 @@ function brokenReason(link: Link): string | undefined {
   const resolved = path === '' ? link.file : normalize(join(dirname(link.file), decodeURIComponent(path)));
   if (resolved.startsWith('..')) return `points outside the repository (${resolved})`;
   if (!exists(join(ROOT, resolved))) return LANDING_ELSEWHERE.has(resolved) ? undefined : `no file ${resolved}`;
-  if (anchor !== undefined && resolved.endsWith('.md') && !anchorsOf(read(resolved)).has(anchor)) return `no heading #${anchor} in ${resolved}`;
+  if (anchor !== undefined && resolved.endsWith('.md') && !anchorsOf(read(resolved)).has(anchor))
+    return `no heading #${anchor} in ${resolved}`;
   return undefined;
 }
 
@@ -39,7 +41,14 @@ describe('links in README.md and docs/', () => {
   const files = documentationFiles();
 
   it('finds the documentation', () => {
-    expect(files).toEqual(expect.arrayContaining(['README.md', 'docs/getting-started.md', 'docs/configuration.md', 'docs/internals/benchmarks.md']));
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'README.md',
+        'docs/getting-started.md',
+        'docs/configuration.md',
+        'docs/internals/benchmarks.md',
+      ]),
+    );
   });
 
   it('resolve: every relative link names a file that exists, and every anchor a heading of it', () => {
@@ -57,7 +66,10 @@ describe('links in README.md and docs/', () => {
         linksOf(file).map((link) => relative('.', normalize(join(dirname(file), link.target.split('#')[0])))),
       ),
     );
-    const orphans = files.filter((file) => file.startsWith('docs/') && !linked.has(file) && !file.endsWith('/README.md') && file !== 'docs/README.md');
+    const orphans = files.filter(
+      (file) =>
+        file.startsWith('docs/') && !linked.has(file) && !file.endsWith('/README.md') && file !== 'docs/README.md',
+    );
     expect(orphans).toEqual([]);
   });
 });

@@ -50,7 +50,8 @@ export function codeBlocks(file: string, text: string): CodeBlock[] {
     const [, indent, fence, language, rest] = open;
     const body: string[] = [];
     let end = index + 1;
-    while (end < lines.length && !lines[end].startsWith(`${indent}${fence}`)) body.push(lines[end++].slice(indent.length));
+    while (end < lines.length && !lines[end].startsWith(`${indent}${fence}`))
+      body.push(lines[end++].slice(indent.length));
     blocks.push({ file, line: index + 1, language, flags: rest.split(/\s+/).filter(Boolean), code: body.join('\n') });
     index = end;
   }

@@ -12,7 +12,14 @@ const MAX_ROOT_NAMES = 60;
 
 function exportsOf(entry: string): string[] {
   const file = join(ROOT, entry);
-  const program = ts.createProgram([file], { target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.CommonJS, experimentalDecorators: true, noEmit: true, skipLibCheck: true, types: [] });
+  const program = ts.createProgram([file], {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.CommonJS,
+    experimentalDecorators: true,
+    noEmit: true,
+    skipLibCheck: true,
+    types: [],
+  });
   const checker = program.getTypeChecker();
   const module = checker.getSymbolAtLocation(program.getSourceFile(file)!)!;
   return checker.getExportsOfModule(module).map((symbol) => symbol.name);
@@ -29,7 +36,9 @@ describe('the public surface', () => {
   it('keeps at the root every name the README imports from nestjs-wurk', () => {
     const readme = codeBlocks('README.md', readFileSync(join(ROOT, 'README.md'), 'utf8'));
     const imported = readme.flatMap((block) =>
-      [...block.code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'nestjs-wurk'/g)].flatMap((match) => match[1].split(',').map((name) => name.replace(/^\s*type\s+/, '').trim())),
+      [...block.code.matchAll(/import\s+(?:type\s+)?\{([^}]*)\}\s+from\s+'nestjs-wurk'/g)].flatMap((match) =>
+        match[1].split(',').map((name) => name.replace(/^\s*type\s+/, '').trim()),
+      ),
     );
     expect(imported.length).toBeGreaterThan(0);
     expect(imported.filter((name) => name && !root.includes(name))).toEqual([]);

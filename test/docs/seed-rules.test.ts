@@ -7,7 +7,13 @@ const PAGE = readFileSync(join(ROOT, 'docs', 'seed-rules.md'), 'utf8');
 /** The table rows of the page: lines that start with `|` and are neither a header nor a separator. */
 function rows(): string[][] {
   return PAGE.split('\n')
-    .filter((line) => line.startsWith('| ') && !line.startsWith('| ---') && !line.startsWith('| #') && !line.startsWith('| Seed rule'))
+    .filter(
+      (line) =>
+        line.startsWith('| ') &&
+        !line.startsWith('| ---') &&
+        !line.startsWith('| #') &&
+        !line.startsWith('| Seed rule'),
+    )
     .map((line) => line.split(' | ').map((cell) => cell.replace(/^\| |\s*\|$/g, '')));
 }
 
@@ -26,7 +32,8 @@ describe('docs/seed-rules.md', () => {
     for (const row of all) {
       const tests = paths(row[row.length - 1]).filter((path) => path.startsWith('test/'));
       if (tests.length === 0) missing.push(`${row[0]}: no test named`);
-      for (const path of row.flatMap(paths)) if (!existsSync(join(ROOT, path))) missing.push(`${row[0]}: ${path} does not exist`);
+      for (const path of row.flatMap(paths))
+        if (!existsSync(join(ROOT, path))) missing.push(`${row[0]}: ${path} does not exist`);
     }
     expect(missing).toEqual([]);
   });

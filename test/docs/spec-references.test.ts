@@ -62,9 +62,13 @@ describe('citations in src/ and lua/ point into the repository', () => {
         const path = join('docs', 'internals', 'spec', document);
         if (!existsSync(join(ROOT, path))) return [`${path} does not exist`];
         const known = sectionsOf(path);
-        return [...sections.matchAll(/§\s?(\d+(?:\.\d+)*)/g)].filter(([, section]) => !hasSection(known, section)).map(([cited]) => `${path} has no ${cited}`);
+        return [...sections.matchAll(/§\s?(\d+(?:\.\d+)*)/g)]
+          .filter(([, section]) => !hasSection(known, section))
+          .map(([cited]) => `${path} has no ${cited}`);
       });
-      return [...(unplaced > 0 ? [`a § that names no document`] : []), ...missing].map((problem) => `${file}:${line}: ${problem}`);
+      return [...(unplaced > 0 ? [`a § that names no document`] : []), ...missing].map(
+        (problem) => `${file}:${line}: ${problem}`,
+      );
     });
     expect(problems).toEqual([]);
   });
@@ -80,7 +84,9 @@ describe('citations in src/ and lua/ point into the repository', () => {
 
   it('names only documents that exist', () => {
     const missing = citations(/docs\/[\w./-]+\.md/).flatMap(({ file, line, text }) =>
-      [...text.matchAll(/docs\/[\w./-]+\.md/g)].filter(([path]) => !existsSync(join(ROOT, path))).map(([path]) => `${file}:${line}: ${path}`),
+      [...text.matchAll(/docs\/[\w./-]+\.md/g)]
+        .filter(([path]) => !existsSync(join(ROOT, path)))
+        .map(([path]) => `${file}:${line}: ${path}`),
     );
     expect(missing).toEqual([]);
   });

@@ -44,7 +44,11 @@ export function platformAdapter(platform: Platform): FastifyAdapter | undefined 
 }
 
 /** A Nest app on `platform` (an adapter must be given to NestFactory.create only when there is one). */
-export function createApp(module: Type<unknown>, platform: Platform, options: Record<string, unknown> = {}): Promise<INestApplication> {
+export function createApp(
+  module: Type<unknown>,
+  platform: Platform,
+  options: Record<string, unknown> = {},
+): Promise<INestApplication> {
   const adapter = platformAdapter(platform);
   const settings = { logger: false as const, abortOnError: false, ...options };
   return adapter ? NestFactory.create(module, adapter, settings) : NestFactory.create(module, settings);
@@ -64,9 +68,17 @@ export interface ApiAppOptions {
  * a plain `NestFactory.create(AppModule)` (Nest's own body parsers on),
  * importing `WurkApiModule` next to its own controllers.
  */
-export async function startApiApp(redisUrl: string, api: WurkApiOptions | undefined, extra: WurkModuleOptions = {}, options: ApiAppOptions = {}): Promise<ApiApp> {
+export async function startApiApp(
+  redisUrl: string,
+  api: WurkApiOptions | undefined,
+  extra: WurkModuleOptions = {},
+  options: ApiAppOptions = {},
+): Promise<ApiApp> {
   @Module({
-    imports: [WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra }), WurkApiModule.register({ path: options.path })],
+    imports: [
+      WurkModule.forRoot({ redis: { url: redisUrl }, api, ...PRODUCER_ONLY, ...extra }),
+      WurkApiModule.register({ path: options.path }),
+    ],
     controllers: [HostController],
     providers: (options.providers ?? []) as never,
   })
@@ -99,21 +111,24 @@ export function call(port: number, options: RawRequest): Promise<RawResponse> {
   const headers: Record<string, string | string[]> = { ...(options.headers ?? {}) };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
-    const req = httpRequest({ host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: false }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('error', reject);
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        let json: unknown;
-        try {
-          json = text ? JSON.parse(text) : undefined;
-        } catch {
-          json = undefined;
-        }
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-      });
-    });
+    const req = httpRequest(
+      { host: '127.0.0.1', port, method: options.method ?? 'GET', path: options.path, headers, agent: false },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let json: unknown;
+          try {
+            json = text ? JSON.parse(text) : undefined;
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
     req.on('error', reject);
     if (options.chunks) {
       for (const chunk of options.chunks) req.write(chunk);
@@ -124,7 +139,19 @@ export function call(port: number, options: RawRequest): Promise<RawResponse> {
   });
 }
 
-export function post(port: number, path: string, token: string | undefined, body: unknown, headers: Record<string, string> = {}): Promise<RawResponse> {
+export function post(
+  port: number,
+  path: string,
+  token: string | undefined,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<RawResponse> {
   const text = typeof body === 'string' ? body : JSON.stringify(body);
-  return call(port, { method: 'POST', path, token, body: text, headers: { 'content-type': 'application/json', ...headers } });
+  return call(port, {
+    method: 'POST',
+    path,
+    token,
+    body: text,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }

@@ -1,5 +1,18 @@
 import { connect } from 'node:net';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, RawRequest, RawResponse, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
+import {
+  ADMIN_TOKEN,
+  ApiApp,
+  call,
+  ENQUEUE_TOKEN,
+  post,
+  RawRequest,
+  RawResponse,
+  READ_TOKEN,
+  startApiApp,
+  TOKENS,
+  Platform,
+  PLATFORMS,
+} from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** A seeded PRNG (mulberry32), so a failing case can be replayed. */
@@ -20,10 +33,53 @@ const REQUESTS = 3000;
 const PARALLEL = 16;
 
 const WEIRD_VALUES: unknown[] = [
-  null, true, false, 0, -1, 1.5, 1e308, -1e-308, '', ' ', 'x', '\u0000', '\ud800', '💥', [], {}, [[]], { a: { b: {} } },
-  'A'.repeat(300), 'RecordJob', 'Record::Job', Number.MAX_SAFE_INTEGER, [1, 'two', null], { class: 'X' },
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e-308,
+  '',
+  ' ',
+  'x',
+  '\u0000',
+  '\ud800',
+  '💥',
+  [],
+  {},
+  [[]],
+  { a: { b: {} } },
+  'A'.repeat(300),
+  'RecordJob',
+  'Record::Job',
+  Number.MAX_SAFE_INTEGER,
+  [1, 'two', null],
+  { class: 'X' },
 ];
-const KEYS = ['class', 'args', 'queue', 'at', 'retry', 'jid', 'backtrace', 'tags', 'dead', 'retry_for', 'track', 'batch_size', 'spread_interval', 'created_at', 'bid', '__proto__', 'constructor', '', ' ', 'ünï'];
+const KEYS = [
+  'class',
+  'args',
+  'queue',
+  'at',
+  'retry',
+  'jid',
+  'backtrace',
+  'tags',
+  'dead',
+  'retry_for',
+  'track',
+  'batch_size',
+  'spread_interval',
+  'created_at',
+  'bid',
+  '__proto__',
+  'constructor',
+  '',
+  ' ',
+  'ünï',
+];
 
 function pick<T>(random: () => number, list: readonly T[]): T {
   return list[Math.floor(random() * list.length)];
@@ -35,16 +91,49 @@ function nested(depth: number, open: string, close: string): string {
 
 /** One malformed (or occasionally valid) request. */
 function fuzzCase(random: () => number): RawRequest {
-  const token = pick(random, [ADMIN_TOKEN, ADMIN_TOKEN, ENQUEUE_TOKEN, READ_TOKEN, undefined, 'short', ADMIN_TOKEN + 'x']);
+  const token = pick(random, [
+    ADMIN_TOKEN,
+    ADMIN_TOKEN,
+    ENQUEUE_TOKEN,
+    READ_TOKEN,
+    undefined,
+    'short',
+    ADMIN_TOKEN + 'x',
+  ]);
   const path = pick(random, [
-    '/api/v1/jobs', '/api/v1/jobs', '/api/v1/jobs/bulk', '/api/v1/jobs/bulk',
+    '/api/v1/jobs',
+    '/api/v1/jobs',
+    '/api/v1/jobs/bulk',
+    '/api/v1/jobs/bulk',
     `/api/v1/jobs/${pick(random, ['abc', '%', '%zz', '%2F', '..', '%00', 'a%20b', 'ü', 'x'.repeat(300), '%E0%A4%A', '-_-', '*', '[a]'])}`,
-    '/api/v1', '/api/v1/', '/api//v1', '/api/v1/jobs/a/b', '/api/v2', '/api/%76%31',
+    '/api/v1',
+    '/api/v1/',
+    '/api//v1',
+    '/api/v1/jobs/a/b',
+    '/api/v2',
+    '/api/%76%31',
   ]);
   const method = pick(random, ['POST', 'POST', 'POST', 'GET', 'DELETE', 'HEAD', 'PUT', 'PATCH', 'OPTIONS']);
   const headers: Record<string, string> = {};
-  if (random() < 0.3) headers['idempotency-key'] = pick(random, ['k', 'same-key', ' ', 'x'.repeat(300), 'ä', 'a b', 'tab\t', String(Math.floor(random() * 5))]);
-  if (random() < 0.3) headers['content-type'] = pick(random, ['text/plain', 'application/json; charset=latin1', 'multipart/form-data; boundary=x', '*/*', 'application/x-www-form-urlencoded']);
+  if (random() < 0.3)
+    headers['idempotency-key'] = pick(random, [
+      'k',
+      'same-key',
+      ' ',
+      'x'.repeat(300),
+      'ä',
+      'a b',
+      'tab\t',
+      String(Math.floor(random() * 5)),
+    ]);
+  if (random() < 0.3)
+    headers['content-type'] = pick(random, [
+      'text/plain',
+      'application/json; charset=latin1',
+      'multipart/form-data; boundary=x',
+      '*/*',
+      'application/x-www-form-urlencoded',
+    ]);
   const request: RawRequest = { method, path, token, headers };
   if (method === 'GET' || method === 'HEAD' || method === 'DELETE' || method === 'OPTIONS') return request;
 
@@ -56,7 +145,9 @@ function fuzzCase(random: () => number): RawRequest {
       body = JSON.stringify(job).slice(0, Math.floor(random() * 20));
       break;
     case 1: // random bytes
-      body = Buffer.from(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256))).toString('latin1');
+      body = Buffer.from(Array.from({ length: Math.floor(random() * 64) }, () => Math.floor(random() * 256))).toString(
+        'latin1',
+      );
       break;
     case 2: // wrong types
       job[pick(random, KEYS)] = pick(random, WEIRD_VALUES);
@@ -82,7 +173,12 @@ function fuzzCase(random: () => number): RawRequest {
       body = JSON.stringify(job);
       break;
     case 8: // bulk shapes
-      body = JSON.stringify({ class: 'RecordJob', args: pick(random, [[1], [[1], 2], [[]], 'x', [[1]]]), at: pick(random, [undefined, 'now', [1], 1e9 + random()]), batch_size: pick(random, [undefined, 0, -1, 1.5, 'x', 2]) });
+      body = JSON.stringify({
+        class: 'RecordJob',
+        args: pick(random, [[1], [[1], 2], [[]], 'x', [[1]]]),
+        at: pick(random, [undefined, 'now', [1], 1e9 + random()]),
+        batch_size: pick(random, [undefined, 0, -1, 1.5, 'x', 2]),
+      });
       break;
     default: // duplicate keys and whitespace games
       body = ` \n{"class":"RecordJob","class":"Other","args":[],"args":{}} \t`;
@@ -123,7 +219,8 @@ function isFastifyOwnRefusal(res: RawResponse): boolean {
 }
 
 /** Fastify's default clientErrorHandler answer, byte for byte (fastify.js, `defaultClientErrorHandler`). */
-const FASTIFY_CLIENT_ERROR = /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: (\d+)\r\nContent-Type: application\/json\r\n\r\n(\{"error":"Bad Request","message":"Client Error","statusCode":400\})$/;
+const FASTIFY_CLIENT_ERROR =
+  /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: (\d+)\r\nContent-Type: application\/json\r\n\r\n(\{"error":"Bad Request","message":"Client Error","statusCode":400\})$/;
 
 /**
  * The second refusal above, made to a HEAD request (fuzz case 1697: `HEAD /api/v1/jobs/ü`, the `ü` sent
@@ -134,10 +231,16 @@ const FASTIFY_CLIENT_ERROR = /^HTTP\/1\.1 400 Bad Request\r\nContent-Length: (\d
  * runs for such a request. Recognised only when the same request line, replayed on a raw socket, gets
  * exactly that answer; anything else stays the client's error.
  */
-async function fastifyClientErrorToHead(port: number, request: RawRequest, error: NodeJS.ErrnoException): Promise<RawResponse | undefined> {
+async function fastifyClientErrorToHead(
+  port: number,
+  request: RawRequest,
+  error: NodeJS.ErrnoException,
+): Promise<RawResponse | undefined> {
   if (request.method !== 'HEAD' || error.code !== 'HPE_INVALID_CONSTANT') return undefined;
   // Node's http client writes the request line as latin1, so the replay does too.
-  const match = FASTIFY_CLIENT_ERROR.exec(await rawExchange(port, Buffer.from(`HEAD ${request.path} HTTP/1.1\r\nHost: x\r\n\r\n`, 'latin1')));
+  const match = FASTIFY_CLIENT_ERROR.exec(
+    await rawExchange(port, Buffer.from(`HEAD ${request.path} HTTP/1.1\r\nHost: x\r\n\r\n`, 'latin1')),
+  );
   if (!match || Number(match[1]) !== match[2].length) return undefined;
   return { status: 400, headers: { 'content-type': 'application/json' }, text: match[2], json: JSON.parse(match[2]) };
 }
@@ -149,7 +252,12 @@ describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (plat
   const onUnhandled = (reason: unknown) => unhandled.push(reason);
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 }, {}, { platform });
+    api = await startApiApp(
+      server.url,
+      { tokens: TOKENS, enqueueClasses: 'any', maxBodyBytes: MAX_BODY, maxArgsBytes: 8 * 1024 },
+      {},
+      { platform },
+    );
     process.on('unhandledRejection', onUnhandled);
     process.on('uncaughtException', onUnhandled);
   });
@@ -170,8 +278,10 @@ describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (plat
         batch.map((request) =>
           call(api.port, request).catch(async (error: NodeJS.ErrnoException) => {
             // A body cut off by the server after a 413 may reset the socket under the client's writes.
-            if (error.code === 'ECONNRESET' || error.code === 'EPIPE') return { status: 413, headers: {}, text: '', json: undefined } as RawResponse;
-            const refusal = platform === 'fastify' ? await fastifyClientErrorToHead(api.port, request, error) : undefined;
+            if (error.code === 'ECONNRESET' || error.code === 'EPIPE')
+              return { status: 413, headers: {}, text: '', json: undefined } as RawResponse;
+            const refusal =
+              platform === 'fastify' ? await fastifyClientErrorToHead(api.port, request, error) : undefined;
             if (refusal) return refusal;
             throw error;
           }),
@@ -179,10 +289,16 @@ describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (plat
       );
       responses.forEach((res, offset) => {
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        if (res.status >= 500) throw new Error(`5xx for case ${index + offset}: ${JSON.stringify(batch[offset]).slice(0, 500)} → ${res.text}`);
+        if (res.status >= 500)
+          throw new Error(
+            `5xx for case ${index + offset}: ${JSON.stringify(batch[offset]).slice(0, 500)} → ${res.text}`,
+          );
         if (res.status >= 400 && res.text) {
           if (platform === 'fastify' && isFastifyOwnRefusal(res)) return;
-          if (res.headers['content-type'] !== 'application/problem+json') throw new Error(`not a problem: ${JSON.stringify(batch[offset]).slice(0, 300)} → ${res.status} ${res.text}`);
+          if (res.headers['content-type'] !== 'application/problem+json')
+            throw new Error(
+              `not a problem: ${JSON.stringify(batch[offset]).slice(0, 300)} → ${res.status} ${res.text}`,
+            );
           expect(res.json.status).toBe(res.status);
         }
       });
@@ -213,7 +329,10 @@ describe.each(PLATFORMS)('HTTP API: fuzzing with malformed requests (%s)', (plat
       // Node's own answer to what its parser refused: an empty 400, which a HEAD client reads as it should.
       expect((await call(api.port, request)).status).toBe(400);
     } else {
-      const error = await call(api.port, request).then(() => undefined, (failure: NodeJS.ErrnoException) => failure);
+      const error = await call(api.port, request).then(
+        () => undefined,
+        (failure: NodeJS.ErrnoException) => failure,
+      );
       expect(error?.code).toBe('HPE_INVALID_CONSTANT');
       const refusal = error && (await fastifyClientErrorToHead(api.port, request, error));
       expect(refusal && isFastifyOwnRefusal(refusal)).toBe(true);

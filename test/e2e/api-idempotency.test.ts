@@ -4,7 +4,9 @@ import { ApiApp, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, startApiApp, TOKENS, Platf
 import { usePrivateRedis } from '../support/private-redis';
 
 function slotOf(token: string, route: string, key: string): string {
-  return `idempotency:${createHash('sha256').update(`${principalId(token)}\n${route}\n${key}`).digest('hex')}`;
+  return `idempotency:${createHash('sha256')
+    .update(`${principalId(token)}\n${route}\n${key}`)
+    .digest('hex')}`;
 }
 
 describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) => {
@@ -13,17 +15,28 @@ describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) 
   const job = { class: 'RecordJob', args: ['once'] };
 
   beforeAll(async () => {
-    api = await startApiApp(server.url, { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 }, {}, { platform });
+    api = await startApiApp(
+      server.url,
+      { tokens: TOKENS, enqueueClasses: 'any', idempotencyTtl: 120 },
+      {},
+      { platform },
+    );
   });
   afterAll(async () => {
     await api.close();
   });
 
   it('50 concurrent POSTs with one key enqueue exactly one job: one 201, the rest replays or 409 in progress', async () => {
-    const responses = await Promise.all(Array.from({ length: 50 }, () => post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'order-42' })));
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () =>
+        post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'order-42' }),
+      ),
+    );
     expect(await server.redis.llen('queue:default')).toBe(1);
     const jid = JSON.parse((await server.redis.lindex('queue:default', 0)) as string).jid;
-    const originals = responses.filter((res) => res.status === 201 && res.headers['idempotency-replayed'] === undefined);
+    const originals = responses.filter(
+      (res) => res.status === 201 && res.headers['idempotency-replayed'] === undefined,
+    );
     expect(originals).toHaveLength(1);
     expect(originals[0].json).toEqual({ jid });
     for (const res of responses) {
@@ -42,7 +55,9 @@ describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) 
   it('replays the stored response verbatim, keeping the first TTL', async () => {
     const first = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'k' });
     const slot = slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'k');
-    expect(await server.redis.get(slot)).toBe(`201\n${createHash('sha256').update(JSON.stringify(job)).digest('hex')}\n${first.text}`);
+    expect(await server.redis.get(slot)).toBe(
+      `201\n${createHash('sha256').update(JSON.stringify(job)).digest('hex')}\n${first.text}`,
+    );
     const ttl = await server.redis.ttl(slot);
     expect(ttl).toBeGreaterThan(100);
     expect(ttl).toBeLessThanOrEqual(120);
@@ -57,14 +72,31 @@ describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) 
 
   it('answers 409 idempotency_key_reused for the same key with a different body', async () => {
     await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'k' });
-    const other = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { ...job, args: ['twice'] }, { 'idempotency-key': 'k' });
+    const other = await post(
+      api.port,
+      '/api/v1/jobs',
+      ENQUEUE_TOKEN,
+      { ...job, args: ['twice'] },
+      { 'idempotency-key': 'k' },
+    );
     expect(other.status).toBe(409);
-    expect(other.json).toMatchObject({ type: 'idempotency_key_reused', title: 'Idempotency Key Reused', status: 409, instance: '/api/v1/jobs' });
+    expect(other.json).toMatchObject({
+      type: 'idempotency_key_reused',
+      title: 'Idempotency Key Reused',
+      status: 409,
+      instance: '/api/v1/jobs',
+    });
     expect(await server.redis.llen('queue:default')).toBe(1);
   });
 
   it('releases the key on a refusal, so a corrected request under the same key succeeds', async () => {
-    const bad = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob' }, { 'idempotency-key': 'fix-me' });
+    const bad = await post(
+      api.port,
+      '/api/v1/jobs',
+      ENQUEUE_TOKEN,
+      { class: 'RecordJob' },
+      { 'idempotency-key': 'fix-me' },
+    );
     expect(bad.status).toBe(400);
     expect(await server.redis.exists(slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'fix-me'))).toBe(0);
     const broken = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, '{not json', { 'idempotency-key': 'fix-me' });
@@ -83,7 +115,13 @@ describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) 
     expect(res.json.type).toBe('request_in_progress');
     expect(res.headers['retry-after']).toBe('1');
     // The fingerprint is checked before the pending state.
-    const different = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { ...job, args: [] }, { 'idempotency-key': 'pending' });
+    const different = await post(
+      api.port,
+      '/api/v1/jobs',
+      ENQUEUE_TOKEN,
+      { ...job, args: [] },
+      { 'idempotency-key': 'pending' },
+    );
     expect(different.json.type).toBe('idempotency_key_reused');
     await server.redis.set(slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'garbage'), 'garbage', 'EX', 60);
     const unreadable = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'garbage' });
@@ -100,21 +138,43 @@ describe.each(PLATFORMS)('HTTP API: Idempotency-Key (%s)', (platform: Platform) 
   it('scopes keys per token and per route', async () => {
     const a = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, job, { 'idempotency-key': 'shared' });
     const b = await post(api.port, '/api/v1/jobs', PRODUCER_TOKEN, job, { 'idempotency-key': 'shared' });
-    const c = await post(api.port, '/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [['x']] }, { 'idempotency-key': 'shared' });
+    const c = await post(
+      api.port,
+      '/api/v1/jobs/bulk',
+      ENQUEUE_TOKEN,
+      { class: 'RecordJob', args: [['x']] },
+      { 'idempotency-key': 'shared' },
+    );
     for (const res of [a, b, c]) {
       expect(res.status).toBe(201);
       expect(res.headers['idempotency-replayed']).toBeUndefined();
     }
     expect(await server.redis.llen('queue:default')).toBe(3);
     expect((await server.redis.keys('idempotency:*')).sort()).toEqual(
-      [slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'shared'), slotOf(PRODUCER_TOKEN, '/v1/jobs', 'shared'), slotOf(ENQUEUE_TOKEN, '/v1/jobs/bulk', 'shared')].sort(),
+      [
+        slotOf(ENQUEUE_TOKEN, '/v1/jobs', 'shared'),
+        slotOf(PRODUCER_TOKEN, '/v1/jobs', 'shared'),
+        slotOf(ENQUEUE_TOKEN, '/v1/jobs/bulk', 'shared'),
+      ].sort(),
     );
   });
 
   it('stores a halted push (200) and replays it too', async () => {
-    const halted = await post(api.port, '/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] }, { 'idempotency-key': 'empty' });
+    const halted = await post(
+      api.port,
+      '/api/v1/jobs/bulk',
+      ENQUEUE_TOKEN,
+      { class: 'RecordJob', args: [] },
+      { 'idempotency-key': 'empty' },
+    );
     expect(halted.status).toBe(200);
-    const again = await post(api.port, '/api/v1/jobs/bulk', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] }, { 'idempotency-key': 'empty' });
+    const again = await post(
+      api.port,
+      '/api/v1/jobs/bulk',
+      ENQUEUE_TOKEN,
+      { class: 'RecordJob', args: [] },
+      { 'idempotency-key': 'empty' },
+    );
     expect(again.status).toBe(200);
     expect(again.headers['idempotency-replayed']).toBe('true');
   });

@@ -1,4 +1,17 @@
-import { CallHandler, CanActivate, Catch, Controller, ExceptionFilter, ArgumentsHost, ExecutionContext, Get, Injectable, Module, NestInterceptor, HttpException } from '@nestjs/common';
+import {
+  CallHandler,
+  CanActivate,
+  Catch,
+  Controller,
+  ExceptionFilter,
+  ArgumentsHost,
+  ExecutionContext,
+  Get,
+  Injectable,
+  Module,
+  NestInterceptor,
+  HttpException,
+} from '@nestjs/common';
 import { APP_FILTER, APP_GUARD, APP_INTERCEPTOR, NestFactory, RouterModule } from '@nestjs/core';
 import { Test } from '@nestjs/testing';
 import type { INestApplication } from '@nestjs/common';
@@ -12,7 +25,9 @@ import { usePrivateRedis } from '../support/private-redis';
 class HostGuard implements CanActivate {
   static seen: string[] = [];
   canActivate(context: ExecutionContext): boolean {
-    const req = context.switchToHttp().getRequest<{ method: string; originalUrl: string; headers: Record<string, string> }>();
+    const req = context
+      .switchToHttp()
+      .getRequest<{ method: string; originalUrl: string; headers: Record<string, string> }>();
     HostGuard.seen.push(`${req.method} ${req.originalUrl} wurk=${isWurkApiRoute(context)}`);
     if (req.headers['x-block'] !== undefined) throw new HttpException({ blocked: true }, 418);
     return true;
@@ -61,7 +76,11 @@ describe('HTTP API as Nest controllers: global prefix, RouterModule, app guards,
   beforeAll(async () => {
     @Module({
       imports: [
-        WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS, enqueueClasses: 'any' } }),
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          ...PRODUCER_ONLY,
+          api: { tokens: TOKENS, enqueueClasses: 'any' },
+        }),
         WurkApiModule.register({ path: 'jobs-api' }),
         RouterModule.register([{ path: 'ops', module: WurkApiModule }]),
       ],
@@ -86,7 +105,14 @@ describe('HTTP API as Nest controllers: global prefix, RouterModule, app guards,
     expect(discovery.status).toBe(200);
     // Exact bytes: the host's envelope interceptor does not wrap wurk's answers.
     expect(discovery.text).toBe(
-      JSON.stringify({ api_version: 'v1', wurk_version: require('../../package.json').version, url: '/svc/ops/jobs-api/v1', read_only: false, rate_limit: null, scopes: ['read'] }),
+      JSON.stringify({
+        api_version: 'v1',
+        wurk_version: require('../../package.json').version,
+        url: '/svc/ops/jobs-api/v1',
+        read_only: false,
+        rate_limit: null,
+        scopes: ['read'],
+      }),
     );
     const created = await post(port, '/svc/ops/jobs-api/v1/jobs', ADMIN_TOKEN, '{"class":"RecordJob","args":[1.0]}');
     expect(created.status).toBe(201);
@@ -143,7 +169,14 @@ describe('HTTP API in an app from Test.createTestingModule (wurk reads its bodie
 
   async function testingApp(rawBody: boolean): Promise<number> {
     const moduleRef = await Test.createTestingModule({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, ...PRODUCER_ONLY, api: { tokens: TOKENS, enqueueClasses: 'any' } }), WurkApiModule.register()],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          ...PRODUCER_ONLY,
+          api: { tokens: TOKENS, enqueueClasses: 'any' },
+        }),
+        WurkApiModule.register(),
+      ],
     }).compile();
     const app = moduleRef.createNestApplication({ logger: false, rawBody });
     apps.push(app);
@@ -162,8 +195,13 @@ describe('HTTP API in an app from Test.createTestingModule (wurk reads its bodie
     const invalid = await post(port, '/api/v1/jobs', ADMIN_TOKEN, '{"class":');
     expect(invalid.status).toBe(400);
     expect(invalid.headers['content-type']).toBe('application/problem+json');
-    expect(invalid.json).toMatchObject({ type: 'invalid_request', detail: 'The request body is not valid JSON.', instance: '/api/v1/jobs' });
-    // wurk read the body before Nest's parser (100 kB limit) could: the API's own limits applied (here its 64 KiB args cap).
+    expect(invalid.json).toMatchObject({
+      type: 'invalid_request',
+      detail: 'The request body is not valid JSON.',
+      instance: '/api/v1/jobs',
+    });
+    // wurk read the body before Nest's parser (100 kB limit) could: the API's own limits applied (here its 64 KiB args
+    // cap).
     const big = await post(port, '/api/v1/jobs', ADMIN_TOKEN, { class: 'RecordJob', args: ['x'.repeat(200_000)] });
     expect(big.status).toBe(413);
     expect(big.json).toMatchObject({ type: 'payload_too_large', max_bytes: 65_536 });

@@ -21,7 +21,10 @@ describe('HTTP API: routes of the operator dashboard', () => {
   it('metrics: every class of the period from the 8.x keys, totals, averages and series; one class with its histogram', async () => {
     const now = Date.now();
     const earlier = now - 5 * 60_000;
-    for (const [time, p, f, ms] of [[now, 4, 1, 300], [earlier, 2, 0, 100]] as const) {
+    for (const [time, p, f, ms] of [
+      [now, 4, 1, 300],
+      [earlier, 2, 0, 100],
+    ] as const) {
       await server.redis.hincrby(Keys.metricsMinuteV8(time), 'HardJob|p', p);
       await server.redis.hincrby(Keys.metricsMinuteV8(time), 'HardJob|f', f);
       await server.redis.hincrby(Keys.metricsMinuteV8(time), 'HardJob|ms', ms);
@@ -30,7 +33,20 @@ describe('HTTP API: routes of the operator dashboard', () => {
       await server.redis.hincrby(Keys.metricsMinuteV7(time), 'HardJob|p', p);
     }
     await server.redis.hincrby(Keys.metricsMinuteV8(now), 'Mail::Deliver|p', 1);
-    await server.redis.call('BITFIELD', Keys.metricsHistogramV8('HardJob', now), 'OVERFLOW', 'SAT', 'INCRBY', 'u16', '#2', 3, 'INCRBY', 'u16', '#25', 1);
+    await server.redis.call(
+      'BITFIELD',
+      Keys.metricsHistogramV8('HardJob', now),
+      'OVERFLOW',
+      'SAT',
+      'INCRBY',
+      'u16',
+      '#2',
+      3,
+      'INCRBY',
+      'u16',
+      '#25',
+      1,
+    );
 
     const all = await call(api.port, { path: '/api/v1/metrics/jobs', token: READ_TOKEN });
     expect(all.status).toBe(200);
@@ -58,7 +74,10 @@ describe('HTTP API: routes of the operator dashboard', () => {
     expect(one.json.histogram.counts[25]).toBe(1);
     const long = await call(api.port, { path: '/api/v1/metrics/jobs/HardJob?period=24h', token: READ_TOKEN });
     expect(long.json.histogram).toBeNull();
-    const encoded = await call(api.port, { path: `/api/v1/metrics/jobs/${encodeURIComponent('Mail::Deliver')}`, token: READ_TOKEN });
+    const encoded = await call(api.port, {
+      path: `/api/v1/metrics/jobs/${encodeURIComponent('Mail::Deliver')}`,
+      token: READ_TOKEN,
+    });
     expect(encoded.json.job.processed).toBe(1);
 
     const bad = await call(api.port, { path: '/api/v1/metrics/jobs?period=3h', token: READ_TOKEN });
@@ -78,15 +97,41 @@ describe('HTTP API: routes of the operator dashboard', () => {
 
   it('deletes one waiting job by jid and clears a queue, with admin only', async () => {
     await server.redis.sadd('queues', 'low');
-    await server.redis.lpush('queue:low', job('aaaaaaaaaaaaaaaaaaaaaaa1'), job('aaaaaaaaaaaaaaaaaaaaaaa2'), job('aaaaaaaaaaaaaaaaaaaaaaa3'));
-    expect((await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2', token: READ_TOKEN })).status).toBe(403);
-    const deleted = await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2', token: ADMIN_TOKEN });
+    await server.redis.lpush(
+      'queue:low',
+      job('aaaaaaaaaaaaaaaaaaaaaaa1'),
+      job('aaaaaaaaaaaaaaaaaaaaaaa2'),
+      job('aaaaaaaaaaaaaaaaaaaaaaa3'),
+    );
+    expect(
+      (
+        await call(api.port, {
+          method: 'DELETE',
+          path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2',
+          token: READ_TOKEN,
+        })
+      ).status,
+    ).toBe(403);
+    const deleted = await call(api.port, {
+      method: 'DELETE',
+      path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2',
+      token: ADMIN_TOKEN,
+    });
     expect(deleted.json).toEqual({ jid: 'aaaaaaaaaaaaaaaaaaaaaaa2', queue: 'low', action: 'delete' });
-    expect(await server.redis.lrange('queue:low', 0, -1)).toEqual([job('aaaaaaaaaaaaaaaaaaaaaaa3'), job('aaaaaaaaaaaaaaaaaaaaaaa1')]);
-    const again = await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2', token: ADMIN_TOKEN });
+    expect(await server.redis.lrange('queue:low', 0, -1)).toEqual([
+      job('aaaaaaaaaaaaaaaaaaaaaaa3'),
+      job('aaaaaaaaaaaaaaaaaaaaaaa1'),
+    ]);
+    const again = await call(api.port, {
+      method: 'DELETE',
+      path: '/api/v1/queues/low/jobs/aaaaaaaaaaaaaaaaaaaaaaa2',
+      token: ADMIN_TOKEN,
+    });
     expect([again.status, again.json.type]).toEqual([404, 'job_not_found']);
 
-    expect((await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low', token: READ_TOKEN })).status).toBe(403);
+    expect((await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low', token: READ_TOKEN })).status).toBe(
+      403,
+    );
     const cleared = await call(api.port, { method: 'DELETE', path: '/api/v1/queues/low', token: ADMIN_TOKEN });
     expect(cleared.json).toEqual({ name: 'low', action: 'clear', count: 2 });
     expect(await server.redis.exists('queue:low')).toBe(0);
@@ -100,7 +145,11 @@ describe('HTTP API: routes of the operator dashboard', () => {
     await server.redis.zadd('retry', 1790000100.25, job(jid));
     await server.redis.sadd('processes', 'host:1:abc');
     await server.redis.hset('host:1:abc', 'info', '{}', 'busy', '1', 'beat', String(Date.now() / 1000));
-    await server.redis.hset('host:1:abc:work', 'tid1', JSON.stringify({ queue: 'low', payload: job(jid), run_at: 1790000200 }));
+    await server.redis.hset(
+      'host:1:abc:work',
+      'tid1',
+      JSON.stringify({ queue: 'low', payload: job(jid), run_at: 1790000200 }),
+    );
     await server.redis.hset(Keys.status(jid), 'state', 'running', 'class', 'HardJob', 'queue', 'low');
 
     const res = await call(api.port, { path: `/api/v1/jobs/${jid}/locations`, token: READ_TOKEN });
@@ -108,12 +157,20 @@ describe('HTTP API: routes of the operator dashboard', () => {
     expect(res.json.locations.map((location: { where: string }) => location.where)).toEqual(['queue', 'retry', 'busy']);
     expect(res.json.locations[0]).toMatchObject({ where: 'queue', queue: 'high', position: 0 });
     expect(res.json.locations[1]).toMatchObject({ where: 'retry', score: '1790000100.25' });
-    expect(res.json.locations[2]).toMatchObject({ where: 'busy', process: 'host:1:abc', tid: 'tid1', run_at: 1790000200 });
+    expect(res.json.locations[2]).toMatchObject({
+      where: 'busy',
+      process: 'host:1:abc',
+      tid: 'tid1',
+      run_at: 1790000200,
+    });
     expect(res.json.status).toMatchObject({ jid, state: 'running' });
     // The payload is the stored bytes: a Ruby float stays 1.0.
     expect(res.text).toContain('"args":[1.0,"x"]');
 
-    const nowhere = await call(api.port, { path: '/api/v1/jobs/cccccccccccccccccccccccc/locations', token: READ_TOKEN });
+    const nowhere = await call(api.port, {
+      path: '/api/v1/jobs/cccccccccccccccccccccccc/locations',
+      token: READ_TOKEN,
+    });
     expect(nowhere.json).toEqual({ jid: 'cccccccccccccccccccccccc', locations: [], status: null });
     expect((await call(api.port, { path: '/api/v1/jobs/bad%20jid/locations', token: READ_TOKEN })).status).toBe(400);
   });

@@ -1,5 +1,17 @@
 import { waitFor } from '../support/wait';
-import { ADMIN_TOKEN, ApiApp, call, ENQUEUE_TOKEN, post, PRODUCER_TOKEN, READ_TOKEN, startApiApp, TOKENS, Platform, PLATFORMS } from './api-app';
+import {
+  ADMIN_TOKEN,
+  ApiApp,
+  call,
+  ENQUEUE_TOKEN,
+  post,
+  PRODUCER_TOKEN,
+  READ_TOKEN,
+  startApiApp,
+  TOKENS,
+  Platform,
+  PLATFORMS,
+} from './api-app';
 import { usePrivateRedis } from '../support/private-redis';
 
 describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate limit (%s)', (platform: Platform) => {
@@ -20,7 +32,12 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
     const api = await start({ tokens: TOKENS });
     const refused = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] });
     expect(refused.status).toBe(403);
-    expect(refused.json).toMatchObject({ type: 'class_not_allowed', title: 'Class Not Allowed', status: 403, job_class: 'RecordJob' });
+    expect(refused.json).toMatchObject({
+      type: 'class_not_allowed',
+      title: 'Class Not Allowed',
+      status: 403,
+      job_class: 'RecordJob',
+    });
     const bulk = await post(api.port, '/api/v1/jobs/bulk', PRODUCER_TOKEN, { class: 'RecordJob', args: [[1]] });
     expect(bulk.json.type).toBe('class_not_allowed');
     expect((await post(api.port, '/api/v1/jobs', ADMIN_TOKEN, { class: 'Anything::Goes', args: [] })).status).toBe(201);
@@ -40,8 +57,18 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
   it('read-only mode refuses every write before routing, after authentication', async () => {
     const api = await start({ tokens: TOKENS, enqueueClasses: 'any', readOnly: true });
     expect((await post(api.port, '/api/v1/jobs', undefined, {})).status).toBe(401);
-    for (const [method, path] of [['POST', '/api/v1/jobs'], ['DELETE', '/api/v1/jobs/abc'], ['PUT', '/api/v1/nowhere'], ['POST', '/api/v9']]) {
-      const res = await call(api.port, { method, path, token: ADMIN_TOKEN, body: method === 'POST' || method === 'PUT' ? '{}' : undefined });
+    for (const [method, path] of [
+      ['POST', '/api/v1/jobs'],
+      ['DELETE', '/api/v1/jobs/abc'],
+      ['PUT', '/api/v1/nowhere'],
+      ['POST', '/api/v9'],
+    ]) {
+      const res = await call(api.port, {
+        method,
+        path,
+        token: ADMIN_TOKEN,
+        body: method === 'POST' || method === 'PUT' ? '{}' : undefined,
+      });
       expect(res.status).toBe(403);
       expect(res.json).toMatchObject({ type: 'read_only', title: 'Read-Only Mode', status: 403, instance: path });
       expect(res.json.detail).toMatch(/GET and HEAD/);
@@ -53,7 +80,10 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
   });
 
   it('rate-limits per token in a shared sliding window, charging unrouted requests too', async () => {
-    const api = await start({ tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 3, interval: 'minute' } }, 'rl');
+    const api = await start(
+      { tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 3, interval: 'minute' } },
+      'rl',
+    );
     const discovery = await call(api.port, { path: '/rl/v1', token: READ_TOKEN });
     expect(discovery.json.rate_limit).toEqual({ limit: 3, interval_seconds: 60 });
     expect((await call(api.port, { path: '/rl/v1/unknown', token: READ_TOKEN })).status).toBe(404);
@@ -80,7 +110,10 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
   });
 
   it('answers 500 internal_error (never a silent pass) while Redis is away, and recovers with it', async () => {
-    const api = await start({ tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 100, interval: 'minute' } }, 'down');
+    const api = await start(
+      { tokens: TOKENS, enqueueClasses: 'any', rateLimit: { limit: 100, interval: 'minute' } },
+      'down',
+    );
     expect((await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status).toBe(200);
     await server.halt();
     try {
@@ -89,12 +122,22 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
         await post(api.port, '/down/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] }),
       ]) {
         expect(res.status).toBe(500);
-        expect(res.json).toEqual({ type: 'internal_error', title: 'Internal Server Error', status: 500, detail: 'The request could not be completed.', instance: res.json.instance });
+        expect(res.json).toEqual({
+          type: 'internal_error',
+          title: 'Internal Server Error',
+          status: 500,
+          detail: 'The request could not be completed.',
+          instance: res.json.instance,
+        });
       }
     } finally {
       await server.boot();
     }
-    await waitFor(async () => (await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status === 200, { timeout: 20000, interval: 200, what: 'the API to recover with Redis' });
+    await waitFor(async () => (await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status === 200, {
+      timeout: 20000,
+      interval: 200,
+      what: 'the API to recover with Redis',
+    });
   });
 
   it('admits again once the window has slid past the oldest request', async () => {
@@ -104,6 +147,10 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
     expect(limited.status).toBe(429);
     expect(limited.json.detail).toBe('This token is limited to 1 requests per second.');
     expect(limited.headers['retry-after']).toBe('1');
-    await waitFor(async () => (await call(api.port, { path: '/fast/v1', token: READ_TOKEN })).status === 200, { timeout: 10000, interval: 100, what: 'the window to admit again' });
+    await waitFor(async () => (await call(api.port, { path: '/fast/v1', token: READ_TOKEN })).status === 200, {
+      timeout: 10000,
+      interval: 100,
+      what: 'the window to admit again',
+    });
   });
 });

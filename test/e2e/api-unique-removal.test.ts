@@ -21,7 +21,11 @@ describe('HTTP API: removing a unique job gives back its lock', () => {
     const first = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, scheduled());
     expect(first.status).toBe(201);
     expect((await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, scheduled())).json).toEqual({ jid: null });
-    const removed = await call(api.port, { method: 'DELETE', path: `/api/v1/jobs/${first.json.jid}`, token: ADMIN_TOKEN });
+    const removed = await call(api.port, {
+      method: 'DELETE',
+      path: `/api/v1/jobs/${first.json.jid}`,
+      token: ADMIN_TOKEN,
+    });
     expect(removed.json).toEqual({ jid: first.json.jid, set: 'schedule' });
     const again = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, scheduled());
     expect(again.status).toBe(201);
@@ -30,7 +34,11 @@ describe('HTTP API: removing a unique job gives back its lock', () => {
 
   it('the admin routes: delete one scheduled entry, then clear the set', async () => {
     const first = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, scheduled());
-    const deleted = await call(api.port, { method: 'DELETE', path: `/api/v1/scheduled/${first.json.jid}`, token: ADMIN_TOKEN });
+    const deleted = await call(api.port, {
+      method: 'DELETE',
+      path: `/api/v1/scheduled/${first.json.jid}`,
+      token: ADMIN_TOKEN,
+    });
     expect(deleted.status).toBe(200);
     const second = await post(api.port, '/api/v1/jobs', ENQUEUE_TOKEN, scheduled());
     expect(second.status).toBe(201);

@@ -49,13 +49,19 @@ function walkthroughSteps(): Step[] {
  * numbers (times and round trips vary), arrays match element by element.
  */
 function shapeDifferences(expected: unknown, actual: unknown, path = '$'): string[] {
-  if (typeof expected === 'string') return expected.includes('…') || expected === actual ? [] : [`${path}: ${JSON.stringify(actual)} is not ${JSON.stringify(expected)}`];
-  if (typeof expected === 'number') return typeof actual === 'number' ? [] : [`${path}: ${JSON.stringify(actual)} is not a number`];
-  if (expected === null || typeof expected === 'boolean') return expected === actual ? [] : [`${path}: ${JSON.stringify(actual)} is not ${JSON.stringify(expected)}`];
+  if (typeof expected === 'string')
+    return expected.includes('…') || expected === actual
+      ? []
+      : [`${path}: ${JSON.stringify(actual)} is not ${JSON.stringify(expected)}`];
+  if (typeof expected === 'number')
+    return typeof actual === 'number' ? [] : [`${path}: ${JSON.stringify(actual)} is not a number`];
+  if (expected === null || typeof expected === 'boolean')
+    return expected === actual ? [] : [`${path}: ${JSON.stringify(actual)} is not ${JSON.stringify(expected)}`];
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return [`${path}: not an array`];
     if (expected.every((item) => typeof item === 'string' && item.includes('…'))) return [];
-    if (expected.length !== actual.length) return [`${path}: ${actual.length} items, the guide shows ${expected.length}`];
+    if (expected.length !== actual.length)
+      return [`${path}: ${actual.length} items, the guide shows ${expected.length}`];
     return expected.flatMap((item, index) => shapeDifferences(item, actual[index], `${path}[${index}]`));
   }
   const given = expected as Record<string, unknown>;
@@ -63,7 +69,11 @@ function shapeDifferences(expected: unknown, actual: unknown, path = '$'): strin
   const got = actual as Record<string, unknown>;
   const keys = [...new Set([...Object.keys(given), ...Object.keys(got)])];
   return keys.flatMap((key) =>
-    !(key in got) ? [`${path}.${key}: missing`] : !(key in given) ? [`${path}.${key}: not in the guide`] : shapeDifferences(given[key], got[key], `${path}.${key}`),
+    !(key in got)
+      ? [`${path}.${key}: missing`]
+      : !(key in given)
+        ? [`${path}.${key}: not in the guide`]
+        : shapeDifferences(given[key], got[key], `${path}.${key}`),
   );
 }
 
@@ -90,20 +100,35 @@ describe('the HTTP API walk-through of docs/http-api.md, run against the sample'
     const steps = walkthroughSteps();
     // The guide starts the sample itself; here it is already listening, on a port of its own.
     const runnable = steps
-      .map((step) => ({ ...step, commands: step.commands.filter((line) => !/npm run sample|^export WURK_API_TOKEN=/.test(line)) }))
+      .map((step) => ({
+        ...step,
+        commands: step.commands.filter((line) => !/npm run sample|^export WURK_API_TOKEN=/.test(line)),
+      }))
       .filter((step) => step.commands.length > 0);
     expect(runnable.length).toBeGreaterThanOrEqual(8);
     const script = [
       'set -euo pipefail',
-      ...runnable.flatMap((step, index) => [...step.commands.map((line) => line.replace(/127\.0\.0\.1:3000/g, `127.0.0.1:${port}`)), `echo; echo "@@step ${index}@@"`]),
+      ...runnable.flatMap((step, index) => [
+        ...step.commands.map((line) => line.replace(/127\.0\.0\.1:3000/g, `127.0.0.1:${port}`)),
+        `echo; echo "@@step ${index}@@"`,
+      ]),
     ].join('\n');
-    const { stdout } = await promisify(execFile)('bash', ['-c', script], { env: { ...process.env, WURK_API_TOKEN: TOKEN }, timeout: 90_000, maxBuffer: 8 * 1024 * 1024 });
+    const { stdout } = await promisify(execFile)('bash', ['-c', script], {
+      env: { ...process.env, WURK_API_TOKEN: TOKEN },
+      timeout: 90_000,
+      maxBuffer: 8 * 1024 * 1024,
+    });
     const outputs = stdout.split(/@@step \d+@@\n?/);
     const differences = runnable.flatMap((step, index) => {
       if (!step.expected.startsWith('{')) return [];
-      const printed = outputs[index].split('\n').filter((line) => line.startsWith('{')).pop();
+      const printed = outputs[index]
+        .split('\n')
+        .filter((line) => line.startsWith('{'))
+        .pop();
       if (printed === undefined) return [`step ${index} (${step.commands[0]}) printed no JSON`];
-      return shapeDifferences(JSON.parse(step.expected), JSON.parse(printed)).map((difference) => `step ${index} (${step.commands[0]}): ${difference}`);
+      return shapeDifferences(JSON.parse(step.expected), JSON.parse(printed)).map(
+        (difference) => `step ${index} (${step.commands[0]}): ${difference}`,
+      );
     });
     expect(differences).toEqual([]);
     // Every step with a JSON answer in the guide was compared.

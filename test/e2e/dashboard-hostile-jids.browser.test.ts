@@ -15,7 +15,18 @@ class DefaultWorker {
 
 /** A stored job whose jid is a path: what Ruby or raw Redis can write, and no wurk push accepts. */
 function entry(jid: string): string {
-  return JSON.stringify({ class: 'Parked', args: [jid], queue: 'parked', jid, retry: 3, created_at: 1795900000.5, error_class: 'E', error_message: 'm', failed_at: 1795900001, retry_count: 1 });
+  return JSON.stringify({
+    class: 'Parked',
+    args: [jid],
+    queue: 'parked',
+    jid,
+    retry: 3,
+    created_at: 1795900000.5,
+    error_class: 'E',
+    error_message: 'm',
+    failed_at: 1795900001,
+    retry_count: 1,
+  });
 }
 
 const id = (jid: string) => `~${Buffer.from(jid).toString('base64url')}`;
@@ -38,7 +49,14 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        WurkModule.forRoot({ redis: { url: server.url }, queues: ['default'], pollInterval: 0.2, heartbeatInterval: 0.5, shutdownTimeout: 2, api: { tokens: [{ token: ADMIN, scopes: ['admin'] }] } }),
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          queues: ['default'],
+          pollInterval: 0.2,
+          heartbeatInterval: 0.5,
+          shutdownTimeout: 2,
+          api: { tokens: [{ token: ADMIN, scopes: ['admin'] }] },
+        }),
         WurkApiModule.register(),
         WurkDashboardModule.register(),
       ],
@@ -56,7 +74,8 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
     page.on('dialog', (dialog) => void dialog.accept());
     page.on('request', (request) => {
       const url = new URL(request.url());
-      if (url.pathname.startsWith('/api/v1/') && request.method() !== 'GET') calls.push(`${request.method()} ${url.pathname}`);
+      if (url.pathname.startsWith('/api/v1/') && request.method() !== 'GET')
+        calls.push(`${request.method()} ${url.pathname}`);
     });
     await page.goto(`${base}#/overview`);
     await page.fill('input[name=token]', ADMIN);
@@ -74,14 +93,20 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
   /** Clicks `button` in the row of the entry with exactly this jid and waits for the action's answer. */
   async function click(segment: string, jid: string, button: string): Promise<number> {
     await page.goto(`${base}#/${segment}?r=${Math.random()}`);
-    const link = page.locator('a.jid').filter({ hasText: new RegExp(`^${jid.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) });
+    const link = page
+      .locator('a.jid')
+      .filter({ hasText: new RegExp(`^${jid.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`) });
     await link.waitFor();
     const row = page.locator('tbody tr').filter({ has: link });
-    const [response] = await Promise.all([page.waitForResponse((answer) => answer.request().method() !== 'GET'), row.getByRole('button', { name: button, exact: true }).click()]);
+    const [response] = await Promise.all([
+      page.waitForResponse((answer) => answer.request().method() !== 'GET'),
+      row.getByRole('button', { name: button, exact: true }).click(),
+    ]);
     return response.status();
   }
 
-  const jidsOf = async (key: string) => (await server.redis.zrange(key, '0', '-1')).map((raw) => JSON.parse(raw).jid as string).sort();
+  const jidsOf = async (key: string) =>
+    (await server.redis.zrange(key, '0', '-1')).map((raw) => JSON.parse(raw).jid as string).sort();
 
   async function nothingElseHappened(): Promise<void> {
     expect(await server.redis.smembers('paused')).toEqual([]);
@@ -90,11 +115,19 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
   }
 
   it('Run now of ../queues/default/pause# runs that retry, and no queue is paused', async () => {
-    await server.redis.zadd('retry', Date.now() / 1000 + 3600, entry('../queues/default/pause#'), Date.now() / 1000 + 3600, entry('bystander-retry'));
+    await server.redis.zadd(
+      'retry',
+      Date.now() / 1000 + 3600,
+      entry('../queues/default/pause#'),
+      Date.now() / 1000 + 3600,
+      entry('bystander-retry'),
+    );
     expect(await click('retries', '../queues/default/pause#', 'Run now')).toBe(200);
     expect(calls).toEqual([`POST /api/v1/retries/${id('../queues/default/pause#')}/run`]);
     expect(await jidsOf('retry')).toEqual(['bystander-retry']);
-    expect((await server.redis.lrange('queue:parked', 0, -1)).map((raw) => JSON.parse(raw).jid)).toEqual(['../queues/default/pause#']);
+    expect((await server.redis.lrange('queue:parked', 0, -1)).map((raw) => JSON.parse(raw).jid)).toEqual([
+      '../queues/default/pause#',
+    ]);
     await nothingElseHappened();
   });
 
@@ -117,10 +150,21 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
   });
 
   it('Run now and Delete of scheduled ../processes/all/stop# and .. act on those entries, and no process is signalled', async () => {
-    await server.redis.zadd('schedule', Date.now() / 1000 + 3600, entry('../processes/all/stop#'), Date.now() / 1000 + 3600, entry('..'), Date.now() / 1000 + 3600, entry('bystander-scheduled'));
+    await server.redis.zadd(
+      'schedule',
+      Date.now() / 1000 + 3600,
+      entry('../processes/all/stop#'),
+      Date.now() / 1000 + 3600,
+      entry('..'),
+      Date.now() / 1000 + 3600,
+      entry('bystander-scheduled'),
+    );
     expect(await click('scheduled', '../processes/all/stop#', 'Run now')).toBe(200);
     expect(await click('scheduled', '..', 'Delete')).toBe(200);
-    expect(calls).toEqual([`POST /api/v1/scheduled/${id('../processes/all/stop#')}/run`, `DELETE /api/v1/scheduled/${id('..')}`]);
+    expect(calls).toEqual([
+      `POST /api/v1/scheduled/${id('../processes/all/stop#')}/run`,
+      `DELETE /api/v1/scheduled/${id('..')}`,
+    ]);
     expect(await jidsOf('schedule')).toEqual(['bystander-scheduled']);
     expect(await server.redis.llen('queue:parked')).toBe(2);
     await nothingElseHappened();
@@ -135,7 +179,10 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
     calls.length = 0;
     await page.goto(`${base}#/retries?r=${Math.random()}`);
     await page.getByRole('checkbox', { name: 'select ../processes/all/stop#', exact: true }).check();
-    await Promise.all([page.waitForResponse((answer) => answer.request().method() !== 'GET'), page.getByRole('button', { name: 'Kill selected' }).click()]);
+    await Promise.all([
+      page.waitForResponse((answer) => answer.request().method() !== 'GET'),
+      page.getByRole('button', { name: 'Kill selected' }).click(),
+    ]);
     expect(calls).toEqual([`POST /api/v1/retries/${id('../processes/all/stop#')}/kill`]);
     expect(await jidsOf('dead')).toEqual(['../dead/run-all#', '../processes/all/stop#', 'bystander-dead']);
     await nothingElseHappened();
@@ -145,7 +192,10 @@ describe('dashboard: entries whose jids are paths, in a real Chromium', () => {
     await server.redis.sadd('queues', '..');
     await page.goto(`${base}#/queues?r=${Math.random()}`);
     const row = page.locator('tbody tr').filter({ has: page.locator('a', { hasText: /^\.\.$/ }) });
-    await Promise.all([page.waitForResponse((answer) => answer.request().method() !== 'GET'), row.getByRole('button', { name: 'Pause' }).click()]);
+    await Promise.all([
+      page.waitForResponse((answer) => answer.request().method() !== 'GET'),
+      row.getByRole('button', { name: 'Pause' }).click(),
+    ]);
     expect(calls).toEqual([`POST /api/v1/queues/${id('..')}/pause`]);
     expect(await server.redis.smembers('paused')).toEqual(['..']);
   });

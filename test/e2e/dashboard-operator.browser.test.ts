@@ -11,7 +11,10 @@ import { call } from './api-app';
 
 const ADMIN = 'operator-admin-token-00000000000';
 const READER = 'operator-read-token-000000000000';
-/** Screenshots for the guide (docs/dashboard/), refreshed on request (WURK_GUIDE_SHOTS=1) so a test run leaves the tree clean. */
+/**
+ * Screenshots for the guide (docs/dashboard/), refreshed on request (WURK_GUIDE_SHOTS=1) so a test run leaves the tree
+ * clean.
+ */
 const GUIDE_SHOTS = join(__dirname, '..', '..', 'docs', 'dashboard');
 const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard-operator');
 const PHONE = { width: 390, height: 844 };
@@ -61,7 +64,12 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
           pollInterval: 0.2,
           heartbeatInterval: 0.5,
           shutdownTimeout: 2,
-          api: { tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: READER, scopes: ['read'] }] },
+          api: {
+            tokens: [
+              { token: ADMIN, scopes: ['admin'] },
+              { token: READER, scopes: ['read'] },
+            ],
+          },
         }),
         WurkApiModule.register(),
         WurkDashboardModule.register(),
@@ -80,7 +88,10 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     await app?.close();
   });
 
-  async function open(hash: string, options: { token?: string; theme?: Theme; viewport?: { width: number; height: number } } = {}): Promise<Page> {
+  async function open(
+    hash: string,
+    options: { token?: string; theme?: Theme; viewport?: { width: number; height: number } } = {},
+  ): Promise<Page> {
     const page = await browser.newPage({ viewport: options.viewport ?? DESKTOP });
     const seen: string[] = [];
     page.on('console', (message) => message.type() === 'error' && seen.push(message.text()));
@@ -99,7 +110,8 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
   /** Saves a screenshot for review, and the named ones for the guide. */
   async function shoot(page: Page, name: string, guide = false): Promise<void> {
     await page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
-    if (guide && process.env.WURK_GUIDE_SHOTS === '1') copyFileSync(join(SHOTS, `${name}.png`), join(GUIDE_SHOTS, `${name}.png`));
+    if (guide && process.env.WURK_GUIDE_SHOTS === '1')
+      copyFileSync(join(SHOTS, `${name}.png`), join(GUIDE_SHOTS, `${name}.png`));
   }
 
   async function tickValues(page: Page, chart: string): Promise<number[]> {
@@ -110,14 +122,18 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
   async function pushAndRun(count: number): Promise<void> {
     const client = app.get(ClientService);
     const target = ran.length + count;
-    for (let index = 0; index < count; index++) await client.performAsync(MailWorker, `m${target - count + index}@example.com`);
+    for (let index = 0; index < count; index++)
+      await client.performAsync(MailWorker, `m${target - count + index}@example.com`);
     await waitFor(() => ran.length >= target, { what: `${count} mail jobs to run`, timeout: 15000 });
   }
 
   it('Metrics: every class with runs, failures, total and average time; one class with its histogram; 1h to 72h', async () => {
     await pushAndRun(7);
     // Metrics are written at the next beat.
-    await waitFor(async () => (await call(port, { path: '/api/v1/metrics/jobs', token: READER })).json.jobs?.[0]?.processed >= 7, { what: 'the runs in the metrics', timeout: 10000 });
+    await waitFor(
+      async () => (await call(port, { path: '/api/v1/metrics/jobs', token: READER })).json.jobs?.[0]?.processed >= 7,
+      { what: 'the runs in the metrics', timeout: 10000 },
+    );
     for (const theme of ['light', 'dark'] as const) {
       const page = await open('#/metrics', { theme });
       const row = page.locator('tr', { hasText: 'MailWorker' });
@@ -154,7 +170,10 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       const live = page.locator('svg[aria-label="jobs processed and failed per poll"]');
       await live.waitFor({ timeout: 12000 });
       // Two changes make a line: the next poll draws it.
-      await page.locator('svg[aria-label="jobs processed and failed per poll"] polyline').first().waitFor({ timeout: 12000 });
+      await page
+        .locator('svg[aria-label="jobs processed and failed per poll"] polyline')
+        .first()
+        .waitFor({ timeout: 12000 });
       expectRoundTicks(await tickValues(page, 'jobs processed and failed per poll'));
       expectRoundTicks(await tickValues(page, 'processed and failed per day'));
       const info = await server.redis.info('server');
@@ -173,7 +192,12 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
 
   it('the queue page deletes a job and clears the queue, each after a confirmation; a read token sees neither', async () => {
     await server.redis.sadd('queues', 'parked');
-    await server.redis.lpush('queue:parked', rubyJob('aaaaaaaaaaaaaaaaaaaaaaa1', 'parked'), rubyJob('aaaaaaaaaaaaaaaaaaaaaaa2', 'parked'), rubyJob('aaaaaaaaaaaaaaaaaaaaaaa3', 'parked'));
+    await server.redis.lpush(
+      'queue:parked',
+      rubyJob('aaaaaaaaaaaaaaaaaaaaaaa1', 'parked'),
+      rubyJob('aaaaaaaaaaaaaaaaaaaaaaa2', 'parked'),
+      rubyJob('aaaaaaaaaaaaaaaaaaaaaaa3', 'parked'),
+    );
     const reader = await open('#/queues/parked', { token: READER });
     await reader.waitForSelector('td.args');
     expect(await reader.getByRole('button', { name: /Delete|Clear/ }).count()).toBe(0);
@@ -199,7 +223,9 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     expect(await server.redis.llen('queue:parked')).toBe(3);
     await row.getByRole('button', { name: 'Delete' }).click();
     await waitFor(async () => (await server.redis.llen('queue:parked')) === 2, { what: 'the deleted job gone' });
-    expect((await server.redis.lrange('queue:parked', 0, -1)).some((raw) => raw.includes('aaaaaaaaaaaaaaaaaaaaaaa2'))).toBe(false);
+    expect(
+      (await server.redis.lrange('queue:parked', 0, -1)).some((raw) => raw.includes('aaaaaaaaaaaaaaaaaaaaaaa2')),
+    ).toBe(false);
     await page.waitForSelector('tr:has-text("aaaaaaaaaaaaaaaaaaaaaaa2")', { state: 'detached' });
 
     await page.getByRole('button', { name: 'Clear queue' }).click();
@@ -249,7 +275,9 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
         // Acting from the jid page: Kill moves the retry to dead, and the page shows it there.
         await page.getByRole('button', { name: 'Kill' }).click();
         await page.waitForSelector('table.where:has-text("Dead")');
-        expect((await server.redis.zrange('dead', '0', '-1')).some((raw) => raw.includes('bbbbbbbbbbbbbbbbbbbbbbb2'))).toBe(true);
+        expect(
+          (await server.redis.zrange('dead', '0', '-1')).some((raw) => raw.includes('bbbbbbbbbbbbbbbbbbbbbbb2')),
+        ).toBe(true);
         expect(await page.locator('table.where button').allTextContents()).toEqual(['Retry now', 'Delete']);
       }
 
@@ -285,12 +313,16 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       for (const [hash, ready] of pages) {
         await page.goto(`${base}${hash}`);
         await page.waitForSelector(ready);
-        const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+        const overflow = await page.evaluate<number>(
+          'document.documentElement.scrollWidth - document.documentElement.clientWidth',
+        );
         expect([hash, overflow]).toEqual([hash, 0]);
       }
       const links = page.locator('nav.main a');
       expect(await links.count()).toBe(9);
-      const boxes = await page.evaluate<Array<{ left: number; right: number; width: number; height: number }>>("[...document.querySelectorAll('nav.main a')].map((a) => a.getBoundingClientRect().toJSON())");
+      const boxes = await page.evaluate<Array<{ left: number; right: number; width: number; height: number }>>(
+        "[...document.querySelectorAll('nav.main a')].map((a) => a.getBoundingClientRect().toJSON())",
+      );
       for (const box of boxes) {
         expect(box.width).toBeGreaterThan(30);
         expect(box.height).toBeGreaterThanOrEqual(24);

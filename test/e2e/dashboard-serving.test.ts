@@ -12,7 +12,11 @@ describe.each(PLATFORMS)('dashboard served next to the HTTP API (%s)', (platform
 
   beforeAll(async () => {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, api: { tokens: TOKENS }, ...PRODUCER_ONLY }), WurkApiModule.register(), WurkDashboardModule.register()],
+      imports: [
+        WurkModule.forRoot({ redis: { url: server.url }, api: { tokens: TOKENS }, ...PRODUCER_ONLY }),
+        WurkApiModule.register(),
+        WurkDashboardModule.register(),
+      ],
     })
     class AppModule {}
     app = await createApp(AppModule, platform);
@@ -48,7 +52,12 @@ describe.each(PLATFORMS)('dashboard served next to the HTTP API (%s)', (platform
     expect(head.status).toBe(200);
     expect(head.headers['content-type']).toBe('text/css; charset=utf-8');
     expect(head.text).toBe('');
-    for (const path of ['/dashboard/..%2Fpackage.json', '/dashboard/index.html', '/dashboard/a/b.js', '/dashboard/nope.js']) {
+    for (const path of [
+      '/dashboard/..%2Fpackage.json',
+      '/dashboard/index.html',
+      '/dashboard/a/b.js',
+      '/dashboard/nope.js',
+    ]) {
       expect({ path, status: (await call(port, { path })).status }).toEqual({ path, status: 404 });
     }
   });

@@ -41,7 +41,10 @@ class NightlyWorker {
 }
 
 function failedPayload(jid: string, className: string, args: unknown[], extra: Record<string, unknown> = {}): string {
-  const backtrace = deflateSync(Buffer.from(JSON.stringify(["app/workers/mail.rb:12:in `perform'", 'lib/wurk/processor.ts:88'])), {}).toString('base64');
+  const backtrace = deflateSync(
+    Buffer.from(JSON.stringify(["app/workers/mail.rb:12:in `perform'", 'lib/wurk/processor.ts:88'])),
+    {},
+  ).toString('base64');
   return JSON.stringify({
     class: className,
     args,
@@ -76,7 +79,12 @@ describe('dashboard in a real Chromium', () => {
           pollInterval: 0.2,
           heartbeatInterval: 0.5,
           shutdownTimeout: 2,
-          api: { tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: READER, scopes: ['read'] }] },
+          api: {
+            tokens: [
+              { token: ADMIN, scopes: ['admin'] },
+              { token: READER, scopes: ['read'] },
+            ],
+          },
         }),
         WurkApiModule.register(),
         WurkDashboardModule.register(),
@@ -133,8 +141,16 @@ describe('dashboard in a real Chromium', () => {
 
   it('shows every page against a known state, in light and dark, without a console error', async () => {
     const client = app.get(ClientService);
-    await server.redis.zadd('retry', Date.now() / 1000 + 3600, failedPayload('aaaaaaaaaaaaaaaaaaaaaaa1', 'MailWorker', ['ann@example.com']));
-    await server.redis.zadd('dead', Date.now() / 1000 - 86400, failedPayload('bbbbbbbbbbbbbbbbbbbbbbb2', 'MailWorker', ['bob@example.com', 1.5]));
+    await server.redis.zadd(
+      'retry',
+      Date.now() / 1000 + 3600,
+      failedPayload('aaaaaaaaaaaaaaaaaaaaaaa1', 'MailWorker', ['ann@example.com']),
+    );
+    await server.redis.zadd(
+      'dead',
+      Date.now() / 1000 - 86400,
+      failedPayload('bbbbbbbbbbbbbbbbbbbbbbb2', 'MailWorker', ['bob@example.com', 1.5]),
+    );
     await client.performIn(3600, MailWorker, 'later@example.com');
     const tracked = (await client.performAsync(ReportWorker, 3)) as string;
     await waitFor(() => ran.includes('report:3'), { what: 'the tracked job to run' });
@@ -154,7 +170,10 @@ describe('dashboard in a real Chromium', () => {
     ] as const) {
       await page.goto(`${base}${hash}`);
       await page.waitForSelector(ready);
-      await page.screenshot({ path: join(SHOTS, `${hash.replace(/[#/]+/g, '-').replace(/^-|-$/g, '').split('-')[0]}.png`), fullPage: true });
+      await page.screenshot({
+        path: join(SHOTS, `${hash.replace(/[#/]+/g, '-').replace(/^-|-$/g, '').split('-')[0]}.png`),
+        fullPage: true,
+      });
     }
     expect(await page.textContent('.badge.big')).toBe('complete');
     await page.goto(`${base}#/dead`);
@@ -178,10 +197,15 @@ describe('dashboard in a real Chromium', () => {
     await page.waitForSelector('table');
     const row = page.locator('tr', { hasText: 'mail' });
     await row.getByRole('button', { name: 'Pause' }).click();
-    await waitFor(async () => (await server.redis.sismember('paused', 'mail')) === 1, { what: 'mail in the paused set' });
+    await waitFor(async () => (await server.redis.sismember('paused', 'mail')) === 1, {
+      what: 'mail in the paused set',
+    });
     await app.get(ClientService).performAsync(MailWorker, 'paused@example.com');
     // A fetch already blocked on the queue may take the job as it lands; it hands it back unstarted.
-    await waitFor(async () => (await server.redis.lrange('queue:mail', 0, -1)).some((job) => job.includes('paused@example.com')), { what: 'the job waiting in the paused queue' });
+    await waitFor(
+      async () => (await server.redis.lrange('queue:mail', 0, -1)).some((job) => job.includes('paused@example.com')),
+      { what: 'the job waiting in the paused queue' },
+    );
     await page.goto(`${base}#/queues/mail`);
     await page.waitForSelector('text=paused@example.com');
     // Two full fetch timeouts: a paused queue must not be fetched meanwhile.
@@ -193,8 +217,16 @@ describe('dashboard in a real Chromium', () => {
   });
 
   it('retries a dead job from the page and it runs; kills a retry into dead; finds a job by jid', async () => {
-    await server.redis.zadd('dead', Date.now() / 1000 - 600, failedPayload('ccccccccccccccccccccccc3', 'MailWorker', ['carl@example.com']));
-    await server.redis.zadd('retry', Date.now() / 1000 + 3600, failedPayload('ddddddddddddddddddddddd4', 'MailWorker', ['dora@example.com']));
+    await server.redis.zadd(
+      'dead',
+      Date.now() / 1000 - 600,
+      failedPayload('ccccccccccccccccccccccc3', 'MailWorker', ['carl@example.com']),
+    );
+    await server.redis.zadd(
+      'retry',
+      Date.now() / 1000 + 3600,
+      failedPayload('ddddddddddddddddddddddd4', 'MailWorker', ['dora@example.com']),
+    );
     const page = await signedIn(ADMIN, '#/dead');
     await page.fill('input[name=jid]', 'ccccccccccccccccccccccc3');
     await page.click('form.search button[type=submit]');
@@ -209,8 +241,14 @@ describe('dashboard in a real Chromium', () => {
     await page.goto(`${base}#/retries`);
     const retryRow = page.locator('tr', { hasText: 'dora@example.com' });
     await retryRow.getByRole('button', { name: 'Kill' }).click();
-    await waitFor(async () => (await server.redis.zrange('dead', '0', '-1')).some((entry) => entry.includes('ddddddddddddddddddddddd4')), { what: 'the killed retry in dead' });
-    expect((await server.redis.zrange('retry', '0', '-1')).some((entry) => entry.includes('ddddddddddddddddddddddd4'))).toBe(false);
+    await waitFor(
+      async () =>
+        (await server.redis.zrange('dead', '0', '-1')).some((entry) => entry.includes('ddddddddddddddddddddddd4')),
+      { what: 'the killed retry in dead' },
+    );
+    expect(
+      (await server.redis.zrange('retry', '0', '-1')).some((entry) => entry.includes('ddddddddddddddddddddddd4')),
+    ).toBe(false);
     await page.close();
   });
 
@@ -223,8 +261,13 @@ describe('dashboard in a real Chromium', () => {
     await page.waitForSelector('table');
     expect(await page.getByRole('button', { name: /Pause|Resume/ }).count()).toBe(0);
     const forged = await page.evaluate(async () => {
-      const token = (globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }).sessionStorage.getItem('wurk-dashboard-token');
-      const response = await fetch('../api/v1/queues/mail/pause', { method: 'POST', headers: { Authorization: `Bearer ${token}` } });
+      const token = (
+        globalThis as unknown as { sessionStorage: { getItem(key: string): string | null } }
+      ).sessionStorage.getItem('wurk-dashboard-token');
+      const response = await fetch('../api/v1/queues/mail/pause', {
+        method: 'POST',
+        headers: { Authorization: `Bearer ${token}` },
+      });
       return response.status;
     });
     expect(forged).toBe(403);

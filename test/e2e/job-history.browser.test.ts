@@ -49,7 +49,13 @@ describe('job history end to end: admin API, HTTP, dashboard in Chromium', () =>
           pollInterval: 0.1,
           fetchTimeout: 0.2,
           shutdownTimeout: 2,
-          api: { tokens: [{ token: ADMIN, scopes: ['admin'] }, { token: READER, scopes: ['read'] }, { token: PRODUCER, scopes: ['enqueue'] }] },
+          api: {
+            tokens: [
+              { token: ADMIN, scopes: ['admin'] },
+              { token: READER, scopes: ['read'] },
+              { token: PRODUCER, scopes: ['enqueue'] },
+            ],
+          },
         }),
         WurkApiModule.register(),
         WurkDashboardModule.register(),
@@ -81,8 +87,21 @@ describe('job history end to end: admin API, HTTP, dashboard in Chromium', () =>
   });
 
   const expected = [
-    expect.objectContaining({ attempt: 1, outcome: 'retrying', error_class: 'PaymentDeclined', error_message: 'card declined for order A-17', queue: 'billing', retry_at: expect.any(Number) }),
-    expect.objectContaining({ attempt: 2, outcome: 'dead', error_class: 'PaymentDeclined', error_message: 'card declined for order A-17', queue: 'billing' }),
+    expect.objectContaining({
+      attempt: 1,
+      outcome: 'retrying',
+      error_class: 'PaymentDeclined',
+      error_message: 'card declined for order A-17',
+      queue: 'billing',
+      retry_at: expect.any(Number),
+    }),
+    expect.objectContaining({
+      attempt: 2,
+      outcome: 'dead',
+      error_class: 'PaymentDeclined',
+      error_message: 'card declined for order A-17',
+      queue: 'billing',
+    }),
   ];
 
   it('AdminService.attempts(jid): both records, oldest first', async () => {

@@ -65,7 +65,13 @@ describe('Prometheus metrics over HTTP', () => {
   beforeAll(async () => {
     @Module({
       imports: [
-        WurkModule.forRoot({ redis: { url: redis.url }, queues: ['default'], pollInterval: 0.2, heartbeatInterval: 0.5, fetchTimeout: 0.2 }),
+        WurkModule.forRoot({
+          redis: { url: redis.url },
+          queues: ['default'],
+          pollInterval: 0.2,
+          heartbeatInterval: 0.5,
+          fetchTimeout: 0.2,
+        }),
         WurkMetricsModule.forRoot({ registry: new Registry(), queueGaugesCacheMs: 0 }),
       ],
       providers: [OkWorker, FlakyWorker, DoomedWorker, DroppedWorker],
@@ -86,7 +92,10 @@ describe('Prometheus metrics over HTTP', () => {
     await client.performAsync(DroppedWorker);
     await client.push({ class: 'Elsewhere::Job', args: [], queue: 'elsewhere' });
     await client.push({ class: 'Elsewhere::Job', args: [], queue: 'elsewhere' });
-    await waitFor(() => settled.length === 8, { timeout: 20000, what: 'every job settled (the flaky one after its retry)' });
+    await waitFor(() => settled.length === 8, {
+      timeout: 20000,
+      what: 'every job settled (the flaky one after its retry)',
+    });
 
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
@@ -99,7 +108,9 @@ describe('Prometheus metrics over HTTP', () => {
     expect(scrape.get('wurk_jobs_total{class="DoomedWorker",queue="default",outcome="dead"}')).toBe(1);
     expect(scrape.get('wurk_jobs_total{class="DroppedWorker",queue="default",outcome="failed"}')).toBe(1);
     expect(scrape.get('wurk_job_duration_seconds_count{class="OkWorker",queue="default",outcome="complete"}')).toBe(5);
-    expect(scrape.get('wurk_job_duration_seconds_bucket{le="+Inf",class="DoomedWorker",queue="default",outcome="dead"}')).toBe(1);
+    expect(
+      scrape.get('wurk_job_duration_seconds_bucket{le="+Inf",class="DoomedWorker",queue="default",outcome="dead"}'),
+    ).toBe(1);
     // The bulk push (spliced fast path) counts as two pushes, like two single ones.
     expect(scrape.get('wurk_pushes_total{class="OkWorker",queue="default"}')).toBe(5);
     expect(scrape.get('wurk_pushes_total{class="FlakyWorker",queue="default"}')).toBe(1);
@@ -114,17 +125,26 @@ describe('Prometheus metrics over HTTP', () => {
   it('keeps /metrics small whatever names producers pick: 3,000 new classes and queues and 300 jobs of unknown classes add one `other` series each', async () => {
     const before = await (await fetch(`${base}/metrics`)).text();
     const client = app.get(ClientService);
-    for (let index = 0; index < 3000; index++) await client.push({ class: `Minted${index}`, args: [], queue: `minted-${index}` });
+    for (let index = 0; index < 3000; index++)
+      await client.push({ class: `Minted${index}`, args: [], queue: `minted-${index}` });
     for (let index = 0; index < 300; index++) await client.push({ class: `Unknown${index}`, args: [] });
-    const otherRuns = (text: string) => [...samples(text)].filter(([name]) => name.startsWith('wurk_jobs_total{class="other",queue="default"')).reduce((sum, [, value]) => sum + value, 0);
-    await waitFor(async () => otherRuns(await (await fetch(`${base}/metrics`)).text()) === 300, { timeout: 30000, what: 'the 300 unknown-class jobs counted under other' });
+    const otherRuns = (text: string) =>
+      [...samples(text)]
+        .filter(([name]) => name.startsWith('wurk_jobs_total{class="other",queue="default"'))
+        .reduce((sum, [, value]) => sum + value, 0);
+    await waitFor(async () => otherRuns(await (await fetch(`${base}/metrics`)).text()) === 300, {
+      timeout: 30000,
+      what: 'the 300 unknown-class jobs counted under other',
+    });
     const text = await (await fetch(`${base}/metrics`)).text();
     const scrape = samples(text);
     expect(scrape.get('wurk_pushes_total{class="other",queue="other"}')).toBe(3002);
     expect(scrape.get('wurk_pushes_total{class="other",queue="default"}')).toBe(300);
     expect(text).not.toMatch(/Minted|minted-|Unknown[0-9]/);
     // Over maxLabelValues (500) queues: the gauges name the fetched queue only.
-    expect([...scrape.keys()].filter((name) => name.startsWith('wurk_queue_size'))).toEqual(['wurk_queue_size{queue="default"}']);
+    expect([...scrape.keys()].filter((name) => name.startsWith('wurk_queue_size'))).toEqual([
+      'wurk_queue_size{queue="default"}',
+    ]);
     expect(text.length).toBeLessThan(before.length + 6000);
     expect(text.length).toBeLessThan(20000);
   });

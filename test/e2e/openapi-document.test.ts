@@ -20,13 +20,20 @@ describe('docs/openapi.json', () => {
 
   it('describes the problem document once and refers to it from every problem response', () => {
     const document = JSON.parse(readFileSync(require.resolve('../../docs/openapi.json'), 'utf8'));
-    const problemContents = Object.values(document.paths as Record<string, Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>)
+    const problemContents = Object.values(
+      document.paths as Record<
+        string,
+        Record<string, { responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>
+      >,
+    )
       .flatMap((item) => Object.values(item))
       .flatMap((operation) => Object.values(operation.responses))
       .map((response) => response.content?.['application/problem+json'])
       .filter((content) => content !== undefined);
     expect(problemContents.length).toBeGreaterThan(100);
-    expect(new Set(problemContents.map((content) => JSON.stringify(content)))).toEqual(new Set([JSON.stringify({ schema: { $ref: '#/components/schemas/WurkProblem' } })]));
+    expect(new Set(problemContents.map((content) => JSON.stringify(content)))).toEqual(
+      new Set([JSON.stringify({ schema: { $ref: '#/components/schemas/WurkProblem' } })]),
+    );
     expect(document.components.schemas.WurkProblem.required).toEqual(['type', 'title', 'status', 'detail', 'instance']);
   });
 });

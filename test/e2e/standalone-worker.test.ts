@@ -30,11 +30,23 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
     web = await NestFactory.createApplicationContext(AppModule, { logger: false });
     await web.init();
     // Flags for module and concurrency, the environment for the queues: both sources are read.
-    worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(root, 'src', 'entries', 'wurk-worker.ts'), '--module', 'test/e2e/fixtures/jobs.module.ts', '--concurrency', '3'], {
-      cwd: root,
-      env: { ...process.env, REDIS_URL: redis.url, JOBS_LOG: log, WURK_QUEUES: 'standalone' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    worker = spawn(
+      process.execPath,
+      [
+        '-r',
+        'ts-node/register/transpile-only',
+        join(root, 'src', 'entries', 'wurk-worker.ts'),
+        '--module',
+        'test/e2e/fixtures/jobs.module.ts',
+        '--concurrency',
+        '3',
+      ],
+      {
+        cwd: root,
+        env: { ...process.env, REDIS_URL: redis.url, JOBS_LOG: log, WURK_QUEUES: 'standalone' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     worker.stdout?.on('data', (chunk) => (output += chunk));
     worker.stderr?.on('data', (chunk) => (output += chunk));
   });
@@ -50,14 +62,21 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
     expect(web.get(WurkServer).processing).toBe(false);
     const client = web.get(ClientService);
     for (const n of [1, 2, 3]) await client.performAsync(QuickJob, n);
-    await waitFor(() => lines().filter((line) => line.startsWith('quick')).length === 3, { timeout: 60000, what: `the worker to run the quick jobs (output: ${output})` });
+    await waitFor(() => lines().filter((line) => line.startsWith('quick')).length === 3, {
+      timeout: 60000,
+      what: `the worker to run the quick jobs (output: ${output})`,
+    });
     expect(lines().every((line) => !line.endsWith(`pid=${process.pid}`))).toBe(true);
 
     const [identity] = await redis.redis.smembers(Keys.processes);
     const info = JSON.parse((await redis.redis.hget(Keys.process(identity), 'info')) as string);
     expect(info).toMatchObject({ concurrency: 3, queues: ['standalone'] });
     // The same one boot line as an app, from the bin: what it fetches, how many at once, how, from where.
-    expect(output.replace(/\x1b\[[0-9;]*m/g, '').match(/processing queues .*/g)).toEqual([expect.stringMatching(/^processing queues standalone \(strict\), concurrency 3; reliable fetch; Redis (redis:\/\/)?127\.0\.0\.1:\d+$/)]);
+    expect(output.replace(/\x1b\[[0-9;]*m/g, '').match(/processing queues .*/g)).toEqual([
+      expect.stringMatching(
+        /^processing queues standalone \(strict\), concurrency 3; reliable fetch; Redis (redis:\/\/)?127\.0\.0\.1:\d+$/,
+      ),
+    ]);
 
     await client.performAsync(SlowJob, 1500);
     await waitFor(() => lines().some((line) => line.startsWith('slow start')), { what: 'the slow job to start' });
@@ -65,14 +84,20 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
     worker.kill('SIGTERM');
     expect(await exited).toBe(0);
     // Drained, not abandoned: the running job finished before the process left, and nothing waits anywhere.
-    expect(lines().filter((line) => line.startsWith('slow'))).toEqual([expect.stringMatching(/^slow start/), expect.stringMatching(/^slow done/)]);
+    expect(lines().filter((line) => line.startsWith('slow'))).toEqual([
+      expect.stringMatching(/^slow start/),
+      expect.stringMatching(/^slow done/),
+    ]);
     expect(await redis.redis.llen(Keys.queue('standalone'))).toBe(0);
     expect(await redis.redis.scard(Keys.processes)).toBe(0);
   });
 
   it('reads strict and weighted queue lists', () => {
     expect(parseQueues('critical, default', 'q')).toEqual(['critical', 'default']);
-    expect(parseQueues('critical:3,default', 'q')).toEqual([['critical', 3], ['default', 1]]);
+    expect(parseQueues('critical:3,default', 'q')).toEqual([
+      ['critical', 3],
+      ['default', 1],
+    ]);
     expect(() => parseQueues('critical:0', 'q')).toThrow(/bad entry/);
   });
 });

@@ -59,11 +59,15 @@ describe('OpenTelemetry across a web process and a worker process', () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 
-    worker = spawn(process.execPath, ['-r', 'ts-node/register/transpile-only', join(__dirname, 'fixtures', 'traced-worker.ts')], {
-      cwd: join(__dirname, '..', '..'),
-      env: { ...process.env, REDIS_URL: redis.url },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    worker = spawn(
+      process.execPath,
+      ['-r', 'ts-node/register/transpile-only', join(__dirname, 'fixtures', 'traced-worker.ts')],
+      {
+        cwd: join(__dirname, '..', '..'),
+        env: { ...process.env, REDIS_URL: redis.url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
     worker.stdout?.on('data', (chunk) => (output += chunk));
     worker.stderr?.on('data', (chunk) => (output += chunk));
 
@@ -74,7 +78,10 @@ describe('OpenTelemetry across a web process and a worker process', () => {
     class WebModule {}
     web = await NestFactory.create(WebModule, { logger: false });
     await web.listen(0, '127.0.0.1');
-    await waitFor(() => output.includes('READY'), { timeout: 60000, what: `the worker process to boot (output: ${output})` });
+    await waitFor(() => output.includes('READY'), {
+      timeout: 60000,
+      what: `the worker process to boot (output: ${output})`,
+    });
   });
 
   afterAll(async () => {
@@ -114,7 +121,10 @@ describe('OpenTelemetry across a web process and a worker process', () => {
       'messaging.sidekiq.job_class': 'TracedWorker',
     });
 
-    const processSpan = await waitFor(() => workerSpans().find((span) => span.name === 'traced process'), { timeout: 20000, what: 'the process span from the worker' });
+    const processSpan = await waitFor(() => workerSpans().find((span) => span.name === 'traced process'), {
+      timeout: 20000,
+      what: 'the process span from the worker',
+    });
     expect(processSpan.kind).toBe(SpanKind.CONSUMER);
     expect(processSpan.traceId).toBe(request.spanContext().traceId);
     expect(processSpan.parentSpanId).toBe(publish.spanContext().spanId);
@@ -125,7 +135,9 @@ describe('OpenTelemetry across a web process and a worker process', () => {
       'messaging.operation.type': 'process',
       'wurk.attempt': 1,
     });
-    const inside = await waitFor(() => workerSpans().find((span) => span.name === 'inside perform'), { what: 'the span opened in perform' });
+    const inside = await waitFor(() => workerSpans().find((span) => span.name === 'inside perform'), {
+      what: 'the span opened in perform',
+    });
     expect(inside.parentSpanId).toBe(processSpan.spanId);
   });
 });

@@ -4,7 +4,10 @@ import { usePrivateRedis } from '../support/private-redis';
 
 const SIZE = 100_000;
 
-/** 100,000 dead entries: a page costs the same at the front, the middle and the end, and reading pages does not grow the heap. */
+/**
+ * 100,000 dead entries: a page costs the same at the front, the middle and the end, and reading pages does not grow the
+ * heap.
+ */
 describe('admin: paging 100,000 dead entries', () => {
   const server = usePrivateRedis();
   let dead: DeadSet;
@@ -45,7 +48,9 @@ describe('admin: paging 100,000 dead entries', () => {
     timings.sort((a, b) => a - b);
     const median = timings[100];
     const p95 = timings[190];
-    process.stdout.write(`[admin-large-dead] 200 pages of 25 over ${SIZE} entries: median ${median.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, heap growth ${heapGrowthMb.toFixed(1)} MB\n`);
+    process.stdout.write(
+      `[admin-large-dead] 200 pages of 25 over ${SIZE} entries: median ${median.toFixed(2)} ms, p95 ${p95.toFixed(2)} ms, heap growth ${heapGrowthMb.toFixed(1)} MB\n`,
+    );
     // Generous bounds for a loaded 2-core machine; a whole-set read takes seconds and ~100 MB.
     expect(median).toBeLessThan(50);
     expect(heapGrowthMb).toBeLessThan(30);

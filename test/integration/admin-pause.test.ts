@@ -10,12 +10,20 @@ const PER_QUEUE = 2500;
 
 /** Records every start and completion, and flags a start of queue `a` once `paused` is set. */
 function recorder() {
-  const state = { paused: false, startsAfterPause: 0, started: { a: 0, b: 0 } as Record<string, number>, completed: new Set<string>(), resumedAt: 0, firstStartAfterResume: 0 };
+  const state = {
+    paused: false,
+    startsAfterPause: 0,
+    started: { a: 0, b: 0 } as Record<string, number>,
+    completed: new Set<string>(),
+    resumedAt: 0,
+    firstStartAfterResume: 0,
+  };
   const listener = {
     onStart(context: ServerContext) {
       state.started[context.queue]++;
       if (context.queue === 'a' && state.paused) state.startsAfterPause++;
-      if (context.queue === 'a' && state.resumedAt && !state.firstStartAfterResume) state.firstStartAfterResume = Date.now();
+      if (context.queue === 'a' && state.resumedAt && !state.firstStartAfterResume)
+        state.firstStartAfterResume = Date.now();
     },
     onSettled(context: ServerContext, outcome: JobOutcome) {
       if (outcome.kind === 'complete') state.completed.add(context.job.jid);
@@ -31,18 +39,29 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
   async function loaded(h: Harness): Promise<string[]> {
     const jids: string[] = [];
     for (const queue of ['a', 'b']) {
-      jids.push(...((await h.client.pushBulk({ class: 'Tick', queue, args: Array.from({ length: PER_QUEUE }, (_, i) => [i]) })) as string[]));
+      jids.push(
+        ...((await h.client.pushBulk({
+          class: 'Tick',
+          queue,
+          args: Array.from({ length: PER_QUEUE }, (_, i) => [i]),
+        })) as string[]),
+      );
     }
     return jids;
   }
 
-  // Strict order, `a` first: every claim before the pause is from `a`, so jobs of `a` are claimed and waiting when it is paused.
+  // Strict order, `a` first: every claim before the pause is from `a`, so jobs of `a` are claimed and waiting when it
+  // is paused.
   it('no job of the paused queue starts after pause returns; nothing is lost; resume picks up at once', async () => {
     const tick = { perform: () => new Promise<void>((resolve) => setImmediate(resolve)) };
     const h = harness([{ name: 'Tick', instance: tick }], { concurrency: 10, fetch, queues: ['a', 'b'] });
     const { state, listener } = recorder();
     h.manager.addListener(listener);
-    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
+    const admin = new WurkAdmin(h.connections.command, {
+      timestamps: 'seconds',
+      dead: { maxJobs: 10000, timeout: 15552000 },
+      onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused),
+    });
     const jids = await loaded(h);
     await h.manager.start();
 
@@ -55,7 +74,9 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
     expect(state.startsAfterPause).toBe(0);
     expect(state.started.a).toBe(startedAtPause);
     // Everything of `a` not started is back on its queue (claimed ones were handed back, not lost).
-    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === PER_QUEUE - startedAtPause, { what: 'the rest of a waiting on its queue' });
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === PER_QUEUE - startedAtPause, {
+      what: 'the rest of a waiting on its queue',
+    });
 
     state.paused = false;
     state.resumedAt = Date.now();
@@ -64,7 +85,9 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
     await waitFor(() => state.completed.size === 2 * PER_QUEUE, { timeout: 60000, what: 'every job completed' });
     expect([...state.completed].sort()).toEqual([...jids].sort());
     // Recorded for the README: how soon the resumed queue ran again.
-    process.stdout.write(`[admin-pause ${fetch}] first job ${state.firstStartAfterResume - state.resumedAt} ms after resume\n`);
+    process.stdout.write(
+      `[admin-pause ${fetch}] first job ${state.firstStartAfterResume - state.resumedAt} ms after resume\n`,
+    );
   });
 
   it('another process, not told, claims nothing after the pause and starts at most what it had already claimed', async () => {
@@ -73,7 +96,10 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
     const { state, listener } = recorder();
     h.manager.addListener(listener);
     // No onPauseChange: this admin stands for another process.
-    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+    const admin = new WurkAdmin(h.connections.command, {
+      timestamps: 'seconds',
+      dead: { maxJobs: 10000, timeout: 15552000 },
+    });
     await loaded(h);
     await h.manager.start();
     await waitFor(() => state.started.a >= 300, { timeout: 30000, what: '300 jobs of a started' });
@@ -86,7 +112,10 @@ describe.each(['reliable', 'basic'] as const)('queue pause under a 5,000-job loa
     expect(await server.redis.llen(Keys.queue('a'))).toBeGreaterThanOrEqual(queuedAtPause);
     process.stdout.write(`[admin-pause ${fetch}] not told: ${state.startsAfterPause} job(s) started after the pause\n`);
     await admin.queues.queue('a').resume();
-    await waitFor(() => state.completed.size === 2 * PER_QUEUE, { timeout: 60000, what: 'every job completed after resume' });
+    await waitFor(() => state.completed.size === 2 * PER_QUEUE, {
+      timeout: 60000,
+      what: 'every job completed after resume',
+    });
   });
 });
 
@@ -96,17 +125,30 @@ describe('a pause made by another process reaches an idle, blocked fetch', () =>
 
   it('a job pushed to the paused queue is not started by the wait that takes it: it goes back, and runs after resume', async () => {
     const ran: string[] = [];
-    const h = harness([{ name: 'Tick', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 5, queues: ['a'], fetchTimeout: 5 });
+    const h = harness([{ name: 'Tick', instance: { perform: (name: string) => void ran.push(name) } }], {
+      concurrency: 5,
+      queues: ['a'],
+      fetchTimeout: 5,
+    });
     // No onPauseChange: the pause comes from another process, which this one learns of only from Redis.
-    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+    const admin = new WurkAdmin(h.connections.command, {
+      timestamps: 'seconds',
+      dead: { maxJobs: 10000, timeout: 15552000 },
+    });
     await h.manager.start();
     await h.client.push({ class: 'Tick', queue: 'a', args: ['before'] });
     await waitFor(() => ran.length === 1, { what: 'the job before the pause' });
     // Idle now: the fetch waits on `a`, blocked, with a free slot for the job it takes.
-    await waitFor(async () => String(await server.redis.client('LIST')).includes('cmd=blmove'), { what: 'the blocked wait' });
+    await waitFor(async () => String(await server.redis.client('LIST')).includes('cmd=blmove'), {
+      what: 'the blocked wait',
+    });
     await admin.queues.queue('a').pause();
     await h.client.push({ class: 'Tick', queue: 'a', args: ['paused'] });
-    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 1 && (await server.redis.keys('queue:a|*')).length === 0, { what: 'the job back on its paused queue, nothing claimed' });
+    await waitFor(
+      async () =>
+        (await server.redis.llen(Keys.queue('a'))) === 1 && (await server.redis.keys('queue:a|*')).length === 0,
+      { what: 'the job back on its paused queue, nothing claimed' },
+    );
     expect(ran).toEqual(['before']);
     await admin.queues.queue('a').resume();
     await waitFor(() => ran.length === 2, { timeout: 10000, what: 'the job after resume' });
@@ -125,15 +167,27 @@ describe('a claim answered after pause() returned in this app', () => {
    */
   function heldClaimApp(options: { orphanCheckInterval?: number } = {}) {
     const ran: number[] = [];
-    const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 5, queues: ['a'], ...options });
-    const admin = new WurkAdmin(h.connections.command, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 }, onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused) });
+    const h = harness([{ name: 'Tick', instance: { perform: (n: number) => void ran.push(n) } }], {
+      concurrency: 5,
+      queues: ['a'],
+      ...options,
+    });
+    const admin = new WurkAdmin(h.connections.command, {
+      timestamps: 'seconds',
+      dead: { maxJobs: 10000, timeout: 15552000 },
+      onPauseChange: (queue, paused) => h.manager.notePaused(queue, paused),
+    });
     let claimed!: () => void;
     const claimDone = new Promise<void>((resolve) => (claimed = resolve));
     let pauseReturned!: () => void;
     const pauseDone = new Promise<void>((resolve) => (pauseReturned = resolve));
     const claim = ReliableFetch.prototype.claim;
     let held = false;
-    jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(async function (this: ReliableFetch, max, startNow) {
+    jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(async function (
+      this: ReliableFetch,
+      max,
+      startNow,
+    ) {
       const jobs = await claim.call(this, max, startNow);
       if (jobs.length > 0 && !held) {
         held = true;
@@ -155,7 +209,9 @@ describe('a claim answered after pause() returned in this app', () => {
 
     await admin.queues.queue('a').pause();
     pauseReturned();
-    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 3, { what: 'the three jobs back on their paused queue' });
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 3, {
+      what: 'the three jobs back on their paused queue',
+    });
     expect(await server.redis.exists(inProgress)).toBe(0);
     expect(ran).toEqual([]);
 
@@ -176,10 +232,14 @@ describe('a claim answered after pause() returned in this app', () => {
 
     await admin.queues.queue('a').pause();
     pauseReturned();
-    await waitFor(() => quietLogger.errors.some((line) => line.includes('never began failed (reconcile will)')), { what: 'the refused hand-back' });
+    await waitFor(() => quietLogger.errors.some((line) => line.includes('never began failed (reconcile will)')), {
+      what: 'the refused hand-back',
+    });
     expect(await server.redis.llen(inProgress)).toBe(2);
     await server.redis.del(Keys.queue('a'));
-    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 2, { what: 'the jobs back on their paused queue, by reconcile' });
+    await waitFor(async () => (await server.redis.llen(Keys.queue('a'))) === 2, {
+      what: 'the jobs back on their paused queue, by reconcile',
+    });
     expect(await server.redis.exists(inProgress)).toBe(0);
     expect(ran).toEqual([]);
 

@@ -9,7 +9,8 @@ import { startLiveHeartbeat } from '../support/live-heartbeat';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
-const PAYLOAD = '{"retry":true,"queue":"critical","args":[12,1.0],"class":"SlowJob","jid":"dd89a932c9d7c5b49752359d","created_at":1795933819.8149068}';
+const PAYLOAD =
+  '{"retry":true,"queue":"critical","args":[12,1.0],"class":"SlowJob","jid":"dd89a932c9d7c5b49752359d","created_at":1795933819.8149068}';
 
 describe('admin: processes and busy work over live heartbeats', () => {
   const server = usePrivateRedis();
@@ -32,7 +33,16 @@ describe('admin: processes and busy work over live heartbeats', () => {
       return listed.items[0]?.busy === 1 ? listed : undefined;
     });
     expect(page.total).toBe(1);
-    expect(page.items[0]).toMatchObject({ identity: identity.identity, tag: 'billing', labels: ['blue'], queues: ['critical', 'default'], concurrency: 10, busy: 1, quiet: false, embedded: false });
+    expect(page.items[0]).toMatchObject({
+      identity: identity.identity,
+      tag: 'billing',
+      labels: ['blue'],
+      queues: ['critical', 'default'],
+      concurrency: 10,
+      busy: 1,
+      quiet: false,
+      embedded: false,
+    });
     expect(page.items[0].rss).toBeGreaterThan(0);
     expect(page.items[0].beat).toBeGreaterThan(Date.now() / 1000 - 10);
     expect((await processes.get(identity.identity))?.identity).toBe(identity.identity);
@@ -40,7 +50,11 @@ describe('admin: processes and busy work over live heartbeats', () => {
   });
 
   it('lists the work in flight from both work hashes, payload as stored', async () => {
-    await server.redis.hset(Keys.workLegacy('ruby:7:abcdefabcdef'), 't9', JSON.stringify({ queue: 'default', payload: '{"class":"Old","jid":"j9"}', run_at: runAt - 100 }));
+    await server.redis.hset(
+      Keys.workLegacy('ruby:7:abcdefabcdef'),
+      't9',
+      JSON.stringify({ queue: 'default', payload: '{"class":"Old","jid":"j9"}', run_at: runAt - 100 }),
+    );
     await server.redis.sadd(Keys.processes, 'ruby:7:abcdefabcdef');
     const work = new WorkSet(server.redis);
     const page = await waitFor(async () => {
@@ -63,7 +77,11 @@ describe('admin: processes and busy work over live heartbeats', () => {
     const result = await processes.quiet(identity.identity);
     expect(result).toEqual({ signal: 'TSTP', signalled: [identity.identity], skipped: [] });
     await waitFor(() => received.includes('TSTP'), { what: 'TSTP received' });
-    expect(await processes.stop('gone:1:000000000000')).toEqual({ signal: 'TERM', signalled: [], skipped: ['gone:1:000000000000'] });
+    expect(await processes.stop('gone:1:000000000000')).toEqual({
+      signal: 'TERM',
+      signalled: [],
+      skipped: ['gone:1:000000000000'],
+    });
   });
 
   it('an embedded process is skipped by quiet all', async () => {
@@ -83,18 +101,34 @@ describe('admin: health (docs/internals/spec/contract.md §1.10 shape)', () => {
   it('ok with a live process, stale and quiet counted; down with none live; down when Redis is unreachable', async () => {
     const redis = server.client();
     const health = new Health(redis);
-    expect(await health.check()).toMatchObject({ status: 'down', reason: 'no live processes', redis: { ok: true }, processes: { total: 0, live: 0, stale: 0, quiet: 0 }, stale_after_seconds: 30 });
+    expect(await health.check()).toMatchObject({
+      status: 'down',
+      reason: 'no live processes',
+      redis: { ok: true },
+      processes: { total: 0, live: 0, stale: 0, quiet: 0 },
+      stale_after_seconds: 30,
+    });
     const now = Date.now() / 1000;
     await redis.sadd(Keys.processes, 'a:1:aaaaaaaaaaaa', 'b:2:bbbbbbbbbbbb');
     await redis.hset('a:1:aaaaaaaaaaaa', 'info', '{}', 'beat', String(now), 'quiet', 'true');
     await redis.hset('b:2:bbbbbbbbbbbb', 'info', '{}', 'beat', String(now - 45), 'quiet', 'false');
     const report = await health.check();
-    expect(report).toMatchObject({ status: 'ok', redis: { ok: true }, processes: { total: 2, live: 1, stale: 1, quiet: 1 } });
+    expect(report).toMatchObject({
+      status: 'ok',
+      redis: { ok: true },
+      processes: { total: 2, live: 1, stale: 1, quiet: 1 },
+    });
     expect(report.reason).toBeUndefined();
     expect(report.redis.rtt_ms).toBeGreaterThanOrEqual(0);
     await server.stop();
     const started = Date.now();
-    expect(await health.check()).toEqual({ status: 'down', reason: 'redis unreachable', redis: { ok: false, rtt_ms: null }, processes: null, stale_after_seconds: 30 });
+    expect(await health.check()).toEqual({
+      status: 'down',
+      reason: 'redis unreachable',
+      redis: { ok: false, rtt_ms: null },
+      processes: null,
+      stale_after_seconds: 30,
+    });
     expect(Date.now() - started).toBeLessThan(3000);
     redis.disconnect();
   });

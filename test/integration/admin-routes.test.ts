@@ -23,8 +23,19 @@ function payload(jid: string, extra = ''): string {
   return `{"class":"HardJob","args":[1.0,12345678901234567890],"retry":true,"queue":"low","jid":"${jid}","created_at":1790000000.5${extra}}`;
 }
 
-const request = (fields: Partial<ApiRequest> = {}): ApiRequest => ({ path: '/api/v1/x', route: '/v1/x', params: {}, principal: ADMIN, headers: {}, query: {}, ...fields });
-const query = (values: Record<string, string | string[]>) => request({ query: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, ([] as string[]).concat(value)])) });
+const request = (fields: Partial<ApiRequest> = {}): ApiRequest => ({
+  path: '/api/v1/x',
+  route: '/v1/x',
+  params: {},
+  principal: ADMIN,
+  headers: {},
+  query: {},
+  ...fields,
+});
+const query = (values: Record<string, string | string[]>) =>
+  request({
+    query: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, ([] as string[]).concat(value)])),
+  });
 
 /** Every field a problem carries, for exact comparison. */
 const invalid = (detail: string) => ({ type: 'invalid_request', status: 400, detail, extensions: {}, headers: {} });
@@ -42,17 +53,39 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     enable: async (pjid) => void toggled.push(`enable ${pjid}`),
     disable: async (pjid) => void toggled.push(`disable ${pjid}`),
   };
-  const admin = () => new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+  const admin = () =>
+    new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
   // Loaded per test: the route table, the name and pjid shapes, the field lists and limits are built at import.
-  const fresh = freshEachTest(() => require('../../src/api/admin.routes') as typeof import('../../src/api/admin.routes'));
+  const fresh = freshEachTest(
+    () => require('../../src/api/admin.routes') as typeof import('../../src/api/admin.routes'),
+  );
   const routes = (wurk: WurkAdmin = admin()) => new fresh.module.AdminRoutes({ admin: wurk, periodic });
 
   /** A live process's heartbeat as Sidekiq writes it. */
-  async function beat(identity: string, fields: Record<string, string> = {}, info: Record<string, unknown> = {}): Promise<void> {
+  async function beat(
+    identity: string,
+    fields: Record<string, string> = {},
+    info: Record<string, unknown> = {},
+  ): Promise<void> {
     await server.redis.sadd(Keys.processes, identity);
     await server.redis.hset(Keys.process(identity), {
-      info: JSON.stringify({ hostname: 'box', pid: 42, tag: 'app', labels: ['a'], queues: ['low'], concurrency: 5, started_at: 1789999000.5, version: '8.0.0', ...info }),
-      busy: '2', beat: String(NOW), quiet: 'false', rss: '1234', rtt_us: '77', ...fields,
+      info: JSON.stringify({
+        hostname: 'box',
+        pid: 42,
+        tag: 'app',
+        labels: ['a'],
+        queues: ['low'],
+        concurrency: 5,
+        started_at: 1789999000.5,
+        version: '8.0.0',
+        ...info,
+      }),
+      busy: '2',
+      beat: String(NOW),
+      quiet: 'false',
+      rss: '1234',
+      rtt_us: '77',
+      ...fields,
     });
   }
 
@@ -71,19 +104,43 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     expect(answer(await routes().stats())).toEqual({
       status: 200,
       contentType: 'application/json',
-      json: { processed: 11, failed: 5, busy: 6, processes: 1, enqueued: 4, scheduled: 2, retries: 3, dead: 1, default_latency: 0 },
+      json: {
+        processed: 11,
+        failed: 5,
+        busy: 6,
+        processes: 1,
+        enqueued: 4,
+        scheduled: 2,
+        retries: 3,
+        dead: 1,
+        default_latency: 0,
+      },
     });
   });
 
-  it('queues: the first page largest first, in the contract\'s {queues} with the paging echoed', async () => {
+  it("queues: the first page largest first, in the contract's {queues} with the paging echoed", async () => {
     await server.redis.sadd(Keys.queues, 'low', 'high');
     await server.redis.lpush(Keys.queue('high'), '{}', '{}');
     await server.redis.sadd(Keys.paused, 'low');
     expect(answer(await routes().queues(request())).json).toEqual({
-      total: 2, page: 0, count: 25, cursor: null, queues: [{ name: 'high', size: 2, latency: 0, paused: false }, { name: 'low', size: 0, latency: 0, paused: true }],
+      total: 2,
+      page: 0,
+      count: 25,
+      cursor: null,
+      queues: [
+        { name: 'high', size: 2, latency: 0, paused: false },
+        { name: 'low', size: 0, latency: 0, paused: true },
+      ],
     });
-    expect(answer(await routes().queues(query({ page: '1', count: '1' }))).json).toMatchObject({ total: 2, page: 1, count: 1, queues: [{ name: 'low' }] });
-    expect(await rejectionProblem(routes().queues(query({ cursor: 'x' })))).toEqual(invalid('The query parameter cursor must be a scan cursor.'));
+    expect(answer(await routes().queues(query({ page: '1', count: '1' }))).json).toMatchObject({
+      total: 2,
+      page: 1,
+      count: 1,
+      queues: [{ name: 'low' }],
+    });
+    expect(await rejectionProblem(routes().queues(query({ cursor: 'x' })))).toEqual(
+      invalid('The query parameter cursor must be a scan cursor.'),
+    );
   });
 
   it('queues: beyond 1,000 queues each call is one bounded cursor step, and the walk sees every queue once', async () => {
@@ -94,13 +151,18 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     let cursor: string | undefined;
     let calls = 0;
     do {
-      const json = answer(await routes().queues(query(cursor === undefined ? { count: '200' } : { count: '200', cursor }))).json;
+      const json = answer(
+        await routes().queues(query(cursor === undefined ? { count: '200' } : { count: '200', cursor })),
+      ).json;
       expect(json).toMatchObject({ total: 3000, page: 0, count: 200 });
       // SSCAN's COUNT is a hint: a step may return a few more, never the whole set.
       expect(json.queues.length).toBeLessThan(400);
-      expect(json.queues.map((queue: { name: string }) => queue.name)).toEqual([...json.queues.map((queue: { name: string }) => queue.name)].sort());
+      expect(json.queues.map((queue: { name: string }) => queue.name)).toEqual(
+        [...json.queues.map((queue: { name: string }) => queue.name)].sort(),
+      );
       for (const queue of json.queues) seen.add(queue.name);
-      if (json.queues.some((queue: { name: string; size: number }) => queue.name === 'q7')) expect(json.queues.find((queue: { name: string }) => queue.name === 'q7').size).toBe(1);
+      if (json.queues.some((queue: { name: string; size: number }) => queue.name === 'q7'))
+        expect(json.queues.find((queue: { name: string }) => queue.name === 'q7').size).toBe(1);
       cursor = json.cursor;
       calls++;
     } while (cursor !== '0');
@@ -110,38 +172,95 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
 
   describe('one queue', () => {
     it('its gauges and a page of its jobs, newest first, with each job’s fields and stored bytes; never 404', async () => {
-      await server.redis.rpush(Keys.queue('low'), payload('newest', ',"enqueued_at":1790000001.25,"retry_count":2,"error_class":"E","error_message":"m"'), payload('older'), 'not json');
-      const response = answer(await routes().queue(request({ params: { name: 'low' }, query: { page: ['0'], count: ['2'] } })));
+      await server.redis.rpush(
+        Keys.queue('low'),
+        payload('newest', ',"enqueued_at":1790000001.25,"retry_count":2,"error_class":"E","error_message":"m"'),
+        payload('older'),
+        'not json',
+      );
+      const response = answer(
+        await routes().queue(request({ params: { name: 'low' }, query: { page: ['0'], count: ['2'] } })),
+      );
       expect(response.json).toMatchObject({ name: 'low', size: 3, paused: false, total: 3, page: 0, count: 2 });
       expect(response.json.jobs).toEqual([
         {
-          jid: 'newest', class: 'HardJob', queue: 'low', enqueued_at: 1790000001.25, created_at: 1790000000.5, retry_count: 2, error_class: 'E', error_message: 'm',
-          payload: JSON.parse(payload('newest', ',"enqueued_at":1790000001.25,"retry_count":2,"error_class":"E","error_message":"m"')),
+          jid: 'newest',
+          class: 'HardJob',
+          queue: 'low',
+          enqueued_at: 1790000001.25,
+          created_at: 1790000000.5,
+          retry_count: 2,
+          error_class: 'E',
+          error_message: 'm',
+          payload: JSON.parse(
+            payload('newest', ',"enqueued_at":1790000001.25,"retry_count":2,"error_class":"E","error_message":"m"'),
+          ),
         },
-        { jid: 'older', class: 'HardJob', queue: 'low', enqueued_at: null, created_at: 1790000000.5, retry_count: null, error_class: null, error_message: null, payload: JSON.parse(payload('older')) },
+        {
+          jid: 'older',
+          class: 'HardJob',
+          queue: 'low',
+          enqueued_at: null,
+          created_at: 1790000000.5,
+          retry_count: null,
+          error_class: null,
+          error_message: null,
+          payload: JSON.parse(payload('older')),
+        },
       ]);
-      const text = (await routes().queue(request({ params: { name: 'low' }, query: { page: ['1'], count: ['2'] } }))).body;
+      const text = (await routes().queue(request({ params: { name: 'low' }, query: { page: ['1'], count: ['2'] } })))
+        .body;
       const malformed = JSON.parse(text).jobs[0];
-      expect(malformed).toMatchObject({ jid: null, class: null, payload: null, raw: 'not json', parse_error: expect.any(String) });
-      expect((await routes().queue(request({ params: { name: 'low' } }))).body).toContain(`"payload":${payload('older')}`);
-      expect(answer(await routes().queue(request({ params: { name: 'never' } }))).json).toEqual({ name: 'never', size: 0, latency: 0, paused: false, total: 0, page: 0, count: 25, jobs: [] });
+      expect(malformed).toMatchObject({
+        jid: null,
+        class: null,
+        payload: null,
+        raw: 'not json',
+        parse_error: expect.any(String),
+      });
+      expect((await routes().queue(request({ params: { name: 'low' } }))).body).toContain(
+        `"payload":${payload('older')}`,
+      );
+      expect(answer(await routes().queue(request({ params: { name: 'never' } }))).json).toEqual({
+        name: 'never',
+        size: 0,
+        latency: 0,
+        paused: false,
+        total: 0,
+        page: 0,
+        count: 25,
+        jobs: [],
+      });
     });
 
     it('pause and unpause answer the queue’s new state and write Sidekiq Pro’s paused set', async () => {
-      expect(answer(await routes().pause(request({ params: { name: 'low' } }), true))).toEqual({ status: 200, contentType: 'application/json', json: { name: 'low', paused: true } });
+      expect(answer(await routes().pause(request({ params: { name: 'low' } }), true))).toEqual({
+        status: 200,
+        contentType: 'application/json',
+        json: { name: 'low', paused: true },
+      });
       expect(await server.redis.smembers(Keys.paused)).toEqual(['low']);
-      expect(answer(await routes().pause(request({ params: { name: 'low' } }), false)).json).toEqual({ name: 'low', paused: false });
+      expect(answer(await routes().pause(request({ params: { name: 'low' } }), false)).json).toEqual({
+        name: 'low',
+        paused: false,
+      });
       expect(await server.redis.smembers(Keys.paused)).toEqual([]);
     });
 
     it('refuses a queue name the push side refuses (whitespace, control, over 255 code points, . and ..) unless `queues` lists it', async () => {
-      const refused = invalid('The queue must be 1 to 255 characters without whitespace or control characters, and not . or ...');
+      const refused = invalid(
+        'The queue must be 1 to 255 characters without whitespace or control characters, and not . or ...',
+      );
       for (const name of ['a b', 'x'.repeat(256), 'tab\t', '.', '..', 'nul\u0000']) {
         expect(await rejectionProblem(routes().queue(request({ params: { name } })))).toEqual(refused);
         expect(await rejectionProblem(routes().pause(request({ params: { name } }), true))).toEqual(refused);
       }
-      expect(answer(await routes().pause(request({ params: { name: `!${'x'.repeat(253)}~` } }), true)).status).toBe(200);
-      expect(await rejectionProblem(routes().queue(request({ params: { name: 'low' }, query: { page: ['x'] } })))).toEqual(invalid('The query parameter page must be an integer.'));
+      expect(answer(await routes().pause(request({ params: { name: `!${'x'.repeat(253)}~` } }), true)).status).toBe(
+        200,
+      );
+      expect(
+        await rejectionProblem(routes().queue(request({ params: { name: 'low' }, query: { page: ['x'] } }))),
+      ).toEqual(invalid('The query parameter page must be an integer.'));
     });
 
     it('accepts every name the push side accepts, and one `queues` lists that breaks the rule, plainly or as its ~ id', async () => {
@@ -151,25 +270,58 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       // Written by Ruby or raw Redis: listed, so reachable, the URL-unsafe ones by their ~ id only.
       await server.redis.sadd(Keys.queues, 'with space', '..');
       await server.redis.lpush(Keys.queue('..'), payload('dots'));
-      expect(answer(await routes().queue(request({ params: { name: 'with space' } }))).json).toMatchObject({ name: 'with space', size: 0 });
-      const dots = answer(await routes().queue(request({ params: { name: `~${Buffer.from('..').toString('base64url')}` } }))).json;
+      expect(answer(await routes().queue(request({ params: { name: 'with space' } }))).json).toMatchObject({
+        name: 'with space',
+        size: 0,
+      });
+      const dots = answer(
+        await routes().queue(request({ params: { name: `~${Buffer.from('..').toString('base64url')}` } })),
+      ).json;
       expect(dots).toMatchObject({ name: '..', size: 1, total: 1 });
-      expect(answer(await routes().pause(request({ params: { name: '~Li4' } }), true)).json).toEqual({ name: '..', paused: true });
+      expect(answer(await routes().pause(request({ params: { name: '~Li4' } }), true)).json).toEqual({
+        name: '..',
+        paused: true,
+      });
     });
   });
 
   describe('the sorted sets', () => {
-    const SEGMENTS = [['retries', 'retry'], ['scheduled', 'schedule'], ['dead', 'dead']] as const;
+    const SEGMENTS = [
+      ['retries', 'retry'],
+      ['scheduled', 'schedule'],
+      ['dead', 'dead'],
+    ] as const;
 
-    it.each(SEGMENTS)('%s: a page newest first under the set’s name, paging echoed, each entry with its score and time', async (segment, key) => {
-      for (let index = 0; index < 3; index++) await server.redis.zadd(key, 1790000000 + index, payload(`j${index}`));
-      const response = answer(await routes().set(query({ page: '1', count: '2' }), segment));
-      expect(response.json).toEqual({
-        name: key, total: 3, page: 1, count: 2,
-        jobs: [{ score: '1790000000', at: 1790000000, jid: 'j0', class: 'HardJob', queue: 'low', enqueued_at: null, created_at: 1790000000.5, retry_count: null, error_class: null, error_message: null, payload: JSON.parse(payload('j0')), id: 'j0' }],
-      });
-      expect(answer(await routes().set(request(), segment)).json).toMatchObject({ total: 3, page: 0, count: 25 });
-    });
+    it.each(SEGMENTS)(
+      '%s: a page newest first under the set’s name, paging echoed, each entry with its score and time',
+      async (segment, key) => {
+        for (let index = 0; index < 3; index++) await server.redis.zadd(key, 1790000000 + index, payload(`j${index}`));
+        const response = answer(await routes().set(query({ page: '1', count: '2' }), segment));
+        expect(response.json).toEqual({
+          name: key,
+          total: 3,
+          page: 1,
+          count: 2,
+          jobs: [
+            {
+              score: '1790000000',
+              at: 1790000000,
+              jid: 'j0',
+              class: 'HardJob',
+              queue: 'low',
+              enqueued_at: null,
+              created_at: 1790000000.5,
+              retry_count: null,
+              error_class: null,
+              error_message: null,
+              payload: JSON.parse(payload('j0')),
+              id: 'j0',
+            },
+          ],
+        });
+        expect(answer(await routes().set(request(), segment)).json).toMatchObject({ total: 3, page: 0, count: 25 });
+      },
+    );
 
     it('?jid= finds the one entry (paging ignored), narrowed by ?class= when both are given', async () => {
       await server.redis.zadd(Keys.retry, 1790000000, payload('needle'), 1790000001, payload('other'));
@@ -177,29 +329,71 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       expect(found).toMatchObject({ name: 'retry', total: 1, page: 0, count: 1 });
       expect(found.jobs.map((job: { jid: string }) => job.jid)).toEqual(['needle']);
       expect(answer(await routes().set(query({ jid: 'needle', class: 'HardJob' }), 'retries')).json.total).toBe(1);
-      expect(answer(await routes().set(query({ jid: 'needle', class: 'Other' }), 'retries')).json).toEqual({ name: 'retry', total: 0, page: 0, count: 0, jobs: [] });
-      expect(answer(await routes().set(query({ jid: 'absent' }), 'retries')).json).toEqual({ name: 'retry', total: 0, page: 0, count: 0, jobs: [] });
-      expect(await rejectionProblem(routes().set(query({ jid: 'a b' }), 'retries'))).toEqual(invalid('The jid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.'));
+      expect(answer(await routes().set(query({ jid: 'needle', class: 'Other' }), 'retries')).json).toEqual({
+        name: 'retry',
+        total: 0,
+        page: 0,
+        count: 0,
+        jobs: [],
+      });
+      expect(answer(await routes().set(query({ jid: 'absent' }), 'retries')).json).toEqual({
+        name: 'retry',
+        total: 0,
+        page: 0,
+        count: 0,
+        jobs: [],
+      });
+      expect(await rejectionProblem(routes().set(query({ jid: 'a b' }), 'retries'))).toEqual(
+        invalid('The jid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.'),
+      );
     });
 
     it('a jid no path can carry is listed with a ~ id, and each action by that id moves that entry only', async () => {
       const hostile = ['../queues/default/pause#', '../dead/run-all#', '../dead', '..', '../processes/all/stop#'];
-      for (const [index, jid] of hostile.entries()) await server.redis.zadd(Keys.retry, 1790000000 + index, payload(jid));
+      for (const [index, jid] of hostile.entries())
+        await server.redis.zadd(Keys.retry, 1790000000 + index, payload(jid));
       await server.redis.zadd(Keys.dead, 1790000000, payload('bystander'));
-      const listed = answer(await routes().set(query({ count: '10' }), 'retries')).json.jobs as Array<{ jid: string; id: string }>;
+      const listed = answer(await routes().set(query({ count: '10' }), 'retries')).json.jobs as Array<{
+        jid: string;
+        id: string;
+      }>;
       const ids = new Map(listed.map((job) => [job.jid, job.id]));
       for (const jid of hostile) expect(ids.get(jid)).toBe(`~${Buffer.from(jid).toString('base64url')}`);
       // Kill one, run one, delete one: each acts on its own entry, the bystander in dead stays.
-      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('../dead/run-all#') as string } }), 'retries', 'kill')).json).toEqual({ jid: '../dead/run-all#', set: 'retry', action: 'kill' });
-      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('../queues/default/pause#') as string } }), 'retries', 'run')).status).toBe(200);
-      expect(answer(await routes().entryAction(request({ params: { jid: ids.get('..') as string } }), 'retries', 'delete')).status).toBe(200);
+      expect(
+        answer(
+          await routes().entryAction(
+            request({ params: { jid: ids.get('../dead/run-all#') as string } }),
+            'retries',
+            'kill',
+          ),
+        ).json,
+      ).toEqual({ jid: '../dead/run-all#', set: 'retry', action: 'kill' });
+      expect(
+        answer(
+          await routes().entryAction(
+            request({ params: { jid: ids.get('../queues/default/pause#') as string } }),
+            'retries',
+            'run',
+          ),
+        ).status,
+      ).toBe(200);
+      expect(
+        answer(await routes().entryAction(request({ params: { jid: ids.get('..') as string } }), 'retries', 'delete'))
+          .status,
+      ).toBe(200);
       const left = (await server.redis.zrange(Keys.retry, '0', '-1')).map((entry) => JSON.parse(entry).jid);
       expect(left.sort()).toEqual(['../dead', '../processes/all/stop#']);
-      expect((await server.redis.zrange(Keys.dead, '0', '-1')).map((entry) => JSON.parse(entry).jid).sort()).toEqual(['../dead/run-all#', 'bystander']);
+      expect((await server.redis.zrange(Keys.dead, '0', '-1')).map((entry) => JSON.parse(entry).jid).sort()).toEqual([
+        '../dead/run-all#',
+        'bystander',
+      ]);
       expect(await server.redis.smembers(Keys.paused)).toEqual([]);
       // The ~ form of a valid jid is not an id (each entry has one name), nor is a mangled one.
       for (const id of [`~${Buffer.from('needle').toString('base64url')}`, '~Li4=', '~', '~*']) {
-        expect((await rejectionProblem(routes().entryAction(request({ params: { jid: id } }), 'retries', 'delete'))).type).toBe('invalid_request');
+        expect(
+          (await rejectionProblem(routes().entryAction(request({ params: { jid: id } }), 'retries', 'delete'))).type,
+        ).toBe('invalid_request');
       }
     });
 
@@ -209,7 +403,9 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       expect(step).toMatchObject({ name: 'dead', total: 2, page: 0, count: 2, cursor: '0' });
       expect(step.jobs.map((job: { jid: string }) => job.jid).sort()).toEqual(['a', 'b']);
       expect(answer(await routes().set(query({ class: 'HardJob', cursor: '0' }), 'dead')).json.total).toBe(2);
-      expect(answer(await routes().set(query({ class: 'A'.repeat(255), cursor: '9'.repeat(19) }), 'dead')).json.total).toBe(0);
+      expect(
+        answer(await routes().set(query({ class: 'A'.repeat(255), cursor: '9'.repeat(19) }), 'dead')).json.total,
+      ).toBe(0);
     });
 
     it('a class step examines up to 1,000 entries, and the cursor it answers takes the scan on from there', async () => {
@@ -246,46 +442,74 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
         [{ jid: 'needle', page: 'x' }, 'The query parameter page must be an integer.'],
         [{ class: 'A', count: '2.5' }, 'The query parameter count must be an integer.'],
       ];
-      for (const [values, detail] of cases) expect(await rejectionProblem(routes().set(query(values), 'retries'))).toEqual(invalid(detail));
+      for (const [values, detail] of cases)
+        expect(await rejectionProblem(routes().set(query(values), 'retries'))).toEqual(invalid(detail));
     });
 
     it.each(SEGMENTS)('%s: run pushes the entry onto its queue and names set and action', async (segment, key) => {
       await server.redis.zadd(key, 1790000000, payload('j1'));
-      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'run'))).toEqual({ status: 200, contentType: 'application/json', json: { jid: 'j1', set: key, action: 'run' } });
+      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'run'))).toEqual({
+        status: 200,
+        contentType: 'application/json',
+        json: { jid: 'j1', set: key, action: 'run' },
+      });
       expect(await server.redis.zcard(key)).toBe(0);
       expect(await server.redis.llen(Keys.queue('low'))).toBe(1);
     });
 
     it.each(SEGMENTS)('%s: delete removes the entry', async (segment, key) => {
       await server.redis.zadd(key, 1790000000, payload('j1'));
-      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'delete')).json).toEqual({ jid: 'j1', set: key, action: 'delete' });
+      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'delete')).json).toEqual({
+        jid: 'j1',
+        set: key,
+        action: 'delete',
+      });
       expect(await server.redis.zcard(key)).toBe(0);
       expect(await server.redis.llen(Keys.queue('low'))).toBe(0);
     });
 
     it.each(SEGMENTS.slice(0, 2))('%s: kill moves the entry to dead', async (segment, key) => {
       await server.redis.zadd(key, 1790000000, payload('j1'));
-      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'kill')).json).toEqual({ jid: 'j1', set: key, action: 'kill' });
+      expect(answer(await routes().entryAction(request({ params: { jid: 'j1' } }), segment, 'kill')).json).toEqual({
+        jid: 'j1',
+        set: key,
+        action: 'kill',
+      });
       expect(await server.redis.zcard(key)).toBe(0);
       expect(await server.redis.zcard(Keys.dead)).toBe(1);
     });
 
     it('an entry action on a jid the set does not hold is 404 job_not_found naming set and jid; a malformed jid is 400', async () => {
       await server.redis.zadd(Keys.dead, 1, payload('j1'));
-      expect(await rejectionProblem(routes().entryAction(request({ params: { jid: 'j1' } }), 'retries', 'run'))).toEqual({
-        type: 'job_not_found', status: 404, detail: 'No entry of retry has jid j1.', extensions: { jid: 'j1' }, headers: {},
+      expect(
+        await rejectionProblem(routes().entryAction(request({ params: { jid: 'j1' } }), 'retries', 'run')),
+      ).toEqual({
+        type: 'job_not_found',
+        status: 404,
+        detail: 'No entry of retry has jid j1.',
+        extensions: { jid: 'j1' },
+        headers: {},
       });
       expect(await server.redis.zcard(Keys.dead)).toBe(1);
-      expect((await rejectionProblem(routes().entryAction(request({ params: { jid: 'a b' } }), 'dead', 'delete'))).type).toBe('invalid_request');
+      expect(
+        (await rejectionProblem(routes().entryAction(request({ params: { jid: 'a b' } }), 'dead', 'delete'))).type,
+      ).toBe('invalid_request');
     });
 
     it('an entry found and then gone before the move (promoted, retried elsewhere) is 404, for each action', async () => {
       await server.redis.zadd(Keys.retry, 1, payload('j1'));
       const real = admin();
-      const gone = Object.assign(Object.create(real.retries) as JobSet, { runNow: async () => false, kill: async () => false, delete: async () => false });
+      const gone = Object.assign(Object.create(real.retries) as JobSet, {
+        runNow: async () => false,
+        kill: async () => false,
+        delete: async () => false,
+      });
       const racing = Object.assign(Object.create(real) as WurkAdmin, { retries: gone });
       for (const action of ['run', 'kill', 'delete'] as const) {
-        expect((await rejectionProblem(routes(racing).entryAction(request({ params: { jid: 'j1' } }), 'retries', action))).type).toBe('job_not_found');
+        expect(
+          (await rejectionProblem(routes(racing).entryAction(request({ params: { jid: 'j1' } }), 'retries', action)))
+            .type,
+        ).toBe('job_not_found');
       }
       expect(await server.redis.zcard(Keys.retry)).toBe(1);
     });
@@ -293,12 +517,24 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     it('run all, kill all and clear act on every entry and count them', async () => {
       const fill = (key: string) => server.redis.zadd(key, 1, payload('a'), 2, payload('b'));
       await fill(Keys.retry);
-      expect(answer(await routes().setAction('retries', 'run_all'))).toEqual({ status: 200, contentType: 'application/json', json: { set: 'retry', action: 'run_all', count: 2 } });
+      expect(answer(await routes().setAction('retries', 'run_all'))).toEqual({
+        status: 200,
+        contentType: 'application/json',
+        json: { set: 'retry', action: 'run_all', count: 2 },
+      });
       expect(await server.redis.llen(Keys.queue('low'))).toBe(2);
       await fill(Keys.schedule);
-      expect(answer(await routes().setAction('scheduled', 'kill_all')).json).toEqual({ set: 'schedule', action: 'kill_all', count: 2 });
+      expect(answer(await routes().setAction('scheduled', 'kill_all')).json).toEqual({
+        set: 'schedule',
+        action: 'kill_all',
+        count: 2,
+      });
       expect(await server.redis.zcard(Keys.dead)).toBe(2);
-      expect(answer(await routes().setAction('dead', 'clear')).json).toEqual({ set: 'dead', action: 'clear', count: 2 });
+      expect(answer(await routes().setAction('dead', 'clear')).json).toEqual({
+        set: 'dead',
+        action: 'clear',
+        count: 2,
+      });
       expect(await server.redis.zcard(Keys.dead)).toBe(0);
     });
   });
@@ -312,15 +548,35 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       await beat('box:2:bb', {}, { tag: undefined, version: undefined, embedded: true });
       const first = answer(await routes().processes(query({ count: '1' }))).json;
       expect(first).toEqual({
-        total: 2, page: 0, count: 1,
-        processes: [{
-          identity: 'box:1:aa', hostname: 'box', pid: 42, tag: 'app', labels: ['a'], queues: ['low'], concurrency: 5, busy: 2, quiet: false,
-          beat: NOW, rss: 1234, rtt_us: 77, started_at: 1789999000.5, version: '8.0.0', embedded: false, stale: false,
-        }],
+        total: 2,
+        page: 0,
+        count: 1,
+        processes: [
+          {
+            identity: 'box:1:aa',
+            hostname: 'box',
+            pid: 42,
+            tag: 'app',
+            labels: ['a'],
+            queues: ['low'],
+            concurrency: 5,
+            busy: 2,
+            quiet: false,
+            beat: NOW,
+            rss: 1234,
+            rtt_us: 77,
+            started_at: 1789999000.5,
+            version: '8.0.0',
+            embedded: false,
+            stale: false,
+          },
+        ],
       });
       const second = answer(await routes().processes(query({ page: '1', count: '1' }))).json;
       expect(second.processes[0]).toMatchObject({ identity: 'box:2:bb', tag: null, version: null, embedded: true });
-      expect(await rejectionProblem(routes().processes(query({ count: 'x' })))).toEqual(invalid('The query parameter count must be an integer.'));
+      expect(await rejectionProblem(routes().processes(query({ count: 'x' })))).toEqual(
+        invalid('The query parameter count must be an integer.'),
+      );
     });
 
     it('a process is stale once its beat is more than 30 s old, or when it has none', async () => {
@@ -328,19 +584,31 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       await beat('box:1:aa', { beat: String(NOW - 30) });
       await beat('box:2:bb', { beat: String(NOW - 30.5) });
       await beat('box:3:cc', { beat: '' });
-      const stale = async (identity: string) => answer(await routes().process(request({ params: { identity } }))).json.stale;
+      const stale = async (identity: string) =>
+        answer(await routes().process(request({ params: { identity } }))).json.stale;
       expect([await stale('box:1:aa'), await stale('box:2:bb'), await stale('box:3:cc')]).toEqual([false, true, true]);
-      const listed = answer(await routes().processes(request())).json.processes.map((record: { stale: boolean }) => record.stale);
+      const listed = answer(await routes().processes(request())).json.processes.map(
+        (record: { stale: boolean }) => record.stale,
+      );
       expect(listed).toEqual([false, true, true]);
     });
 
     it('one process by identity; 404 process_not_found naming it; 400 for an identity of the wrong shape', async () => {
       await beat('box:1:aa');
-      expect(answer(await routes().process(request({ params: { identity: 'box:1:aa' } })))).toMatchObject({ status: 200, json: { identity: 'box:1:aa', pid: 42 } });
-      expect(await rejectionProblem(routes().process(request({ params: { identity: 'box:9:zz' } })))).toEqual({
-        type: 'process_not_found', status: 404, detail: 'No live process has identity box:9:zz.', extensions: { identity: 'box:9:zz' }, headers: {},
+      expect(answer(await routes().process(request({ params: { identity: 'box:1:aa' } })))).toMatchObject({
+        status: 200,
+        json: { identity: 'box:1:aa', pid: 42 },
       });
-      expect(await rejectionProblem(routes().process(request({ params: { identity: 'a b' } })))).toEqual(invalid('The identity must be 1 to 255 characters without whitespace or control characters.'));
+      expect(await rejectionProblem(routes().process(request({ params: { identity: 'box:9:zz' } })))).toEqual({
+        type: 'process_not_found',
+        status: 404,
+        detail: 'No live process has identity box:9:zz.',
+        extensions: { identity: 'box:9:zz' },
+        headers: {},
+      });
+      expect(await rejectionProblem(routes().process(request({ params: { identity: 'a b' } })))).toEqual(
+        invalid('The identity must be 1 to 255 characters without whitespace or control characters.'),
+      );
     });
 
     it('looks up only identities `processes` lists: any other key is never read (no WRONGTYPE 500), a listed non-hash reads as gone', async () => {
@@ -348,69 +616,171 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
       await server.redis.set('not-a-hash', 'x');
       await server.redis.sadd('some-set', 'm');
       for (const identity of ['not-a-hash', 'some-set', 'stat:processed', 'box:1:aa:work']) {
-        expect((await rejectionProblem(routes().process(request({ params: { identity } })))).type).toBe('process_not_found');
-        expect((await rejectionProblem(routes().signal(request({ params: { identity } }), 'stop'))).type).toBe('process_not_found');
+        expect((await rejectionProblem(routes().process(request({ params: { identity } })))).type).toBe(
+          'process_not_found',
+        );
+        expect((await rejectionProblem(routes().signal(request({ params: { identity } }), 'stop'))).type).toBe(
+          'process_not_found',
+        );
       }
       // Listed, but its key is a string: not a heartbeat, so not found, and the list still answers.
       await server.redis.sadd(Keys.processes, 'not-a-hash');
-      expect((await rejectionProblem(routes().process(request({ params: { identity: 'not-a-hash' } })))).type).toBe('process_not_found');
-      expect(answer(await routes().processes(request())).json.processes.map((record: { identity: string }) => record.identity)).toEqual(['box:1:aa']);
+      expect((await rejectionProblem(routes().process(request({ params: { identity: 'not-a-hash' } })))).type).toBe(
+        'process_not_found',
+      );
+      expect(
+        answer(await routes().processes(request())).json.processes.map(
+          (record: { identity: string }) => record.identity,
+        ),
+      ).toEqual(['box:1:aa']);
       expect(await server.redis.exists(Keys.signals('not-a-hash'))).toBe(0);
     });
 
-    it.each([['quiet', 'TSTP'], ['stop', 'TERM']] as const)('%s queues %s for one live process', async (signal, name) => {
+    it.each([
+      ['quiet', 'TSTP'],
+      ['stop', 'TERM'],
+    ] as const)('%s queues %s for one live process', async (signal, name) => {
       await beat('box:1:aa');
       expect(answer(await routes().signal(request({ params: { identity: 'box:1:aa' } }), signal))).toEqual({
-        status: 200, contentType: 'application/json', json: { signal: name, signalled: ['box:1:aa'], skipped: [] },
+        status: 200,
+        contentType: 'application/json',
+        json: { signal: name, signalled: ['box:1:aa'], skipped: [] },
       });
       expect(await server.redis.lrange(Keys.signals('box:1:aa'), 0, -1)).toEqual([name]);
     });
 
-    it.each([['quiet', 'TSTP'], ['stop', 'TERM']] as const)('%s with identity all signals every live process, embedded ones skipped', async (signal, name) => {
+    it.each([
+      ['quiet', 'TSTP'],
+      ['stop', 'TERM'],
+    ] as const)('%s with identity all signals every live process, embedded ones skipped', async (signal, name) => {
       await beat('box:1:aa');
       await beat('box:2:bb', {}, { embedded: true });
-      expect(answer(await routes().signal(request({ params: { identity: 'all' } }), signal)).json).toEqual({ signal: name, signalled: ['box:1:aa'], skipped: ['box:2:bb'] });
+      expect(answer(await routes().signal(request({ params: { identity: 'all' } }), signal)).json).toEqual({
+        signal: name,
+        signalled: ['box:1:aa'],
+        skipped: ['box:2:bb'],
+      });
       expect(await server.redis.lrange(Keys.signals('box:1:aa'), 0, -1)).toEqual([name]);
       expect(await server.redis.exists(Keys.signals('box:2:bb'))).toBe(0);
     });
 
     it('signalling an unknown process is 404, an embedded one 409 naming the signal, a malformed identity 400', async () => {
       await beat('box:2:bb', {}, { embedded: true });
-      expect((await rejectionProblem(routes().signal(request({ params: { identity: 'box:9:zz' } }), 'stop'))).type).toBe('process_not_found');
+      expect(
+        (await rejectionProblem(routes().signal(request({ params: { identity: 'box:9:zz' } }), 'stop'))).type,
+      ).toBe('process_not_found');
       for (const signal of ['quiet', 'stop'] as const) {
         expect(await rejectionProblem(routes().signal(request({ params: { identity: 'box:2:bb' } }), signal))).toEqual({
-          type: 'process_not_signalable', status: 409, detail: `Process box:2:bb is embedded in another app and takes no remote ${signal}.`, extensions: { identity: 'box:2:bb' }, headers: {},
+          type: 'process_not_signalable',
+          status: 409,
+          detail: `Process box:2:bb is embedded in another app and takes no remote ${signal}.`,
+          extensions: { identity: 'box:2:bb' },
+          headers: {},
         });
       }
       expect(await server.redis.exists(Keys.signals('box:2:bb'))).toBe(0);
-      expect((await rejectionProblem(routes().signal(request({ params: { identity: 'x'.repeat(256) } }), 'quiet'))).type).toBe('invalid_request');
+      expect(
+        (await rejectionProblem(routes().signal(request({ params: { identity: 'x'.repeat(256) } }), 'quiet'))).type,
+      ).toBe('invalid_request');
     });
   });
 
   it('busy: jobs in flight, oldest first, paged, each with its process, slot, queue, start and job', async () => {
     await beat('box:1:aa');
-    await server.redis.hset(Keys.work('box:1:aa'), 't1', JSON.stringify({ queue: 'low', payload: payload('late'), run_at: 1790000002 }), 't2', JSON.stringify({ queue: 'low', payload: payload('early'), run_at: 1790000001 }));
+    await server.redis.hset(
+      Keys.work('box:1:aa'),
+      't1',
+      JSON.stringify({ queue: 'low', payload: payload('late'), run_at: 1790000002 }),
+      't2',
+      JSON.stringify({ queue: 'low', payload: payload('early'), run_at: 1790000001 }),
+    );
     await server.redis.hset(Keys.work('box:1:aa'), 't3', JSON.stringify({ payload: payload('bare') }));
     const page = answer(await routes().busy(query({ count: '2' }))).json;
     expect(page).toMatchObject({ total: 3, page: 0, count: 2 });
     expect(page.busy.map((work: { tid: string }) => work.tid)).toEqual(['t3', 't2']);
-    expect(page.busy[0]).toMatchObject({ process: 'box:1:aa', tid: 't3', queue: null, run_at: null, job: { jid: 'bare' } });
-    expect(page.busy[1]).toEqual({ process: 'box:1:aa', tid: 't2', queue: 'low', run_at: 1790000001, job: expect.objectContaining({ jid: 'early', payload: JSON.parse(payload('early')) }) });
-    expect((await rejectionProblem(routes().busy(query({ page: ['1', '1'] })))).detail).toBe('The query parameter page may be given at most once.');
+    expect(page.busy[0]).toMatchObject({
+      process: 'box:1:aa',
+      tid: 't3',
+      queue: null,
+      run_at: null,
+      job: { jid: 'bare' },
+    });
+    expect(page.busy[1]).toEqual({
+      process: 'box:1:aa',
+      tid: 't2',
+      queue: 'low',
+      run_at: 1790000001,
+      job: expect.objectContaining({ jid: 'early', payload: JSON.parse(payload('early')) }),
+    });
+    expect((await rejectionProblem(routes().busy(query({ page: ['1', '1'] })))).detail).toBe(
+      'The query parameter page may be given at most once.',
+    );
   });
 
   it('cron: the periodic entries, every field under its snake_case name, absent ones null', async () => {
     cron.push(
-      { pjid: 'p'.repeat(40), source: 'decorator', cron: '0 3 * * *', tz: 'UTC', class: 'Nightly', args: [1], queue: 'low', retry: 3, unique: 'until_executed', catchUp: true, disabled: false, lastSlot: 1789999200, nextSlot: 1790085600, runningJid: 'j1' },
-      { pjid: 'q'.repeat(40), source: 'decorator', cron: '* * * * *', tz: 'UTC', class: 'Minutely', args: [], catchUp: false, disabled: true },
+      {
+        pjid: 'p'.repeat(40),
+        source: 'decorator',
+        cron: '0 3 * * *',
+        tz: 'UTC',
+        class: 'Nightly',
+        args: [1],
+        queue: 'low',
+        retry: 3,
+        unique: 'until_executed',
+        catchUp: true,
+        disabled: false,
+        lastSlot: 1789999200,
+        nextSlot: 1790085600,
+        runningJid: 'j1',
+      },
+      {
+        pjid: 'q'.repeat(40),
+        source: 'decorator',
+        cron: '* * * * *',
+        tz: 'UTC',
+        class: 'Minutely',
+        args: [],
+        catchUp: false,
+        disabled: true,
+      },
     );
     expect(answer(await routes().cron())).toEqual({
       status: 200,
       contentType: 'application/json',
       json: {
         entries: [
-          { pjid: 'p'.repeat(40), class: 'Nightly', cron: '0 3 * * *', tz: 'UTC', args: [1], queue: 'low', retry: 3, unique: 'until_executed', catch_up: true, disabled: false, last_slot: 1789999200, next_slot: 1790085600, running_jid: 'j1' },
-          { pjid: 'q'.repeat(40), class: 'Minutely', cron: '* * * * *', tz: 'UTC', args: [], queue: null, retry: null, unique: null, catch_up: false, disabled: true, last_slot: null, next_slot: null, running_jid: null },
+          {
+            pjid: 'p'.repeat(40),
+            class: 'Nightly',
+            cron: '0 3 * * *',
+            tz: 'UTC',
+            args: [1],
+            queue: 'low',
+            retry: 3,
+            unique: 'until_executed',
+            catch_up: true,
+            disabled: false,
+            last_slot: 1789999200,
+            next_slot: 1790085600,
+            running_jid: 'j1',
+          },
+          {
+            pjid: 'q'.repeat(40),
+            class: 'Minutely',
+            cron: '* * * * *',
+            tz: 'UTC',
+            args: [],
+            queue: null,
+            retry: null,
+            unique: null,
+            catch_up: false,
+            disabled: true,
+            last_slot: null,
+            next_slot: null,
+            running_jid: null,
+          },
         ],
       },
     });
@@ -418,27 +788,63 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
 
   describe('cron toggles', () => {
     const PJID = 'a'.repeat(40);
-    beforeEach(() => cron.push({ pjid: PJID, source: 'decorator', cron: '* * * * *', tz: 'UTC', class: 'A', args: [], catchUp: false, disabled: false }));
+    beforeEach(() =>
+      cron.push({
+        pjid: PJID,
+        source: 'decorator',
+        cron: '* * * * *',
+        tz: 'UTC',
+        class: 'A',
+        args: [],
+        catchUp: false,
+        disabled: false,
+      }),
+    );
 
     it('enable and disable a known entry for every process', async () => {
-      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), true))).toEqual({ status: 200, contentType: 'application/json', json: { pjid: PJID, disabled: true } });
-      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), false)).json).toEqual({ pjid: PJID, disabled: false });
+      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), true))).toEqual({
+        status: 200,
+        contentType: 'application/json',
+        json: { pjid: PJID, disabled: true },
+      });
+      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), false)).json).toEqual({
+        pjid: PJID,
+        disabled: false,
+      });
       expect(toggled).toEqual([`disable ${PJID}`, `enable ${PJID}`]);
     });
 
     it('finds the entry among others', async () => {
       const other = 'c'.repeat(40);
-      cron.unshift({ pjid: other, source: 'decorator', cron: '0 * * * *', tz: 'UTC', class: 'C', args: [], catchUp: false, disabled: false });
-      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), true)).json).toEqual({ pjid: PJID, disabled: true });
+      cron.unshift({
+        pjid: other,
+        source: 'decorator',
+        cron: '0 * * * *',
+        tz: 'UTC',
+        class: 'C',
+        args: [],
+        catchUp: false,
+        disabled: false,
+      });
+      expect(answer(await routes().cronToggle(request({ params: { pjid: PJID } }), true)).json).toEqual({
+        pjid: PJID,
+        disabled: true,
+      });
       expect(toggled).toEqual([`disable ${PJID}`]);
     });
 
     it('an unknown pjid is 404 not_found naming it; one that is not 40 lowercase hex is 400; neither toggles anything', async () => {
       expect(await rejectionProblem(routes().cronToggle(request({ params: { pjid: 'b'.repeat(40) } }), true))).toEqual({
-        type: 'not_found', status: 404, detail: `No periodic entry has pjid ${'b'.repeat(40)}.`, extensions: { pjid: 'b'.repeat(40) }, headers: {},
+        type: 'not_found',
+        status: 404,
+        detail: `No periodic entry has pjid ${'b'.repeat(40)}.`,
+        extensions: { pjid: 'b'.repeat(40) },
+        headers: {},
       });
       for (const pjid of ['a'.repeat(39), 'a'.repeat(41), 'A'.repeat(40), `${'a'.repeat(39)}g`, `x${'a'.repeat(40)}`]) {
-        expect(await rejectionProblem(routes().cronToggle(request({ params: { pjid } }), false))).toEqual(invalid('The pjid must be 40 lowercase hex characters.'));
+        expect(await rejectionProblem(routes().cronToggle(request({ params: { pjid } }), false))).toEqual(
+          invalid('The pjid must be 40 lowercase hex characters.'),
+        );
       }
       expect(toggled).toEqual([]);
     });
@@ -448,16 +854,24 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     it('200 when Redis answers and a process is live', async () => {
       await beat('box:1:aa', { beat: String(Date.now() / 1000) });
       const response = answer(await routes().health());
-      expect(response).toMatchObject({ status: 200, json: { status: 'ok', processes: { total: 1, live: 1, stale: 0, quiet: 0 }, stale_after_seconds: 30 } });
+      expect(response).toMatchObject({
+        status: 200,
+        json: { status: 'ok', processes: { total: 1, live: 1, stale: 0, quiet: 0 }, stale_after_seconds: 30 },
+      });
     });
 
     it('503, the same shape with status down, when no process is live', async () => {
-      expect(answer(await routes().health())).toMatchObject({ status: 503, contentType: 'application/json', json: { status: 'down', reason: 'no live processes', redis: { ok: true } } });
+      expect(answer(await routes().health())).toMatchObject({
+        status: 503,
+        contentType: 'application/json',
+        json: { status: 'down', reason: 'no live processes', redis: { ok: true } },
+      });
     });
   });
 
   describe('stats history', () => {
-    const days = async (value?: string | string[]) => answer(await routes().history(value === undefined ? request() : query({ days: value }))).json.days;
+    const days = async (value?: string | string[]) =>
+      answer(await routes().history(value === undefined ? request() : query({ days: value }))).json.days;
 
     it('30 days by default, newest first; ?days= clamped to 1..180', async () => {
       await server.redis.set(Keys.statProcessedOn(utcDay(Date.now())), '4');
@@ -475,9 +889,13 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
 
     it('refuses days that are not a whole number of at most four digits, or given twice', async () => {
       for (const value of ['x', '-1', '1.5', '', '12345', '1x', 'x1']) {
-        expect(await rejectionProblem(routes().history(query({ days: value })))).toEqual(invalid('The query parameter days must be an integer.'));
+        expect(await rejectionProblem(routes().history(query({ days: value })))).toEqual(
+          invalid('The query parameter days must be an integer.'),
+        );
       }
-      expect(await rejectionProblem(routes().history(query({ days: ['1', '2'] })))).toEqual(invalid('The query parameter days may be given at most once.'));
+      expect(await rejectionProblem(routes().history(query({ days: ['1', '2'] })))).toEqual(
+        invalid('The query parameter days may be given at most once.'),
+      );
     });
   });
 });

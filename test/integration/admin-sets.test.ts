@@ -46,7 +46,14 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
       .exec();
     const stats = new Stats(redis());
     const fast = await stats.fast();
-    expect(fast).toMatchObject({ processed: 9, failed: 7, scheduledSize: 0, retrySize: 1, deadSize: 2, processesSize: 2 });
+    expect(fast).toMatchObject({
+      processed: 9,
+      failed: 7,
+      scheduledSize: 0,
+      retrySize: 1,
+      deadSize: 2,
+      processesSize: 2,
+    });
     expect(fast.defaultQueueLatency).toBeGreaterThanOrEqual(29);
     expect(fast.defaultQueueLatency).toBeLessThan(60);
     expect(await stats.slow()).toEqual({ enqueued: 3, workersSize: 5 });
@@ -58,7 +65,9 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
   });
 
   it('queues: list with size, latency and paused; a page newest first; find, delete and clear', async () => {
-    const jobs = Array.from({ length: 30 }, (_, i) => payload(i.toString(16).padStart(24, '0'), `,"enqueued_at":${Date.now() / 1000 - 100 + i}`));
+    const jobs = Array.from({ length: 30 }, (_, i) =>
+      payload(i.toString(16).padStart(24, '0'), `,"enqueued_at":${Date.now() / 1000 - 100 + i}`),
+    );
     await redis().sadd(Keys.queues, 'default', 'empty');
     await redis().lpush(Keys.queue('default'), ...jobs);
     await redis().sadd(Keys.paused, 'empty');
@@ -87,13 +96,24 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
   it('queues: a malformed job is listed with the reason, not raised', async () => {
     await redis().lpush(Keys.queue('default'), 'not json at all', payload('d'.repeat(24)));
     const page = await new QueueList(redis()).queue('default').page();
-    expect(page.items[1]).toMatchObject({ raw: 'not json at all', parseError: expect.stringContaining('not valid JSON') });
+    expect(page.items[1]).toMatchObject({
+      raw: 'not json at all',
+      parseError: expect.stringContaining('not valid JSON'),
+    });
     expect(page.items[0].className).toBe('OkJob');
   });
 
   it('sets: pages newest first, fetch by score + jid (same-score entries told apart), find, filter by class', async () => {
     const retry = new RetrySet(redis(), options);
-    await redis().zadd(Keys.retry, '100.5', payload('1'.repeat(24)), '100.5', payload('2'.repeat(24)), '200.25', payload('3'.repeat(24)));
+    await redis().zadd(
+      Keys.retry,
+      '100.5',
+      payload('1'.repeat(24)),
+      '100.5',
+      payload('2'.repeat(24)),
+      '200.25',
+      payload('3'.repeat(24)),
+    );
     await redis().zadd(Keys.retry, '300', '{"class":"Other","jid":"444444444444444444444444","wrapped":"Mailer"}');
     const page = await retry.page({ count: 2 });
     expect(page).toMatchObject({ page: 0, count: 2, total: 4 });
@@ -150,7 +170,9 @@ describe('admin: stats, queues and the sorted sets over a real Redis', () => {
     const deadSet = new DeadSet(redis(), options);
     expect(await deadSet.size()).toBe(2);
     await expect(deadSet.kill({ score: 11, jid: '' })).rejects.toBeInstanceOf(AlreadyDeadError);
-    expect(await deadSet.delete({ score: (await deadSet.find('7'.repeat(24)))!.score, jid: '7'.repeat(24) })).toBe(true);
+    expect(await deadSet.delete({ score: (await deadSet.find('7'.repeat(24)))!.score, jid: '7'.repeat(24) })).toBe(
+      true,
+    );
     expect(await redis().zrange(Keys.dead, '0', '-1')).toEqual(['garbage']);
   });
 

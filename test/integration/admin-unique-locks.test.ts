@@ -18,11 +18,25 @@ describe('admin removals give back unique locks', () => {
   let connection: Redis;
   let client: Client;
   let admin: WurkAdmin;
-  const job = (args: unknown[], extra: Record<string, unknown> = {}) => ({ class: 'SyncJob', args, unique_for: 7200, ...extra });
-  const lockOf = (args: unknown[], queue = 'default') => Keys.unique(uniqueDigest(JobPayload.parse(JSON.stringify({ class: 'SyncJob', queue, args }))));
+  const job = (args: unknown[], extra: Record<string, unknown> = {}) => ({
+    class: 'SyncJob',
+    args,
+    unique_for: 7200,
+    ...extra,
+  });
+  const lockOf = (args: unknown[], queue = 'default') =>
+    Keys.unique(uniqueDigest(JobPayload.parse(JSON.stringify({ class: 'SyncJob', queue, args }))));
   /** A unique job as it sits in retry or dead after failing: the lock is still its jid's. */
   async function failed(set: string, args: unknown[], jid: string): Promise<string> {
-    const raw = JSON.stringify({ class: 'SyncJob', args, queue: 'default', jid, unique_for: 7200, retry_count: 1, error_class: 'E' });
+    const raw = JSON.stringify({
+      class: 'SyncJob',
+      args,
+      queue: 'default',
+      jid,
+      unique_for: 7200,
+      retry_count: 1,
+      error_class: 'E',
+    });
     await server.redis.zadd(set, Date.now() / 1000 + 60, raw);
     await server.redis.set(lockOf(args), jid, 'EX', 7200);
     return raw;
@@ -85,7 +99,12 @@ describe('admin removals give back unique locks', () => {
   });
 
   it('a clear takes only what the set held when it began: a push during the clear lands in the fresh set, lock and all', async () => {
-    for (let n = 0; n < 1200; n++) await server.redis.zadd(Keys.dead, n, JSON.stringify({ class: 'Other', args: [n], queue: 'default', jid: `d${n}` }));
+    for (let n = 0; n < 1200; n++)
+      await server.redis.zadd(
+        Keys.dead,
+        n,
+        JSON.stringify({ class: 'Other', args: [n], queue: 'default', jid: `d${n}` }),
+      );
     await failed(Keys.dead, [20], 'j20');
     const clearing = admin.dead.clear();
     const pushed = await client.push(job([21], { at: Date.now() / 1000 + 60 }));

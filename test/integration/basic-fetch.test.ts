@@ -30,7 +30,10 @@ describe('basic fetch', () => {
     await Promise.all([fetchConnection.quit(), command.quit()]);
   });
 
-  function fetcher(queues: string[], options: { fetchTimeout?: number; paused?: PausedQueues; maxJobs?: number } = {}): BasicFetch {
+  function fetcher(
+    queues: string[],
+    options: { fetchTimeout?: number; paused?: PausedQueues; maxJobs?: number } = {},
+  ): BasicFetch {
     return new BasicFetch(fetchConnection, command, new QueueOrder(queues), {
       fetchTimeout: options.fetchTimeout ?? 1,
       dead: { maxJobs: options.maxJobs ?? 10000, timeout: 3600 },
@@ -172,24 +175,37 @@ describe('basic fetch', () => {
   it('files a failure in dead trimmed as Sidekiq trims it, and in retry untrimmed', async () => {
     const basic = fetcher(['a'], { maxJobs: 2 });
     for (const set of ['dead', 'retry'] as const) {
-      for (let old = 1; old <= 3; old++) await server.redis.zadd(Keys[set], String(Date.now() / 1000 - old), `old-${old}`);
+      for (let old = 1; old <= 3; old++)
+        await server.redis.zadd(Keys[set], String(Date.now() / 1000 - old), `old-${old}`);
     }
     await server.redis.set(Keys.recovered('j1'), '1');
-    expect(await basic.file({ raw: 'raw-1', queue: 'a' }, 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(true);
+    expect(await basic.file({ raw: 'raw-1', queue: 'a' }, 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(
+      true,
+    );
     expect(await server.redis.zrange(Keys.dead, 0, '-1')).toEqual(['old-1', 'filed-1']);
     expect(await server.redis.exists(Keys.recovered('j1'))).toBe(0);
-    expect(await basic.file({ raw: 'raw-2', queue: 'a' }, 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(true);
+    expect(await basic.file({ raw: 'raw-2', queue: 'a' }, 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(
+      true,
+    );
     expect(await server.redis.zcard(Keys.retry)).toBe(4);
   });
 
   it('gives jobs back to the tail of their queues, and says so when Redis refused one', async () => {
     const basic = fetcher(['a', 'b']);
     await server.redis.lpush(Keys.queue('a'), 'newer');
-    await basic.giveBack([{ raw: 'a1', queue: 'a' }, { raw: 'b1', queue: 'b' }]);
+    await basic.giveBack([
+      { raw: 'a1', queue: 'a' },
+      { raw: 'b1', queue: 'b' },
+    ]);
     expect(await server.redis.lrange(Keys.queue('a'), 0, -1)).toEqual(['newer', 'a1']);
     expect(await server.redis.lrange(Keys.queue('b'), 0, -1)).toEqual(['b1']);
     await server.redis.set(Keys.queue('c'), 'not a list');
-    await expect(basic.giveBack([{ raw: 'a2', queue: 'a' }, { raw: 'c1', queue: 'c' }])).rejects.toThrow(/WRONGTYPE/);
+    await expect(
+      basic.giveBack([
+        { raw: 'a2', queue: 'a' },
+        { raw: 'c1', queue: 'c' },
+      ]),
+    ).rejects.toThrow(/WRONGTYPE/);
   });
 
   it('parks failures it could not file in wurk:unsettled at release, and writes nothing when there are none', async () => {
@@ -207,13 +223,17 @@ describe('basic fetch', () => {
 
   it('a wurk:unsettled that refuses a failure files it in its own set, else in dead, else says so with the record: never lost', async () => {
     const basic = fetcher(['a']);
-    const record = (set: string, jid: string) => JSON.stringify({ set, score: '1700000000.5', payload: JSON.stringify({ jid }) });
+    const record = (set: string, jid: string) =>
+      JSON.stringify({ set, score: '1700000000.5', payload: JSON.stringify({ jid }) });
     await server.redis.set(Keys.unsettled, 'not a list');
     await basic.release([
       { job: { raw: 'r1', queue: 'a' }, record: record('retry', 'to-retry') },
       { job: { raw: 'r2', queue: 'a' }, record: record('dead', 'to-dead') },
     ]);
-    expect(await server.redis.zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual([JSON.stringify({ jid: 'to-retry' }), '1700000000.5']);
+    expect(await server.redis.zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual([
+      JSON.stringify({ jid: 'to-retry' }),
+      '1700000000.5',
+    ]);
     expect(await server.redis.zrange(Keys.dead, '0', '-1')).toEqual([JSON.stringify({ jid: 'to-dead' })]);
     await server.redis.set(Keys.retry, 'not a set');
     await server.redis.set(Keys.dead, 'not a set');

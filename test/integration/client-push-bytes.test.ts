@@ -41,10 +41,25 @@ interface Case {
 const hashCases: Array<[string, JobHash, boolean]> = [
   ['minimal', { class: 'Ruby::Worker', args: [] }, true],
   ['mixed args', { class: 'Ruby::Worker', args: [1, 'two', { three: 3 }, [null, true, -0, 1.5e300, 0.1]] }, true],
-  ['unicode', { class: 'Ünïcode::Wörker', args: ['héllo', '日本語', '😀', '\u2028\u2029', '\ud800', 'quote " backslash \\ tab \t nul \u0000'] }, true],
-  ['custom fields in caller order', { args: [1], zebra: { deep: [1, { x: 'y' }] }, class: 'X', alpha: null, '10': 'integer-like key', empty: '' }, true],
+  [
+    'unicode',
+    {
+      class: 'Ünïcode::Wörker',
+      args: ['héllo', '日本語', '😀', '\u2028\u2029', '\ud800', 'quote " backslash \\ tab \t nul \u0000'],
+    },
+    true,
+  ],
+  [
+    'custom fields in caller order',
+    { args: [1], zebra: { deep: [1, { x: 'y' }] }, class: 'X', alpha: null, '10': 'integer-like key', empty: '' },
+    true,
+  ],
   ['retry 0, queue override, tags', { class: 'X', args: [], retry: 0, queue: 'low', tags: ['a', 'b'] }, true],
-  ['retry false, retry_for, backtrace', { class: 'X', args: [], retry: false, retry_for: 60, backtrace: true, retry_queue: 'r' }, true],
+  [
+    'retry false, retry_for, backtrace',
+    { class: 'X', args: [], retry: false, retry_for: 60, backtrace: true, retry_queue: 'r' },
+    true,
+  ],
   ['retry N before queue in the hash', { queue: 'q', class: 'X', retry: 7, args: ['x'] }, true],
   ['explicit jid and created_at', { class: 'X', args: [], jid: 'explicit-jid', created_at: 1700000000.0 }, true],
   ['client-only keys dropped', { class: 'X', args: [], pool: 'p', batch_size: 10, spread_interval: 30 }, true],
@@ -57,18 +72,52 @@ const hashCases: Array<[string, JobHash, boolean]> = [
 ];
 
 const cases: Case[] = [
-  ...hashCases.map(([name, hash, fast]) => ({ name: `push: ${name}`, push: (client: Client) => client.push(hash), fast })),
+  ...hashCases.map(([name, hash, fast]) => ({
+    name: `push: ${name}`,
+    push: (client: Client) => client.push(hash),
+    fast,
+  })),
   {
-    name: 'push: a JobPayload keeps its members\' text (Ruby floats, big integers, escapes)',
-    push: (client) => client.push(JobPayload.parse('{"class":"RubyJob","args":[1.0,12345678901234567890,"\\u00e9"],"queue":"q","custom":2.50}')),
+    name: "push: a JobPayload keeps its members' text (Ruby floats, big integers, escapes)",
+    push: (client) =>
+      client.push(
+        JobPayload.parse('{"class":"RubyJob","args":[1.0,12345678901234567890,"\\u00e9"],"queue":"q","custom":2.50}'),
+      ),
     fast: false,
   },
-  { name: 'performAsync: no options', push: (client) => client.performAsync(PlainWorker as WorkerClass, 1, 'a'), fast: true },
-  { name: 'performAsync: every option', push: (client) => client.performAsync(OptionedWorker as WorkerClass, { k: 'v' }, [1.25]), fast: true },
-  { name: 'set(): queue, retry, custom overrides', push: (client) => client.set({ queue: 'other', retry: false, custom: { lock: 'x', extra: 'é' } }).performAsync(OptionedWorker as WorkerClass, 'a'), fast: true },
-  { name: 'performAt: whole epoch seconds', push: (client) => client.performAt(FUTURE, OptionedWorker as WorkerClass, 'later'), fast: true },
-  { name: 'performAt: a Date with milliseconds', push: (client) => client.performAt(new Date(FUTURE_FRACTION * 1000), PlainWorker as WorkerClass), fast: true },
-  { name: 'performAt: a time already come (its queue)', push: (client) => client.performAt(1000, PlainWorker as WorkerClass, 'now'), fast: true },
+  {
+    name: 'performAsync: no options',
+    push: (client) => client.performAsync(PlainWorker as WorkerClass, 1, 'a'),
+    fast: true,
+  },
+  {
+    name: 'performAsync: every option',
+    push: (client) => client.performAsync(OptionedWorker as WorkerClass, { k: 'v' }, [1.25]),
+    fast: true,
+  },
+  {
+    name: 'set(): queue, retry, custom overrides',
+    push: (client) =>
+      client
+        .set({ queue: 'other', retry: false, custom: { lock: 'x', extra: 'é' } })
+        .performAsync(OptionedWorker as WorkerClass, 'a'),
+    fast: true,
+  },
+  {
+    name: 'performAt: whole epoch seconds',
+    push: (client) => client.performAt(FUTURE, OptionedWorker as WorkerClass, 'later'),
+    fast: true,
+  },
+  {
+    name: 'performAt: a Date with milliseconds',
+    push: (client) => client.performAt(new Date(FUTURE_FRACTION * 1000), PlainWorker as WorkerClass),
+    fast: true,
+  },
+  {
+    name: 'performAt: a time already come (its queue)',
+    push: (client) => client.performAt(1000, PlainWorker as WorkerClass, 'now'),
+    fast: true,
+  },
 ];
 
 /** Generated values differ between two pushes; everything else, each byte, must not. */
@@ -91,7 +140,12 @@ describe('a single push renders the same bytes on its fast path as through JobPa
   /** Everything the push left in Redis: the queue registry, each queue's jobs, the schedule with scores. */
   async function stored(mode: TimestampMode): Promise<unknown> {
     const queues = (await server.redis.smembers('queues')).sort();
-    const lists = await Promise.all(queues.map(async (queue) => [queue, (await server.redis.lrange(`queue:${queue}`, 0, -1)).map((text) => masked(text, mode))]));
+    const lists = await Promise.all(
+      queues.map(async (queue) => [
+        queue,
+        (await server.redis.lrange(`queue:${queue}`, 0, -1)).map((text) => masked(text, mode)),
+      ]),
+    );
     const schedule = await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES');
     return { queues, lists, schedule: schedule.map((text, index) => (index % 2 === 0 ? masked(text, mode) : text)) };
   }
@@ -113,7 +167,8 @@ describe('a single push renders the same bytes on its fast path as through JobPa
 
       beforeAll(() => {
         plain = new Client(connection, { timestamps: mode });
-        // A middleware that only passes the job on: the push goes through JobPayload, then the transport's single-job send.
+        // A middleware that only passes the job on: the push goes through JobPayload, then the transport's single-job
+        // send.
         throughPayload = new Client(connection, { timestamps: mode }).use((_context, next) => next());
         // A hook that appends nothing: the transport's general pipeline.
         throughPipeline = new Client(connection, { timestamps: mode });

@@ -36,7 +36,18 @@ describe('Client rules against a real redis-server', () => {
 
   describe('one jid rule and one queue rule on every push path, refused before Redis, naming the field', () => {
     const HOSTILE_JIDS = ['../queues/default/pause#', '../dead', '..', 'a b', 'x'.repeat(256), '', 'é'];
-    const BAD_QUEUES = ['a b', 'tab\t', 'nl\n', '.', '..', 'x'.repeat(256), '😀'.repeat(256), 'nbsp\u00a0', 'del\u007f', '\ud800'];
+    const BAD_QUEUES = [
+      'a b',
+      'tab\t',
+      'nl\n',
+      '.',
+      '..',
+      'x'.repeat(256),
+      '😀'.repeat(256),
+      'nbsp\u00a0',
+      'del\u007f',
+      '\ud800',
+    ];
     afterEach(async () => {
       expect(await server.redis.dbsize()).toBe(0);
     });
@@ -52,7 +63,10 @@ describe('Client rules against a real redis-server', () => {
           () => client.pushBulk({ class: 'A', args: [[1]], jid }),
         ]) {
           const error = await refusal(push);
-          expect([error.field, error.reason]).toEqual(['jid', jid === '' ? 'must be a non-empty string' : 'must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -']);
+          expect([error.field, error.reason]).toEqual([
+            'jid',
+            jid === '' ? 'must be a non-empty string' : 'must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -',
+          ]);
         }
       }
     });
@@ -70,11 +84,13 @@ describe('Client rules against a real redis-server', () => {
           () => client.set({ queue }).performAt(Date.now() / 1000 + 60, SlowReport, 1),
         ]) {
           const error = await refusal(push);
-          expect([error.field, error.reason]).toEqual(['queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..']);
+          expect([error.field, error.reason]).toEqual([
+            'queue',
+            'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+          ]);
         }
       }
     });
-
 
     it('retry_queue, where a failed job goes next: push (both paths), pushBulk, a scheduled push, set() options', async () => {
       const withMiddleware = new Client(connection, { timestamps: 'seconds' });
@@ -88,14 +104,20 @@ describe('Client rules against a real redis-server', () => {
           () => client.set({ retry_queue, queue: 'default' } as never).performAsync(SlowReport, 1),
         ]) {
           const error = await refusal(push);
-          expect([error.field, error.reason]).toEqual(['retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or .. (or null)']);
+          expect([error.field, error.reason]).toEqual([
+            'retry_queue',
+            'must be 1 to 255 characters without whitespace or control characters, and not . or .. (or null)',
+          ]);
         }
       }
     });
   });
 
   it('a client middleware that renames the queue or the jid after normalize is refused too, before Redis', async () => {
-    for (const [field, value] of [['queue', '..'], ['jid', '../dead/run-all#']] as const) {
+    for (const [field, value] of [
+      ['queue', '..'],
+      ['jid', '../dead/run-all#'],
+    ] as const) {
       const renaming = new Client(connection, { timestamps: 'seconds' });
       renaming.use((context, next) => (context.job.set(field, value), next()));
       expect((await refusal(() => renaming.push({ class: 'A', args: [] }))).field).toBe(field);
@@ -127,22 +149,33 @@ describe('Client rules against a real redis-server', () => {
     });
 
     it('jid with more than one job', async () => {
-      expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], jid: 'a' }))).message).toBe('jid may only be given when pushing a single job');
+      expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], jid: 'a' }))).message).toBe(
+        'jid may only be given when pushing a single job',
+      );
     });
 
     it('batch_size', async () => {
       for (const size of [0, -1, 1.5, '2']) {
-        expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1]], batch_size: size } as never))).message).toBe('batch_size must be a positive integer');
+        expect(
+          (await refusal(() => client.pushBulk({ class: 'B', args: [[1]], batch_size: size } as never))).message,
+        ).toBe('batch_size must be a positive integer');
       }
     });
 
     it('spread_interval', async () => {
-      expect((await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: 10, at: 1 } as never))).message).toBe('spread_interval cannot be combined with at');
+      expect(
+        (await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: 10, at: 1 } as never)))
+          .message,
+      ).toBe('spread_interval cannot be combined with at');
       for (const spread of [4.9, '10', -10, 1e308, 315_576_001]) {
-        const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1]], spread_interval: spread } as never));
+        const error = await refusal(() =>
+          client.pushBulk({ class: 'B', args: [[1]], spread_interval: spread } as never),
+        );
         expect(error).toBeInstanceOf(InvalidScheduleError);
         expect(error.field).toBe('spread_interval');
-        expect(error.message).toBe(`spread_interval must be a number of seconds from 5 to 315576000 (ten years) (got ${String(spread)})`);
+        expect(error.message).toBe(
+          `spread_interval must be a number of seconds from 5 to 315576000 (ten years) (got ${String(spread)})`,
+        );
       }
     });
 
@@ -151,7 +184,9 @@ describe('Client rules against a real redis-server', () => {
         const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at } as never));
         expect(error.message).toBe('at must be a number or an array of numbers as long as args');
       }
-      const error = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at: [1_900_000_000, 'soon'] } as never));
+      const error = await refusal(() =>
+        client.pushBulk({ class: 'B', args: [[1], [2]], at: [1_900_000_000, 'soon'] } as never),
+      );
       expect(error.field).toBe('at[1]');
       expect(error.message).toBe('at[1] must be a Date or epoch seconds (got soon)');
     });
@@ -162,7 +197,9 @@ describe('Client rules against a real redis-server', () => {
       expect(millis).toBeInstanceOf(InvalidScheduleError);
       expect(millis.field).toBe('at');
       expect(millis.message).toMatch(/^at is \d+(\.\d+)?, an epoch in milliseconds/);
-      const far = await refusal(() => client.pushBulk({ class: 'B', args: [[1], [2]], at: [now + 60, now + 11 * 365 * 86_400] }));
+      const far = await refusal(() =>
+        client.pushBulk({ class: 'B', args: [[1], [2]], at: [now + 60, now + 11 * 365 * 86_400] }),
+      );
       expect(far.field).toBe('at[1]');
       expect(far.message).toMatch(/^at\[1\] is more than ten years away/);
     });
@@ -199,7 +236,8 @@ describe('Client rules against a real redis-server', () => {
   });
 
   describe('pushBulk scheduling', () => {
-    const scores = async () => (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const scores = async () =>
+      (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
 
     it('schedules every job at one time given as a number', async () => {
       await client.pushBulk({ class: 'B', args: [[1], [2]], at: 1_900_000_000.5 });
@@ -235,7 +273,7 @@ describe('Client rules against a real redis-server', () => {
       return poisoner;
     };
 
-    it('wraps a later batch\'s plain refusal in a PartlyAppliedError once an earlier batch is in', async () => {
+    it("wraps a later batch's plain refusal in a PartlyAppliedError once an earlier batch is in", async () => {
       const failure = await poisoning(2)
         .pushBulk({ class: 'B', args: [[1], [2]], batch_size: 1 })
         .catch((error: unknown) => error);
@@ -257,15 +295,20 @@ describe('Client rules against a real redis-server', () => {
         if (job.args[0] === 2) pipeline.hset('a-string', 'f', 'v');
       });
       await server.redis.set('a-string', 'x');
-      const failure = await hooked.pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 }).catch((error: unknown) => error);
+      const failure = await hooked
+        .pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 })
+        .catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(PartlyAppliedError);
       expect((failure as Error).message).toMatch(/^failed after some of its writes were applied: WRONGTYPE/);
     });
   });
 
-  it('hands the transport a scheduled job\'s score as float seconds text, keeping a float at as given', async () => {
+  it("hands the transport a scheduled job's score as float seconds text, keeping a float at as given", async () => {
     const scores: string[] = [];
-    const capturing = new Client({ write: async (_immediate, scheduled) => void scores.push(...scheduled.map(({ score }) => score)) }, { timestamps: 'seconds' });
+    const capturing = new Client(
+      { write: async (_immediate, scheduled) => void scores.push(...scheduled.map(({ score }) => score)) },
+      { timestamps: 'seconds' },
+    );
     await capturing.push({ class: 'X', args: [], at: 1_900_000_000 });
     await capturing.push({ class: 'X', args: [], at: 1_900_000_000.25 });
     expect(scores).toEqual(['1900000000.0', '1900000000.25']);
@@ -304,18 +347,27 @@ describe('Client rules against a real redis-server', () => {
   });
 
   it('refuses a worker naming a capsule the app does not have, listing the ones it has', async () => {
-    const withCapsules = new Client(connection, { timestamps: 'seconds', capsuleQueues: { fast: 'fast-q', slow: 'slow-q' } });
+    const withCapsules = new Client(connection, {
+      timestamps: 'seconds',
+      capsuleQueues: { fast: 'fast-q', slow: 'slow-q' },
+    });
     const unknown = await rejectedBy(InvalidJobError, () => withCapsules.performAsync(SlowReport, 1));
     expect(unknown.field).toBe('capsule');
-    expect(unknown.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (fast, slow); name the queue instead, or configure the capsule');
+    expect(unknown.message).toBe(
+      'capsule "reports" is not a capsule of this app\'s capsules option (fast, slow); name the queue instead, or configure the capsule',
+    );
     const none = await rejectedBy(InvalidJobError, () => client.performAsync(SlowReport, 1));
-    expect(none.message).toBe('capsule "reports" is not a capsule of this app\'s capsules option (none configured); name the queue instead, or configure the capsule');
+    expect(none.message).toBe(
+      'capsule "reports" is not a capsule of this app\'s capsules option (none configured); name the queue instead, or configure the capsule',
+    );
   });
 
   it('refuses a class that is not a @Worker, naming it, by a rejected promise (not a throw)', async () => {
     const error = await rejectedBy(InvalidJobError, () => client.performAsync(NotAWorker as never));
     expect(error.field).toBe('worker');
     expect(error.message).toBe('worker NotAWorker is not a @Worker class');
-    expect((await rejectedBy(InvalidJobError, () => client.performAsync(undefined as never))).message).toBe('worker undefined is not a @Worker class');
+    expect((await rejectedBy(InvalidJobError, () => client.performAsync(undefined as never))).message).toBe(
+      'worker undefined is not a @Worker class',
+    );
   });
 });

@@ -14,7 +14,13 @@ describe('WurkModule with ClientService overridden by a mock', () => {
 
   it('boots and closes: status hooks sit on the push transport, not on the client', async () => {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: redis.url }, processing: false, clientMiddleware: [(_context, next) => next()] })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: redis.url },
+          processing: false,
+          clientMiddleware: [(_context, next) => next()],
+        }),
+      ],
       providers: [TrackedWorker],
     })
     class AppModule {}

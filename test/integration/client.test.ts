@@ -32,14 +32,28 @@ describe('Client against a real redis-server', () => {
     const [raw] = await server.redis.lrange('queue:default', 0, 0);
     const job = JSON.parse(raw);
     expect(Object.keys(job)).toEqual(['retry', 'queue', 'class', 'args', 'jid', 'created_at', 'enqueued_at']);
-    expect(job).toMatchObject({ retry: true, queue: 'default', class: 'Ruby::Worker', args: [1, 'two', { three: 3 }], jid });
+    expect(job).toMatchObject({
+      retry: true,
+      queue: 'default',
+      class: 'Ruby::Worker',
+      args: [1, 'two', { three: 3 }],
+      jid,
+    });
     expect(raw).toMatch(/"created_at":\d+\.\d+,"enqueued_at":\d+\.\d+}$/);
   });
 
   it('merges worker options and custom members (Sidekiq-unknown options) into performAsync payloads', async () => {
     const jid = await client.performAsync(HardWorker, 'bob', 5);
     const job = JSON.parse((await server.redis.rpop('queue:critical')) as string);
-    expect(job).toMatchObject({ retry: 3, queue: 'critical', backtrace: 5, custom_option: 'x', class: 'HardWorker', args: ['bob', 5], jid });
+    expect(job).toMatchObject({
+      retry: 3,
+      queue: 'critical',
+      backtrace: 5,
+      custom_option: 'x',
+      class: 'HardWorker',
+      args: ['bob', 5],
+      jid,
+    });
     expect(job).not.toHaveProperty('custom');
   });
 
@@ -49,7 +63,7 @@ describe('Client against a real redis-server', () => {
     expect(job).toMatchObject({ queue: 'low', retry: false, backtrace: 5 });
   });
 
-  it('merges per-call custom members over the worker\'s own', async () => {
+  it("merges per-call custom members over the worker's own", async () => {
     await client.set({ custom: { lock: 'until_executed' } }).performAsync(HardWorker, 'a', 1);
     const job = JSON.parse((await server.redis.rpop('queue:critical')) as string);
     expect(job).toMatchObject({ custom_option: 'x', lock: 'until_executed' });
@@ -80,7 +94,9 @@ describe('Client against a real redis-server', () => {
     const when = Date.now() / 1000 + 3600;
     await client.performAt(when, HardWorker, 'x', 1);
     await client.performAt(new Date(when * 1000), HardWorker, 'y', 2);
-    const scores = (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES')).filter((_, i) => i % 2 === 1).map(Number);
+    const scores = (await server.redis.zrange('schedule', 0, '-1', 'WITHSCORES'))
+      .filter((_, i) => i % 2 === 1)
+      .map(Number);
     for (const score of scores) expect(Math.abs(score - when)).toBeLessThan(0.01);
   });
 
@@ -98,7 +114,7 @@ describe('Client against a real redis-server', () => {
     expect(Math.abs(Number(score) - at)).toBeLessThan(1);
   });
 
-  it('keeps a raw payload\'s args byte for byte (Ruby floats, big integers)', async () => {
+  it("keeps a raw payload's args byte for byte (Ruby floats, big integers)", async () => {
     const body = '{"class":"RubyJob","args":[1.0,12345678901234567890,"\\u00e9"],"queue":"q"}';
     await client.push(JobPayload.parse(body));
     const raw = (await server.redis.rpop('queue:q')) as string;
@@ -130,8 +146,22 @@ describe('Client against a real redis-server', () => {
     const [slow, fast] = await server.redis.lrange('queue:q', 0, 1);
     const mask = (raw: string) => raw.replace(/\d+\.\d+/g, '<t>');
     expect(mask(fast)).toBe(mask(slow));
-    expect(JSON.parse(fast)).toMatchObject({ jid: 'explicit-jid', args: [{ deep: [1.5, 'ü'] }], queue: 'q', tags: ['t'] });
-    expect(Object.keys(JSON.parse(fast))).toEqual(['retry', 'queue', 'jid', 'class', 'args', 'tags', 'created_at', 'enqueued_at']);
+    expect(JSON.parse(fast)).toMatchObject({
+      jid: 'explicit-jid',
+      args: [{ deep: [1.5, 'ü'] }],
+      queue: 'q',
+      tags: ['t'],
+    });
+    expect(Object.keys(JSON.parse(fast))).toEqual([
+      'retry',
+      'queue',
+      'jid',
+      'class',
+      'args',
+      'tags',
+      'created_at',
+      'enqueued_at',
+    ]);
   });
 
   it('pushBulk schedules with one time or one time per job', async () => {
@@ -175,7 +205,9 @@ describe('Client against a real redis-server', () => {
   });
 
   it('refuses a Date argument before touching Redis', async () => {
-    await expect(client.push({ class: 'X', args: [1, { when: new Date() }] })).rejects.toThrow('args[1].when is a Date');
+    await expect(client.push({ class: 'X', args: [1, { when: new Date() }] })).rejects.toThrow(
+      'args[1].when is a Date',
+    );
     expect(await server.redis.dbsize()).toBe(0);
   });
 
@@ -201,8 +233,12 @@ describe('Client against a real redis-server', () => {
       await server.redis.set('a-string', 'x');
       await server.redis.set('queue:other', 'not a list');
       // The first batch fails as a whole: nothing of this push was written.
-      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], queue: 'other' })).rejects.not.toBeInstanceOf(PartlyAppliedError);
-      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 })).rejects.toBeInstanceOf(PartlyAppliedError);
+      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], queue: 'other' })).rejects.not.toBeInstanceOf(
+        PartlyAppliedError,
+      );
+      await expect(hooked.pushBulk({ class: 'X', args: [[1], [2]], batch_size: 1 })).rejects.toBeInstanceOf(
+        PartlyAppliedError,
+      );
       expect(await server.redis.llen('queue:default')).toBe(2);
     });
   });

@@ -47,12 +47,20 @@ describe('Redis connections', () => {
       // Redis reads the push but holds it unexecuted while writes are paused; then the server dies under it.
       await watcher.call('CLIENT', 'PAUSE', '10000', 'WRITE');
       // Settled as soon as it happens: the rejection comes while the server is being killed.
-      const outcome = client.push({ class: 'X', args: [] }).then(() => 'resolved', (error: unknown) => error);
-      await waitFor(async () => /flags=b/.test(String(await watcher.call('CLIENT', 'LIST', 'ID', id))), { what: 'the push to block in Redis' });
+      const outcome = client.push({ class: 'X', args: [] }).then(
+        () => 'resolved',
+        (error: unknown) => error,
+      );
+      await waitFor(async () => /flags=b/.test(String(await watcher.call('CLIENT', 'LIST', 'ID', id))), {
+        what: 'the push to block in Redis',
+      });
       await volatile.halt('SIGKILL');
       expect(await outcome).toBeInstanceOf(CommandInDoubtError);
       await volatile.boot();
-      await waitFor(async () => (await connection.ping()) === 'PONG', { timeout: 15000, what: 'the connection to come back' });
+      await waitFor(async () => (await connection.ping()) === 'PONG', {
+        timeout: 15000,
+        what: 'the connection to come back',
+      });
       expect(await volatile.client().llen('queue:default')).toBe(0);
       await closeConnection(connection);
     } finally {
@@ -72,7 +80,10 @@ describe('Redis connections', () => {
       await ended;
       await closeConnection(closed);
       await volatile.boot();
-      await waitFor(async () => connection.status === 'ready' && (await connection.ping()) === 'PONG', { timeout: 10_000, what: 'the ended connection reopened' });
+      await waitFor(async () => connection.status === 'ready' && (await connection.ping()) === 'PONG', {
+        timeout: 10_000,
+        what: 'the ended connection reopened',
+      });
       await new Promise((resolve) => setTimeout(resolve, 1500));
       // Closed while reconnecting, ioredis leaves it 'reconnecting' with no timer: what matters is it never came back.
       expect(closed.status).not.toBe('ready');

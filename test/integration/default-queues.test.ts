@@ -26,10 +26,21 @@ class NightlyReport {
 function recordingNestLogger(): LoggerService & { lines: string[] } {
   const lines: string[] = [];
   const keep = (level: string) => (message: unknown) => void lines.push(`${level} ${String(message)}`);
-  return { lines, log: keep('log'), warn: keep('warn'), error: keep('error'), debug: () => undefined, verbose: () => undefined };
+  return {
+    lines,
+    log: keep('log'),
+    warn: keep('warn'),
+    error: keep('error'),
+    debug: () => undefined,
+    verbose: () => undefined,
+  };
 }
 
-async function boot(url: string, logger: LoggerService, options: WurkModuleOptions = {}): Promise<INestApplicationContext> {
+async function boot(
+  url: string,
+  logger: LoggerService,
+  options: WurkModuleOptions = {},
+): Promise<INestApplicationContext> {
   @Module({
     imports: [WurkModule.forRoot({ redis: { url }, fetchTimeout: 0.5, ...options })],
     providers: [WelcomeMailWorker, NightlyReport],
@@ -60,7 +71,9 @@ describe('the queues a process fetches when none are listed', () => {
       expect(performed).toEqual(['ada@example.com']);
       const boots = logger.lines.filter((line) => line.startsWith('log processing '));
       expect(boots).toHaveLength(1);
-      expect(boots[0]).toMatch(/queues default 1, mail 1, reports 1 \(weighted\), concurrency 10; reliable fetch; Redis redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/);
+      expect(boots[0]).toMatch(
+        /queues default 1, mail 1, reports 1 \(weighted\), concurrency 10; reliable fetch; Redis redis:\/\/:\*\*\*@127\.0\.0\.1:\d+/,
+      );
       expect(logger.lines.join('\n')).not.toContain('secret-pw');
       expect(logger.lines.filter((line) => line.startsWith('warn'))).toEqual([]);
     } finally {
@@ -70,17 +83,26 @@ describe('the queues a process fetches when none are listed', () => {
 
   it('keeps an explicit queues list as Sidekiq does, and warns of each worker and periodic entry whose queue it does not fetch', async () => {
     const logger = recordingNestLogger();
-    app = await boot(server.url, logger, { queues: ['default'], periodic: [{ cron: '0 4 * * *', class: 'RubyJob', queue: 'ruby' }] });
+    app = await boot(server.url, logger, {
+      queues: ['default'],
+      periodic: [{ cron: '0 4 * * *', class: 'RubyJob', queue: 'ruby' }],
+    });
     const warnings = logger.lines.filter((line) => line.startsWith('warn'));
     expect(warnings).toEqual([
-      expect.stringContaining('@Worker(WelcomeMailWorker) pushes to queue "mail", which no capsule of this process fetches (queues: default)'),
+      expect.stringContaining(
+        '@Worker(WelcomeMailWorker) pushes to queue "mail", which no capsule of this process fetches (queues: default)',
+      ),
       expect.stringContaining('@Worker(NightlyReport) pushes to queue "reports"'),
       expect.stringContaining('periodic[0] pushes to queue "ruby"'),
     ]);
-    expect(logger.lines.filter((line) => line.startsWith('log processing '))).toEqual([expect.stringMatching(/queues default \(strict\), concurrency 10; reliable fetch/)]);
+    expect(logger.lines.filter((line) => line.startsWith('log processing '))).toEqual([
+      expect.stringMatching(/queues default \(strict\), concurrency 10; reliable fetch/),
+    ]);
     await app.get(ClientService).performAsync(WelcomeMailWorker, 'left@example.com');
     expect(await server.redis.llen('queue:mail')).toBe(1);
-    expect(JSON.parse((await server.redis.hget(`${(await server.redis.smembers('processes'))[0]}`, 'info')) ?? '{}').queues).toEqual(['default']);
+    expect(
+      JSON.parse((await server.redis.hget(`${(await server.redis.smembers('processes'))[0]}`, 'info')) ?? '{}').queues,
+    ).toEqual(['default']);
   });
 
   it("adds the workers' queues to the heartbeat, and leaves a capsule's queues to the capsule", async () => {
@@ -91,7 +113,9 @@ describe('the queues a process fetches when none are listed', () => {
     expect(info.queues).toEqual(['default', 'mail', 'reports']);
     expect(info.weights).toEqual([{ default: 1, mail: 1 }, { reports: 0 }]);
     expect(logger.lines.filter((line) => line.startsWith('log processing '))).toEqual([
-      expect.stringContaining('capsule default: queues default 1, mail 1 (weighted), concurrency 10; capsule nightly: queues reports (strict), concurrency 1'),
+      expect.stringContaining(
+        'capsule default: queues default 1, mail 1 (weighted), concurrency 10; capsule nightly: queues reports (strict), concurrency 1',
+      ),
     ]);
   });
 });

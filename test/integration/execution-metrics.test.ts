@@ -39,7 +39,15 @@ describe('execution metrics: per-minute counters and histograms, flushed with th
     const heartbeat = new Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 10, queues: ['default'], weights: [{ default: 0 }], version: '0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 10,
+        queues: ['default'],
+        weights: [{ default: 0 }],
+        version: '0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 600,
       ttl: 660,
       logger: quietLogger,
@@ -50,10 +58,31 @@ describe('execution metrics: per-minute counters and histograms, flushed with th
       registry,
       heartbeat,
       identity,
-      options: { ...SERVER_DEFAULTS, timestamps: 'seconds', errorHandlers: [], deathHandlers: [], logger: quietLogger, pollInterval: 0.2, fetchTimeout: 1, executionMetrics },
+      options: {
+        ...SERVER_DEFAULTS,
+        timestamps: 'seconds',
+        errorHandlers: [],
+        deathHandlers: [],
+        logger: quietLogger,
+        pollInterval: 0.2,
+        fetchTimeout: 1,
+        executionMetrics,
+      },
     });
-    const payload = (name: string, i: number) => JSON.stringify({ class: name, args: [i], queue: 'default', jid: `${name}${i}`, retry: false, created_at: 1.5, enqueued_at: 1.5 });
-    const payloads = [...Array.from({ length: SUCCEEDING }, (_, i) => payload('NoopJob', i)), ...Array.from({ length: FAILING }, (_, i) => payload('BoomJob', i))];
+    const payload = (name: string, i: number) =>
+      JSON.stringify({
+        class: name,
+        args: [i],
+        queue: 'default',
+        jid: `${name}${i}`,
+        retry: false,
+        created_at: 1.5,
+        enqueued_at: 1.5,
+      });
+    const payloads = [
+      ...Array.from({ length: SUCCEEDING }, (_, i) => payload('NoopJob', i)),
+      ...Array.from({ length: FAILING }, (_, i) => payload('BoomJob', i)),
+    ];
     await redis.rpush('queue:default', ...payloads);
     const before = await commandStats(redis);
     try {
@@ -70,7 +99,8 @@ describe('execution metrics: per-minute counters and histograms, flushed with th
 
   it("writes 7.3's and 8.1's minute hashes and histograms in one flush: no Redis command per job", async () => {
     const { delta, perJob } = await run(true);
-    // One flush for a thousand jobs: per minute key (7.x, 8.x, 8.x's ten minutes) NoopJob|p, NoopJob|ms, BoomJob|p, BoomJob|f;
+    // One flush for a thousand jobs: per minute key (7.x, 8.x, 8.x's ten minutes) NoopJob|p, NoopJob|ms, BoomJob|p,
+    // BoomJob|f;
     // one histogram per version for the class that succeeded.
     expect(delta.hincrby).toBe(3 * 4);
     expect(delta.bitfield).toBe(2);
@@ -85,7 +115,12 @@ describe('execution metrics: per-minute counters and histograms, flushed with th
     const [v8tens] = minuteKeys.filter((key) => /^j\|\d{6}\|\d{1,2}:\d$/.test(key));
     expect([v7, v8, v8tens].every(Boolean)).toBe(true);
     const counters = await redis.hgetall(v7);
-    expect(counters).toEqual({ 'NoopJob|p': String(SUCCEEDING), 'NoopJob|ms': expect.stringMatching(/^\d+$/), 'BoomJob|p': String(FAILING), 'BoomJob|f': String(FAILING) });
+    expect(counters).toEqual({
+      'NoopJob|p': String(SUCCEEDING),
+      'NoopJob|ms': expect.stringMatching(/^\d+$/),
+      'BoomJob|p': String(FAILING),
+      'BoomJob|f': String(FAILING),
+    });
     expect(await redis.hgetall(v8)).toEqual(counters);
     expect(await redis.hgetall(v8tens)).toEqual(counters);
     for (const key of [v7, v8]) expect(await redis.ttl(key)).toBeGreaterThan(EIGHT_HOURS - 60);

@@ -14,14 +14,20 @@ describe('filing a fetched job', () => {
 
   describe('bytes that are not UTF-8, from a claimed list', () => {
     const errors: string[] = [];
-    const options = { dead: { maxJobs: 100, timeout: 3600 }, logger: { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) } };
+    const options = {
+      dead: { maxJobs: 100, timeout: 3600 },
+      logger: { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) },
+    };
     beforeEach(() => (errors.length = 0));
 
     it('are taken out of the list and filed in dead, and the filing is logged', async () => {
       await server.redis.rpush(PRIVATE, 'other', INVALID_BYTES);
       await buryInvalidBytes(server.redis, INVALID_BYTES, 'a', PRIVATE, options);
       expect(await server.redis.lrange(PRIVATE, 0, -1)).toEqual(['other']);
-      expect(JSON.parse((await server.redis.zrange(Keys.dead, 0, '-1'))[0])).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'a' });
+      expect(JSON.parse((await server.redis.zrange(Keys.dead, 0, '-1'))[0])).toMatchObject({
+        class: 'Wurk::InvalidPayload',
+        queue: 'a',
+      });
       expect(errors).toEqual([expect.stringContaining('a job on a whose bytes are not valid UTF-8 was filed in dead')]);
     });
 
@@ -40,13 +46,18 @@ describe('filing a fetched job', () => {
    */
   describe('a failure, with replica acknowledgment', () => {
     let replica: RedisServer;
-    const durability = (replicas: number) => ({ writes: { replicas, waitTimeoutMs: 100, deadlineMs: 600 }, server: () => 'the master' });
+    const durability = (replicas: number) => ({
+      writes: { replicas, waitTimeoutMs: 100, deadlineMs: 600 },
+      server: () => 'the master',
+    });
     const keys = [Keys.retry, PRIVATE, Keys.recovered('j1')];
     const args = ['1700000000', 'filed', 'raw', 'L', '', 0];
 
     beforeAll(async () => {
       replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(server.port)] });
-      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), { what: 'the replica in sync' });
+      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), {
+        what: 'the replica in sync',
+      });
     });
     afterAll(() => replica.stop());
 
@@ -61,7 +72,9 @@ describe('filing a fetched job', () => {
 
     it('with fewer replicas than asked for, is rejected at its deadline, never reported filed', async () => {
       await server.redis.rpush(PRIVATE, 'raw');
-      await expect(runSettle(server.redis, keys, args, durability(2))).rejects.toThrow(/1 of 2 replica\(s\) acknowledged/);
+      await expect(runSettle(server.redis, keys, args, durability(2))).rejects.toThrow(
+        /1 of 2 replica\(s\) acknowledged/,
+      );
     });
   });
 });

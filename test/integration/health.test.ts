@@ -34,10 +34,13 @@ describe('WurkHealthIndicator over HTTP', () => {
   /** Polls `path` until it answers `status`, and returns that answer. */
   async function answerWith(path: string, status: number, what: string, probe: (body: any) => boolean = () => true) {
     let last: { status: number; body: any } | undefined;
-    await waitFor(async () => {
-      last = await get(path);
-      return last.status === status && probe(last.body);
-    }, { timeout: 15000, what });
+    await waitFor(
+      async () => {
+        last = await get(path);
+        return last.status === status && probe(last.body);
+      },
+      { timeout: 15000, what },
+    );
     return last as { status: number; body: any };
   }
 
@@ -45,7 +48,14 @@ describe('WurkHealthIndicator over HTTP', () => {
     started = false;
     @Module({
       imports: [
-        WurkModule.forRoot({ redis: { url: redis.url }, concurrency: 1, prefetch: 0, heartbeatInterval: 0.2, fetchTimeout: 0.2, shutdownTimeout: 10 }),
+        WurkModule.forRoot({
+          redis: { url: redis.url },
+          concurrency: 1,
+          prefetch: 0,
+          heartbeatInterval: 0.2,
+          fetchTimeout: 0.2,
+          shutdownTimeout: 10,
+        }),
         WurkHealthModule.forRoot({ queueLatency: { default: 30 }, timeout: 500 }),
       ],
       controllers: [HealthController],
@@ -62,7 +72,12 @@ describe('WurkHealthIndicator over HTTP', () => {
   });
 
   it('reports Redis RTT, heartbeat age and processors; goes down when Redis stops and up when it returns', async () => {
-    const up = await answerWith('/health', 200, 'a healthy answer with a heartbeat', (body) => body.details.wurk.heartbeat.ageSeconds !== null);
+    const up = await answerWith(
+      '/health',
+      200,
+      'a healthy answer with a heartbeat',
+      (body) => body.details.wurk.heartbeat.ageSeconds !== null,
+    );
     expect(up.body.details.wurk).toMatchObject({
       status: 'up',
       redis: { reachable: true, rttMs: expect.any(Number) },
@@ -86,7 +101,16 @@ describe('WurkHealthIndicator over HTTP', () => {
     await app.get(ClientService).performAsync(GatedWorker);
     await waitFor(() => started, { what: 'the gated job to occupy the only slot' });
     const enqueuedAt = Date.now() / 1000 - 45;
-    await redis.redis.lpush(Keys.queue('default'), JSON.stringify({ class: 'GatedWorker', args: [], queue: 'default', jid: 'a1b2c3d4e5f6a7b8c9d0e1f2', enqueued_at: enqueuedAt }));
+    await redis.redis.lpush(
+      Keys.queue('default'),
+      JSON.stringify({
+        class: 'GatedWorker',
+        args: [],
+        queue: 'default',
+        jid: 'a1b2c3d4e5f6a7b8c9d0e1f2',
+        enqueued_at: enqueuedAt,
+      }),
+    );
     const late = await get('/health');
     expect(late.status).toBe(503);
     expect(late.body.error.wurk.queues.default).toMatchObject({ size: 1, threshold: 30, late: true });

@@ -36,7 +36,6 @@ describe('Heartbeat while perform blocks the event loop', () => {
   let heartbeat: Heartbeat | undefined;
   let blocked: Heartbeat | undefined;
 
-
   afterAll(async () => {
     sampler?.kill('SIGKILL');
     await heartbeat?.stop();
@@ -48,13 +47,24 @@ describe('Heartbeat while perform blocks the event loop', () => {
     heartbeat = new Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 1, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 1,
+        queues: ['default'],
+        weights: [{ default: 0 }],
+        version: '0.1.0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 0.2,
       ttl: 60,
     });
     await heartbeat.start();
 
-    sampler = spawn(process.execPath, ['-e', SAMPLER, String(server.port), identity.identity], { cwd: process.cwd(), stdio: ['pipe', 'pipe', 'inherit'] });
+    sampler = spawn(process.execPath, ['-e', SAMPLER, String(server.port), identity.identity], {
+      cwd: process.cwd(),
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const lines: string[] = [];
     createInterface({ input: sampler.stdout! }).on('line', (line) => lines.push(line));
     await waitFor(() => lines.includes('ready'), { timeout: 15000, what: 'the sampler connected' });
@@ -68,8 +78,13 @@ describe('Heartbeat while perform blocks the event loop', () => {
     }
     const blockEnd = Date.now() / 1000;
 
-    const result = await waitFor(() => lines.find((line) => line.startsWith('[')), { timeout: 15000, what: 'the sampler result' });
-    const beatsDuringBlock = (JSON.parse(result) as string[]).map(Number).filter((beat) => beat > blockStart + 0.1 && beat < blockEnd);
+    const result = await waitFor(() => lines.find((line) => line.startsWith('[')), {
+      timeout: 15000,
+      what: 'the sampler result',
+    });
+    const beatsDuringBlock = (JSON.parse(result) as string[])
+      .map(Number)
+      .filter((beat) => beat > blockStart + 0.1 && beat < blockEnd);
     // At 0.2 s a beat, 3 s of blocking holds ~15 beats; demand a third of that on a loaded 2-core machine.
     expect(beatsDuringBlock.length).toBeGreaterThanOrEqual(5);
     expect(Number(await server.client().hget(Keys.lastBeat, identity.identity))).toBeGreaterThan(blockStart);
@@ -83,13 +98,28 @@ describe('Heartbeat while perform blocks the event loop', () => {
     blocked = new Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 1, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 1,
+        queues: ['default'],
+        weights: [{ default: 0 }],
+        version: '0.1.0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 0.2,
       ttl: 60,
       logger: { log, warn: log, error: log },
     });
     await blocked.start();
-    blocked.setWork([{ tid: 'b1', queue: 'default', payload: '{"class":"Spin","jid":"cccccccccccccccccccccccc","args":[]}', runAt: Date.now() / 1000 }]);
+    blocked.setWork([
+      {
+        tid: 'b1',
+        queue: 'default',
+        payload: '{"class":"Spin","jid":"cccccccccccccccccccccccc","args":[]}',
+        runAt: Date.now() / 1000,
+      },
+    ]);
     await waitFor(async () => (await redis.hget(identity.identity, 'busy')) === '1', { what: 'busy 1' });
 
     await redis.lpush(Keys.signals(identity.identity), 'TTIN');
@@ -97,7 +127,9 @@ describe('Heartbeat while perform blocks the event loop', () => {
     while (Date.now() < end) {
       // Busy loop: the thread pops TTIN and pings this thread, which cannot answer.
     }
-    await waitFor(() => lines.some((line) => line.includes('its event loop is blocked')), { what: 'the blocked-loop dump' });
+    await waitFor(() => lines.some((line) => line.includes('its event loop is blocked')), {
+      what: 'the blocked-loop dump',
+    });
     expect(lines.find((line) => line.includes('TTIN received'))).toContain('Spin jid=cccccccccccccccccccccccc');
   });
 });

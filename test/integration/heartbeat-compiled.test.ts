@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { heartbeatThreadEntry } from '../../src/server/heartbeat/heartbeat';
 import type * as HeartbeatModule from '../../src/server/heartbeat/heartbeat';
@@ -29,8 +38,16 @@ describe('Heartbeat compiled to JavaScript', () => {
       config,
       JSON.stringify({
         extends: join(ROOT, 'tsconfig.build.json'),
-        compilerOptions: { rootDir: join(ROOT, 'src'), outDir: join(out, 'dist'), declaration: false, sourceMap: false },
-        files: [join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat.ts'), join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts')],
+        compilerOptions: {
+          rootDir: join(ROOT, 'src'),
+          outDir: join(out, 'dist'),
+          declaration: false,
+          sourceMap: false,
+        },
+        files: [
+          join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat.ts'),
+          join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'),
+        ],
         include: [],
       }),
     );
@@ -43,17 +60,29 @@ describe('Heartbeat compiled to JavaScript', () => {
   });
 
   it('loads the .ts entry through ts-node from source, and the .js entry with no ts-node from the build', () => {
-    expect(heartbeatThreadEntry()).toEqual({ file: join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'), compiled: false });
+    expect(heartbeatThreadEntry()).toEqual({
+      file: join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'),
+      compiled: false,
+    });
     const entry = compiled.heartbeatThreadEntry();
     // Node loaded the build by its real path: node_modules may be a symlink (a worktree's, Stryker's sandbox).
-    expect(entry).toEqual({ file: join(realpathSync(out), 'dist', 'server', 'heartbeat', 'heartbeat-thread.js'), compiled: true });
+    expect(entry).toEqual({
+      file: join(realpathSync(out), 'dist', 'server', 'heartbeat', 'heartbeat-thread.js'),
+      compiled: true,
+    });
     expect(existsSync(entry.file)).toBe(true);
   });
 
   it('leaves the TypeScript loader to the host: no file of src/ loads ts-node (the test setup preloads it)', () => {
-    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) => file.endsWith('.ts'));
+    const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) =>
+      file.endsWith('.ts'),
+    );
     expect(sources.length).toBeGreaterThan(100);
-    expect(sources.filter((file) => /require\(['"]ts-node|from ['"]ts-node/.test(readFileSync(join(ROOT, 'src', file), 'utf8')))).toEqual([]);
+    expect(
+      sources.filter((file) =>
+        /require\(['"]ts-node|from ['"]ts-node/.test(readFileSync(join(ROOT, 'src', file), 'utf8')),
+      ),
+    ).toEqual([]);
   });
 
   it('beats and leaves from the compiled thread', async () => {
@@ -61,7 +90,15 @@ describe('Heartbeat compiled to JavaScript', () => {
     const heartbeat = new compiled.Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 2, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 2,
+        queues: ['default'],
+        weights: [{ default: 0 }],
+        version: '0.1.0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 0.2,
       ttl: 60,
     });

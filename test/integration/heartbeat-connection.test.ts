@@ -35,7 +35,10 @@ function ioredisFilesInThread(options: object): Promise<{ pong: unknown; ioredis
   });
 }
 
-/** Which client the heartbeat thread beats with: the plain one where it reaches Redis as ioredis would, ioredis otherwise. */
+/**
+ * Which client the heartbeat thread beats with: the plain one where it reaches Redis as ioredis would, ioredis
+ * otherwise.
+ */
 describe('heartbeat: its connection', () => {
   const server = usePrivateRedis();
 
@@ -43,7 +46,15 @@ describe('heartbeat: its connection', () => {
     const redis = await openHeartbeatConnection({ url: server.url }, 5000);
     expect(redis).toBeInstanceOf(RespConnection);
     await redis.connect();
-    expect(await redis.transaction([['SET', 'plain', '1'], ['GET', 'plain']])).toEqual([[null, 'OK'], [null, '1']]);
+    expect(
+      await redis.transaction([
+        ['SET', 'plain', '1'],
+        ['GET', 'plain'],
+      ]),
+    ).toEqual([
+      [null, 'OK'],
+      [null, '1'],
+    ]);
     await redis.close();
   });
 
@@ -51,7 +62,15 @@ describe('heartbeat: its connection', () => {
     const redis = await openHeartbeatConnection({ url: `${server.url}/?family=4` }, 5000);
     expect(redis).not.toBeInstanceOf(RespConnection);
     await redis.connect();
-    expect(await redis.transaction([['SET', 'through-ioredis', '1'], ['GET', 'through-ioredis']])).toEqual([[null, 'OK'], [null, '1']]);
+    expect(
+      await redis.transaction([
+        ['SET', 'through-ioredis', '1'],
+        ['GET', 'through-ioredis'],
+      ]),
+    ).toEqual([
+      [null, 'OK'],
+      [null, '1'],
+    ]);
     expect(await redis.call(['PING'])).toBe('PONG');
     await redis.close();
   });

@@ -15,7 +15,9 @@ type Lines = Array<{ level: string; message: string }>;
  */
 describe('Heartbeat: the thread and its lifecycle', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
-  const fresh = freshEachTest(() => require('../../src/server/heartbeat/heartbeat') as typeof import('../../src/server/heartbeat/heartbeat'));
+  const fresh = freshEachTest(
+    () => require('../../src/server/heartbeat/heartbeat') as typeof import('../../src/server/heartbeat/heartbeat'),
+  );
   const running: Array<{ stop(): Promise<void> }> = [];
   afterEach(async () => {
     await Promise.all(running.splice(0).map((heartbeat) => heartbeat.stop()));
@@ -37,7 +39,15 @@ describe('Heartbeat: the thread and its lifecycle', () => {
     const instance = new fresh.module.Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 2, queues: ['critical', 'default'], weights: [{ critical: 0, default: 0 }], version: '0.1.0', startedAt: 1795933800 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 2,
+        queues: ['critical', 'default'],
+        weights: [{ critical: 0, default: 0 }],
+        version: '0.1.0',
+        startedAt: 1795933800,
+      },
       interval: 0.1,
       ttl: 60,
       ...options,
@@ -61,17 +71,27 @@ describe('Heartbeat: the thread and its lifecycle', () => {
     }
   }
 
-  const heartbeatClients = async () => (await server.redis.client('LIST') as string).split('\n').filter((line) => line.includes(' name=heartbeat ')).length;
+  const heartbeatClients = async () =>
+    ((await server.redis.client('LIST')) as string).split('\n').filter((line) => line.includes(' name=heartbeat '))
+      .length;
 
   it('logs to the console with its prefix when given no logger, and caps the thread young generation', async () => {
-    const spies = (['log', 'warn', 'error'] as const).map((level) => jest.spyOn(console, level).mockImplementation(() => undefined));
+    const spies = (['log', 'warn', 'error'] as const).map((level) =>
+      jest.spyOn(console, level).mockImplementation(() => undefined),
+    );
     const [log, warn, error] = spies;
     try {
       const hb = heartbeat();
       await hb.instance.start();
       expect(hb.thread()?.resourceLimits?.maxYoungGenerationSizeMb).toBe(2);
       await server.redis.lpush(Keys.signals(hb.identity), 'HUP', 'TTIN');
-      await waitFor(() => log.mock.calls.some(([line]) => String(line).startsWith('[wurk heartbeat] TTIN received: 0 job(s) in flight')), { what: 'the dump' });
+      await waitFor(
+        () =>
+          log.mock.calls.some(([line]) =>
+            String(line).startsWith('[wurk heartbeat] TTIN received: 0 job(s) in flight'),
+          ),
+        { what: 'the dump' },
+      );
       await waitFor(() => warn.mock.calls.length > 0, { what: 'the warning' });
       expect(warn.mock.calls).toEqual([['[wurk heartbeat] ignored unknown remote signal "HUP"']]);
       // A message the thread cannot read throws inside it: its error, then its exit and restart.
@@ -181,7 +201,10 @@ describe('Heartbeat: the thread and its lifecycle', () => {
     const lines: Lines = [];
     const hb = heartbeat({ interval: 0.5, logger: capture(lines) });
     await hb.instance.start();
-    const delays = () => lines.filter((line) => line.message.includes('restarting in')).map((line) => Number(/restarting in (\d+) ms/.exec(line.message)?.[1]));
+    const delays = () =>
+      lines
+        .filter((line) => line.message.includes('restarting in'))
+        .map((line) => Number(/restarting in (\d+) ms/.exec(line.message)?.[1]));
     // Stalled, Redis holds every new thread before its first beat (5 s to connect), long enough to kill it there.
     await stalled(async () => {
       let thread = hb.thread();
@@ -239,7 +262,9 @@ describe('Heartbeat: the thread and its lifecycle', () => {
     while (Date.now() < end) {
       // Busy loop: a perform that blocks the event loop past the threshold.
     }
-    await waitFor(async () => (await server.redis.lrange('queue:default', 0, -1)).join() === 'unstarted', { what: 'the hand-back' });
+    await waitFor(async () => (await server.redis.lrange('queue:default', 0, -1)).join() === 'unstarted', {
+      what: 'the hand-back',
+    });
     expect(await server.redis.exists(claimed)).toBe(0);
   });
 });

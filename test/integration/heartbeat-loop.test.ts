@@ -1,14 +1,27 @@
 import { Keys } from '../../src/redis/keys';
 import { HeartbeatLoop } from '../../src/server/heartbeat/heartbeat-loop';
-import type { FromThread, HeartbeatInfo, HeartbeatThreadData, Snapshot } from '../../src/server/heartbeat/heartbeat-messages';
+import type {
+  FromThread,
+  HeartbeatInfo,
+  HeartbeatThreadData,
+  Snapshot,
+} from '../../src/server/heartbeat/heartbeat-messages';
 import { ExecutionTally } from '../../src/server/metrics/execution-tally';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
 const ID = 'host:7:00ffee00ffee';
 const INFO: HeartbeatInfo = {
-  hostname: 'host', pid: 7, identity: ID, tag: '', labels: [], concurrency: 3, queues: ['default'],
-  weights: [{ default: 0 }], version: '1.0.0', startedAt: 1795933000,
+  hostname: 'host',
+  pid: 7,
+  identity: ID,
+  tag: '',
+  labels: [],
+  concurrency: 3,
+  queues: ['default'],
+  weights: [{ default: 0 }],
+  version: '1.0.0',
+  startedAt: 1795933000,
 };
 
 /**
@@ -16,7 +29,12 @@ const INFO: HeartbeatInfo = {
  * wires it to its port): the messages it sends the main thread, what it
  * writes to stderr, and its run, told to stop by the test.
  */
-function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs = 1000, onSend?: (message: FromThread, loop: HeartbeatLoop) => void) {
+function startLoop(
+  redisUrl: string,
+  data: Partial<HeartbeatThreadData> = {},
+  pongTimeoutMs = 1000,
+  onSend?: (message: FromThread, loop: HeartbeatLoop) => void,
+) {
   const sent: FromThread[] = [];
   const stderr: string[] = [];
   let answerPings = false;
@@ -30,18 +48,26 @@ function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, po
     { stderr: (text) => stderr.push(text), pongTimeoutMs },
   );
   const done = loop.run();
-  const of = <T extends FromThread['type']>(type: T) => sent.filter((message): message is Extract<FromThread, { type: T }> => message.type === type);
+  const of = <T extends FromThread['type']>(type: T) =>
+    sent.filter((message): message is Extract<FromThread, { type: T }> => message.type === type);
   return {
     loop,
     sent,
     stderr,
     done,
     of,
-    logs: (level?: string) => of('log').filter((message) => level === undefined || message.level === level).map((message) => message.message),
+    logs: (level?: string) =>
+      of('log')
+        .filter((message) => level === undefined || message.level === level)
+        .map((message) => message.message),
     beats: () => of('beat').length,
     /** Answers every ping from now on, as a main thread whose event loop turns. */
     answerPings: () => (answerPings = true),
-    snapshot: (snapshot: Partial<Snapshot>) => loop.receive({ type: 'snapshot', snapshot: { work: [], quiet: false, processed: 0, failed: 0, executions: undefined, ...snapshot } }),
+    snapshot: (snapshot: Partial<Snapshot>) =>
+      loop.receive({
+        type: 'snapshot',
+        snapshot: { work: [], quiet: false, processed: 0, failed: 0, executions: undefined, ...snapshot },
+      }),
     /** Waits for `count` more beats than now. */
     async beatsMore(count = 1) {
       const target = of('beat').length + count;
@@ -54,7 +80,8 @@ function startLoop(redisUrl: string, data: Partial<HeartbeatThreadData> = {}, po
   };
 }
 
-// The plain connection is what a redis:// URL gets; ioredis is what Sentinel, TLS and other options get (a URL with a query here).
+// The plain connection is what a redis:// URL gets; ioredis is what Sentinel, TLS and other options get (a URL with a
+// query here).
 describe.each([
   ['a plain connection', ''],
   ['ioredis', '/?family=4'],
@@ -63,7 +90,11 @@ describe.each([
   const redisUrl = () => `${server.url}${urlTail}`;
   // Every loop a test started is stopped after it (a loop left beating would keep Jest from exiting).
   const running: Array<ReturnType<typeof startLoop>> = [];
-  const start = (data: Partial<HeartbeatThreadData> = {}, pongTimeoutMs?: number, onSend?: Parameters<typeof startLoop>[3]) => {
+  const start = (
+    data: Partial<HeartbeatThreadData> = {},
+    pongTimeoutMs?: number,
+    onSend?: Parameters<typeof startLoop>[3],
+  ) => {
     const loop = startLoop(redisUrl(), data, pongTimeoutMs, onSend);
     running.push(loop);
     return loop;
@@ -155,12 +186,18 @@ describe.each([
       return text.length;
     }) as typeof fs.writeSync);
     const sent: FromThread[] = [];
-    const loop = new HeartbeatLoop({ redis: { url: redisUrl() }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true }, (message) => sent.push(message), { pongTimeoutMs: 50 });
+    const loop = new HeartbeatLoop(
+      { redis: { url: redisUrl() }, info: INFO, interval: 0.05, ttl: 60, reportOutages: true },
+      (message) => sent.push(message),
+      { pongTimeoutMs: 50 },
+    );
     const done = loop.run();
     try {
       await server.redis.lpush(`${ID}-signals`, 'TTIN');
       await waitFor(() => written.length === 1, { what: 'the dump on fd 2' });
-      expect(written).toEqual(['[wurk heartbeat] TTIN received: 0 job(s) in flight; main thread did not answer within 50 ms: its event loop is blocked\n']);
+      expect(written).toEqual([
+        '[wurk heartbeat] TTIN received: 0 job(s) in flight; main thread did not answer within 50 ms: its event loop is blocked\n',
+      ]);
     } finally {
       spy.mockRestore();
       loop.receive({ type: 'stop' });
@@ -195,7 +232,9 @@ describe.each([
     await hb.beatsMore(2);
     expect(await server.redis.sismember('processes', ID)).toBe(1);
     expect(hb.of('beat').filter((beat) => !beat.ok)).toHaveLength(1);
-    expect(hb.logs('error')).toEqual([expect.stringMatching(/^heartbeat failed, retrying every 0.05s: .*(ERR|WRONGTYPE)/)]);
+    expect(hb.logs('error')).toEqual([
+      expect.stringMatching(/^heartbeat failed, retrying every 0.05s: .*(ERR|WRONGTYPE)/),
+    ]);
     // The MULTI ran: the day's counter took the 5, and they are not handed back for the next beat.
     const day = `stat:processed:${new Date().toISOString().slice(0, 10)}`;
     await server.redis.del('stat:processed');
@@ -237,7 +276,9 @@ describe.each([
       hb.snapshot({ processed: 6, failed: 2 });
       await waitFor(() => hb.of('beat').filter((beat) => !beat.ok).length >= 2, { what: 'two failed beats' });
       await server.restart();
-      await waitFor(async () => (await server.redis.get('stat:processed')) === '6', { what: 'the kept counters flushed' });
+      await waitFor(async () => (await server.redis.get('stat:processed')) === '6', {
+        what: 'the kept counters flushed',
+      });
       expect(await server.redis.get('stat:failed')).toBe('2');
       expect(hb.logs('error')).toEqual([expect.stringMatching(/^heartbeat failed, retrying every 0.05s: /)]);
       await waitFor(() => hb.logs('log').length === 1, { what: 'the recovery line' });
@@ -253,7 +294,9 @@ describe.each([
         await hb.beatsMore();
         expect(hb.of('beat')).toEqual([{ type: 'beat', ok: false }]);
         await hb.stop();
-        expect(hb.logs('error').filter((line) => line.includes('could not flush'))).toEqual([expect.stringMatching(/^heartbeat could not flush 6 processed \/ 2 failed at stop: /)]);
+        expect(hb.logs('error').filter((line) => line.includes('could not flush'))).toEqual([
+          expect.stringMatching(/^heartbeat could not flush 6 processed \/ 2 failed at stop: /),
+        ]);
       } finally {
         await server.boot();
         // The assertion client back too: one left reconnecting at the end of the file holds Jest open.
@@ -267,7 +310,9 @@ describe.each([
       await server.halt('SIGKILL');
       await waitFor(() => hb.of('beat').some((beat) => !beat.ok), { what: 'a failed beat' });
       await server.restart();
-      await waitFor(() => hb.of('beat').at(-1)?.ok === true && hb.of('beat').some((beat) => !beat.ok), { what: 'a beat after the outage' });
+      await waitFor(() => hb.of('beat').at(-1)?.ok === true && hb.of('beat').some((beat) => !beat.ok), {
+        what: 'a beat after the outage',
+      });
       expect(hb.logs()).toEqual([]);
     });
   });
@@ -306,7 +351,9 @@ describe.each([
       await server.redis.lpush(`${ID}-signals`, 'USR2', 'TSTP', 'TERM', 'TTIN');
       await waitFor(() => hb.logs('log').length > 0, { what: 'the dump' });
       expect(hb.of('signal').map((message) => message.signal)).toEqual(['USR2', 'TSTP', 'TERM', 'TTIN']);
-      expect(hb.logs('log')).toEqual([expect.stringMatching(/^TTIN received: 0 job\(s\) in flight; main thread answered in \d+ ms$/)]);
+      expect(hb.logs('log')).toEqual([
+        expect.stringMatching(/^TTIN received: 0 job\(s\) in flight; main thread answered in \d+ ms$/),
+      ]);
     });
 
     it('an unknown signal is only warned about', async () => {
@@ -333,7 +380,9 @@ describe.each([
       const answeredWithin = Date.now() - asked;
       const [dump] = hb.logs('log');
       const lines = dump.split('\n');
-      expect(lines[0]).toMatch(new RegExp(`^${name} received: 2 job\\(s\\) in flight; main thread answered in \\d+ ms$`));
+      expect(lines[0]).toMatch(
+        new RegExp(`^${name} received: 2 job\\(s\\) in flight; main thread answered in \\d+ ms$`),
+      );
       expect(Number(/answered in (\d+) ms/.exec(lines[0])?.[1])).toBeLessThanOrEqual(answeredWithin);
       expect(lines[1]).toMatch(/^ {2}tid=t1 queue=default HardJob jid=j-1 running (29|30|31)s$/);
       // Not JSON: its first 120 characters; a start in the future (clock skew) is 0 s, never negative.
@@ -346,7 +395,8 @@ describe.each([
       const hb = start({}, 100);
       await signal('TTIN');
       await waitFor(() => hb.logs('log').length === 1, { what: 'the dump' });
-      const expected = 'TTIN received: 0 job(s) in flight; main thread did not answer within 100 ms: its event loop is blocked';
+      const expected =
+        'TTIN received: 0 job(s) in flight; main thread did not answer within 100 ms: its event loop is blocked';
       expect(hb.logs('log')).toEqual([expected]);
       expect(hb.stderr).toEqual([`[wurk heartbeat] ${expected}\n`]);
       // The ping went out; its late answer changes nothing.
@@ -358,7 +408,9 @@ describe.each([
 
   describe('a stuck event loop (reliable fetch)', () => {
     const CLAIMED = `queue:default|host|7|00ffee00ffee|1`;
-    const handBack = (afterMs: number) => ({ stuckLoopHandBack: { afterMs, lists: [{ claimed: CLAIMED, queue: 'default' }] } });
+    const handBack = (afterMs: number) => ({
+      stuckLoopHandBack: { afterMs, lists: [{ claimed: CLAIMED, queue: 'default' }] },
+    });
 
     it('hands the unstarted claims back once the main thread has said nothing for the threshold, says so on stderr and in the log', async () => {
       await server.redis.lpush(CLAIMED, 'b', 'a');
@@ -368,7 +420,9 @@ describe.each([
       expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a', 'b']);
       expect(await server.redis.smembers('queues')).toEqual(['default']);
       await waitFor(() => hb.logs('warn').length === 1, { what: 'the warning' });
-      expect(hb.logs('warn')[0]).toMatch(/^event loop silent for \d+s: handed 2 unstarted job\(s\) of default back to the queue$/);
+      expect(hb.logs('warn')[0]).toMatch(
+        /^event loop silent for \d+s: handed 2 unstarted job\(s\) of default back to the queue$/,
+      );
       expect(hb.stderr).toEqual([`[wurk heartbeat] ${hb.logs('warn')[0]}\n`]);
       // Each beat asks the main thread for a word.
       expect(hb.of('ping').length).toBeGreaterThan(0);
@@ -401,7 +455,9 @@ describe.each([
         expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
         now += 1;
         await waitFor(() => hb.logs('warn').length === 1, { what: 'the hand-back' });
-        expect(hb.logs('warn')).toEqual(['event loop silent for 3s: handed 1 unstarted job(s) of default back to the queue']);
+        expect(hb.logs('warn')).toEqual([
+          'event loop silent for 3s: handed 1 unstarted job(s) of default back to the queue',
+        ]);
         expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a']);
       } finally {
         clock.mockRestore();
@@ -426,10 +482,14 @@ describe.each([
       await server.redis.lpush(CLAIMED, 'a');
       const hb = start(handBack(0));
       await waitFor(() => hb.logs('error').length > 0, { what: 'the error' });
-      expect(hb.logs('error')[0]).toMatch(/^could not hand back the unstarted jobs of a stuck event loop \(will retry\): .*WRONGTYPE/);
+      expect(hb.logs('error')[0]).toMatch(
+        /^could not hand back the unstarted jobs of a stuck event loop \(will retry\): .*WRONGTYPE/,
+      );
       expect(hb.of('beat').every((beat) => beat.ok)).toBe(true);
       await server.redis.del('queue:default');
-      await waitFor(async () => (await server.redis.lrange('queue:default', 0, -1)).join() === 'a', { what: 'the retried hand-back' });
+      await waitFor(async () => (await server.redis.lrange('queue:default', 0, -1)).join() === 'a', {
+        what: 'the retried hand-back',
+      });
     });
   });
 
@@ -446,15 +506,20 @@ describe.each([
       } finally {
         await server.boot();
       }
-      const leaving = (loop: ReturnType<typeof start>) => loop.logs('error').filter((line) => line.includes('could not leave'));
+      const leaving = (loop: ReturnType<typeof start>) =>
+        loop.logs('error').filter((line) => line.includes('could not leave'));
       expect(leaving(watched)).toEqual([]);
-      expect(leaving(unwatched)).toEqual([expect.stringMatching(/^heartbeat could not leave the process registry at stop: Stream isn't writeable/)]);
+      expect(leaving(unwatched)).toEqual([
+        expect.stringMatching(/^heartbeat could not leave the process registry at stop: Stream isn't writeable/),
+      ]);
 
       const refused = start({ reportOutages: false });
       await refused.beatsMore();
       await server.redis.set('processes', 'not a set');
       await refused.stop();
-      expect(leaving(refused)).toEqual([expect.stringMatching(/^heartbeat could not leave the process registry at stop: .*WRONGTYPE/)]);
+      expect(leaving(refused)).toEqual([
+        expect.stringMatching(/^heartbeat could not leave the process registry at stop: .*WRONGTYPE/),
+      ]);
     });
 
     it('says so when the last counters or the registry cannot be written', async () => {
@@ -468,7 +533,7 @@ describe.each([
       tally.record('HardJob', 1, false);
       hb.snapshot({ processed: 2, failed: 1, executions: tally.take() });
       await hb.stop();
-        const errors = hb.logs('error').filter((line) => line.includes('at stop'));
+      const errors = hb.logs('error').filter((line) => line.includes('at stop'));
       expect(errors).toEqual([
         expect.stringMatching(/^heartbeat could not flush 2 processed \/ 1 failed at stop: .*(ERR|WRONGTYPE)/),
         expect.stringMatching(/^heartbeat could not flush the execution metrics at stop: /),

@@ -6,17 +6,31 @@ import { usePrivateRedis } from '../support/private-redis';
 
 const ID = 'host:42:0123456789ab';
 const INFO: HeartbeatInfo = {
-  hostname: 'host', pid: 42, identity: ID, tag: 'app', labels: ['blue'], concurrency: 5, queues: ['critical', 'default'],
-  weights: [{ critical: 0, default: 0 }], version: '1.2.3', startedAt: 1795933000.25,
+  hostname: 'host',
+  pid: 42,
+  identity: ID,
+  tag: 'app',
+  labels: ['blue'],
+  concurrency: 5,
+  queues: ['critical', 'default'],
+  weights: [{ critical: 0, default: 0 }],
+  version: '1.2.3',
+  startedAt: 1795933000.25,
 };
 const TTL = 60;
 
-/** Sidekiq's launcher writes (docs/internals/spec/sidekiq-wire.md §4) as the heartbeat thread makes them, run here on the main thread. */
+/**
+ * Sidekiq's launcher writes (docs/internals/spec/sidekiq-wire.md §4) as the heartbeat thread makes them, run here on
+ * the main thread.
+ */
 describe('heartbeat: the writer', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const connection = usePlainConnection(server);
   // Loaded per test: the signal names and the day keys' TTL are built at import.
-  const fresh = freshEachTest(() => require('../../src/server/heartbeat/heartbeat-writer') as typeof import('../../src/server/heartbeat/heartbeat-writer'));
+  const fresh = freshEachTest(
+    () =>
+      require('../../src/server/heartbeat/heartbeat-writer') as typeof import('../../src/server/heartbeat/heartbeat-writer'),
+  );
   const writer = () => new fresh.module.HeartbeatWriter(connection(), INFO, TTL);
   const today = () => new Date().toISOString().slice(0, 10);
 
@@ -26,9 +40,18 @@ describe('heartbeat: the writer', () => {
     expect(await server.redis.smembers('processes')).toEqual([ID]);
     const hash = await server.redis.hgetall(ID);
     expect(JSON.parse(hash.info)).toEqual({
-      hostname: 'host', started_at: 1795933000.25, pid: 42, tag: 'app', concurrency: 5,
+      hostname: 'host',
+      started_at: 1795933000.25,
+      pid: 42,
+      tag: 'app',
+      concurrency: 5,
       capsules: { default: { concurrency: 5, mode: 'strict', weights: { critical: 0, default: 0 } } },
-      queues: ['critical', 'default'], weights: [{ critical: 0, default: 0 }], labels: ['blue'], identity: ID, version: '1.2.3', embedded: false,
+      queues: ['critical', 'default'],
+      weights: [{ critical: 0, default: 0 }],
+      labels: ['blue'],
+      identity: ID,
+      version: '1.2.3',
+      embedded: false,
     });
     expect(hash).toMatchObject({ busy: '3', quiet: 'false', rtt_us: '250', concurrency: '5' });
     expect(Number(hash.rss)).toBeGreaterThan(1000);
@@ -39,7 +62,7 @@ describe('heartbeat: the writer', () => {
     expect(await server.redis.hget(ID, 'quiet')).toBe('true');
   });
 
-  it("pops one signal per beat; one Sidekiq does not define is reported apart and not acted on", async () => {
+  it('pops one signal per beat; one Sidekiq does not define is reported apart and not acted on', async () => {
     await server.redis.lpush(`${ID}-signals`, 'TSTP', 'SOMETHING', 'USR2');
     expect((await writer().beat(0, false, 1)).signal).toBe('TSTP');
     expect(await writer().beat(0, false, 1)).toMatchObject({ signal: undefined, unknownSignal: 'SOMETHING' });
@@ -67,7 +90,9 @@ describe('heartbeat: the writer', () => {
     await writer().flushStats(5, 2);
     await writer().flushStats(1, 0);
     await writer().flushStats(0, 3);
-    expect(await server.redis.mget('stat:processed', 'stat:failed', `stat:processed:${today()}`, `stat:failed:${today()}`)).toEqual(['6', '5', '6', '5']);
+    expect(
+      await server.redis.mget('stat:processed', 'stat:failed', `stat:processed:${today()}`, `stat:failed:${today()}`),
+    ).toEqual(['6', '5', '6', '5']);
     expect(await server.redis.ttl(`stat:processed:${today()}`)).toBe(5 * 365 * 24 * 3600);
     expect(await server.redis.ttl(`stat:failed:${today()}`)).toBe(5 * 365 * 24 * 3600);
     await server.redis.set('stat:failed', 'not a number');
@@ -76,7 +101,10 @@ describe('heartbeat: the writer', () => {
 
   it('writes the work in flight under both names, payload double-encoded and run_at whole seconds; empty work leaves no hash', async () => {
     const payload = '{"class":"A","args":[1.0]}';
-    await writer().writeWork([{ tid: 'abc', queue: 'default', payload, runAt: 1795933001.9 }, { tid: 'def', queue: 'low', payload, runAt: 5 }]);
+    await writer().writeWork([
+      { tid: 'abc', queue: 'default', payload, runAt: 1795933001.9 },
+      { tid: 'def', queue: 'low', payload, runAt: 5 },
+    ]);
     for (const key of [`${ID}:work`, `${ID}:workers`]) {
       expect(await server.redis.hgetall(key)).toEqual({
         abc: JSON.stringify({ queue: 'default', payload, run_at: 1795933001 }),

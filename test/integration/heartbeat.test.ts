@@ -26,18 +26,24 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
   const server = usePrivateRedis();
   const running: Heartbeat[] = [];
 
-
   afterEach(async () => {
     await Promise.all(running.splice(0).map((heartbeat) => heartbeat.stop()));
     await server.redis.flushall();
   });
 
-
   function heartbeat(identity: ProcessIdentity = newProcessIdentity(), logger = new CapturingLogger()): Heartbeat {
     const instance = new Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: 'billing', labels: ['blue'], concurrency: 7, queues: ['critical', 'default'], weights: [{ critical: 3, default: 1 }], version: '0.1.0', startedAt: 1795933800.5 },
+      info: {
+        tag: 'billing',
+        labels: ['blue'],
+        concurrency: 7,
+        queues: ['critical', 'default'],
+        weights: [{ critical: 3, default: 1 }],
+        version: '0.1.0',
+        startedAt: 1795933800.5,
+      },
       interval: 0.2,
       ttl: 60,
       logger,
@@ -48,7 +54,10 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
 
   async function nextBeat(identity: string): Promise<void> {
     const before = await server.redis.hget(identity, 'beat');
-    await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, { timeout: 15000, what: 'the next beat' });
+    await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, {
+      timeout: 15000,
+      what: 'the next beat',
+    });
   }
 
   it('registers the process with every field Sidekiq 6, 7 and 8.1.2+ read', async () => {
@@ -92,10 +101,13 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     const payload = '{"class":"Charge","args":[1.0,"é"],"jid":"0123456789abcdef01234567","queue":"critical"}';
     hb.setWork([{ tid: '7ch', queue: 'critical', payload, runAt: 1795933819.9 }]);
 
-    const work = await waitFor(async () => {
-      const hash = await server.redis.hgetall(Keys.work(identity.identity));
-      return hash['7ch'] ? hash : undefined;
-    }, { what: 'the work hash' });
+    const work = await waitFor(
+      async () => {
+        const hash = await server.redis.hgetall(Keys.work(identity.identity));
+        return hash['7ch'] ? hash : undefined;
+      },
+      { what: 'the work hash' },
+    );
     expect(work['7ch']).toBe(JSON.stringify({ queue: 'critical', payload, run_at: 1795933819 }));
     // The payload survives byte for byte: 1.0 stays 1.0.
     expect(JSON.parse(work['7ch']).payload).toBe(payload);
@@ -104,7 +116,10 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     await waitFor(async () => (await server.redis.hget(identity.identity, 'busy')) === '1', { what: 'busy 1' });
 
     hb.setWork([]);
-    await waitFor(async () => (await server.redis.exists(Keys.work(identity.identity), Keys.workLegacy(identity.identity))) === 0, { what: 'work hashes emptied' });
+    await waitFor(
+      async () => (await server.redis.exists(Keys.work(identity.identity), Keys.workLegacy(identity.identity))) === 0,
+      { what: 'work hashes emptied' },
+    );
     await waitFor(async () => (await server.redis.hget(identity.identity, 'busy')) === '0', { what: 'busy 0' });
   });
 
@@ -134,12 +149,21 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     const received: RemoteSignal[] = [];
     hb.onSignal((signal) => received.push(signal));
     await hb.start();
-    hb.setWork([{ tid: 'x1', queue: 'default', payload: '{"class":"Slow","jid":"aaaaaaaaaaaaaaaaaaaaaaaa","args":[]}', runAt: Date.now() / 1000 }]);
+    hb.setWork([
+      {
+        tid: 'x1',
+        queue: 'default',
+        payload: '{"class":"Slow","jid":"aaaaaaaaaaaaaaaaaaaaaaaa","args":[]}',
+        runAt: Date.now() / 1000,
+      },
+    ]);
     await waitFor(async () => (await server.redis.hget(identity.identity, 'busy')) === '1', { what: 'busy 1' });
 
     await server.redis.lpush(Keys.signals(identity.identity), 'TTIN');
     await waitFor(() => received.includes('TTIN'), { what: 'TTIN handled' });
-    await waitFor(() => logger.has('log', 'TTIN received: 1 job(s) in flight; main thread answered in'), { what: 'the TTIN dump' });
+    await waitFor(() => logger.has('log', 'TTIN received: 1 job(s) in flight; main thread answered in'), {
+      what: 'the TTIN dump',
+    });
     expect(logger.has('log', 'Slow jid=aaaaaaaaaaaaaaaaaaaaaaaa')).toBe(true);
     expect(await server.redis.hget(identity.identity, 'quiet')).toBe('false');
 
@@ -159,8 +183,17 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     const identity = newProcessIdentity();
     const hb = heartbeat(identity);
     await hb.start();
-    hb.setWork([{ tid: 't1', queue: 'default', payload: '{"class":"A","jid":"bbbbbbbbbbbbbbbbbbbbbbbb"}', runAt: Date.now() / 1000 }]);
-    await waitFor(async () => (await server.redis.exists(Keys.work(identity.identity))) === 1, { what: 'work written' });
+    hb.setWork([
+      {
+        tid: 't1',
+        queue: 'default',
+        payload: '{"class":"A","jid":"bbbbbbbbbbbbbbbbbbbbbbbb"}',
+        runAt: Date.now() / 1000,
+      },
+    ]);
+    await waitFor(async () => (await server.redis.exists(Keys.work(identity.identity))) === 1, {
+      what: 'work written',
+    });
     hb.countProcessed(5);
     hb.countFailed(2);
     await hb.stop();
@@ -184,7 +217,15 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     const hb = new Heartbeat({
       redis: appConnection,
       identity,
-      info: { tag: '', labels: [], concurrency: 1, queues: ['default'], weights: [{ default: 0 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 1,
+        queues: ['default'],
+        weights: [{ default: 0 }],
+        version: '0.1.0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 0.2,
       ttl: 60,
       logger: new CapturingLogger(),
@@ -208,7 +249,14 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     await server.redis.set(Keys.work(identity.identity), 'wrong type');
     await server.redis.set(Keys.processes, 'wrong type');
     hb.countProcessed(2);
-    hb.setWork([{ tid: 'w1', queue: 'default', payload: '{"class":"A","jid":"dddddddddddddddddddddddd"}', runAt: Date.now() / 1000 }]);
+    hb.setWork([
+      {
+        tid: 'w1',
+        queue: 'default',
+        payload: '{"class":"A","jid":"dddddddddddddddddddddddd"}',
+        runAt: Date.now() / 1000,
+      },
+    ]);
     await waitFor(() => logger.has('error', 'WRONGTYPE'), { what: 'the wrong type logged' });
     await nextBeat(identity.identity);
     expect(await server.redis.hget(identity.identity, 'busy')).toBe('1');
@@ -239,10 +287,14 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     await hb.start();
     // Simulates a crash of the thread (an uncaught error or an OOM kill of its isolate).
     await (hb as unknown as { thread: { terminate(): Promise<number> } }).thread.terminate();
-    await waitFor(() => logger.has('error', 'heartbeat thread exited with code 1; restarting'), { what: 'the restart logged' });
+    await waitFor(() => logger.has('error', 'heartbeat thread exited with code 1; restarting'), {
+      what: 'the restart logged',
+    });
     await nextBeat(identity.identity);
     hb.countProcessed(3);
-    await waitFor(async () => (await server.redis.get(Keys.statProcessed)) === '3', { what: 'counters flushed by the new thread' });
+    await waitFor(async () => (await server.redis.get(Keys.statProcessed)) === '3', {
+      what: 'counters flushed by the new thread',
+    });
   });
 
   it('stops within its bound while Redis is away, logging the flush it could not make', async () => {
@@ -271,7 +323,13 @@ describe('Heartbeat (Sidekiq process registry on a worker thread)', () => {
     hb.countProcessed(4);
     await server.boot();
     await waitFor(() => logger.has('log', 'heartbeat resumed'), { timeout: 30000, what: 'the heartbeat resumed' });
-    await waitFor(async () => (await server.redis.sismember(Keys.processes, identity.identity)) === 1, { timeout: 15000, what: 'the process re-registered' });
-    await waitFor(async () => (await server.redis.get(Keys.statProcessed)) === '4', { timeout: 15000, what: 'counters from the outage flushed' });
+    await waitFor(async () => (await server.redis.sismember(Keys.processes, identity.identity)) === 1, {
+      timeout: 15000,
+      what: 'the process re-registered',
+    });
+    await waitFor(async () => (await server.redis.get(Keys.statProcessed)) === '4', {
+      timeout: 15000,
+      what: 'counters from the outage flushed',
+    });
   });
 });

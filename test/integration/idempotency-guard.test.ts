@@ -7,7 +7,10 @@ import { waitFor } from '../support/wait';
 
 const TTL = 600;
 
-/** The Idempotency-Key guard (docs/internals/spec/contract.md §1.8) over a real Redis: claim, replay, misuse, release, keep. */
+/**
+ * The Idempotency-Key guard (docs/internals/spec/contract.md §1.8) over a real Redis: claim, replay, misuse, release,
+ * keep.
+ */
 describe('api: the idempotency guard', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   // Loaded per test, with the classes it tells apart: the key shape is built at import.
@@ -30,19 +33,30 @@ describe('api: the idempotency guard', () => {
   const SLOT = 'idempotency:test-slot';
   const created = (): Promise<ApiResponse> => Promise.resolve(jsonResponse(201, { jid: 'abc' }));
 
-
   it('takes 1 to 255 printable ASCII characters without spaces as a key, and nothing else', () => {
     expect(idempotencyKey(undefined)).toBeUndefined();
     expect(idempotencyKey(`a!~${'x'.repeat(252)}`)).toHaveLength(255);
     for (const bad of ['', ' ', 'a b', 'x'.repeat(256), 'ü', 'tab\t', ['a', 'b']]) {
-      expect(() => idempotencyKey(bad)).toThrow(new fresh.module.ApiProblem('invalid_request', 'The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.'));
+      expect(() => idempotencyKey(bad)).toThrow(
+        new fresh.module.ApiProblem(
+          'invalid_request',
+          'The Idempotency-Key header must be 1 to 255 printable ASCII characters without spaces.',
+        ),
+      );
     }
   });
 
   it('scopes the slot by credential, route and key, and keeps the key itself out of Redis', () => {
     const slot = guard().slot('principal', 'POST /v1/jobs', 'key-1');
     expect(slot).toBe(`idempotency:${createHash('sha256').update('principal\nPOST /v1/jobs\nkey-1').digest('hex')}`);
-    expect(new Set([slot, guard().slot('other', 'POST /v1/jobs', 'key-1'), guard().slot('principal', 'POST /v1/jobs/bulk', 'key-1'), guard().slot('principal', 'POST /v1/jobs', 'key-2')]).size).toBe(4);
+    expect(
+      new Set([
+        slot,
+        guard().slot('other', 'POST /v1/jobs', 'key-1'),
+        guard().slot('principal', 'POST /v1/jobs/bulk', 'key-1'),
+        guard().slot('principal', 'POST /v1/jobs', 'key-2'),
+      ]).size,
+    ).toBe(4);
   });
 
   it('stores a success for the key lifetime and replays it for the same body, without running again', async () => {
@@ -53,7 +67,12 @@ describe('api: the idempotency guard', () => {
     expect(ttl).toBeGreaterThan(TTL - 2);
     const replay = await guard().around(SLOT, Buffer.from('{"class":"A"}'), () => (runs++, created()));
     expect(runs).toBe(1);
-    expect(replay).toEqual({ status: 201, body: first.body, contentType: 'application/json', headers: { 'Idempotency-Replayed': 'true' } });
+    expect(replay).toEqual({
+      status: 201,
+      body: first.body,
+      contentType: 'application/json',
+      headers: { 'Idempotency-Replayed': 'true' },
+    });
     expect(await server.redis.ttl(SLOT)).toBeLessThanOrEqual(ttl);
   });
 
@@ -69,20 +88,36 @@ describe('api: the idempotency guard', () => {
   it('answers 409 to another body under the same key, whatever became of the first', async () => {
     await guard().around(SLOT, Buffer.from('{"class":"A"}'), created);
     expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{"class":"B"}'), created))).toEqual({
-      type: 'idempotency_key_reused', status: 409, detail: 'This Idempotency-Key was already used with a different request body.', extensions: {}, headers: {},
+      type: 'idempotency_key_reused',
+      status: 409,
+      detail: 'This Idempotency-Key was already used with a different request body.',
+      extensions: {},
+      headers: {},
     });
   });
 
   it('answers 409 "in progress" with Retry-After while the first request runs, or when the record is unreadable', async () => {
     let finish: (response: ApiResponse) => void = () => undefined;
     const first = guard().around(SLOT, Buffer.from('{}'), () => new Promise((resolve) => (finish = resolve)));
-    const inProgress = { type: 'request_in_progress', status: 409, extensions: {}, detail: 'A request with this Idempotency-Key is still being processed; retry shortly.', headers: { 'Retry-After': '1' } };
+    const inProgress = {
+      type: 'request_in_progress',
+      status: 409,
+      extensions: {},
+      detail: 'A request with this Idempotency-Key is still being processed; retry shortly.',
+      headers: { 'Retry-After': '1' },
+    };
     await waitFor(async () => (await server.redis.exists(SLOT)) === 1, { what: 'the first request’s claim' });
     expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
     finish(jsonResponse(201, {}));
     await first;
     const fingerprint = createHash('sha256').update('{}').digest('hex');
-    for (const garbage of ['garbage', `201\n${fingerprint}`, `600\n${fingerprint}\n{}`, `20\n${fingerprint}\n{}`, `2011\n${fingerprint}\n{}`]) {
+    for (const garbage of [
+      'garbage',
+      `201\n${fingerprint}`,
+      `600\n${fingerprint}\n{}`,
+      `20\n${fingerprint}\n{}`,
+      `2011\n${fingerprint}\n{}`,
+    ]) {
       await server.redis.set(SLOT, garbage, 'EX', TTL);
       expect(await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), created))).toEqual(inProgress);
     }
@@ -101,7 +136,13 @@ describe('api: the idempotency guard', () => {
     const fails = (error: unknown) => () => Promise.reject(error);
     await expect(guard().around(SLOT, Buffer.from('{}'), fails(new Error('WRONGTYPE')))).rejects.toThrow('WRONGTYPE');
     expect(await server.redis.exists(SLOT)).toBe(0);
-    await expect(guard().around(SLOT, Buffer.from('{}'), fails(new fresh.module.WriteMayHaveAppliedError(new fresh.module.CommandInDoubtError('EVALSHA'))))).rejects.toThrow(fresh.module.WriteMayHaveAppliedError);
+    await expect(
+      guard().around(
+        SLOT,
+        Buffer.from('{}'),
+        fails(new fresh.module.WriteMayHaveAppliedError(new fresh.module.CommandInDoubtError('EVALSHA'))),
+      ),
+    ).rejects.toThrow(fresh.module.WriteMayHaveAppliedError);
     expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
   });
 
@@ -113,10 +154,14 @@ describe('api: the idempotency guard', () => {
       return created();
     });
     expect(response.status).toBe(201);
-    expect(lines).toEqual([`Idempotency-Key ${SLOT}: the answer was sent but not stored (Connection is closed.); retries get 409 until the key expires`]);
+    expect(lines).toEqual([
+      `Idempotency-Key ${SLOT}: the answer was sent but not stored (Connection is closed.); retries get 409 until the key expires`,
+    ]);
     expect(await server.redis.get(SLOT)).toMatch(/^0\n/);
     let runs = 0;
-    expect((await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), () => (runs++, created())))).type).toBe('request_in_progress');
+    expect((await rejectionProblem(guard().around(SLOT, Buffer.from('{}'), () => (runs++, created())))).type).toBe(
+      'request_in_progress',
+    );
     expect(runs).toBe(0);
   });
 
@@ -138,7 +183,8 @@ describe('api: the idempotency guard', () => {
       return jsonResponse(404, {});
     });
     expect(answered.status).toBe(404);
-    const released = (slot: string) => `Idempotency-Key ${slot}: could not be released (Connection is closed.); retries get 409 until the key expires`;
+    const released = (slot: string) =>
+      `Idempotency-Key ${slot}: could not be released (Connection is closed.); retries get 409 until the key expires`;
     expect([...lines, ...second.lines]).toEqual([released(SLOT), released('idempotency:other')]);
   });
 
@@ -153,8 +199,12 @@ describe('api: the idempotency guard', () => {
     expect(pushMayHaveApplied(new fresh.module.CommandInDoubtError('LPUSH'))).toBe(true);
     expect(pushMayHaveApplied(new fresh.module.RedisUnavailableError('127.0.0.1:1', 'down'))).toBe(true);
     expect(pushMayHaveApplied(new fresh.module.PartlyAppliedError(new Error('x')))).toBe(true);
-    expect(pushMayHaveApplied(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(false);
-    expect(new fresh.module.WriteMayHaveAppliedError(new Error('gone')).message).toBe('the push may have been applied: gone');
+    expect(pushMayHaveApplied(new Error('WRONGTYPE Operation against a key holding the wrong kind of value'))).toBe(
+      false,
+    );
+    expect(new fresh.module.WriteMayHaveAppliedError(new Error('gone')).message).toBe(
+      'the push may have been applied: gone',
+    );
     expect(new fresh.module.WriteMayHaveAppliedError('gone').message).toBe('the push may have been applied: gone');
     expect(new fresh.module.WriteMayHaveAppliedError('gone').name).toBe('WriteMayHaveAppliedError');
   });

@@ -15,7 +15,9 @@ interface Seen {
 }
 const seen: Seen[] = [];
 
-/** What wurk's storage holds after an await inside perform: undefined when the app's jobs do not carry their execution. */
+/**
+ * What wurk's storage holds after an await inside perform: undefined when the app's jobs do not carry their execution.
+ */
 async function storeAfterAwait(): Promise<string | undefined> {
   await Promise.resolve();
   return jobExecutionStorage.getStore()?.jid;
@@ -80,7 +82,15 @@ describe('JobContext: jobs carry their execution once the app injects it', () =>
 
   async function boot(queue: string, providers: Type[]): Promise<INestApplicationContext> {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, queues: [queue], pollInterval: 0.2, fetchTimeout: 0.5, logJobs: 'none' })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          queues: [queue],
+          pollInterval: 0.2,
+          fetchTimeout: 0.5,
+          logJobs: 'none',
+        }),
+      ],
       providers,
     })
     class AppModule {}
@@ -101,7 +111,9 @@ describe('JobContext: jobs carry their execution once the app injects it', () =>
   it('a service that injects it turns it on for every job of the app, each job seeing its own through awaits', async () => {
     const app = await boot('audited', [Auditor, AuditedJob]);
     const client = app.get(ClientService);
-    const jids = await Promise.all(['a', 'b', 'c'].map(() => client.push({ class: 'AuditedJob', args: [], queue: 'audited' })));
+    const jids = await Promise.all(
+      ['a', 'b', 'c'].map(() => client.push({ class: 'AuditedJob', args: [], queue: 'audited' })),
+    );
     await waitFor(() => seen.length === 3, { what: 'three jobs' });
     for (const entry of seen) expect(entry.store).toBe(entry.context);
     expect(seen.map((entry) => entry.context).sort()).toEqual([...jids].sort());
@@ -125,7 +137,8 @@ describe('JobContext: jobs carry their execution once the app injects it', () =>
     expect(seen[0]).toEqual({
       jid: 'first',
       store: undefined,
-      error: 'JobContext is only available while a job is being performed (inject it, rather than resolving it at run time, so every job carries it)',
+      error:
+        'JobContext is only available while a job is being performed (inject it, rather than resolving it at run time, so every job carries it)',
     });
     expect(seen[1]).toEqual({ jid: 'second', store: second, context: second });
   });

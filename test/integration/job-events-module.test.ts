@@ -2,7 +2,17 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { AdminService, ClientService, JobEvent, OnJobEvent, StatusService, StatusWaitTimeoutError, Worker, WurkModule, WurkServer } from '../../src';
+import {
+  AdminService,
+  ClientService,
+  JobEvent,
+  OnJobEvent,
+  StatusService,
+  StatusWaitTimeoutError,
+  Worker,
+  WurkModule,
+  WurkServer,
+} from '../../src';
 import { JobEventsExplorer } from '../../src/nest/job-events.explorer';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
@@ -85,8 +95,16 @@ describe('job events (@OnJobEvent) and StatusService.waitFor', () => {
     };
     const status = app.get(StatusService);
     expect(await status.waitFor(jids.ok, { timeout: 10000 })).toMatchObject({ state: 'complete', result: 42 });
-    expect(await status.waitFor(jids.dead, { timeout: 10000 })).toMatchObject({ state: 'dead', error_message: 'no retries' });
-    await waitFor(() => log.events.filter((event) => event[1] !== 'started').length === 4 && log.events.some((event) => event[0] === 'HangJob'), { what: 'four outcomes and the hung start' });
+    expect(await status.waitFor(jids.dead, { timeout: 10000 })).toMatchObject({
+      state: 'dead',
+      error_message: 'no retries',
+    });
+    await waitFor(
+      () =>
+        log.events.filter((event) => event[1] !== 'started').length === 4 &&
+        log.events.some((event) => event[0] === 'HangJob'),
+      { what: 'four outcomes and the hung start' },
+    );
     await app.close();
     release();
     const of = (jid: string): string[] => log.events.filter((event) => event[2] === jid).map((event) => event[1]);
@@ -107,7 +125,10 @@ describe('job events (@OnJobEvent) and StatusService.waitFor', () => {
       // A queue nobody processes: the row stays `enqueued`.
       const jid = (await app.get(ClientService).set({ queue: 'nobody' }).performAsync(OkJob, 1))!;
       const started = Date.now();
-      const error = await app.get(StatusService).waitFor(jid, { timeout: 300 }).catch((caught: unknown) => caught);
+      const error = await app
+        .get(StatusService)
+        .waitFor(jid, { timeout: 300 })
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(StatusWaitTimeoutError);
       expect((error as StatusWaitTimeoutError).last?.state).toBe('enqueued');
       expect(Date.now() - started).toBeGreaterThanOrEqual(290);

@@ -49,7 +49,16 @@ class PlainWorker {
 
 async function boot(url: string, options: Partial<WurkModuleOptions> = {}): Promise<INestApplicationContext> {
   @Module({
-    imports: [WurkModule.forRoot({ redis: { url }, concurrency: 2, fetchTimeout: 0.2, pollInterval: 0.1, shutdownTimeout: 5, ...options })],
+    imports: [
+      WurkModule.forRoot({
+        redis: { url },
+        concurrency: 2,
+        fetchTimeout: 0.2,
+        pollInterval: 0.1,
+        shutdownTimeout: 5,
+        ...options,
+      }),
+    ],
     providers: [DoomedWorker, FlakyWorker, PlainWorker],
   })
   class AppModule {}
@@ -82,11 +91,26 @@ describe('job history: the attempts log', () => {
     const jid = (await client.performAsync(DoomedWorker, 7))!;
     await waitFor(retryNow, { timeout: 20000, what: 'the job in retry' });
     await waitFor(() => server.redis.zcard('dead'), { timeout: 20000, what: 'the job in dead' });
-    const records = await waitFor(async () => ((await admin.attempts(jid)).length === 2 ? admin.attempts(jid) : undefined), { what: 'two records' });
+    const records = await waitFor(
+      async () => ((await admin.attempts(jid)).length === 2 ? admin.attempts(jid) : undefined),
+      { what: 'two records' },
+    );
     const identity = app.get(WurkServer).identity.identity;
-    expect(records[0]).toMatchObject({ attempt: 1, outcome: 'retrying', error_class: 'QuotaError', error_message: 'quota exceeded for 7', process: identity, queue: 'default' });
+    expect(records[0]).toMatchObject({
+      attempt: 1,
+      outcome: 'retrying',
+      error_class: 'QuotaError',
+      error_message: 'quota exceeded for 7',
+      process: identity,
+      queue: 'default',
+    });
     expect(records[0].retry_at).toBeGreaterThan(records[0].at);
-    expect(records[1]).toMatchObject({ attempt: 2, outcome: 'dead', error_class: 'QuotaError', error_message: 'quota exceeded for 7' });
+    expect(records[1]).toMatchObject({
+      attempt: 2,
+      outcome: 'dead',
+      error_class: 'QuotaError',
+      error_message: 'quota exceeded for 7',
+    });
     expect(records[1].retry_at).toBeUndefined();
     expect(records[1].backtrace!.length).toBeGreaterThan(0);
     expect(records[1].backtrace!.length).toBeLessThanOrEqual(5);
@@ -101,18 +125,34 @@ describe('job history: the attempts log', () => {
     seen.length = 0;
     const jid = (await client.performAsync(FlakyWorker))!;
     await waitFor(retryNow, { timeout: 20000, what: 'the job in retry' });
-    const records = await waitFor(async () => ((await admin.attempts(jid)).length === 2 ? admin.attempts(jid) : undefined), { timeout: 20000, what: 'two records' });
+    const records = await waitFor(
+      async () => ((await admin.attempts(jid)).length === 2 ? admin.attempts(jid) : undefined),
+      { timeout: 20000, what: 'two records' },
+    );
     expect(records.map((r) => [r.attempt, r.outcome])).toEqual([
       [1, 'retrying'],
       [2, 'succeeded'],
     ]);
     expect(records[1].error_class).toBeUndefined();
-    expect(seen).toEqual([[expect.objectContaining({ attempt: 1, outcome: 'retrying', error_class: 'RangeError', error_message: 'first attempt fails' })]]);
+    expect(seen).toEqual([
+      [
+        expect.objectContaining({
+          attempt: 1,
+          outcome: 'retrying',
+          error_class: 'RangeError',
+          error_message: 'first attempt fails',
+        }),
+      ],
+    ]);
   });
 
   it('a first run that succeeds writes no record (the log costs only failures)', async () => {
     ran.length = 0;
-    const jids = [await client.performAsync(PlainWorker), await client.performAsync(PlainWorker), await client.performAsync(PlainWorker)];
+    const jids = [
+      await client.performAsync(PlainWorker),
+      await client.performAsync(PlainWorker),
+      await client.performAsync(PlainWorker),
+    ];
     await waitFor(() => ran.length === 3, { what: 'three runs' });
     expect(await server.redis.keys('attempts:*')).toEqual([]);
     for (const jid of jids) expect(await admin.attempts(jid!)).toEqual([]);
@@ -145,10 +185,13 @@ describe('the attempts store: bounds', () => {
 
   it('keeps the newest `maxEntries` records, re-stamps the TTL, and refuses a record over the byte cap whole', async () => {
     const store = new RedisAttemptsStore(server.redis, { maxEntries: 3, ttl: 120 });
-    for (let attempt = 1; attempt <= 5; attempt++) await store.record('j1', { attempt, at: attempt, outcome: 'retrying' });
+    for (let attempt = 1; attempt <= 5; attempt++)
+      await store.record('j1', { attempt, at: attempt, outcome: 'retrying' });
     expect((await store.read('j1')).map((r) => r.attempt)).toEqual([3, 4, 5]);
     expect(await server.redis.ttl('attempts:j1')).toBeGreaterThan(100);
-    await expect(store.record('j1', { attempt: 6, at: 6, outcome: 'dead', error_message: 'x'.repeat(5000) })).rejects.toThrow(/over the 4096-byte cap/);
+    await expect(
+      store.record('j1', { attempt: 6, at: 6, outcome: 'dead', error_message: 'x'.repeat(5000) }),
+    ).rejects.toThrow(/over the 4096-byte cap/);
     expect(await server.redis.llen('attempts:j1')).toBe(3);
   });
 
@@ -161,9 +204,20 @@ describe('the attempts store: bounds', () => {
     } catch (error) {
       parseError = error as Error;
     }
-    const typical = attemptRecordOf({ kind: 'retrying', error: parseError, retryCount: 0, retryAt: Date.now() + 30000 }, { ...facts, attempt: 1 })!;
+    const typical = attemptRecordOf(
+      { kind: 'retrying', error: parseError, retryCount: 0, retryAt: Date.now() + 30000 },
+      { ...facts, attempt: 1 },
+    )!;
     const hugeStack = 'Error\n' + Array.from({ length: 9 }, () => `    at ${'x'.repeat(400)}`).join('\n');
-    const worst = attemptRecordOf({ kind: 'retrying', error: Object.assign(new Error('€'.repeat(2000)), { stack: hugeStack }), retryCount: 28, retryAt: Date.now() }, { ...facts, attempt: 30 })!;
+    const worst = attemptRecordOf(
+      {
+        kind: 'retrying',
+        error: Object.assign(new Error('€'.repeat(2000)), { stack: hugeStack }),
+        retryCount: 28,
+        retryAt: Date.now(),
+      },
+      { ...facts, attempt: 30 },
+    )!;
     const typicalBytes = Buffer.byteLength(JSON.stringify(typical));
     const worstBytes = Buffer.byteLength(JSON.stringify(worst));
     await store.record('typical', typical);
@@ -173,7 +227,9 @@ describe('the attempts store: bounds', () => {
     for (let i = 0; i < 30; i++) await store.record('worst', worst);
     const worstThirty = Number(await server.redis.call('MEMORY', 'USAGE', 'attempts:worst'));
     // Quoted in docs/job-history.md.
-    console.log(`attempt record: typical ${typicalBytes} B JSON, worst ${worstBytes} B; MEMORY USAGE 1 typical ${one} B, 30 typical ${thirty} B, 30 worst ${worstThirty} B`);
+    console.log(
+      `attempt record: typical ${typicalBytes} B JSON, worst ${worstBytes} B; MEMORY USAGE 1 typical ${one} B, 30 typical ${thirty} B, 30 worst ${worstThirty} B`,
+    );
     expect(typicalBytes).toBeLessThan(1024);
     expect(worstBytes).toBeLessThan(2560);
     expect(worstThirty).toBeLessThan(80 * 1024);

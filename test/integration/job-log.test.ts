@@ -34,7 +34,9 @@ class CapturingLogger implements LoggerService {
     return lines.length > 0 ? lines : undefined;
   }
   of(level: string, pattern: RegExp): string[] {
-    return this.lines.filter((line) => line.level === level && line.context === 'Wurk' && pattern.test(line.message)).map((line) => line.message);
+    return this.lines
+      .filter((line) => line.level === level && line.context === 'Wurk' && pattern.test(line.message))
+      .map((line) => line.message);
   }
 }
 
@@ -83,7 +85,15 @@ describe('job log through Nest Logger', () => {
 
   async function boot(options: WurkModuleOptions = {}): Promise<ClientService> {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, queues: ['billing'], fetchTimeout: 0.5, pollInterval: 0.5, ...options })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          queues: ['billing'],
+          fetchTimeout: 0.5,
+          pollInterval: 0.5,
+          ...options,
+        }),
+      ],
       providers: [ChargeWorker, OneShotWorker, DroppedWorker, QuickWorker],
     })
     class AppModule {}
@@ -102,7 +112,9 @@ describe('job log through Nest Logger', () => {
     const jid = await client.performAsync(ChargeWorker, 42);
     const [line] = await waitFor(() => logger.some('warn', /fail:/), { what: 'the failure warning' });
     expect(line).toMatch(
-      new RegExp(`^class=ChargeWorker jid=${jid} queue=billing attempt=1 elapsed=\\d+\\.\\d{3} fail: PaymentDeclined: card declined for order 42; retry #1 at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(in \\d+ s\\)$`),
+      new RegExp(
+        `^class=ChargeWorker jid=${jid} queue=billing attempt=1 elapsed=\\d+\\.\\d{3} fail: PaymentDeclined: card declined for order 42; retry #1 at \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z \\(in \\d+ s\\)$`,
+      ),
     );
     expect(logger.of('warn', /fail:/)).toHaveLength(1);
     expect(logger.of('debug', new RegExp(`jid=${jid} stack: [\\s\\S]*card declined[\\s\\S]*at `))).toHaveLength(1);
@@ -113,8 +125,12 @@ describe('job log through Nest Logger', () => {
     const dead = await client.performAsync(OneShotWorker);
     const dropped = await client.performAsync(DroppedWorker);
     await waitFor(() => logger.of('warn', /fail:/).length === 2, { what: 'two failure warnings' });
-    expect(logger.of('warn', new RegExp(`jid=${dead} .* fail: TypeError: no retries for me; moved to dead$`))).toHaveLength(1);
-    expect(logger.of('warn', new RegExp(`jid=${dropped} .* fail: RangeError: dropped on failure; dropped `))).toHaveLength(1);
+    expect(
+      logger.of('warn', new RegExp(`jid=${dead} .* fail: TypeError: no retries for me; moved to dead$`)),
+    ).toHaveLength(1);
+    expect(
+      logger.of('warn', new RegExp(`jid=${dropped} .* fail: RangeError: dropped on failure; dropped `)),
+    ).toHaveLength(1);
   });
 
   it('names the class, the workers this process has and the fix when no @Worker runs a job', async () => {
@@ -128,11 +144,11 @@ describe('job log through Nest Logger', () => {
     expect(line).toContain("add the InvoiceMailer class to a module's providers");
   });
 
-  it("warns at start-up about a @Worker class no module provides, in a processing app only", async () => {
+  it('warns at start-up about a @Worker class no module provides, in a processing app only', async () => {
     await boot();
     const [warning] = logger.of('warn', /provided by no module/);
     expect(warning).toContain(ForgottenWorker.name);
-    expect(warning).toContain("add");
+    expect(warning).toContain('add');
     await app!.close();
     await boot({ processing: false });
     expect(logger.of('warn', /provided by no module/)).toEqual([]);
@@ -141,7 +157,9 @@ describe('job log through Nest Logger', () => {
   it("logJobs 'all' adds start and done lines with the duration, as Sidekiq prints them", async () => {
     const client = await boot({ logJobs: 'all' });
     const jid = await client.performAsync(QuickWorker, 'all');
-    await waitFor(() => logger.of('log', new RegExp(`jid=${jid} elapsed=\\d+\\.\\d{3} done$`)).length === 1, { what: 'the done line' });
+    await waitFor(() => logger.of('log', new RegExp(`jid=${jid} elapsed=\\d+\\.\\d{3} done$`)).length === 1, {
+      what: 'the done line',
+    });
     expect(logger.of('log', new RegExp(`^class=QuickWorker jid=${jid} start$`))).toHaveLength(1);
   });
 

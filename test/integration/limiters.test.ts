@@ -1,7 +1,16 @@
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientService, JobOutcome, LimiterService, OverLimitError, ServerContext, Worker, WurkModule, WurkServer } from '../../src';
+import {
+  ClientService,
+  JobOutcome,
+  LimiterService,
+  OverLimitError,
+  ServerContext,
+  Worker,
+  WurkModule,
+  WurkServer,
+} from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { runScript } from '../../src/redis/scripts';
 import { usePrivateRedis } from '../support/private-redis';
@@ -69,7 +78,8 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
           shutdownTimeout: 2,
           heartbeatInterval: 0.2,
           overLimitRetries: 3,
-          // The limiter's own retryAfter (a window's), else a short pause: fast, and never back before the window admits.
+          // The limiter's own retryAfter (a window's), else a short pause: fast, and never back before the window
+          // admits.
           overLimitBackoff: (count: number, error: unknown) => (error as OverLimitError).retryAfter ?? 0.2,
         }),
       ],
@@ -79,7 +89,12 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
     const app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
     app.get(WurkServer).addListener({
       onSettled: (context: ServerContext, outcome: JobOutcome) => {
-        outcomes.push({ jid: context.job.jid, kind: outcome.kind, overrated: context.job.get('overrated'), error: 'error' in outcome ? outcome.error : undefined });
+        outcomes.push({
+          jid: context.job.jid,
+          kind: outcome.kind,
+          overrated: context.job.get('overrated'),
+          error: 'error' in outcome ? outcome.error : undefined,
+        });
       },
     });
     await app.init();
@@ -96,8 +111,14 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
   });
 
   it('a concurrent limit of 2 holds across two processes over a 1,000-job run', async () => {
-    await apps[0].get(ClientService).pushBulk({ class: 'TwoAtOnce', queue: 'limited', args: Array.from({ length: 1000 }, () => []) });
-    await waitFor(() => outcomes.filter((o) => o.kind === 'complete').length >= 1000, { timeout: 120000, interval: 50, what: '1,000 limited jobs' });
+    await apps[0]
+      .get(ClientService)
+      .pushBulk({ class: 'TwoAtOnce', queue: 'limited', args: Array.from({ length: 1000 }, () => []) });
+    await waitFor(() => outcomes.filter((o) => o.kind === 'complete').length >= 1000, {
+      timeout: 120000,
+      interval: 50,
+      what: '1,000 limited jobs',
+    });
     const highs = (await server.redis.hkeys('max-inside')).map(Number);
     expect(Math.max(...highs)).toBe(2);
     expect(outcomes.filter((o) => o.kind !== 'complete')).toEqual([]);
@@ -108,7 +129,11 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
     windowAdmissions = [];
     outcomes.length = 0;
     await apps[0].get(ClientService).push({ class: 'TenPerSecond', queue: 'window', args: [55] });
-    await waitFor(() => outcomes.some((o) => o.kind === 'complete'), { timeout: 30000, interval: 50, what: 'the windowed job' });
+    await waitFor(() => outcomes.some((o) => o.kind === 'complete'), {
+      timeout: 30000,
+      interval: 50,
+      what: 'the windowed job',
+    });
     expect(windowAdmissions).toHaveLength(55);
     // Timed here, after each reply: a little under a second of slack for the round trip.
     for (const start of windowAdmissions) {
@@ -119,27 +144,43 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
 
   it('jobs over their limit are rescheduled, not failed, and all finish', async () => {
     outcomes.length = 0;
-    await waitFor(async () => Number(await server.redis.get('stat:processed')) >= 1001, { what: 'earlier runs counted' });
+    await waitFor(async () => Number(await server.redis.get('stat:processed')) >= 1001, {
+      what: 'earlier runs counted',
+    });
     const processedBefore = Number(await server.redis.get('stat:processed'));
     const failedBefore = Number((await server.redis.get('stat:failed')) ?? 0);
-    await apps[0].get(ClientService).pushBulk({ class: 'Burst', queue: 'burst', args: Array.from({ length: 12 }, () => []) });
-    await waitFor(() => outcomes.filter((o) => o.kind === 'complete').length === 12, { timeout: 60000, interval: 50, what: '12 burst jobs' });
+    await apps[0]
+      .get(ClientService)
+      .pushBulk({ class: 'Burst', queue: 'burst', args: Array.from({ length: 12 }, () => []) });
+    await waitFor(() => outcomes.filter((o) => o.kind === 'complete').length === 12, {
+      timeout: 60000,
+      interval: 50,
+      what: '12 burst jobs',
+    });
     const rescheduled = outcomes.filter((o) => o.kind === 'rescheduled');
     expect(rescheduled.length).toBeGreaterThan(0);
     expect(outcomes.filter((o) => o.kind !== 'complete' && o.kind !== 'rescheduled')).toEqual([]);
     // The finishing run of a rescheduled job carries its count.
-    expect(outcomes.some((o) => o.kind === 'complete' && typeof o.overrated === 'number' && o.overrated >= 1)).toBe(true);
+    expect(outcomes.some((o) => o.kind === 'complete' && typeof o.overrated === 'number' && o.overrated >= 1)).toBe(
+      true,
+    );
     expect(await server.redis.zcard('retry')).toBe(0);
     // Counters reach Redis with the heartbeat: once every run is counted as processed, none may be counted as failed.
     const runs = outcomes.length;
-    await waitFor(async () => Number(await server.redis.get('stat:processed')) >= processedBefore + runs, { what: 'the counters to be flushed' });
+    await waitFor(async () => Number(await server.redis.get('stat:processed')) >= processedBefore + runs, {
+      what: 'the counters to be flushed',
+    });
     expect(Number((await server.redis.get('stat:failed')) ?? 0)).toBe(failedBefore);
   });
 
   it('after overLimitRetries reschedules, an over-limit job fails like any error', async () => {
     outcomes.length = 0;
     const jid = await apps[0].get(ClientService).push({ class: 'NeverAdmitted', queue: 'never', args: [], retry: 0 });
-    await waitFor(() => outcomes.some((o) => o.kind === 'dead'), { timeout: 30000, interval: 50, what: 'the job in dead' });
+    await waitFor(() => outcomes.some((o) => o.kind === 'dead'), {
+      timeout: 30000,
+      interval: 50,
+      what: 'the job in dead',
+    });
     expect(outcomes.map((o) => o.kind)).toEqual(['rescheduled', 'rescheduled', 'rescheduled', 'dead']);
     const [dead] = await server.redis.zrange('dead', '0', '-1');
     expect(JSON.parse(dead)).toMatchObject({ jid, overrated: 3, error_class: 'OverLimitError' });
@@ -151,7 +192,13 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
     await runScript(server.redis, 'limiter_concurrent', ['lmtr-c:crashed'], [1, 800, 'dead-holder']);
     const single = limiters.concurrent('crashed', 1, { lockTimeout: 10, waitTimeout: 0 });
     await expect(single.within(() => 'in')).rejects.toThrow(OverLimitError);
-    expect(await waitFor(() => single.within(() => 'in').catch(() => undefined), { timeout: 5000, interval: 100, what: 'the lapsed slot' })).toBe('in');
+    expect(
+      await waitFor(() => single.within(() => 'in').catch(() => undefined), {
+        timeout: 5000,
+        interval: 100,
+        what: 'the lapsed slot',
+      }),
+    ).toBe('in');
   });
 
   it('refuses bad over-limit options, naming them', () => {

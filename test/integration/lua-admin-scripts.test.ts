@@ -11,7 +11,8 @@ import { usePrivateRedis } from '../support/private-redis';
 describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const redis = () => server.redis;
-  const kill = (args: Array<string | number>) => runScript<number>(redis(), 'admin_kill', [Keys.retry, Keys.dead], args);
+  const kill = (args: Array<string | number>) =>
+    runScript<number>(redis(), 'admin_kill', [Keys.retry, Keys.dead], args);
 
   describe('admin_kill', () => {
     it('moves each listed entry still in the source, and only those', async () => {
@@ -26,7 +27,12 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
       await redis().set('unique:a', 'ja');
       await redis().set('unique:b', 'newer-push');
       await redis().set('unique:gone', 'jg');
-      const killed = await runScript<number>(redis(), 'admin_kill', [Keys.retry, Keys.dead, 'unique:a', 'unique:b', 'unique:gone'], [100, 0, 1000, 'a', 'ja', 1, 'b', 'jb', 2, 'gone', 'jg', 3]);
+      const killed = await runScript<number>(
+        redis(),
+        'admin_kill',
+        [Keys.retry, Keys.dead, 'unique:a', 'unique:b', 'unique:gone'],
+        [100, 0, 1000, 'a', 'ja', 1, 'b', 'jb', 2, 'gone', 'jg', 3],
+      );
       expect(killed).toBe(2);
       expect(await redis().exists('unique:a')).toBe(0);
       expect(await redis().get('unique:b')).toBe('newer-push');
@@ -62,11 +68,20 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
       await redis().set('unique:a', 'ja');
       await redis().set('unique:x', 'someone-else');
       await redis().set('unique:gone', 'jg');
-      expect(await runScript<number>(redis(), 'admin_remove', [Keys.schedule, 'unique:a', 'unique:gone'], ['zset', 'a', 'ja', 1, 'gone', 'jg', 2])).toBe(1);
+      expect(
+        await runScript<number>(
+          redis(),
+          'admin_remove',
+          [Keys.schedule, 'unique:a', 'unique:gone'],
+          ['zset', 'a', 'ja', 1, 'gone', 'jg', 2],
+        ),
+      ).toBe(1);
       expect(await redis().zrange(Keys.schedule, '0', '-1')).toEqual(['b']);
       expect(await redis().exists('unique:a')).toBe(0);
       expect(await redis().get('unique:gone')).toBe('jg');
-      expect(await runScript<number>(redis(), 'admin_remove', ['queue:q', 'unique:x'], ['list', 'x', 'jx', 1, 'y', 'jy', 0])).toBe(2);
+      expect(
+        await runScript<number>(redis(), 'admin_remove', ['queue:q', 'unique:x'], ['list', 'x', 'jx', 1, 'y', 'jy', 0]),
+      ).toBe(2);
       expect(await redis().exists('queue:q')).toBe(0);
       expect(await redis().get('unique:x')).toBe('someone-else');
     });
@@ -76,12 +91,16 @@ describe('lua/admin_kill.lua and lua/admin_to_queue.lua', () => {
     it('renames a set to its holding key with a TTL, drops a queue from queues, and answers 0 for a missing set', async () => {
       await redis().lpush('queue:q', 'x', 'y');
       await redis().sadd(Keys.queues, 'q', 'other');
-      expect(await runScript<number>(redis(), 'admin_detach', ['queue:q', 'hold', Keys.queues], ['list', 'q', 60])).toBe(2);
+      expect(
+        await runScript<number>(redis(), 'admin_detach', ['queue:q', 'hold', Keys.queues], ['list', 'q', 60]),
+      ).toBe(2);
       expect(await redis().exists('queue:q')).toBe(0);
       expect(await redis().lrange('hold', 0, -1)).toEqual(['y', 'x']);
       expect(await redis().ttl('hold')).toBeGreaterThan(50);
       expect(await redis().smembers(Keys.queues)).toEqual(['other']);
-      expect(await runScript<number>(redis(), 'admin_detach', [Keys.dead, 'hold2', Keys.queues], ['zset', '', 60])).toBe(0);
+      expect(
+        await runScript<number>(redis(), 'admin_detach', [Keys.dead, 'hold2', Keys.queues], ['zset', '', 60]),
+      ).toBe(0);
       expect(await redis().exists('hold2')).toBe(0);
     });
 

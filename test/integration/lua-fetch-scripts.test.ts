@@ -18,7 +18,8 @@ describe('fetch-side scripts', () => {
   const QUEUE = Keys.queue('q');
 
   describe('basic_fetch', () => {
-    const fetch = (queues: string[]) => runScript<Array<number | string>>(redis(), 'basic_fetch', [...queues.map(Keys.queue), Keys.paused], queues);
+    const fetch = (queues: string[]) =>
+      runScript<Array<number | string>>(redis(), 'basic_fetch', [...queues.map(Keys.queue), Keys.paused], queues);
 
     it('pops the oldest job (right end) of the first queue in order that has one and is not paused', async () => {
       await redis().sadd(Keys.paused, 'a');
@@ -43,10 +44,15 @@ describe('fetch-side scripts', () => {
     });
   });
 
-  describe('fetch: acknowledgments by LTRIM only when they are the list\'s oldest entries', () => {
+  describe("fetch: acknowledgments by LTRIM only when they are the list's oldest entries", () => {
     /** fetch.lua with acks only (no claim, no start): one queue, mode "L", the payloads given. */
     const ack = (payloads: string[]) =>
-      runScript<unknown[]>(redis(), 'fetch', [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects], [1, 0, 0, 0, 'L', payloads.length, '0', ...payloads]);
+      runScript<unknown[]>(
+        redis(),
+        'fetch',
+        [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects],
+        [1, 0, 0, 0, 'L', payloads.length, '0', ...payloads],
+      );
     /** Started jobs pushed the way a start does (the newest at the left end). */
     const started = (...payloads: string[]) => redis().lpush(PRIVATE, ...payloads);
 
@@ -82,25 +88,44 @@ describe('fetch-side scripts', () => {
      * mark ("2", "1?", "1!"), `acks` the payloads acknowledged ("L" mode),
      * `max`/`startNow` the claim; extra keys are recovery counters.
      */
-    const call = (o: { starts?: string; acks?: string[]; mode?: string; max?: number; startNow?: number; recovered?: string[] }) =>
+    const call = (o: {
+      starts?: string;
+      acks?: string[];
+      mode?: string;
+      max?: number;
+      startNow?: number;
+      recovered?: string[];
+    }) =>
       runScript<Array<string | number>>(
         redis(),
         'fetch',
         [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects, ...(o.recovered ?? [])],
         // "D" names how many, not which: its payloads are not sent.
-        [1, o.max ?? 0, 1, o.startNow ?? 0, o.mode ?? 'L', (o.acks ?? []).length, o.starts ?? '0', ...(o.mode === 'D' ? [] : (o.acks ?? []))],
+        [
+          1,
+          o.max ?? 0,
+          1,
+          o.startNow ?? 0,
+          o.mode ?? 'L',
+          (o.acks ?? []).length,
+          o.starts ?? '0',
+          ...(o.mode === 'D' ? [] : (o.acks ?? [])),
+        ],
       );
     /** Claimed jobs, the oldest at the right end, as a claim leaves them. */
     const claimed = (...oldestFirst: string[]) => redis().lpush(CLAIMED, ...oldestFirst);
 
-    it.each(['1', '3'])('starts move the oldest claimed jobs to the in-progress list, oldest first ("b"), in their order (%s)', async (count) => {
-      await claimed('j1', 'j2', 'j3', 'j4');
-      const n = Number(count);
-      const reply = await call({ starts: count });
-      expect(reply).toEqual(['j1', 'j2', 'j3'].slice(0, n).flatMap((job) => [1, 'b', job]));
-      expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1', 'j2', 'j3'].slice(0, n).reverse());
-      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j4', 'j3', 'j2', 'j1'].slice(0, 4 - n));
-    });
+    it.each(['1', '3'])(
+      'starts move the oldest claimed jobs to the in-progress list, oldest first ("b"), in their order (%s)',
+      async (count) => {
+        await claimed('j1', 'j2', 'j3', 'j4');
+        const n = Number(count);
+        const reply = await call({ starts: count });
+        expect(reply).toEqual(['j1', 'j2', 'j3'].slice(0, n).flatMap((job) => [1, 'b', job]));
+        expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1', 'j2', 'j3'].slice(0, n).reverse());
+        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j4', 'j3', 'j2', 'j1'].slice(0, 4 - n));
+      },
+    );
 
     it('asked for more starts than are claimed, it moves what is there; none claimed, nothing', async () => {
       await claimed('j1');
@@ -110,20 +135,23 @@ describe('fetch-side scripts', () => {
       expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1']);
     });
 
-    it.each(['1?', '3?'])('with "?", a suspect stops the start there ("y"): it and every later job stay claimed (%s)', async (starts) => {
-      await redis().sadd(Keys.suspects, starts === '1?' ? 'j1' : 'j2');
-      await claimed('j1', 'j2', 'j3');
-      const reply = await call({ starts });
-      if (starts === '1?') {
-        expect(reply).toEqual([1, 'y', 'j1']);
-        expect(await redis().llen(PRIVATE)).toBe(0);
-        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2', 'j1']);
-      } else {
-        expect(reply).toEqual([1, 'b', 'j1', 1, 'y', 'j2']);
-        expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1']);
-        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2']);
-      }
-    });
+    it.each(['1?', '3?'])(
+      'with "?", a suspect stops the start there ("y"): it and every later job stay claimed (%s)',
+      async (starts) => {
+        await redis().sadd(Keys.suspects, starts === '1?' ? 'j1' : 'j2');
+        await claimed('j1', 'j2', 'j3');
+        const reply = await call({ starts });
+        if (starts === '1?') {
+          expect(reply).toEqual([1, 'y', 'j1']);
+          expect(await redis().llen(PRIVATE)).toBe(0);
+          expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2', 'j1']);
+        } else {
+          expect(reply).toEqual([1, 'b', 'j1', 1, 'y', 'j2']);
+          expect(await redis().lrange(PRIVATE, 0, -1)).toEqual(['j1']);
+          expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j3', 'j2']);
+        }
+      },
+    );
 
     it('with "?", a job that is not a suspect starts while the set holds others', async () => {
       await redis().sadd(Keys.suspects, 'another');
@@ -147,14 +175,17 @@ describe('fetch-side scripts', () => {
       expect(await call({ starts: '1' })).toEqual([1, 'b', 'j2']);
     });
 
-    it.each(['1', '2'])('an in-progress list of the wrong type: the start reports it ("!") and the jobs stay claimed (%s)', async (starts) => {
-      await redis().set(PRIVATE, 'x');
-      await claimed('j1', 'j2');
-      const reply = await call({ starts });
-      expect(reply[0]).toBe('!');
-      expect(reply[1]).toBe(PRIVATE);
-      expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j2', 'j1']);
-    });
+    it.each(['1', '2'])(
+      'an in-progress list of the wrong type: the start reports it ("!") and the jobs stay claimed (%s)',
+      async (starts) => {
+        await redis().set(PRIVATE, 'x');
+        await claimed('j1', 'j2');
+        const reply = await call({ starts });
+        expect(reply[0]).toBe('!');
+        expect(reply[1]).toBe(PRIVATE);
+        expect(await redis().lrange(CLAIMED, 0, -1)).toEqual(['j2', 'j1']);
+      },
+    );
 
     it('a claim starts the first startNow jobs ("s", straight to in-progress) and claims the rest ("c"), oldest first', async () => {
       await redis().rpush(QUEUE, 'q3', 'q2', 'q1');
@@ -300,14 +331,20 @@ describe('fetch-side scripts', () => {
 
   describe('bury_invalid', () => {
     const BYTES = Buffer.from([0x7b, 0xff, 0xfe, 0x7d]);
-    const bury = (inList: boolean) => runScript<number>(redis(), 'bury_invalid', [CLAIMED, Keys.dead], [BYTES, 'q', 0, 100, 50, 50, inList ? 'L' : '']);
+    const bury = (inList: boolean) =>
+      runScript<number>(redis(), 'bury_invalid', [CLAIMED, Keys.dead], [BYTES, 'q', 0, 100, 50, 50, inList ? 'L' : '']);
 
     it('files the bytes in dead wrapped and base64-encoded, and takes one copy out of the list', async () => {
       await redis().lpush(CLAIMED, BYTES, 'other', BYTES);
       expect(await bury(true)).toBe(1);
       const [entry, score] = await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES');
       expect(score).toBe('50');
-      expect(JSON.parse(entry)).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'q', args: [BYTES.toString('base64')], retry: false });
+      expect(JSON.parse(entry)).toMatchObject({
+        class: 'Wurk::InvalidPayload',
+        queue: 'q',
+        args: [BYTES.toString('base64')],
+        retry: false,
+      });
       const left = await redis().lrangeBuffer(CLAIMED, 0, -1);
       expect(left.filter((bytes) => bytes.equals(BYTES))).toHaveLength(1);
       expect(left).toHaveLength(2);
@@ -369,7 +406,12 @@ describe('fetch-side scripts', () => {
   describe('settle', () => {
     const RECOVERED = Keys.recovered('jid1');
     const settle = (set: string, inList: boolean, trim: [cutoff: string | number, max: number] = ['', 0]) =>
-      runScript<number>(redis(), 'settle', [set, PRIVATE, RECOVERED], [42, 'filed', 'fetched', inList ? 'L' : '', ...trim]);
+      runScript<number>(
+        redis(),
+        'settle',
+        [set, PRIVATE, RECOVERED],
+        [42, 'filed', 'fetched', inList ? 'L' : '', ...trim],
+      );
 
     it('files the payload scored, takes one copy of the fetched one out of the list and drops the recovery counter', async () => {
       await redis().zadd(Keys.retry, 1, 'older');
@@ -414,7 +456,12 @@ describe('fetch-side scripts', () => {
   describe('release', () => {
     const UNSETTLED = Keys.unsettled;
     const release = (acks: string[], unfiled: Array<[payload: string, record: string]>) =>
-      runScript<number>(redis(), 'release', [PRIVATE, QUEUE, Keys.queues, UNSETTLED, Keys.retry, Keys.dead], ['q', acks.length, unfiled.length, ...acks, ...unfiled.flat()]);
+      runScript<number>(
+        redis(),
+        'release',
+        [PRIVATE, QUEUE, Keys.queues, UNSETTLED, Keys.retry, Keys.dead],
+        ['q', acks.length, unfiled.length, ...acks, ...unfiled.flat()],
+      );
     const record = (set: string, score: unknown, payload: unknown) => JSON.stringify({ set, score, payload });
     /** Claims pushed the way fetch does (LPUSH: the newest at the left end). */
     const claim = (...payloads: string[]) => redis().lpush(PRIVATE, ...payloads);
@@ -441,7 +488,16 @@ describe('fetch-side scripts', () => {
       await claim('f1', 'j1', 'f2', 'f1');
       const r1 = record('retry', 10, 'f1-filed');
       const r2 = record('dead', 11, 'f2-filed');
-      expect(await release([], [['f1', r1], ['gone', record('retry', 12, 'x')], ['f2', r2]])).toBe(2);
+      expect(
+        await release(
+          [],
+          [
+            ['f1', r1],
+            ['gone', record('retry', 12, 'x')],
+            ['f2', r2],
+          ],
+        ),
+      ).toBe(2);
       expect(await redis().lrange(UNSETTLED, 0, -1)).toEqual([r1, r2]);
       expect(await redis().lrange(QUEUE, 0, -1)).toEqual(['f1', 'j1']);
       expect(await redis().exists(PRIVATE)).toBe(0);
@@ -450,7 +506,15 @@ describe('fetch-side scripts', () => {
     it('when wurk:unsettled cannot take it, files it in its own set at its score', async () => {
       await redis().set(UNSETTLED, 'wrong type');
       await claim('f1', 'f2');
-      expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 11, 'f2-filed')]])).toBe(0);
+      expect(
+        await release(
+          [],
+          [
+            ['f1', record('retry', 10, 'f1-filed')],
+            ['f2', record('dead', 11, 'f2-filed')],
+          ],
+        ),
+      ).toBe(0);
       expect(await redis().zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual(['f1-filed', '10']);
       expect(await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES')).toEqual(['f2-filed', '11']);
       expect(await redis().exists(PRIVATE)).toBe(0);
@@ -461,10 +525,19 @@ describe('fetch-side scripts', () => {
       await redis().set(Keys.retry, 'wrong type');
       await claim('f1', 'f2');
       const before = Date.now() / 1000;
-      expect(await release([], [['f1', record('retry', 10, 'f1-filed')], ['f2', record('dead', 'soon', 'f2-filed')]])).toBe(0);
+      expect(
+        await release(
+          [],
+          [
+            ['f1', record('retry', 10, 'f1-filed')],
+            ['f2', record('dead', 'soon', 'f2-filed')],
+          ],
+        ),
+      ).toBe(0);
       const dead = await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES');
       expect(dead.filter((_, i) => i % 2 === 0).sort()).toEqual(['f1-filed', 'f2-filed']);
-      for (const score of dead.filter((_, i) => i % 2 === 1)) expect(Number(score)).toBeGreaterThanOrEqual(Math.floor(before));
+      for (const score of dead.filter((_, i) => i % 2 === 1))
+        expect(Number(score)).toBeGreaterThanOrEqual(Math.floor(before));
       expect(await redis().exists(PRIVATE)).toBe(0);
     });
 
@@ -472,16 +545,25 @@ describe('fetch-side scripts', () => {
       await redis().set(UNSETTLED, 'wrong type');
       await redis().set(Keys.dead, 'wrong type');
       await claim('f1', 'j1', 'f1', 'bad', 'number', 'nopayload', 'numeric-payload');
-      const reply = await release([], [
-        ['f1', record('dead', 10, 'f1-filed')],
-        ['bad', 'not json'],
-        ['number', '5'],
-        ['nopayload', JSON.stringify({ set: 'retry', score: 1 })],
-        ['numeric-payload', JSON.stringify({ set: 'retry', score: 1, payload: 5 })],
-      ]);
+      const reply = await release(
+        [],
+        [
+          ['f1', record('dead', 10, 'f1-filed')],
+          ['bad', 'not json'],
+          ['number', '5'],
+          ['nopayload', JSON.stringify({ set: 'retry', score: 1 })],
+          ['numeric-payload', JSON.stringify({ set: 'retry', score: 1, payload: 5 })],
+        ],
+      );
       expect(reply).toBe(2);
       expect(await redis().exists(Keys.retry)).toBe(0);
-      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual(['bad', 'f1', 'nopayload', 'number', 'numeric-payload']);
+      expect((await redis().lrange(PRIVATE, 0, -1)).sort()).toEqual([
+        'bad',
+        'f1',
+        'nopayload',
+        'number',
+        'numeric-payload',
+      ]);
       expect((await redis().lrange(QUEUE, 0, -1)).sort()).toEqual(['f1', 'j1']);
     });
   });

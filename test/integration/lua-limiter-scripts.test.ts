@@ -20,9 +20,10 @@ describe('limiter scripts', () => {
 
   describe('limiter_concurrent', () => {
     const KEY = Keys.limiterConcurrent('c');
-    const take = (size: number, lockTimeoutMs: number, token: string) => runScript<number>(redis(), 'limiter_concurrent', [KEY], [size, lockTimeoutMs, token]);
+    const take = (size: number, lockTimeoutMs: number, token: string) =>
+      runScript<number>(redis(), 'limiter_concurrent', [KEY], [size, lockTimeoutMs, token]);
 
-    it('grants up to size slots, each lapsing lock-timeout after Redis\'s now, and refuses the next', async () => {
+    it("grants up to size slots, each lapsing lock-timeout after Redis's now, and refuses the next", async () => {
       const before = await redisNow();
       expect(await take(2, 1_000_000, 'a')).toBe(1);
       expect(await take(2, 1_000_000, 'b')).toBe(1);
@@ -55,7 +56,8 @@ describe('limiter scripts', () => {
 
   describe('rate_limit', () => {
     const KEY = Keys.limiterWindow('w');
-    const hit = (limit: number, windowSeconds: number, id: string) => runScript<[number, number]>(redis(), 'rate_limit', [KEY], [limit, windowSeconds, id]);
+    const hit = (limit: number, windowSeconds: number, id: string) =>
+      runScript<[number, number]>(redis(), 'rate_limit', [KEY], [limit, windowSeconds, id]);
 
     it('admits up to the limit in a window, keeps the key for one window, and refuses the next with a Retry-After', async () => {
       expect(await hit(2, 10, 'a')).toEqual([1, 0]);

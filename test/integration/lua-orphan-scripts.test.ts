@@ -23,7 +23,10 @@ describe('lua/requeue_orphans.lua', () => {
   const LOCK_TTL = 700;
   const LOCK_PREFIX = 'periodic:running:';
 
-  const requeue = (list: string, options: { identity?: string; now?: number; unstarted?: boolean; maxOrphanings?: number } = {}) =>
+  const requeue = (
+    list: string,
+    options: { identity?: string; now?: number; unstarted?: boolean; maxOrphanings?: number } = {},
+  ) =>
     runScript<[number, number]>(
       redis(),
       'requeue_orphans',
@@ -41,7 +44,8 @@ describe('lua/requeue_orphans.lua', () => {
         options.unstarted ? '1' : '0',
       ],
     );
-  const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'J', queue: 'q', jid, ...extra });
+  const job = (jid: string, extra: Record<string, unknown> = {}) =>
+    JSON.stringify({ class: 'J', queue: 'q', jid, ...extra });
   /** Claims pushed the way fetch does (LPUSH: the newest at the left end). */
   const fill = (list: string, ...payloads: string[]) => redis().lpush(list, ...payloads);
 
@@ -172,7 +176,7 @@ describe('lua/requeue_orphans.lua', () => {
       expect(await redis().ttl(`${LOCK_PREFIX}p1`)).toBeGreaterThan(LOCK_TTL - 10);
     });
 
-    it('its own lock is stretched; another jid\'s is left alone', async () => {
+    it("its own lock is stretched; another jid's is left alone", async () => {
       await redis().set(`${LOCK_PREFIX}p1`, 'j1', 'EX', 5);
       await fill(CLAIMED, periodic('j1'));
       await requeue(CLAIMED, { unstarted: true });
@@ -185,7 +189,12 @@ describe('lua/requeue_orphans.lua', () => {
     });
 
     it('a job that is not until_executed, or names no pjid, takes no lock', async () => {
-      await fill(STARTED, job('j1', { periodic_pjid: 'p1' }), job('j2', { periodic_until_executed: true }), job('j3', { periodic_until_executed: 'yes', periodic_pjid: 'p1' }));
+      await fill(
+        STARTED,
+        job('j1', { periodic_pjid: 'p1' }),
+        job('j2', { periodic_until_executed: true }),
+        job('j3', { periodic_until_executed: 'yes', periodic_pjid: 'p1' }),
+      );
       await requeue(STARTED);
       expect(await redis().keys(`${LOCK_PREFIX}*`)).toEqual([]);
     });

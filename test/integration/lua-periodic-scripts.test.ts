@@ -18,7 +18,12 @@ describe('periodic scripts', () => {
 
   describe('periodic_claim', () => {
     const claim = (slot: number, options: { mode?: string; catchUp?: string; jid?: string } = {}) =>
-      runScript<number | [number, string]>(redis(), 'periodic_claim', [RUNNING, LAST, lock(slot)], [slot, options.mode ?? '', 20, options.jid ?? 'j1', 300, options.catchUp ?? '']);
+      runScript<number | [number, string]>(
+        redis(),
+        'periodic_claim',
+        [RUNNING, LAST, lock(slot)],
+        [slot, options.mode ?? '', 20, options.jid ?? 'j1', 300, options.catchUp ?? ''],
+      );
 
     it('the first claim of an entry wins: {1, ""}, records the slot and takes the slot lock under the jid', async () => {
       expect(await claim(100)).toEqual([1, '']);
@@ -91,7 +96,8 @@ describe('periodic scripts', () => {
   });
 
   describe('periodic_rollback', () => {
-    const rollback = (slot: number, previous: string, jid = 'j1') => runScript<number>(redis(), 'periodic_rollback', [LAST, lock(slot), RUNNING], [slot, previous, jid]);
+    const rollback = (slot: number, previous: string, jid = 'j1') =>
+      runScript<number>(redis(), 'periodic_rollback', [LAST, lock(slot), RUNNING], [slot, previous, jid]);
 
     it('puts the previous last_slot back, drops the slot lock and releases its own running lock', async () => {
       await redis().set(LAST, '101');
@@ -128,7 +134,8 @@ describe('periodic scripts', () => {
   });
 
   describe('periodic_running_lock', () => {
-    const change = (jid: string, ttl: number) => runScript<number>(redis(), 'periodic_running_lock', [RUNNING], [jid, ttl]);
+    const change = (jid: string, ttl: number) =>
+      runScript<number>(redis(), 'periodic_running_lock', [RUNNING], [jid, ttl]);
 
     it('its owner stretches it to the TTL given, or releases it with 0', async () => {
       await redis().set(RUNNING, 'j1', 'EX', 5);

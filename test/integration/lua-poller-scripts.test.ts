@@ -14,7 +14,12 @@ describe('lua/promote.lua', () => {
   const redis = () => server.redis;
   const STAMP = '1700000000.25';
   const promote = (now: number, max = 100) =>
-    runScript<[number, number]>(redis(), 'promote', [Keys.schedule, Keys.dead, Keys.queues], [now, max, STAMP, 0, 1000, Keys.queuePrefix]);
+    runScript<[number, number]>(
+      redis(),
+      'promote',
+      [Keys.schedule, Keys.dead, Keys.queues],
+      [now, max, STAMP, 0, 1000, Keys.queuePrefix],
+    );
   const schedule = (score: number, member: string) => redis().zadd(Keys.schedule, score, member);
   /** The one job on queue:q after a promote. */
   const promoted = async (): Promise<string> => {
@@ -29,23 +34,56 @@ describe('lua/promote.lua', () => {
     await schedule(30, '{"queue":"other","jid":"c"}');
     await schedule(31, '{"queue":"q","jid":"later"}');
     expect(await promote(30, 2)).toEqual([2, 0]);
-    expect(await redis().lrange(Keys.queue('q'), 0, -1)).toEqual([`{"queue":"q","jid":"b","enqueued_at":${STAMP}}`, `{"queue":"q","jid":"a","enqueued_at":${STAMP}}`]);
+    expect(await redis().lrange(Keys.queue('q'), 0, -1)).toEqual([
+      `{"queue":"q","jid":"b","enqueued_at":${STAMP}}`,
+      `{"queue":"q","jid":"a","enqueued_at":${STAMP}}`,
+    ]);
     expect(await promote(30)).toEqual([1, 0]);
-    expect(await redis().lrange(Keys.queue('other'), 0, -1)).toEqual([`{"queue":"other","jid":"c","enqueued_at":${STAMP}}`]);
+    expect(await redis().lrange(Keys.queue('other'), 0, -1)).toEqual([
+      `{"queue":"other","jid":"c","enqueued_at":${STAMP}}`,
+    ]);
     expect((await redis().smembers(Keys.queues)).sort()).toEqual(['other', 'q']);
     expect(await redis().zrange(Keys.schedule, '0', '-1')).toEqual(['{"queue":"q","jid":"later"}']);
   });
 
   describe('enqueued_at is spliced into the stored text, everything else byte for byte', () => {
     it.each([
-      ['first member', '{"enqueued_at":1.5,"queue":"q","args":[1.0]}', `{"enqueued_at":${STAMP},"queue":"q","args":[1.0]}`],
-      ['after nested arrays and objects', '{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":1,"jid":"x"}', `{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":${STAMP},"jid":"x"}`],
-      ['after escaped quotes and backslashes', '{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":2}', `{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":${STAMP}}`],
-      ['after an escaped quote that ends its string', '{"queue":"q","args":["\\""],"enqueued_at":1}', `{"queue":"q","args":["\\""],"enqueued_at":${STAMP}}`],
-      ['a space before the colon', '{"queue":"q","enqueued_at" :2,"jid":"x"}', `{"queue":"q","enqueued_at" :${STAMP},"jid":"x"}`],
-      ['a nested enqueued_at is not the job\'s', '{"queue":"q","args":[{"enqueued_at":5}]}', `{"queue":"q","args":[{"enqueued_at":5}],"enqueued_at":${STAMP}}`],
+      [
+        'first member',
+        '{"enqueued_at":1.5,"queue":"q","args":[1.0]}',
+        `{"enqueued_at":${STAMP},"queue":"q","args":[1.0]}`,
+      ],
+      [
+        'after nested arrays and objects',
+        '{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":1,"jid":"x"}',
+        `{"queue":"q","args":[[1],{"a":{"b":2}}],"enqueued_at":${STAMP},"jid":"x"}`,
+      ],
+      [
+        'after escaped quotes and backslashes',
+        '{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":2}',
+        `{"args":["x\\"","\\\\","a\\"b,}:"],"queue":"q","enqueued_at":${STAMP}}`,
+      ],
+      [
+        'after an escaped quote that ends its string',
+        '{"queue":"q","args":["\\""],"enqueued_at":1}',
+        `{"queue":"q","args":["\\""],"enqueued_at":${STAMP}}`,
+      ],
+      [
+        'a space before the colon',
+        '{"queue":"q","enqueued_at" :2,"jid":"x"}',
+        `{"queue":"q","enqueued_at" :${STAMP},"jid":"x"}`,
+      ],
+      [
+        "a nested enqueued_at is not the job's",
+        '{"queue":"q","args":[{"enqueued_at":5}]}',
+        `{"queue":"q","args":[{"enqueued_at":5}],"enqueued_at":${STAMP}}`,
+      ],
       ['none yet: appended', '{"queue":"q","jid":"x"}', `{"queue":"q","jid":"x","enqueued_at":${STAMP}}`],
-      ['one that is not a number is left as it is', '{"queue":"q","enqueued_at":"soon"}', '{"queue":"q","enqueued_at":"soon"}'],
+      [
+        'one that is not a number is left as it is',
+        '{"queue":"q","enqueued_at":"soon"}',
+        '{"queue":"q","enqueued_at":"soon"}',
+      ],
     ])('%s', async (_, stored, expected) => {
       await schedule(1, stored);
       expect(await promote(1)).toEqual([1, 0]);
@@ -67,7 +105,11 @@ describe('lua/promote.lua', () => {
       expect(await promote(5)).toEqual([1, 1]);
       const [entry, score] = await redis().zrange(Keys.dead, '0', '-1', 'WITHSCORES');
       expect(score).toBe('5');
-      expect(JSON.parse(entry)).toMatchObject({ class: 'Wurk::InvalidPayload', args: [stored], error_message: `invalid job payload: member of schedule ${reason}` });
+      expect(JSON.parse(entry)).toMatchObject({
+        class: 'Wurk::InvalidPayload',
+        args: [stored],
+        error_message: `invalid job payload: member of schedule ${reason}`,
+      });
       expect(await redis().zcard(Keys.schedule)).toBe(0);
       expect(await promoted()).toBe(`{"queue":"q","jid":"ok","enqueued_at":${STAMP}}`);
     });

@@ -35,7 +35,11 @@ class StampMiddleware {
   }
 }
 
-async function boot(url: string, providers: unknown[], options: Record<string, unknown> = {}): Promise<INestApplicationContext> {
+async function boot(
+  url: string,
+  providers: unknown[],
+  options: Record<string, unknown> = {},
+): Promise<INestApplicationContext> {
   @Module({ imports: [WurkModule.forRoot({ redis: { url }, ...options })], providers: providers as never })
   class AppModule {}
   return NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
@@ -44,16 +48,29 @@ async function boot(url: string, providers: unknown[], options: Record<string, u
 describe('WurkModule', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
 
-
   it('registers @Worker providers by name, with DI, and pushes through ClientService', async () => {
-    const app = await boot(server.url, [Greeter, MailWorker, RubyCompatibleWorker, StampMiddleware], { clientMiddleware: [StampMiddleware] });
+    const app = await boot(server.url, [Greeter, MailWorker, RubyCompatibleWorker, StampMiddleware], {
+      clientMiddleware: [StampMiddleware],
+    });
     try {
       const registry = app.get(WorkerRegistry);
-      expect(registry.all().map((w) => w.name).sort()).toEqual(['HardWorker', 'MailWorker']);
+      expect(
+        registry
+          .all()
+          .map((w) => w.name)
+          .sort(),
+      ).toEqual(['HardWorker', 'MailWorker']);
       expect((registry.get('MailWorker')?.instance as MailWorker).perform('x')).toBe('hello x');
       const jid = await app.get(ClientService).performAsync(MailWorker, 'ann@example.com');
       const job = JSON.parse((await server.redis.rpop('queue:mail')) as string);
-      expect(job).toMatchObject({ jid, class: 'MailWorker', queue: 'mail', retry: 5, args: ['ann@example.com'], greeting: 'hello mw' });
+      expect(job).toMatchObject({
+        jid,
+        class: 'MailWorker',
+        queue: 'mail',
+        retry: 5,
+        args: ['ann@example.com'],
+        greeting: 'hello mw',
+      });
     } finally {
       await app.close();
     }
@@ -67,7 +84,13 @@ describe('WurkModule', () => {
     @Module({ providers: [Config], exports: [Config] })
     class ConfigModule {}
     @Module({
-      imports: [WurkModule.forRootAsync({ imports: [ConfigModule], inject: [Config], useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis', processing: false }) })],
+      imports: [
+        WurkModule.forRootAsync({
+          imports: [ConfigModule],
+          inject: [Config],
+          useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis', processing: false }),
+        }),
+      ],
     })
     class AsyncApp {}
     const app = await NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false });
@@ -84,7 +107,9 @@ describe('WurkModule', () => {
     class Impostor {
       perform(): void {}
     }
-    await expect(boot(server.url, [Greeter, MailWorker, Impostor])).rejects.toThrow(/MailWorker.*declared twice: by MailWorker and by Impostor/);
+    await expect(boot(server.url, [Greeter, MailWorker, Impostor])).rejects.toThrow(
+      /MailWorker.*declared twice: by MailWorker and by Impostor/,
+    );
   });
 
   it('refuses a worker without perform', async () => {
@@ -98,11 +123,15 @@ describe('WurkModule', () => {
     class Bad {
       perform(): void {}
     }
-    await expect(boot(server.url, [Bad])).rejects.toThrow(new WurkConfigError('@Worker(Bad).retry', 'must be true, false or a non-negative integer'));
+    await expect(boot(server.url, [Bad])).rejects.toThrow(
+      new WurkConfigError('@Worker(Bad).retry', 'must be true, false or a non-negative integer'),
+    );
   });
 
   it('refuses a bad module option, naming it', async () => {
-    await expect(boot(server.url, [], { timestamps: 'nanos' })).rejects.toThrow(/wurk option timestamps must be one of/);
+    await expect(boot(server.url, [], { timestamps: 'nanos' })).rejects.toThrow(
+      /wurk option timestamps must be one of/,
+    );
   });
 
   it('stops start-up on an unknown forRoot key, with the path and a did-you-mean', async () => {
@@ -112,11 +141,15 @@ describe('WurkModule', () => {
   });
 
   it('validates what a forRootAsync factory returns the same way', async () => {
-    @Module({ imports: [WurkModule.forRootAsync({ useFactory: () => ({ redis: { url: server.url }, concurrency: 'ten' }) as never })] })
+    @Module({
+      imports: [
+        WurkModule.forRootAsync({ useFactory: () => ({ redis: { url: server.url }, concurrency: 'ten' }) as never }),
+      ],
+    })
     class AsyncApp {}
-    await expect(NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false })).rejects.toThrow(
-      'wurk option concurrency must be an integer from 1 to 10000 (got "ten")',
-    );
+    await expect(
+      NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false }),
+    ).rejects.toThrow('wurk option concurrency must be an integer from 1 to 10000 (got "ten")');
   });
 
   it('refuses a misspelt worker option given past the type (a cast, plain JS)', async () => {
@@ -124,6 +157,8 @@ describe('WurkModule', () => {
     class Typo {
       perform(): void {}
     }
-    await expect(boot(server.url, [Typo])).rejects.toThrow(/@Worker\(Typo\)\.retires is not a worker option; did you mean retry\?/);
+    await expect(boot(server.url, [Typo])).rejects.toThrow(
+      /@Worker\(Typo\)\.retires is not a worker option; did you mean retry\?/,
+    );
   });
 });

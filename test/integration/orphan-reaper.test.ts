@@ -4,13 +4,26 @@ import type { ProcessIdentity } from '../../src/server/identity';
 import { BuriedOrphan, OrphanReaper, OrphanReaperOptions, parsePrivateList } from '../../src/server/orphan-reaper';
 import { usePrivateRedis } from '../support/private-redis';
 
-const ME: ProcessIdentity = { hostname: 'this-host', pid: process.pid, nonce: 'a1a1a1a1a1a1', identity: `this-host:${process.pid}:a1a1a1a1a1a1` };
-const OPTIONS: OrphanReaperOptions = { orphanThreshold: 60, orphanCheckInterval: 30, maxOrphanings: 3, timestamps: 'seconds', dead: { maxJobs: 1000, timeout: 86400 } };
+const ME: ProcessIdentity = {
+  hostname: 'this-host',
+  pid: process.pid,
+  nonce: 'a1a1a1a1a1a1',
+  identity: `this-host:${process.pid}:a1a1a1a1a1a1`,
+};
+const OPTIONS: OrphanReaperOptions = {
+  orphanThreshold: 60,
+  orphanCheckInterval: 30,
+  maxOrphanings: 3,
+  timestamps: 'seconds',
+  dead: { maxJobs: 1000, timeout: 86400 },
+};
 /** A pid that was a process a moment ago and is none now. */
 const DEAD_PID = spawnSync('true').pid;
 
-const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
-const startsWith = (prefix: string) => expect.stringMatching(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+const job = (jid: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
+const startsWith = (prefix: string) =>
+  expect.stringMatching(new RegExp(`^${prefix.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
 
 /**
  * The orphan reaper driven directly (the server's orphan tests see it only
@@ -22,7 +35,8 @@ describe('orphan reaper', () => {
   const redis = () => server.redis;
   const buried: BuriedOrphan[] = [];
   let onBuried = async (orphan: BuriedOrphan): Promise<void> => void buried.push(orphan);
-  const reaper = (options: Partial<OrphanReaperOptions> = {}) => new OrphanReaper(redis(), ME, { ...OPTIONS, ...options }, (orphan) => onBuried(orphan));
+  const reaper = (options: Partial<OrphanReaperOptions> = {}) =>
+    new OrphanReaper(redis(), ME, { ...OPTIONS, ...options }, (orphan) => onBuried(orphan));
   /** The owner's last beat, long past the threshold (its heartbeat hash gone). */
   const diedLongAgo = (identity: string) => redis().hset(Keys.lastBeat, identity, String(Date.now() / 1000 - 600));
 
@@ -33,10 +47,29 @@ describe('orphan reaper', () => {
 
   describe('private list names', () => {
     it('reads both shapes from the right, so a queue name may hold "|"', () => {
-      expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({ queue: 'a|b', hostname: 'host-1', pid: 42, nonce: '0123456789ab', identity: 'host-1:42:0123456789ab', index: 0 });
-      expect(parsePrivateList('queue:a|host|7|0123456789ab|1')).toEqual({ queue: 'a', hostname: 'host', pid: 7, nonce: '0123456789ab', identity: 'host:7:0123456789ab', index: 1 });
+      expect(parsePrivateList('queue:a|b|host-1|42|0123456789ab|0')).toEqual({
+        queue: 'a|b',
+        hostname: 'host-1',
+        pid: 42,
+        nonce: '0123456789ab',
+        identity: 'host-1:42:0123456789ab',
+        index: 0,
+      });
+      expect(parsePrivateList('queue:a|host|7|0123456789ab|1')).toEqual({
+        queue: 'a',
+        hostname: 'host',
+        pid: 7,
+        nonce: '0123456789ab',
+        identity: 'host:7:0123456789ab',
+        index: 1,
+      });
       expect(parsePrivateList('queue:a|b|host|42|0')).toEqual({ queue: 'a|b', hostname: 'host', pid: 42, index: 0 });
-      expect(parsePrivateList('queue:default|host|42|1')).toEqual({ queue: 'default', hostname: 'host', pid: 42, index: 1 });
+      expect(parsePrivateList('queue:default|host|42|1')).toEqual({
+        queue: 'default',
+        hostname: 'host',
+        pid: 42,
+        index: 1,
+      });
     });
 
     it.each([
@@ -69,7 +102,14 @@ describe('orphan reaper', () => {
       await redis().lpush(live, job('l1'));
       await redis().set(notAList, 'x');
       await redis().lpush(own, job('o1'));
-      for (const identity of ['other-host:11:b1b1b1b1b1b1', 'other-host:12:b2b2b2b2b2b2', 'other-host:13:b3b3b3b3b3b3', 'other-host:14:b4b4b4b4b4b4', ME.identity]) await diedLongAgo(identity);
+      for (const identity of [
+        'other-host:11:b1b1b1b1b1b1',
+        'other-host:12:b2b2b2b2b2b2',
+        'other-host:13:b3b3b3b3b3b3',
+        'other-host:14:b4b4b4b4b4b4',
+        ME.identity,
+      ])
+        await diedLongAgo(identity);
       await redis().hset('other-host:13:b3b3b3b3b3b3', 'info', '{}');
 
       expect(await reaper().check(false)).toEqual({ recovered: 3, buried: 0, failures: [] });
@@ -153,7 +193,8 @@ describe('orphan reaper', () => {
     it('finds lists past the first SCAN page', async () => {
       const count = 2500;
       const pipeline = redis().pipeline();
-      for (let i = 0; i < count; i += 1) pipeline.rpush(`queue:default|other-host|${1000 + i}|b6b6b6b6b6b6|0`, job(`j${i}`));
+      for (let i = 0; i < count; i += 1)
+        pipeline.rpush(`queue:default|other-host|${1000 + i}|b6b6b6b6b6b6|0`, job(`j${i}`));
       await pipeline.exec();
       expect((await reaper().check(false)).recovered).toBe(count);
       expect(await redis().llen('queue:default')).toBe(count);
@@ -202,7 +243,8 @@ describe('orphan reaper', () => {
   });
 
   describe('parked jobs (recovered more than maxOrphanings times)', () => {
-    const reason = (jid: string) => `job ${jid} was recovered more than 3 times without completing (its process died each time)`;
+    const reason = (jid: string) =>
+      `job ${jid} was recovered more than 3 times without completing (its process died each time)`;
 
     it('files each in dead with the reason, keeps a failed_at it had, and reports it with a Wurk::ProcessDied error', async () => {
       await redis().rpush(Keys.repeatOrphans, job('p1'), job('p2', { failed_at: 1700000000.5 }));
@@ -210,15 +252,28 @@ describe('orphan reaper', () => {
       const before = Date.now() / 1000;
       expect(await reaper().check(false)).toEqual({ recovered: 0, buried: 2, failures: [] });
       const after = Date.now() / 1000;
-      const dead = Object.fromEntries((await redis().zrange(Keys.dead, 0, '-1')).map((raw) => [JSON.parse(raw).jid, JSON.parse(raw)]));
-      expect(dead.p1).toMatchObject({ class: 'GoneJob', error_class: 'Wurk::ProcessDied', error_message: reason('p1') });
+      const dead = Object.fromEntries(
+        (await redis().zrange(Keys.dead, 0, '-1')).map((raw) => [JSON.parse(raw).jid, JSON.parse(raw)]),
+      );
+      expect(dead.p1).toMatchObject({
+        class: 'GoneJob',
+        error_class: 'Wurk::ProcessDied',
+        error_message: reason('p1'),
+      });
       expect(dead.p1.failed_at).toBeGreaterThanOrEqual(before - 0.01);
       expect(dead.p1.failed_at).toBeLessThanOrEqual(after + 0.01);
       expect(dead.p2).toMatchObject({ error_class: 'Wurk::ProcessDied', failed_at: 1700000000.5 });
       expect(await redis().llen(Keys.repeatOrphans)).toBe(0);
       expect(await redis().exists(Keys.recovered('p1'))).toBe(0);
 
-      expect(buried.map(({ payload, queue, error }) => ({ jid: payload.jid, queue, name: error.name, message: error.message }))).toEqual([
+      expect(
+        buried.map(({ payload, queue, error }) => ({
+          jid: payload.jid,
+          queue,
+          name: error.name,
+          message: error.message,
+        })),
+      ).toEqual([
         { jid: 'p1', queue: 'default', name: 'Wurk::ProcessDied', message: reason('p1') },
         { jid: 'p2', queue: 'default', name: 'Wurk::ProcessDied', message: reason('p2') },
       ]);
@@ -255,7 +310,9 @@ describe('orphan reaper', () => {
 
     it('files at most 100 parked jobs and 100 unsettled records a pass', async () => {
       const parked = Array.from({ length: 150 }, (_, i) => job(`p${i}`));
-      const records = Array.from({ length: 150 }, (_, i) => JSON.stringify({ set: 'retry', score: String(1700000000 + i), payload: job(`u${i}`) }));
+      const records = Array.from({ length: 150 }, (_, i) =>
+        JSON.stringify({ set: 'retry', score: String(1700000000 + i), payload: job(`u${i}`) }),
+      );
       await redis().rpush(Keys.repeatOrphans, ...parked);
       await redis().rpush(Keys.unsettled, ...records);
       expect((await reaper().check(false)).buried).toBe(100);
@@ -272,7 +329,11 @@ describe('orphan reaper', () => {
       await redis().zadd(Keys.retry, 1, job('old-retry'));
       await redis().zadd(Keys.dead, 1, job('old-dead'));
       await redis().set(Keys.recovered('r1'), '2');
-      await redis().rpush(Keys.unsettled, record('retry', '1700000000.5', job('r1')), record('dead', String(Date.now() / 1000), job('d1')));
+      await redis().rpush(
+        Keys.unsettled,
+        record('retry', '1700000000.5', job('r1')),
+        record('dead', String(Date.now() / 1000), job('d1')),
+      );
       expect(await reaper().check(false)).toEqual({ recovered: 0, buried: 0, failures: [] });
       expect(await redis().zrange(Keys.retry, 0, '-1')).toEqual([job('old-retry'), job('r1')]);
       // Dead keeps OPTIONS.dead.timeout (a day): the entry scored in 1970 goes.

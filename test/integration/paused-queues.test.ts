@@ -45,7 +45,9 @@ describe('paused queues as a fetcher sees them', () => {
     for (let claim = 0; claim < 5; claim++) expect(await paused.filter(['a'])).toEqual(['a']);
     expect(reads).toHaveBeenCalledTimes(1);
     later(2500);
-    await waitFor(async () => (await paused.filter(['a'])).length === 0, { what: 'the pause seen by a read begun after 2 s' });
+    await waitFor(async () => (await paused.filter(['a'])).length === 0, {
+      what: 'the pause seen by a read begun after 2 s',
+    });
     expect(reads).toHaveBeenCalledTimes(2);
   });
 

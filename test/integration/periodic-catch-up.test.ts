@@ -25,8 +25,18 @@ describe('periodic: catch_up', () => {
   });
 
   /** Boots with the ticker held back, so last_slot can be set as the downtime left it. */
-  async function bootAfterDowntime(catchUp: boolean | undefined, lastSlot: number | undefined, cron = '@monthly', options: WurkModuleOptions = {}) {
-    app = await periodicApp(server.url, { periodic: [{ cron, class: 'Monthly', queue: 'm', catchUp }], periodicTicker: false, periodicNewEntryGrace: undefined, ...options });
+  async function bootAfterDowntime(
+    catchUp: boolean | undefined,
+    lastSlot: number | undefined,
+    cron = '@monthly',
+    options: WurkModuleOptions = {},
+  ) {
+    app = await periodicApp(server.url, {
+      periodic: [{ cron, class: 'Monthly', queue: 'm', catchUp }],
+      periodicTicker: false,
+      periodicNewEntryGrace: undefined,
+      ...options,
+    });
     const service = app.get(PeriodicService);
     const pjid = service.entries()[0].pjid;
     if (lastSlot !== undefined) await server.redis.set(`periodic:last_slot:${pjid}`, String(lastSlot));
@@ -60,7 +70,11 @@ describe('periodic: catch_up', () => {
   it('on: a never-seen entry whose slot is within the grace fires it', async () => {
     // Every day at this very second: the slot is at most a few seconds old when the ticker first looks.
     const now = new Date(Date.now() - 1000);
-    const { seen } = await bootAfterDowntime(undefined, undefined, `${now.getUTCSeconds()} ${now.getUTCMinutes()} ${now.getUTCHours()} * * *`);
+    const { seen } = await bootAfterDowntime(
+      undefined,
+      undefined,
+      `${now.getUTCSeconds()} ${now.getUTCMinutes()} ${now.getUTCHours()} * * *`,
+    );
     await waitFor(() => seen.enqueued.length === 1, { what: 'the fresh slot' });
     expect(seen.skipped).toHaveLength(0);
   });
@@ -91,7 +105,10 @@ describe('periodic: catch_up', () => {
   });
 
   it('off: slots that come due while the ticker runs still fire, each once', async () => {
-    app = await periodicApp(server.url, { periodic: [{ cron: '*/2 * * * * *', class: 'Often', queue: 'o', catchUp: false }], periodicTicker: false });
+    app = await periodicApp(server.url, {
+      periodic: [{ cron: '*/2 * * * * *', class: 'Often', queue: 'o', catchUp: false }],
+      periodicTicker: false,
+    });
     const service = app.get(PeriodicService);
     const seen = recordTicker(app);
     service.start();
@@ -100,7 +117,8 @@ describe('periodic: catch_up', () => {
     expect(primed).toHaveLength(1);
     const slots = (await queued(server.redis, 'o')).map((job) => job.periodic_slot as number);
     expect(slots[0]).toBeGreaterThan(primed[0]);
-    // Each slot after the primed one either fired once or, on a stalled machine, was passed over as late: never both, never twice.
+    // Each slot after the primed one either fired once or, on a stalled machine, was passed over as late: never both,
+    // never twice.
     const late = seen.skipped.filter((event) => event.reason === 'late').map((event) => event.slot);
     const accounted = [...slots, ...late].sort((a, b) => a - b);
     expect(new Set(accounted).size).toBe(accounted.length);

@@ -27,7 +27,11 @@ describe('periodic: what a tick costs in Redis commands', () => {
       connections.push(connection);
       const client = new Client(connection, { timestamps: 'seconds' });
       // A yearly slot stands for "due now": fired at first sight, as seed 004 does.
-      const manager = new PeriodicManager(connection, (payload) => client.push(payload), [entry], { tickInterval: 0.2, newEntryGrace: Infinity, logger: quiet });
+      const manager = new PeriodicManager(connection, (payload) => client.push(payload), [entry], {
+        tickInterval: 0.2,
+        newEntryGrace: Infinity,
+        logger: quiet,
+      });
       manager.ticker.on('tick', () => ticks[index]++);
       managers.push(manager);
     }
@@ -37,8 +41,10 @@ describe('periodic: what a tick costs in Redis commands', () => {
     for (const manager of managers) manager.start();
     await waitFor(() => ticks.every((count) => count >= 2), { what: 'every process to tick twice' });
     const slot = commandDelta(before, await commandStats(server.redis));
-    // Each process: SMEMBERS periodic:disabled + the claim script; the winner: SADD queues + LPUSH (one pipeline); HSET: publishing at start.
-    // INFO also counts the commands run inside the scripts: each claim's GET last_slot, and the winner's SET NX slot lock and SET last_slot.
+    // Each process: SMEMBERS periodic:disabled + the claim script; the winner: SADD queues + LPUSH (one pipeline);
+    // HSET: publishing at start.
+    // INFO also counts the commands run inside the scripts: each claim's GET last_slot, and the winner's SET NX slot
+    // lock and SET last_slot.
     expect(slot).toEqual({ hset: 3, smembers: 3, evalsha: 3, get: 3, set: 2, sadd: 1, lpush: 1 });
     expect(await server.redis.llen('queue:cost')).toBe(1);
 

@@ -22,7 +22,11 @@ describe('periodic: three processes, one entry', () => {
     expect(pjids.size).toBe(1);
 
     const started = Date.now();
-    await waitFor(() => Date.now() - started >= RUN_MS, { timeout: RUN_MS + 5000, interval: 200, what: 'the run to last' });
+    await waitFor(() => Date.now() - started >= RUN_MS, {
+      timeout: RUN_MS + 5000,
+      interval: 200,
+      what: 'the run to last',
+    });
     await Promise.all(apps.splice(0).map((app) => app.close()));
 
     const jobs = await queued(server.redis, 'ticks');
@@ -32,7 +36,13 @@ describe('periodic: three processes, one entry', () => {
     expect(new Set(slots).size).toBe(slots.length);
     for (let index = 1; index < slots.length; index++) expect(slots[index] - slots[index - 1]).toBe(PERIOD);
     for (const job of jobs) {
-      expect(job).toMatchObject({ class: 'Tick', queue: 'ticks', retry: false, args: [], periodic_pjid: [...pjids][0] });
+      expect(job).toMatchObject({
+        class: 'Tick',
+        queue: 'ticks',
+        retry: false,
+        args: [],
+        periodic_pjid: [...pjids][0],
+      });
       expect(typeof job.jid).toBe('string');
     }
     expect(new Set(jobs.map((job) => job.jid)).size).toBe(jobs.length);

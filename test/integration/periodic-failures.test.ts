@@ -24,7 +24,11 @@ describe('periodic: failures', () => {
       if (++calls === 1) throw new Error('push refused once');
       await next();
     };
-    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [failOnce], periodicTicker: false });
+    app = await periodicApp(server.url, {
+      periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }],
+      clientMiddleware: [failOnce],
+      periodicTicker: false,
+    });
     const seen = recordTicker(app);
     const pjid = app.get(PeriodicService).entries()[0].pjid;
     app.get(PeriodicService).start();
@@ -53,7 +57,11 @@ describe('periodic: failures', () => {
       }
       await next();
     };
-    app = await periodicApp(server.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [breakRollback], periodicTicker: false });
+    app = await periodicApp(server.url, {
+      periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }],
+      clientMiddleware: [breakRollback],
+      periodicTicker: false,
+    });
     pjid = app.get(PeriodicService).entries()[0].pjid;
     const seen = recordTicker(app);
     app.get(PeriodicService).start();
@@ -64,14 +72,18 @@ describe('periodic: failures', () => {
     await server.redis.del(`periodic:last_slot:${pjid}`);
     await server.redis.set(`periodic:last_slot:${pjid}`, String(thisYearSlot()));
 
-    await waitFor(() => seen.enqueued.length === 1, { timeout: 15000, what: 'the slot pushed once the rollback went through' });
+    await waitFor(() => seen.enqueued.length === 1, {
+      timeout: 15000,
+      what: 'the slot pushed once the rollback went through',
+    });
     expect(seen.rolledBack.map((event) => event.slot)).toEqual([thisYearSlot()]);
     expect(seen.rollbackFailed.every((event) => event.slot === thisYearSlot())).toBe(true);
     expect((await queued(server.redis, 'p')).map((job) => job.periodic_slot)).toEqual([thisYearSlot()]);
   });
 
   it('retries a rollback that failed because Redis was away, once it is back', async () => {
-    // Durable, so the claim survives the restart: without the rollback, last_slot and the slot lock would keep the slot from firing.
+    // Durable, so the claim survives the restart: without the rollback, last_slot and the slot lock would keep the slot
+    // from firing.
     const durable = await RedisServer.start({ durable: true });
     try {
       let calls = 0;
@@ -82,15 +94,25 @@ describe('periodic: failures', () => {
         }
         await next();
       };
-      app = await periodicApp(durable.url, { periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }], clientMiddleware: [haltRedis], periodicTicker: false });
+      app = await periodicApp(durable.url, {
+        periodic: [{ cron: YEARLY, class: 'Yearly', queue: 'p' }],
+        clientMiddleware: [haltRedis],
+        periodicTicker: false,
+      });
       const pjid = app.get(PeriodicService).entries()[0].pjid;
       const seen = recordTicker(app);
       app.get(PeriodicService).start();
-      await waitFor(() => seen.rollbackFailed.length >= 1, { timeout: 20000, what: 'the rollback failing while Redis is down' });
+      await waitFor(() => seen.rollbackFailed.length >= 1, {
+        timeout: 20000,
+        what: 'the rollback failing while Redis is down',
+      });
       await durable.boot();
       const check = durable.client();
       expect(await check.get(`periodic:last_slot:${pjid}`)).toBe(String(thisYearSlot()));
-      await waitFor(() => seen.enqueued.length === 1, { timeout: 30000, what: 'the slot pushed after Redis came back' });
+      await waitFor(() => seen.enqueued.length === 1, {
+        timeout: 30000,
+        what: 'the slot pushed after Redis came back',
+      });
       expect(seen.rolledBack.map((event) => event.slot)).toEqual([thisYearSlot()]);
       expect((await queued(check, 'p')).map((job) => job.periodic_slot)).toEqual([thisYearSlot()]);
     } finally {
@@ -100,7 +122,7 @@ describe('periodic: failures', () => {
     }
   }, 60_000);
 
-  it('Redis going away is no entry\'s fault: no back-off, every entry fires soon after it is back', async () => {
+  it("Redis going away is no entry's fault: no back-off, every entry fires soon after it is back", async () => {
     const durable = await RedisServer.start({ durable: true });
     try {
       app = await periodicApp(durable.url, {
@@ -122,7 +144,10 @@ describe('periodic: failures', () => {
       expect(seen.entryFailed.every((event) => event.retryIn === 0.5)).toBe(true);
       await durable.boot();
       const check = durable.client();
-      await waitFor(async () => (await check.llen('queue:p')) === 2, { timeout: 20000, what: 'both entries firing once Redis is back' });
+      await waitFor(async () => (await check.llen('queue:p')) === 2, {
+        timeout: 20000,
+        what: 'both entries firing once Redis is back',
+      });
     } finally {
       await app?.close();
       app = undefined;
@@ -186,7 +211,10 @@ describe('periodic: failures', () => {
     expect(await server.redis.get(`periodic:last_slot:${listed[0].pjid}`)).toBeNull();
 
     await service.enable(listed[0]);
-    await waitFor(async () => (await queued(server.redis, 'p')).some((job) => job.class === 'Off'), { timeout: 15000, what: 'the re-enabled entry firing' });
+    await waitFor(async () => (await queued(server.redis, 'p')).some((job) => job.class === 'Off'), {
+      timeout: 15000,
+      what: 'the re-enabled entry firing',
+    });
     expect((await service.list())[0].disabled).toBe(false);
   });
 

@@ -9,7 +9,11 @@ import { waitFor } from '../support/wait';
 describe('periodic: the manager', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const logs = { warn: [] as string[], error: [] as string[] };
-  const logger = { log: () => undefined, warn: (m: string) => void logs.warn.push(m), error: (m: string) => void logs.error.push(m) };
+  const logger = {
+    log: () => undefined,
+    warn: (m: string) => void logs.warn.push(m),
+    error: (m: string) => void logs.error.push(m),
+  };
   const managers: PeriodicManager[] = [];
   beforeEach(() => {
     logs.warn.length = 0;
@@ -19,7 +23,10 @@ describe('periodic: the manager', () => {
     await Promise.all(managers.splice(0).map((manager) => manager.stop()));
   });
 
-  const nightly = resolvePeriodicEntry({ cron: '0 3 * * *', class: 'Nightly', args: [1], queue: 'low', retry: 2, unique: 'until_executed' }, 'periodic[0]');
+  const nightly = resolvePeriodicEntry(
+    { cron: '0 3 * * *', class: 'Nightly', args: [1], queue: 'low', retry: 2, unique: 'until_executed' },
+    'periodic[0]',
+  );
   const hourly = resolvePeriodicEntry({ cron: '@hourly', class: 'Hourly', catchUp: false }, 'periodic[1]');
   const hourlyToo = resolvePeriodicEntry({ cron: '30 * * * *', class: 'Hourly' }, 'periodic[2]');
 
@@ -32,17 +39,33 @@ describe('periodic: the manager', () => {
   it('refuses a second entry with the same pjid, naming both', () => {
     const created = manager([nightly]);
     const twin = { ...nightly, source: '@Periodic(Nightly)' };
-    expect(() => created.add(twin)).toThrow(new WurkError('@Periodic(Nightly) declares the same periodic job as periodic[0]'));
+    expect(() => created.add(twin)).toThrow(
+      new WurkError('@Periodic(Nightly) declares the same periodic job as periodic[0]'),
+    );
   });
 
   it('publishes the schedule at start: each declaration as JSON, an absent queue or retry as null', async () => {
     manager().start(new Promise(() => undefined));
     await waitFor(async () => (await server.redis.hlen('periodic:schedule')) === 2, { what: 'the schedule published' });
     expect(JSON.parse((await server.redis.hget('periodic:schedule', nightly.pjid)) as string)).toEqual({
-      cron: '0 3 * * *', tz: 'UTC', class: 'Nightly', args: [1], queue: 'low', retry: 2, unique: 'until_executed', catch_up: true,
+      cron: '0 3 * * *',
+      tz: 'UTC',
+      class: 'Nightly',
+      args: [1],
+      queue: 'low',
+      retry: 2,
+      unique: 'until_executed',
+      catch_up: true,
     });
     expect(JSON.parse((await server.redis.hget('periodic:schedule', hourly.pjid)) as string)).toEqual({
-      cron: '@hourly', tz: 'UTC', class: 'Hourly', args: [], queue: null, retry: null, unique: null, catch_up: false,
+      cron: '@hourly',
+      tz: 'UTC',
+      class: 'Hourly',
+      args: [],
+      queue: null,
+      retry: null,
+      unique: null,
+      catch_up: false,
     });
   });
 
@@ -62,7 +85,9 @@ describe('periodic: the manager', () => {
     away.disconnect();
     manager([nightly], away).start(new Promise(() => undefined));
     await waitFor(() => logs.warn.length === 1, { what: 'the warning' });
-    expect(logs.warn).toEqual(['periodic schedule not published (Redis away at start-up): dashboards list it after the next start']);
+    expect(logs.warn).toEqual([
+      'periodic schedule not published (Redis away at start-up): dashboards list it after the next start',
+    ]);
   });
 
   it('lists each entry with its switches and state', async () => {
@@ -72,7 +97,17 @@ describe('periodic: the manager', () => {
       ['Nightly', false, undefined, undefined],
       ['Hourly', false, undefined, undefined],
     ]);
-    expect(before[0]).toMatchObject({ pjid: nightly.pjid, source: 'periodic[0]', cron: '0 3 * * *', tz: 'UTC', args: [1], queue: 'low', retry: 2, unique: 'until_executed', catchUp: true });
+    expect(before[0]).toMatchObject({
+      pjid: nightly.pjid,
+      source: 'periodic[0]',
+      cron: '0 3 * * *',
+      tz: 'UTC',
+      args: [1],
+      queue: 'low',
+      retry: 2,
+      unique: 'until_executed',
+      catchUp: true,
+    });
     expect(before[1]).toMatchObject({ unique: undefined, catchUp: false, queue: undefined, retry: undefined });
     expect(before[1].nextSlot).toBe(Math.ceil((Date.now() + 1) / 3_600_000) * 3600);
 
@@ -95,31 +130,36 @@ describe('periodic: the manager', () => {
     expect(logs.error).toEqual([expect.stringMatching(/^periodic: disabled set unreadable: ReplyError: WRONGTYPE/)]);
   });
 
-  it('names an entry by pjid (any process\'s), by the entry from list(), or by a class string only one entry pushes', async () => {
+  it("names an entry by pjid (any process's), by the entry from list(), or by a class string only one entry pushes", async () => {
     const created = manager([nightly, hourly, hourlyToo]);
     await created.disable(nightly.pjid);
     await created.disable((await created.list())[1]);
     const foreign = 'c'.repeat(40);
     await created.disable(foreign);
-    expect((await server.redis.smembers('periodic:disabled')).sort()).toEqual([nightly.pjid, hourly.pjid, foreign].sort());
+    expect((await server.redis.smembers('periodic:disabled')).sort()).toEqual(
+      [nightly.pjid, hourly.pjid, foreign].sort(),
+    );
     await created.enable('Nightly');
     expect(await server.redis.sismember('periodic:disabled', nightly.pjid)).toBe(0);
   });
 
   it('refuses a name that is no entry, an ambiguous class string, and a value that is not a name', async () => {
     const created = manager([nightly, hourly, hourlyToo]);
-    await expect(created.disable('Hourly')).rejects.toThrow(new WurkError('periodic entry Hourly is ambiguous: 2 entries push that class; pass a pjid from list()'));
+    await expect(created.disable('Hourly')).rejects.toThrow(
+      new WurkError('periodic entry Hourly is ambiguous: 2 entries push that class; pass a pjid from list()'),
+    );
     await expect(created.disable('Weekly')).rejects.toThrow(new WurkError('no periodic entry Weekly'));
     // Almost a pjid: 39 or 41 hex digits, or not hex, is a class name no entry pushes.
     for (const almost of ['c'.repeat(39), 'c'.repeat(41), 'g'.repeat(40), `x${'c'.repeat(40)}`, `${'c'.repeat(40)}x`]) {
       await expect(created.disable(almost)).rejects.toThrow(new WurkError(`no periodic entry ${almost}`));
     }
     const notAName = 'periodic entry must be a pjid, a class string or an entry from list()';
-    for (const value of ['', 7, null, {}, { pjid: '' }]) await expect(created.disable(value as string)).rejects.toThrow(new WurkError(notAName));
+    for (const value of ['', 7, null, {}, { pjid: '' }])
+      await expect(created.disable(value as string)).rejects.toThrow(new WurkError(notAName));
     expect(await server.redis.exists('periodic:disabled')).toBe(0);
   });
 
-  it("changes a running lock only for its owner, and says whether it did", async () => {
+  it('changes a running lock only for its owner, and says whether it did', async () => {
     const store = new PeriodicStore(server.redis);
     await server.redis.set('periodic:running:p1', 'owner', 'EX', 100);
     expect(await store.setRunningLock('p1', 'someone', 10)).toBe(false);

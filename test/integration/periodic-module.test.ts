@@ -23,9 +23,11 @@ class BrokenWorker {
 describe('periodic: declaring entries', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
 
-
   async function bootError(options: Record<string, unknown>, providers: unknown[] = []): Promise<unknown> {
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, ...options })], providers: providers as never })
+    @Module({
+      imports: [WurkModule.forRoot({ redis: { url: server.url }, ...options })],
+      providers: providers as never,
+    })
     class AppModule {}
     try {
       const app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
@@ -37,7 +39,12 @@ describe('periodic: declaring entries', () => {
   }
 
   it('an invalid cron is a start-up error naming the entry', async () => {
-    const error = await bootError({ periodic: [{ cron: '* * * * *', class: 'Ok' }, { cron: '61 * * * *', class: 'Bad' }] });
+    const error = await bootError({
+      periodic: [
+        { cron: '* * * * *', class: 'Ok' },
+        { cron: '61 * * * *', class: 'Bad' },
+      ],
+    });
     expect(error).toBeInstanceOf(WurkConfigError);
     expect((error as WurkConfigError).option).toBe('periodic[1].cron');
     expect((error as Error).message).toMatch(/61 \* \* \* \*/);
@@ -70,7 +77,13 @@ describe('periodic: declaring entries', () => {
   });
 
   it('accepts seconds, aliases and zones in the cron string or as tz', () => {
-    for (const cron of ['*/5 * * * * *', '@hourly', '@daily', 'TZ=America/New_York 30 8 * * 1-5', '0 9 * * * Europe/Paris']) {
+    for (const cron of [
+      '*/5 * * * * *',
+      '@hourly',
+      '@daily',
+      'TZ=America/New_York 30 8 * * 1-5',
+      '0 9 * * * Europe/Paris',
+    ]) {
       expect(() => resolvePeriodicEntry({ cron, class: 'X' }, 'e')).not.toThrow();
     }
     const zoned = resolvePeriodicEntry({ cron: '0 9 * * *', class: 'X', tz: 'America/New_York' }, 'e');
@@ -84,26 +97,70 @@ describe('periodic: declaring entries', () => {
     const pjid = resolvePeriodicEntry(base, 'a').pjid;
     expect(pjid).toMatch(/^[0-9a-f]{40}$/);
     expect(resolvePeriodicEntry({ ...base }, 'b').pjid).toBe(pjid);
-    for (const change of [{ cron: '0 10 * * *' }, { tz: 'Europe/Paris' }, { class: 'Y' }, { args: [2] }, { queue: 'r' }, { retry: 3 }]) {
+    for (const change of [
+      { cron: '0 10 * * *' },
+      { tz: 'Europe/Paris' },
+      { class: 'Y' },
+      { args: [2] },
+      { queue: 'r' },
+      { retry: 3 },
+    ]) {
       expect(resolvePeriodicEntry({ ...base, ...change }, 'c').pjid).not.toBe(pjid);
     }
     // The zone written in the string and given as tz is the same entry.
-    expect(resolvePeriodicEntry({ ...base, cron: 'TZ=Europe/Paris 0 9 * * *' }, 'd').pjid).toBe(resolvePeriodicEntry({ ...base, tz: 'Europe/Paris' }, 'e').pjid);
+    expect(resolvePeriodicEntry({ ...base, cron: 'TZ=Europe/Paris 0 9 * * *' }, 'd').pjid).toBe(
+      resolvePeriodicEntry({ ...base, tz: 'Europe/Paris' }, 'e').pjid,
+    );
   });
 
-  it('@Periodic entries take the worker\'s own options, and push them', async () => {
+  it("@Periodic entries take the worker's own options, and push them", async () => {
     const app = await periodicApp(server.url, {}, [ReportWorker]);
     try {
       const service = app.get(PeriodicService);
       const listed = await service.list();
-      expect(listed.map(({ source, cron, tz, class: name, args, queue, retry, unique }) => ({ source, cron, tz, name, args, queue, retry, unique }))).toEqual([
-        { source: '@Periodic(ReportWorker)[0]', cron: '@yearly', tz: 'UTC', name: 'ReportWorker', args: ['nightly'], queue: 'reports', retry: 3, unique: undefined },
-        { source: '@Periodic(ReportWorker)[1]', cron: '0 9 * * *', tz: 'Europe/Paris', name: 'ReportWorker', args: [], queue: 'reports', retry: 3, unique: 'until_executed' },
+      expect(
+        listed.map(({ source, cron, tz, class: name, args, queue, retry, unique }) => ({
+          source,
+          cron,
+          tz,
+          name,
+          args,
+          queue,
+          retry,
+          unique,
+        })),
+      ).toEqual([
+        {
+          source: '@Periodic(ReportWorker)[0]',
+          cron: '@yearly',
+          tz: 'UTC',
+          name: 'ReportWorker',
+          args: ['nightly'],
+          queue: 'reports',
+          retry: 3,
+          unique: undefined,
+        },
+        {
+          source: '@Periodic(ReportWorker)[1]',
+          cron: '0 9 * * *',
+          tz: 'Europe/Paris',
+          name: 'ReportWorker',
+          args: [],
+          queue: 'reports',
+          retry: 3,
+          unique: 'until_executed',
+        },
       ]);
       await waitFor(async () => (await server.redis.llen('queue:reports')) === 2, { what: 'both entries firing' });
       const jobs = await queued(server.redis, 'reports');
       const yearly = jobs.find((job) => (job.args as unknown[])[0] === 'nightly')!;
-      expect(yearly).toMatchObject({ class: 'ReportWorker', queue: 'reports', retry: 3, tags: ['cron'], periodic_pjid: listed[0].pjid });
+      expect(yearly).toMatchObject({
+        class: 'ReportWorker',
+        queue: 'reports',
+        retry: 3,
+        tags: ['cron'],
+        periodic_pjid: listed[0].pjid,
+      });
       expect(yearly.periodic_until_executed).toBeUndefined();
       const daily = jobs.find((job) => job.periodic_pjid === listed[1].pjid)!;
       expect(daily.periodic_until_executed).toBe(true);
@@ -111,14 +168,22 @@ describe('periodic: declaring entries', () => {
       // Published for dashboards.
       const schedule = await server.redis.hgetall('periodic:schedule');
       expect(Object.keys(schedule).sort()).toEqual([listed[0].pjid, listed[1].pjid].sort());
-      expect(JSON.parse(schedule[listed[1].pjid])).toMatchObject({ cron: '0 9 * * *', tz: 'Europe/Paris', class: 'ReportWorker', unique: 'until_executed' });
+      expect(JSON.parse(schedule[listed[1].pjid])).toMatchObject({
+        cron: '0 9 * * *',
+        tz: 'Europe/Paris',
+        class: 'ReportWorker',
+        unique: 'until_executed',
+      });
     } finally {
       await app.close();
     }
   });
 
   it('periodicTicker: false keeps the ticker off', async () => {
-    const off = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'x' }], periodicTicker: false });
+    const off = await periodicApp(server.url, {
+      periodic: [{ cron: '* * * * * *', class: 'X', queue: 'x' }],
+      periodicTicker: false,
+    });
     const control = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'y' }] });
     try {
       const seenOff = recordTicker(off);
@@ -136,8 +201,16 @@ describe('periodic: declaring entries', () => {
     const entry = resolvePeriodicEntry({ cron: '* * * * * *', class: 'Gated', queue: 'g' }, 'gated');
     const client = new Client(server.redis, { timestamps: 'seconds' });
     const quiet = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    const gated = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], { tickInterval: 0.2, logger: quiet });
-    const control = new PeriodicManager(server.redis, async () => null, [resolvePeriodicEntry({ cron: '* * * * * *', class: 'C' }, 'c')], { tickInterval: 0.2, logger: quiet });
+    const gated = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], {
+      tickInterval: 0.2,
+      logger: quiet,
+    });
+    const control = new PeriodicManager(
+      server.redis,
+      async () => null,
+      [resolvePeriodicEntry({ cron: '* * * * * *', class: 'C' }, 'c')],
+      { tickInterval: 0.2, logger: quiet },
+    );
     let open!: () => void;
     const ready = new Promise<void>((resolve) => (open = resolve));
     let gatedTicks = 0;
@@ -158,8 +231,14 @@ describe('periodic: declaring entries', () => {
   });
 
   it('a processing: false app leaves the ticker off unless periodicTicker asks for it', async () => {
-    const producer = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'x' }], periodicTicker: undefined });
-    const asked = await periodicApp(server.url, { periodic: [{ cron: '* * * * * *', class: 'X', queue: 'y' }], periodicTicker: true });
+    const producer = await periodicApp(server.url, {
+      periodic: [{ cron: '* * * * * *', class: 'X', queue: 'x' }],
+      periodicTicker: undefined,
+    });
+    const asked = await periodicApp(server.url, {
+      periodic: [{ cron: '* * * * * *', class: 'X', queue: 'y' }],
+      periodicTicker: true,
+    });
     try {
       const seenProducer = recordTicker(producer);
       const seenAsked = recordTicker(asked);
@@ -172,7 +251,13 @@ describe('periodic: declaring entries', () => {
   });
 
   it('disable / enable take a pjid, a class string or a listed entry; an unknown one is an error', async () => {
-    const app = await periodicApp(server.url, { periodic: [{ cron: '@yearly', class: 'A' }, { cron: '@yearly', class: 'B' }], periodicTicker: false });
+    const app = await periodicApp(server.url, {
+      periodic: [
+        { cron: '@yearly', class: 'A' },
+        { cron: '@yearly', class: 'B' },
+      ],
+      periodicTicker: false,
+    });
     try {
       const service = app.get(PeriodicService);
       const [a, b] = await service.list();

@@ -49,22 +49,37 @@ describe('periodic: until_executed with the processing plane', () => {
   it('a run longer than the interval blocks the next slots until it finishes; runs never overlap', async () => {
     app = await periodicApp(
       server.url,
-      { processing: true, periodicTicker: undefined, queues: ['slow'], concurrency: 3, heartbeatInterval: 1, fetchTimeout: 0.5 },
+      {
+        processing: true,
+        periodicTicker: undefined,
+        queues: ['slow'],
+        concurrency: 3,
+        heartbeatInterval: 1,
+        fetchTimeout: 0.5,
+      },
       [SlowReport],
     );
     const seen = recordTicker(app);
     const pjid = app.get(PeriodicService).entries()[0].pjid;
 
-    await waitFor(() => runs.filter((run) => run.end !== undefined).length >= 2, { timeout: 40000, interval: 50, what: 'two finished runs' });
+    await waitFor(() => runs.filter((run) => run.end !== undefined).length >= 2, {
+      timeout: 40000,
+      interval: 50,
+      what: 'two finished runs',
+    });
     const [first, second] = runs;
     // Each run held the lock under its own jid while performing.
     expect(first.lockOwner).toBe(first.jid);
     expect(second.lockOwner).toBe(second.jid);
-    // The second began only after the first ended, though slots came due every 3 s (concurrency 3 could have overlapped them).
+    // The second began only after the first ended, though slots came due every 3 s (concurrency 3 could have overlapped
+    // them).
     expect(second.start).toBeGreaterThanOrEqual(first.end!);
     expect(second.slot).toBeGreaterThanOrEqual(first.slot + 6);
-    expect(seen.skipped.some((event) => event.reason === 'blocked' && event.slot > first.slot && event.slot < second.slot)).toBe(true);
-    for (let index = 1; index < runs.length; index++) expect(runs[index].start).toBeGreaterThanOrEqual(runs[index - 1].end ?? Infinity);
+    expect(
+      seen.skipped.some((event) => event.reason === 'blocked' && event.slot > first.slot && event.slot < second.slot),
+    ).toBe(true);
+    for (let index = 1; index < runs.length; index++)
+      expect(runs[index].start).toBeGreaterThanOrEqual(runs[index - 1].end ?? Infinity);
     // The first run's success released its lock; whatever holds it now is a later job.
     const owner = await probe.get(`periodic:running:${pjid}`);
     expect(owner).not.toBe(first.jid);

@@ -10,12 +10,23 @@ const JID = 'aaaaaaaaaaaaaaaaaaaaaaaa';
 
 /** A started job's context: only the payload matters to the listener. */
 function context(members: Record<string, unknown>): ServerContext {
-  const job = JobPayload.parse(JSON.stringify({ class: 'Locked', args: [], queue: 'default', jid: JID, periodic_pjid: 'p1', periodic_until_executed: true, ...members }));
+  const job = JobPayload.parse(
+    JSON.stringify({
+      class: 'Locked',
+      args: [],
+      queue: 'default',
+      jid: JID,
+      periodic_pjid: 'p1',
+      periodic_until_executed: true,
+      ...members,
+    }),
+  );
   return { job, queue: 'default', attempt: 1, execution: {} as JobExecution };
 }
 
 /**
- * An until_executed entry's running lock follows its job (docs/internals/spec/contract.md §4.1): shortened while it runs and
+ * An until_executed entry's running lock follows its job (docs/internals/spec/contract.md §4.1): shortened while it
+ * runs and
  * refreshed, released at its end, stretched over a retry's wait; every change only while the job owns it.
  */
 describe('periodic: the running lock listener', () => {
@@ -26,7 +37,10 @@ describe('periodic: the running lock listener', () => {
   beforeEach(() => (errors.length = 0));
   afterEach(() => listener?.stop());
 
-  function listen(times?: { activeTtl: number; refreshEvery: number }): { store: PeriodicStore; listener: RunningLockListener } {
+  function listen(times?: { activeTtl: number; refreshEvery: number }): {
+    store: PeriodicStore;
+    listener: RunningLockListener;
+  } {
     const store = new PeriodicStore(server.redis);
     listener = new RunningLockListener(store, logger, times);
     return { store, listener };
@@ -46,7 +60,14 @@ describe('periodic: the running lock listener', () => {
 
   it('leaves alone a job that is no until_executed slot: no flag, no pjid, an empty pjid or jid', async () => {
     const { listener } = listen();
-    for (const members of [{ periodic_until_executed: false }, { periodic_until_executed: 'yes' }, { periodic_pjid: undefined }, { periodic_pjid: '' }, { periodic_pjid: 7 }, { jid: '' }]) {
+    for (const members of [
+      { periodic_until_executed: false },
+      { periodic_until_executed: 'yes' },
+      { periodic_pjid: undefined },
+      { periodic_pjid: '' },
+      { periodic_pjid: 7 },
+      { jid: '' },
+    ]) {
       await held();
       expect(listener.onStart(context(members))).toBeUndefined();
       expect(listener.onSettled(context(members), { kind: 'complete', result: null })).toBeUndefined();
@@ -56,7 +77,12 @@ describe('periodic: the running lock listener', () => {
 
   it('releases the lock when the job completes, fails for good or lands in dead', async () => {
     const { listener } = listen();
-    for (const outcome of [{ kind: 'complete', result: 1 }, { kind: 'failed', error: new Error('x') }, { kind: 'dead', error: new Error('x') }, { kind: 'interrupted', filedIn: 'dead' }] as JobOutcome[]) {
+    for (const outcome of [
+      { kind: 'complete', result: 1 },
+      { kind: 'failed', error: new Error('x') },
+      { kind: 'dead', error: new Error('x') },
+      { kind: 'interrupted', filedIn: 'dead' },
+    ] as JobOutcome[]) {
       await held();
       await listener.onSettled(context({}), outcome);
       expect(await server.redis.exists(LOCK)).toBe(0);
@@ -66,7 +92,11 @@ describe('periodic: the running lock listener', () => {
   it("stretches the lock over a retry's or a reschedule's wait, plus the queued TTL", async () => {
     const { listener } = listen();
     const inAnHour = Date.now() + 3_600_000;
-    for (const outcome of [{ kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: inAnHour / 1000 }, { kind: 'rescheduled', error: new Error('x'), retryAt: inAnHour }, { kind: 'interrupted', filedIn: 'retry', retryAt: inAnHour }] as JobOutcome[]) {
+    for (const outcome of [
+      { kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: inAnHour / 1000 },
+      { kind: 'rescheduled', error: new Error('x'), retryAt: inAnHour },
+      { kind: 'interrupted', filedIn: 'retry', retryAt: inAnHour },
+    ] as JobOutcome[]) {
       await held(60);
       await listener.onSettled(context({}), outcome);
       const ttl = await server.redis.ttl(LOCK);
@@ -77,7 +107,11 @@ describe('periodic: the running lock listener', () => {
 
   it('a retry due already (or with no time at all) keeps just the queued TTL', async () => {
     const { listener } = listen();
-    for (const outcome of [{ kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() / 1000 - 600 }, { kind: 'interrupted', filedIn: 'retry', retryAt: Date.now() - 600_000 }, { kind: 'interrupted' }] as JobOutcome[]) {
+    for (const outcome of [
+      { kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() / 1000 - 600 },
+      { kind: 'interrupted', filedIn: 'retry', retryAt: Date.now() - 600_000 },
+      { kind: 'interrupted' },
+    ] as JobOutcome[]) {
       await held(60);
       await listener.onSettled(context({}), outcome);
       expect(await server.redis.ttl(LOCK)).toBe(QUEUED_LOCK_TTL);
@@ -96,7 +130,9 @@ describe('periodic: the running lock listener', () => {
   describe('on a timer', () => {
     afterEach(() => jest.useRealTimers());
 
-    /** A job started under fake timers, its lock refreshed every 10 s to 30 s; `calls` counts every change of the lock. */
+    /**
+     * A job started under fake timers, its lock refreshed every 10 s to 30 s; `calls` counts every change of the lock.
+     */
     async function startedOnFakeTimers() {
       jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
       const { store, listener } = listen({ activeTtl: 30, refreshEvery: 10 });

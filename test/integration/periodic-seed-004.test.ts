@@ -15,7 +15,8 @@ const TICK = 5;
 /** This year's 1 January: a yearly entry's current slot for the whole test. */
 const SLOT = Date.UTC(new Date().getUTCFullYear(), 0, 1) / 1000;
 
-const tickerFor = (redis: Redis, entry: PeriodicEntry, push: PeriodicPushFn) => tickerOver(redis, [entry], push, { tickInterval: TICK });
+const tickerFor = (redis: Redis, entry: PeriodicEntry, push: PeriodicPushFn) =>
+  tickerOver(redis, [entry], push, { tickInterval: TICK });
 
 /** The Cogworker 0.5.0 ticker and processor rules (seed 004) that wurk's periodic follows. */
 describe('periodic: seed 004 rules', () => {
@@ -104,7 +105,10 @@ describe('periodic: seed 004 rules', () => {
   });
 
   describe('a rollback that fails on its own', () => {
-    /** The push fails as if Redis were away (no entry back-off) after last_slot was made unreadable, so the rollback fails too. */
+    /**
+     * The push fails as if Redis were away (no entry back-off) after last_slot was made unreadable, so the rollback
+     * fails too.
+     */
     async function failedRollback() {
       const entry = resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly' }, 'test');
       const { ticker, seen } = tickerFor(server.redis, entry, async () => {
@@ -199,15 +203,32 @@ describe('periodic: an until_executed job interrupted into dead', () => {
     await redis.set('retry', 'not a sorted set');
     const outcomes: JobOutcome[] = [];
     const h = harness([{ name: 'Locked', instance: { perform: () => Promise.reject(new Error('failed')) } }]);
-    h.manager.addListener(new RunningLockListener(new PeriodicStore(h.connections.command), silentPeriodicLogger, { activeTtl: 60, refreshEvery: 10 }));
+    h.manager.addListener(
+      new RunningLockListener(new PeriodicStore(h.connections.command), silentPeriodicLogger, {
+        activeTtl: 60,
+        refreshEvery: 10,
+      }),
+    );
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
-    const payload = { class: 'Locked', queue: 'default', jid, retry: true, args: [], interrupted_count: 3, periodic_pjid: 'p1', periodic_until_executed: true };
+    const payload = {
+      class: 'Locked',
+      queue: 'default',
+      jid,
+      retry: true,
+      args: [],
+      interrupted_count: 3,
+      periodic_pjid: 'p1',
+      periodic_until_executed: true,
+    };
     await redis.lpush('queue:default', JSON.stringify(payload));
     await h.manager.start();
     await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
     expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'dead' });
     expect(JSON.parse((await redis.zrange('dead', '0', '-1'))[0])).toMatchObject({ jid, interrupted_count: 4 });
-    await waitFor(async () => (await redis.exists('periodic:running:p1')) === 0, { timeout: 2000, what: 'the running lock released' });
+    await waitFor(async () => (await redis.exists('periodic:running:p1')) === 0, {
+      timeout: 2000,
+      what: 'the running lock released',
+    });
   });
 });
 
@@ -222,14 +243,25 @@ describe('processor: the interrupt rules', () => {
   const harness = useHarnesses(server);
   const jid = 'ffffffffffffffffffffffff';
 
-  async function interrupt(extra: Record<string, unknown>, broken: 'retry' | 'dead', landsIn: 'retry' | 'dead' = broken): Promise<{ outcome: JobOutcome; settledAt: number; score: number; entry: Record<string, unknown> }> {
+  async function interrupt(
+    extra: Record<string, unknown>,
+    broken: 'retry' | 'dead',
+    landsIn: 'retry' | 'dead' = broken,
+  ): Promise<{ outcome: JobOutcome; settledAt: number; score: number; entry: Record<string, unknown> }> {
     const redis = server.client();
     await redis.set(broken, 'not a sorted set');
     const outcomes: JobOutcome[] = [];
     let settledAt = 0;
-    const h = harness([{ name: 'Failing', instance: { perform: () => Promise.reject(new Error('failed')) } }], { orphanCheckInterval: 1 });
-    h.manager.addListener({ onSettled: (_context, outcome) => void (outcomes.push(outcome), (settledAt = Date.now() / 1000)) });
-    await redis.lpush('queue:default', JSON.stringify({ class: 'Failing', queue: 'default', jid, retry: true, args: [], ...extra }));
+    const h = harness([{ name: 'Failing', instance: { perform: () => Promise.reject(new Error('failed')) } }], {
+      orphanCheckInterval: 1,
+    });
+    h.manager.addListener({
+      onSettled: (_context, outcome) => void (outcomes.push(outcome), (settledAt = Date.now() / 1000)),
+    });
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'Failing', queue: 'default', jid, retry: true, args: [], ...extra }),
+    );
     await h.manager.start();
     await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
     await redis.del(broken);

@@ -20,18 +20,24 @@ const at = (secondsAfterSlot: number) => SLOT * 1000 + secondsAfterSlot * 1000;
 describe('periodic: the ticker', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const logs = { log: [] as string[], warn: [] as string[], error: [] as string[] };
-  const logger = { log: (m: string) => void logs.log.push(m), warn: (m: string) => void logs.warn.push(m), error: (m: string) => void logs.error.push(m) };
+  const logger = {
+    log: (m: string) => void logs.log.push(m),
+    warn: (m: string) => void logs.warn.push(m),
+    error: (m: string) => void logs.error.push(m),
+  };
   beforeEach(() => {
     for (const list of Object.values(logs)) list.length = 0;
   });
 
-  const entryOf = (options: Partial<PeriodicEntryOptions> = {}) => resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly', ...options }, 'test');
+  const entryOf = (options: Partial<PeriodicEntryOptions> = {}) =>
+    resolvePeriodicEntry({ cron: '@yearly', class: 'Yearly', ...options }, 'test');
 
   const tickerFor = (entries: PeriodicEntry[], push?: PeriodicPushFn, options: Partial<PeriodicTickerOptions> = {}) =>
     tickerOver(server.redis, entries, push, { tickInterval: TICK, logger, ...options });
 
   /** Marks `entry` as seen before: its slots are not a new entry's first one. */
-  const seenBefore = (entry: PeriodicEntry, slot = SLOT - 3600) => server.redis.set(`periodic:last_slot:${entry.pjid}`, String(slot));
+  const seenBefore = (entry: PeriodicEntry, slot = SLOT - 3600) =>
+    server.redis.set(`periodic:last_slot:${entry.pjid}`, String(slot));
 
   describe('a push a middleware halted', () => {
     it('spends the slot and releases an until_executed lock, since no job will ever run to release it', async () => {
@@ -58,7 +64,11 @@ describe('periodic: the ticker', () => {
       const { ticker, store } = tickerFor([entryOf({ unique: 'until_executed' })], async () => null);
       jest.spyOn(store, 'setRunningLock').mockRejectedValueOnce(new Error('boom'));
       await ticker.tick(at(1));
-      expect(logs.error).toEqual([expect.stringMatching(/^periodic Yearly: running lock of halted push [0-9a-f]{24} not released \(expires by TTL\): Error: boom$/)]);
+      expect(logs.error).toEqual([
+        expect.stringMatching(
+          /^periodic Yearly: running lock of halted push [0-9a-f]{24} not released \(expires by TTL\): Error: boom$/,
+        ),
+      ]);
     });
   });
 
@@ -72,7 +82,9 @@ describe('periodic: the ticker', () => {
       expect(seen.skipped).toEqual([]);
       await ticker.tick(at(1 + 3 * TICK));
       expect(seen.skipped).toEqual(['Yearly:blocked']);
-      expect(logs.warn).toEqual([`periodic Yearly slot ${SLOT} skipped: the previous run still holds its until_executed lock`]);
+      expect(logs.warn).toEqual([
+        `periodic Yearly slot ${SLOT} skipped: the previous run still holds its until_executed lock`,
+      ]);
       await ticker.tick(at(100));
       expect(seen.skipped).toEqual(['Yearly:blocked']);
       expect(seen.enqueued).toEqual([]);
@@ -169,7 +181,7 @@ describe('periodic: the ticker', () => {
       expect(pushes).toEqual(['Yearly']);
     });
 
-    it('Redis away is not logged per entry: the connections\' watch says it once (the retry itself: periodic-seed-004)', async () => {
+    it("Redis away is not logged per entry: the connections' watch says it once (the retry itself: periodic-seed-004)", async () => {
       const { ticker, seen } = tickerFor([entryOf()], async () => {
         throw new CommandInDoubtError('EVALSHA');
       });
@@ -210,7 +222,11 @@ describe('periodic: the ticker', () => {
       const { ticker, seen } = tickerFor([entryOf()]);
       await ticker.tick(at(1));
       expect(seen.enqueued).toEqual([`Yearly@${SLOT}`]);
-      expect(logs.error).toEqual([expect.stringMatching(/^periodic: disabled set unreadable, treating every entry as enabled: ReplyError: WRONGTYPE/)]);
+      expect(logs.error).toEqual([
+        expect.stringMatching(
+          /^periodic: disabled set unreadable, treating every entry as enabled: ReplyError: WRONGTYPE/,
+        ),
+      ]);
     });
   });
 

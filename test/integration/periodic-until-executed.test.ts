@@ -30,7 +30,10 @@ describe('periodic: until_executed', () => {
   function start(cron: string) {
     const entry = resolvePeriodicEntry({ cron, class: 'Slow', queue: 'slow', unique: 'until_executed' }, 'test');
     const client = new Client(server.redis, { timestamps: 'seconds' });
-    manager = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], { tickInterval: 0.5, logger: quiet });
+    manager = new PeriodicManager(server.redis, (payload) => client.push(payload), [entry], {
+      tickInterval: 0.5,
+      logger: quiet,
+    });
     listener = new RunningLockListener(manager.store, quiet, { activeTtl: 30, refreshEvery: 0.2 });
     const events: Array<{ at: number; event: keyof PeriodicTickerEvents; slot?: number; reason?: string }> = [];
     manager.ticker.on('enqueued', ({ slot }) => events.push({ at: Date.now(), event: 'enqueued', slot }));
@@ -64,7 +67,10 @@ describe('periodic: until_executed', () => {
     expect(await server.redis.exists(lockKey)).toBe(0);
 
     const firstSlot = context.job.get<number>('periodic_slot')!;
-    await waitFor(() => events.some((event) => event.event === 'enqueued' && event.slot! > firstSlot), { timeout: 10000, what: 'the next slot after the run' });
+    await waitFor(() => events.some((event) => event.event === 'enqueued' && event.slot! > firstSlot), {
+      timeout: 10000,
+      what: 'the next slot after the run',
+    });
     const blocked = events.filter((event) => event.event === 'skipped' && event.reason === 'blocked');
     expect(blocked.length).toBeGreaterThanOrEqual(1);
     expect(blocked.every((event) => event.slot! > firstSlot)).toBe(true);
@@ -80,7 +86,17 @@ describe('periodic: until_executed', () => {
     const pjid = 'a'.repeat(40);
     const lockKey = `periodic:running:${pjid}`;
     const job = (jid: string) =>
-      contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid, periodic_pjid: pjid, periodic_slot: 1, periodic_until_executed: true }));
+      contextOf(
+        JSON.stringify({
+          class: 'Slow',
+          args: [],
+          queue: 'slow',
+          jid,
+          periodic_pjid: pjid,
+          periodic_slot: 1,
+          periodic_until_executed: true,
+        }),
+      );
 
     beforeEach(() => {
       manager = new PeriodicManager(server.redis, async () => null, [], { tickInterval: 0.5, logger: quiet });
@@ -101,7 +117,12 @@ describe('periodic: until_executed', () => {
 
     it('is stretched over a retry: the delay plus a day', async () => {
       await server.redis.set(lockKey, 'jid-1', 'EX', 60);
-      await listener!.onSettled(job('jid-1'), { kind: 'retrying', error: new Error('x'), retryCount: 1, retryAt: Date.now() + 1000_000 });
+      await listener!.onSettled(job('jid-1'), {
+        kind: 'retrying',
+        error: new Error('x'),
+        retryCount: 1,
+        retryAt: Date.now() + 1000_000,
+      });
       const ttl = await server.redis.ttl(lockKey);
       expect(ttl).toBeGreaterThan(86400 + 999);
       expect(ttl).toBeLessThanOrEqual(86400 + 1000);
@@ -123,7 +144,9 @@ describe('periodic: until_executed', () => {
 
     it('ignores jobs that are not until_executed periodic jobs', async () => {
       await server.redis.set(lockKey, 'jid-1', 'EX', 500);
-      const plain = contextOf(JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid: 'jid-1', periodic_pjid: pjid }));
+      const plain = contextOf(
+        JSON.stringify({ class: 'Slow', args: [], queue: 'slow', jid: 'jid-1', periodic_pjid: pjid }),
+      );
       await listener!.onSettled(plain, { kind: 'complete', result: 1 });
       expect(await server.redis.get(lockKey)).toBe('jid-1');
     });

@@ -7,7 +7,8 @@ import { PartlyAppliedError, RedisUnavailableError } from '../../src/redis/redis
 import { freePort } from '../support/redis-server';
 import { usePrivateRedis } from '../support/private-redis';
 
-const job = (arg: number): JobPayload => JobPayload.parse(`{"class":"X","queue":"default","args":[${arg}],"jid":"jid-${arg}"}`);
+const job = (arg: number): JobPayload =>
+  JobPayload.parse(`{"class":"X","queue":"default","args":[${arg}],"jid":"jid-${arg}"}`);
 const scheduled = (arg: number) => ({ job: job(arg), score: '1900000000.5' });
 
 /** What a push that failed rejected with: a PartlyAppliedError says "some of it is in Redis, do not resend it all". */
@@ -34,8 +35,12 @@ describe('RedisPushTransport against a real redis-server', () => {
       const hooked = new RedisPushTransport(connection);
       hooked.addPipelineHook(() => undefined);
       await hooked.write([job(4)], [scheduled(5)], Date.now());
-      expect((await server.redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([2, 4]);
-      expect((await server.redis.zrange('schedule', 0, '-1')).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([1, 3, 5]);
+      expect((await server.redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([
+        2, 4,
+      ]);
+      expect((await server.redis.zrange('schedule', 0, '-1')).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([
+        1, 3, 5,
+      ]);
       expect(await server.redis.smembers('queues')).toEqual(['default']);
     });
 
@@ -64,7 +69,9 @@ describe('RedisPushTransport against a real redis-server', () => {
 
     it('is a PartlyAppliedError when the ZADD of its scheduled jobs went in beside a refused LPUSH', async () => {
       await server.redis.set('queue:default', 'not a list');
-      expect(await failureOf(hookedTransport().write([job(1)], [scheduled(2)], Date.now()))).toBeInstanceOf(PartlyAppliedError);
+      expect(await failureOf(hookedTransport().write([job(1)], [scheduled(2)], Date.now()))).toBeInstanceOf(
+        PartlyAppliedError,
+      );
       expect(await server.redis.zcard('schedule')).toBe(1);
     });
   });
@@ -97,7 +104,9 @@ describe('RedisPushTransport against a real redis-server', () => {
       const failure = await failureOf(transport.write([job(1)], [scheduled(2)], Date.now()));
       expect(failure).toBeInstanceOf(RedisUnavailableError);
       expect((failure as RedisUnavailableError).server).toBe(`127.0.0.1:${port}`);
-      expect((failure as Error).message).toMatch(new RegExp(`^Redis at 127\\.0\\.0\\.1:${port} is unavailable: gave up after 0\\.2 s`));
+      expect((failure as Error).message).toMatch(
+        new RegExp(`^Redis at 127\\.0\\.0\\.1:${port} is unavailable: gave up after 0\\.2 s`),
+      );
     } finally {
       // Not disconnect(): on a connection that already ended it arms ioredis's 2 s destroy timer, which
       // nothing clears, and Jest then waits on it past the end of the run.

@@ -1,7 +1,14 @@
 import 'reflect-metadata';
 import { LoggerService, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientService, RedisUnavailableError, Worker, WurkConfigError, WurkModule, WurkModuleOptions } from '../../src';
+import {
+  ClientService,
+  RedisUnavailableError,
+  Worker,
+  WurkConfigError,
+  WurkModule,
+  WurkModuleOptions,
+} from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { usePrivateRedis } from '../support/private-redis';
 import { freePort, RedisServer } from '../support/redis-server';
@@ -12,7 +19,9 @@ class NoopJob {
   async perform(): Promise<void> {}
 }
 
-/** Every line given to Nest's Logger, and whatever reaches console.error directly (ioredis's unhandled-error traces do). */
+/**
+ * Every line given to Nest's Logger, and whatever reaches console.error directly (ioredis's unhandled-error traces do).
+ */
 function captureLogs(): { logger: LoggerService; lines: string[]; stderr: string[]; restore(): void } {
   const lines: string[] = [];
   const stderr: string[] = [];
@@ -21,7 +30,9 @@ function captureLogs(): { logger: LoggerService; lines: string[]; stderr: string
     warn: (message) => lines.push(`warn ${String(message)}`),
     error: (message) => lines.push(`error ${String(message)}`),
   };
-  const spy = jest.spyOn(console, 'error').mockImplementation((...args: unknown[]) => void stderr.push(args.map(String).join(' ')));
+  const spy = jest
+    .spyOn(console, 'error')
+    .mockImplementation((...args: unknown[]) => void stderr.push(args.map(String).join(' ')));
   return { logger, lines, stderr, restore: () => spy.mockRestore() };
 }
 
@@ -39,11 +50,20 @@ describe('Redis trouble is one clear line, never a hang', () => {
     const capture = captureLogs();
     try {
       const app = await boot(
-        { redis: { url: `redis://jobs:s3cret@127.0.0.1:${port}` }, shutdownTimeout: 1, writeTimeout: 2, tickInterval: 0.5, periodic: [{ cron: '* * * * *', class: 'NoopJob' }] },
+        {
+          redis: { url: `redis://jobs:s3cret@127.0.0.1:${port}` },
+          shutdownTimeout: 1,
+          writeTimeout: 2,
+          tickInterval: 0.5,
+          periodic: [{ cron: '* * * * *', class: 'NoopJob' }],
+        },
         capture.logger,
       );
       const started = Date.now();
-      const error = await app.get(ClientService).performAsync(NoopJob).catch((caught: unknown) => caught);
+      const error = await app
+        .get(ClientService)
+        .performAsync(NoopJob)
+        .catch((caught: unknown) => caught);
       expect(error).toBeInstanceOf(RedisUnavailableError);
       expect((error as RedisUnavailableError).message).toContain(`127.0.0.1:${port}`);
       expect(Date.now() - started).toBeLessThan(2000 + 1000);
@@ -65,17 +85,25 @@ describe('Redis trouble is one clear line, never a hang', () => {
   it('Redis stopped and started under a running app: one line when it goes, one when it is back, and pushes work again', async () => {
     const capture = captureLogs();
     try {
-      const app = await boot({ redis: { url: server.url }, shutdownTimeout: 1, heartbeatInterval: 0.5 }, capture.logger);
+      const app = await boot(
+        { redis: { url: server.url }, shutdownTimeout: 1, heartbeatInterval: 0.5 },
+        capture.logger,
+      );
       const client = app.get(ClientService);
       await client.performAsync(NoopJob);
       await server.halt();
       await waitFor(() => capture.lines.some((line) => /unreachable/.test(line)), { what: 'the outage line' });
       await server.boot();
-      await waitFor(() => capture.lines.some((line) => /is back/.test(line)), { timeout: 15000, what: 'the recovery line' });
+      await waitFor(() => capture.lines.some((line) => /is back/.test(line)), {
+        timeout: 15000,
+        what: 'the recovery line',
+      });
       expect(await client.performAsync(NoopJob)).toEqual(expect.any(String));
       await app.close();
       expect(capture.lines.filter((line) => /unreachable/.test(line))).toHaveLength(1);
-      expect(capture.lines.filter((line) => /is back/.test(line))).toEqual([`log Redis at 127.0.0.1:${server.port} is back`]);
+      expect(capture.lines.filter((line) => /is back/.test(line))).toEqual([
+        `log Redis at 127.0.0.1:${server.port} is back`,
+      ]);
       expect(capture.stderr.filter((line) => /Unhandled error event/.test(line))).toEqual([]);
     } finally {
       capture.restore();
@@ -96,7 +124,11 @@ describe('Redis trouble is one clear line, never a hang', () => {
       }
       await app.close();
       const lines = capture.lines.filter((line) => /read-only replica/.test(line));
-      expect(lines).toEqual([expect.stringContaining(`Redis at 127.0.0.1:${replica.port} is a read-only replica (READONLY): wurk needs the master`)]);
+      expect(lines).toEqual([
+        expect.stringContaining(
+          `Redis at 127.0.0.1:${replica.port} is a read-only replica (READONLY): wurk needs the master`,
+        ),
+      ]);
       expect(lines[0]).toContain('Sentinel options');
     } finally {
       capture.restore();
@@ -106,7 +138,9 @@ describe('Redis trouble is one clear line, never a hang', () => {
 
   it('refuses a redis.url that is not redis:// or rediss:// at start-up, naming the option', () => {
     expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(WurkConfigError);
-    expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(/wurk option redis url must start with redis:\/\/ or rediss:\/\/ \(got scheme "http"\)/);
+    expect(() => resolveOptions({ redis: { url: 'http://127.0.0.1:6379' } })).toThrow(
+      /wurk option redis url must start with redis:\/\/ or rediss:\/\/ \(got scheme "http"\)/,
+    );
     expect(() => resolveOptions({ redis: { url: 'rediss://127.0.0.1:6380' } })).not.toThrow();
   });
 });

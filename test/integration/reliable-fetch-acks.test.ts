@@ -33,7 +33,12 @@ describe('reliable fetch: acknowledgments', () => {
 
   function fetcher(options: Partial<ReliableFetchOptions> = {}): ReliableFetch {
     const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
-    return new ReliableFetch(server.client(), command, new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options });
+    return new ReliableFetch(server.client(), command, new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger,
+      ...options,
+    });
   }
 
   /** Claims `count` queued jobs and starts each: they sit in the in-progress list, running. */
@@ -45,7 +50,10 @@ describe('reliable fetch: acknowledgments', () => {
     return started as ClaimedJob[];
   }
 
-  /** The commands Redis ran from here on, by name (scripts' commands included), read once MONITOR has reported all of them. */
+  /**
+   * The commands Redis ran from here on, by name (scripts' commands included), read once MONITOR has reported all of
+   * them.
+   */
   async function watch(): Promise<() => Promise<string[]>> {
     const open = await RedisMonitor.open(server.port);
     monitor = open;
@@ -154,7 +162,8 @@ describe('reliable fetch: acknowledgments', () => {
   });
 
   describe('payloads of 16 KB and more', () => {
-    const largeJob = (jid: string) => JSON.stringify({ class: 'Tick', args: ['x'.repeat(16 * 1024)], queue: 'default', jid });
+    const largeJob = (jid: string) =>
+      JSON.stringify({ class: 'Tick', args: ['x'.repeat(16 * 1024)], queue: 'default', jid });
 
     /** Large jobs started for free slots: they sit in the in-progress list, running. */
     async function runningLarge(fetch: ReliableFetch, jids: string[]): Promise<ClaimedJob[]> {
@@ -173,7 +182,9 @@ describe('reliable fetch: acknowledgments', () => {
       fetch.acknowledge(a, '');
       await fetch.flush();
       expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
-      await waitFor(() => open.commands.slice(from).some((args) => args[0].toUpperCase() === 'EVALSHA'), { what: 'the script' });
+      await waitFor(() => open.commands.slice(from).some((args) => args[0].toUpperCase() === 'EVALSHA'), {
+        what: 'the script',
+      });
       const seen = open.commands.slice(from);
       expect(seen.filter((args) => args[0].toUpperCase() === 'LREM')).toEqual([['lrem', IN_PROGRESS, '-1', a.raw]]);
       expect(seen.find((args) => args[0].toUpperCase() === 'EVALSHA')).not.toContain(a.raw);
@@ -196,7 +207,9 @@ describe('reliable fetch: acknowledgments', () => {
     it('an ack whose plain LREM Redis refuses is not taken for done: it goes again by fetch.lua', async () => {
       const fetch = fetcher();
       const [a, b] = await runningLarge(fetch, ['a', 'b']);
-      jest.spyOn(command, 'lrem').mockRejectedValueOnce(new Error('OOM command not allowed when used memory > maxmemory'));
+      jest
+        .spyOn(command, 'lrem')
+        .mockRejectedValueOnce(new Error('OOM command not allowed when used memory > maxmemory'));
       fetch.acknowledge(a, '');
       await fetch.flush();
       expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
@@ -245,7 +258,9 @@ describe('reliable fetch: acknowledgments', () => {
     await server.redis.del(IN_PROGRESS);
     expect(await fetch.file(a, 'a', 'dead', String(Date.now() / 1000), 'filed-a')).toBe(false);
     expect(await server.redis.zcard(Keys.dead)).toBe(0);
-    expect(errors).toEqual([`filing job a in dead matched nothing in ${IN_PROGRESS}: it was no longer ours (recovered by another process, or an earlier attempt landed)`]);
+    expect(errors).toEqual([
+      `filing job a in dead matched nothing in ${IN_PROGRESS}: it was no longer ours (recovered by another process, or an earlier attempt landed)`,
+    ]);
   });
 
   it('an acknowledgment that matches nothing is logged loudly, never accepted in silence', async () => {
@@ -322,12 +337,16 @@ describe('reliable fetch: acknowledgments', () => {
   it('a suspect mark that cannot be cleared is said, and the acknowledgment goes on', async () => {
     const fetch = fetcher();
     const [a] = await running(fetch, ['a']);
-    jest.spyOn(command, 'srem').mockRejectedValueOnce(new Error('READONLY You can\'t write against a read only replica.'));
+    jest
+      .spyOn(command, 'srem')
+      .mockRejectedValueOnce(new Error("READONLY You can't write against a read only replica."));
     a.suspect = true;
     fetch.acknowledge(a, 'a');
     await fetch.flush();
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
-    expect(errors).toEqual(["could not clear a suspect mark (harmless): READONLY You can't write against a read only replica."]);
+    expect(errors).toEqual([
+      "could not clear a suspect mark (harmless): READONLY You can't write against a read only replica.",
+    ]);
   });
 
   it('acks of a call that failed are sent with the next one, recovery counters too, and their second LREM is not reported', async () => {
@@ -372,7 +391,11 @@ describe('reliable fetch: acknowledgments', () => {
     const fetch = fetcher();
     const [a] = await running(fetch, ['a']);
     command.disconnect();
-    await expect((fetch as unknown as { calls: { run: (c: Redis, q: string[], m: number, s: number) => Promise<unknown> } }).calls.run(command, ['default'], 0, 0)).rejects.toThrow();
+    await expect(
+      (
+        fetch as unknown as { calls: { run: (c: Redis, q: string[], m: number, s: number) => Promise<unknown> } }
+      ).calls.run(command, ['default'], 0, 0),
+    ).rejects.toThrow();
     await command.connect();
     await server.redis.del(IN_PROGRESS);
     fetch.acknowledge(a, '');
@@ -413,8 +436,17 @@ describe('reliable fetch: acknowledgments', () => {
       expect(errors).toEqual([]);
     });
 
-    /** Two running jobs a and b, a's ack sent at the clock's `sentAt` and b's `later` ms after, each in a call of its own. */
-    async function ackedApart(later: number): Promise<{ fetch: ReliableFetch; a: ClaimedJob; b: ClaimedJob; sentAt: number; clock: jest.SpyInstance<number, []> }> {
+    /**
+     * Two running jobs a and b, a's ack sent at the clock's `sentAt` and b's `later` ms after, each in a call of its
+     * own.
+     */
+    async function ackedApart(later: number): Promise<{
+      fetch: ReliableFetch;
+      a: ClaimedJob;
+      b: ClaimedJob;
+      sentAt: number;
+      clock: jest.SpyInstance<number, []>;
+    }> {
       const fetch = fetcher({ ackReplayMs: 10000 });
       const [a, b] = await running(fetch, ['a', 'b']);
       const sentAt = Date.now();

@@ -112,9 +112,18 @@ describe('reliable fetch: a blocked claim', () => {
 
   it('waiting on several queues at once, a job arriving on any of them is handed out', async () => {
     const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
-    const fetch = new ReliableFetch(server.client(), server.client(), new QueueOrder(['a', 'b']), FETCH_IDENTITY, { fetchTimeout: 5, dead: { maxJobs: 10, timeout: 3600 }, logger }, () => server.client());
+    const fetch = new ReliableFetch(
+      server.client(),
+      server.client(),
+      new QueueOrder(['a', 'b']),
+      FETCH_IDENTITY,
+      { fetchTimeout: 5, dead: { maxJobs: 10, timeout: 3600 }, logger },
+      () => server.client(),
+    );
     const claim = fetch.claim(2, 2);
-    await waitFor(async () => /blocked_clients:2/.test(await server.redis.info('clients')), { what: 'a wait on each queue' });
+    await waitFor(async () => /blocked_clients:2/.test(await server.redis.info('clients')), {
+      what: 'a wait on each queue',
+    });
     const pushed = Date.now();
     await server.redis.lpush(Keys.queue('b'), 'arrival');
     const jobs = await claim;

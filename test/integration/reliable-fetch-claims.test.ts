@@ -49,7 +49,14 @@ describe('reliable fetch: claims and starts', () => {
       waiters.push(connection);
       return connection;
     };
-    const fetch = new ReliableFetch(fetchConnection, command, new QueueOrder(queues), FETCH_IDENTITY, { fetchTimeout: 5, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options }, openConnection);
+    const fetch = new ReliableFetch(
+      fetchConnection,
+      command,
+      new QueueOrder(queues),
+      FETCH_IDENTITY,
+      { fetchTimeout: 5, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options },
+      openConnection,
+    );
     fetches.push(fetch);
     return fetch;
   }
@@ -62,7 +69,9 @@ describe('reliable fetch: claims and starts', () => {
   }
 
   async function blocked(count: number): Promise<void> {
-    await waitFor(async () => new RegExp(`blocked_clients:${count}\\b`).test(await server.redis.info('clients')), { what: `${count} blocked BLMOVE(s)` });
+    await waitFor(async () => new RegExp(`blocked_clients:${count}\\b`).test(await server.redis.info('clients')), {
+      what: `${count} blocked BLMOVE(s)`,
+    });
   }
 
   /** Resolves to 'pending' when `promise` has not settled within `ms`. */
@@ -122,7 +131,9 @@ describe('reliable fetch: claims and starts', () => {
       const now = Date.now();
       expect(await fetch.claim(1)).toEqual([]);
       expect(blmove.mock.calls.map(([source]) => source)).toEqual([Keys.queue('b')]);
-      expect(errors).toEqual([`reliable fetch skips ${Keys.queue('a')}: WRONGTYPE Operation against a key holding the wrong kind of value`]);
+      expect(errors).toEqual([
+        `reliable fetch skips ${Keys.queue('a')}: WRONGTYPE Operation against a key holding the wrong kind of value`,
+      ]);
       await server.redis.lpush(Keys.queue('b'), job('b', 'b1'));
       expect(await fetch.claim(1)).toHaveLength(1);
       expect(errors).toHaveLength(1);
@@ -144,7 +155,9 @@ describe('reliable fetch: claims and starts', () => {
       expect(await fetch.claim(1)).toEqual([]);
       expect(blmove.mock.calls.map(([source]) => source)).toEqual([Keys.queue('b')]);
       expect(await server.redis.lrange(Keys.queue('a'), 0, -1)).toEqual([job('a', 'a1')]);
-      expect(errors).toEqual([expect.stringMatching(new RegExp(`^reliable fetch skips ${claimedOf('a').replace(/\|/g, '\\|')}: WRONGTYPE`))]);
+      expect(errors).toEqual([
+        expect.stringMatching(new RegExp(`^reliable fetch skips ${claimedOf('a').replace(/\|/g, '\\|')}: WRONGTYPE`)),
+      ]);
     });
 
     it('a claimed job that is a suspect comes flagged; the others not', async () => {
@@ -153,7 +166,9 @@ describe('reliable fetch: claims and starts', () => {
       const fetch = fetcher(['a']);
       const claimed = await fetch.claim(1);
       expect(claimed).toEqual([{ raw: job('a', 'a1'), queue: 'a', privateKey: claimedOf('a'), suspect: false }]);
-      expect(await fetch.claim(1)).toEqual([{ raw: job('a', 'a2'), queue: 'a', privateKey: claimedOf('a'), suspect: true }]);
+      expect(await fetch.claim(1)).toEqual([
+        { raw: job('a', 'a2'), queue: 'a', privateKey: claimedOf('a'), suspect: true },
+      ]);
     });
   });
 
@@ -163,7 +178,9 @@ describe('reliable fetch: claims and starts', () => {
       const claim = fetch.claim(1);
       await blocked(3);
       await server.redis.lpush(Keys.queue('b'), job('b', 'b1'));
-      expect(await pendingAfter(claim, 2000)).toEqual([{ raw: job('b', 'b1'), queue: 'b', privateKey: claimedOf('b'), unchecked: true }]);
+      expect(await pendingAfter(claim, 2000)).toEqual([
+        { raw: job('b', 'b1'), queue: 'b', privateKey: claimedOf('b'), unchecked: true },
+      ]);
       await blocked(0);
       expect(opened).toEqual(['fetch:b', 'fetch:c']);
       // The next idle claim blocks on the same connections, their CLIENT IDs known.
@@ -218,7 +235,12 @@ describe('reliable fetch: claims and starts', () => {
         await blocked(1);
         await server.redis.lpush(Keys.queue('a'), job('a', `s${round}`));
         const [started] = await claim;
-        expect(started).toEqual({ raw: job('a', `s${round}`), queue: 'a', privateKey: inProgressOf('a'), started: true });
+        expect(started).toEqual({
+          raw: job('a', `s${round}`),
+          queue: 'a',
+          privateKey: inProgressOf('a'),
+          started: true,
+        });
         expect(await server.redis.lrange(inProgressOf('a'), 0, -1)).toEqual([job('a', `s${round}`)]);
         // Acknowledged, it leaves nothing counted: the next round starts on arrival again.
         fetch.acknowledge(started, '');
@@ -277,8 +299,20 @@ describe('reliable fetch: claims and starts', () => {
       const claimed = await fetch.claim(2);
       expect(claimed.map((one) => one.queue)).toEqual(['a', 'b']);
       const [b, a] = (await Promise.all([fetch.start(claimed[1]), fetch.start(claimed[0])])) as ClaimedJob[];
-      expect(a).toEqual({ raw: job('a', 'a1'), queue: 'a', privateKey: inProgressOf('a'), suspect: false, unchecked: false });
-      expect(b).toEqual({ raw: job('b', 'b1'), queue: 'b', privateKey: inProgressOf('b'), suspect: false, unchecked: false });
+      expect(a).toEqual({
+        raw: job('a', 'a1'),
+        queue: 'a',
+        privateKey: inProgressOf('a'),
+        suspect: false,
+        unchecked: false,
+      });
+      expect(b).toEqual({
+        raw: job('b', 'b1'),
+        queue: 'b',
+        privateKey: inProgressOf('b'),
+        suspect: false,
+        unchecked: false,
+      });
     });
 
     it('a start whose job was handed back meanwhile gets the next claimed one, or null when none is left', async () => {
@@ -314,7 +348,9 @@ describe('reliable fetch: claims and starts', () => {
       const [second] = await fetch.claim(1);
       await server.redis.sadd(Keys.suspects, job('a', 'sus'));
       const answered: string[] = [];
-      const starts = [first, second].map((expected) => fetch.start(expected).then((answer) => (answered.push(expected.raw), answer)));
+      const starts = [first, second].map((expected) =>
+        fetch.start(expected).then((answer) => (answered.push(expected.raw), answer)),
+      );
       const [one, two] = (await Promise.all(starts)) as NotStarted[];
       expect(one.notStarted).toMatchObject({ raw: job('a', 'sus'), suspect: true });
       expect(two.notStarted).toBe(second);
@@ -333,7 +369,12 @@ describe('reliable fetch: claims and starts', () => {
       await server.redis.rpush(claimedOf('a'), job('a', 'sus'));
       await server.redis.sadd(Keys.suspects, job('a', 'sus'));
       const answer = (await fetch.start(gone)) as NotStarted;
-      expect(answer.notStarted).toEqual({ raw: job('a', 'sus'), queue: 'a', privateKey: claimedOf('a'), suspect: true });
+      expect(answer.notStarted).toEqual({
+        raw: job('a', 'sus'),
+        queue: 'a',
+        privateKey: claimedOf('a'),
+        suspect: true,
+      });
     });
 
     it.each([
@@ -345,7 +386,9 @@ describe('reliable fetch: claims and starts', () => {
       const [claimed] = await fetch.claim(1);
       if (key === claimedOf('a')) await server.redis.del(key);
       await server.redis.set(key, 'not a list');
-      await expect(fetch.start(claimed)).rejects.toThrow(`could not mark a job of a started: ${key} holds the wrong kind of value`);
+      await expect(fetch.start(claimed)).rejects.toThrow(
+        `could not mark a job of a started: ${key} holds the wrong kind of value`,
+      );
     });
   });
 
@@ -356,7 +399,9 @@ describe('reliable fetch: claims and starts', () => {
       const fetch = fetcher(['a', 'b']);
       const claimed = await fetch.claim(5);
       const byJid = new Map(claimed.map((one) => [JSON.parse(one.raw).jid as string, one]));
-      const [a1, b1, a2] = (await Promise.all(['a1', 'b1', 'a2'].map((jid) => fetch.start(byJid.get(jid) as ClaimedJob)))) as ClaimedJob[];
+      const [a1, b1, a2] = (await Promise.all(
+        ['a1', 'b1', 'a2'].map((jid) => fetch.start(byJid.get(jid) as ClaimedJob)),
+      )) as ClaimedJob[];
       fetch.acknowledge(a2, 'a2');
       await server.redis.srem(Keys.queues, 'a', 'b');
       await fetch.release([

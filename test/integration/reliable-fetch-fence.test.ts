@@ -21,7 +21,10 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
   beforeAll(async () => {
     master = await RedisServer.start();
     replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(master.port)] });
-    await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), { timeout: 10_000, what: 'the replica in sync' });
+    await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), {
+      timeout: 10_000,
+      what: 'the replica in sync',
+    });
   });
 
   afterAll(async () => {
@@ -35,7 +38,10 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
       dead: { maxJobs: 10, timeout: 3600 },
       logger,
       ackReplayMs: 5000,
-      durability: { writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs }, server: () => `127.0.0.1:${master.port}` },
+      durability: {
+        writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs },
+        server: () => `127.0.0.1:${master.port}`,
+      },
     });
     return { fetch, logger };
   }
@@ -58,7 +64,9 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     const { fetch } = fenced(30_000);
     // The switchover's window: the replica promoted, the old master still a master taking claims.
     await replica.redis.call('REPLICAOF', 'NO', 'ONE');
-    await waitFor(async () => (await master.redis.info('replication')).includes('connected_slaves:0'), { what: 'the master alone' });
+    await waitFor(async () => (await master.redis.info('replication')).includes('connected_slaves:0'), {
+      what: 'the master alone',
+    });
     await master.redis.lpush(Keys.queue('default'), fetchJob('b1'), fetchJob('b2'));
     const claim = fetch.claim(2, 2);
     const outcome = claim.then(
@@ -66,7 +74,9 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
       (error: unknown) => error,
     );
     // The claim landed on the master alone; the fence waits for a replica meanwhile.
-    await waitFor(async () => (await master.redis.llen(Keys.queue('default'))) === 0, { what: 'the claim on the old master' });
+    await waitFor(async () => (await master.redis.llen(Keys.queue('default'))) === 0, {
+      what: 'the claim on the old master',
+    });
     fetch.replayAcks();
     expect(await outcome).toBeInstanceOf(ClaimNotDurableError);
   });

@@ -19,7 +19,11 @@ describe('reliable fetch: an acknowledgment sent again after a call in doubt', (
     const errors: string[] = [];
     const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
     const command = createConnection({ url: server.url }, 'in-doubt-ack');
-    const fetch = new ReliableFetch(server.client(), command, new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
+    const fetch = new ReliableFetch(server.client(), command, new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger,
+    });
     try {
       await server.redis.lpush(Keys.queue('default'), 'job-a');
       const [job] = await fetch.claim(1, 1);
@@ -28,10 +32,16 @@ describe('reliable fetch: an acknowledgment sent again after a call in doubt', (
 
       // The ack's call is written behind a sleep on the same socket, which closes before either is
       // answered: Redis still runs the call once awake (the LREM lands), and its reply is lost.
-      const inFlight = (command as unknown as { commandQueue: { toArray(): Array<{ command: { name: string } }> } }).commandQueue;
+      const inFlight = (command as unknown as { commandQueue: { toArray(): Array<{ command: { name: string } }> } })
+        .commandQueue;
       const sleeping = command.call('DEBUG', 'SLEEP', '0.3').catch(() => undefined);
-      const flushing = fetch.flush().then(() => undefined, (error: unknown) => error);
-      await waitFor(() => inFlight.toArray().some(({ command: sent }) => sent.name === 'evalsha'), { what: 'the ack call written behind the sleep' });
+      const flushing = fetch.flush().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await waitFor(() => inFlight.toArray().some(({ command: sent }) => sent.name === 'evalsha'), {
+        what: 'the ack call written behind the sleep',
+      });
       // Dropped, not closed: a half-closed socket would still read the reply.
       (command as unknown as { stream: { destroy(): void } }).stream.destroy();
       expect(await flushing).toBeInstanceOf(CommandInDoubtError);
@@ -48,7 +58,11 @@ describe('reliable fetch: an acknowledgment sent again after a call in doubt', (
   it('an ack that matched nothing the first time it was sent is still reported', async () => {
     const errors: string[] = [];
     const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
-    const fetch = new ReliableFetch(server.client(), server.client(), new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
+    const fetch = new ReliableFetch(server.client(), server.client(), new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger,
+    });
     await server.redis.lpush(Keys.queue('default'), 'job-a');
     const [job] = await fetch.claim(1, 1);
     // Another writer empties the in-progress list while the job runs.

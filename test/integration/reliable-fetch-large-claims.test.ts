@@ -11,7 +11,8 @@ import { waitFor } from '../support/wait';
 const claimedOf = (queue: string) => Keys.claimedQueue(queue, 'host', 1, 'n0nce');
 const inProgressOf = (queue: string) => Keys.privateQueue(queue, 'host', 1, 'n0nce');
 /** A job of 20 KB: above the size from which payloads are kept out of Lua. */
-const large = (queue: string, jid: string) => JSON.stringify({ class: 'Tick', args: ['x'.repeat(20 * 1024)], queue, jid });
+const large = (queue: string, jid: string) =>
+  JSON.stringify({ class: 'Tick', args: ['x'.repeat(20 * 1024)], queue, jid });
 
 /**
  * Large payloads (the capsule's sizer says they average 16 KB or more) are
@@ -42,7 +43,14 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
   });
 
   function fetcher(queues: string[], options: Partial<ReliableFetchOptions> = {}): ReliableFetch {
-    return new ReliableFetch(fetchConnection, command, new QueueOrder(queues), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options }, () => server.client());
+    return new ReliableFetch(
+      fetchConnection,
+      command,
+      new QueueOrder(queues),
+      FETCH_IDENTITY,
+      { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger, ...options },
+      () => server.client(),
+    );
   }
 
   /** The commands Redis runs from here on, each as its arguments; `settled()` reads them once MONITOR caught up. */
@@ -100,7 +108,9 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     const script = commands.find((args) => args[0].toUpperCase() === 'EVALSHA') as string[];
     expect(script).toContain('D');
     expect(script).not.toContain(a.raw);
-    expect(commands.findIndex((args) => args[0].toUpperCase() === 'EVALSHA')).toBeLessThan(commands.findIndex((args) => args[0].toUpperCase() === 'LMOVE'));
+    expect(commands.findIndex((args) => args[0].toUpperCase() === 'EVALSHA')).toBeLessThan(
+      commands.findIndex((args) => args[0].toUpperCase() === 'LMOVE'),
+    );
   });
 
   it('a whole-list drop refused on the way (a stray beside the job) leaves the claim to fetch.lua, which sends the ack by value', async () => {
@@ -111,7 +121,10 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     fetch.acknowledge(a, '');
     const [b] = await fetch.claim(1, 1, true);
     expect([JSON.parse(b.raw).jid, b.started]).toEqual(['b', true]);
-    expect((await redis.lrange(inProgressOf('default'), 0, -1)).map((raw) => JSON.parse(raw).jid).sort()).toEqual(['b', 'stray']);
+    expect((await redis.lrange(inProgressOf('default'), 0, -1)).map((raw) => JSON.parse(raw).jid).sort()).toEqual([
+      'b',
+      'stray',
+    ]);
     expect(errors).toEqual([]);
   });
 
@@ -119,7 +132,9 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     // The process's own view of `paused` is older than the pause: only Redis knows.
     const fetch = fetcher(['default']);
-    await (fetch as unknown as { paused: { filter: (queues: string[]) => Promise<string[]> } }).paused.filter(['default']);
+    await (fetch as unknown as { paused: { filter: (queues: string[]) => Promise<string[]> } }).paused.filter([
+      'default',
+    ]);
     await redis.sadd(Keys.paused, 'default');
     expect(await fetch.claim(1, 1, true)).toEqual([]);
     expect(await redis.llen(Keys.queue('default'))).toBe(1);
@@ -138,7 +153,9 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
   it('a pause between the look and the transaction aborts it: nothing moves, and fetch.lua sees the pause', async () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     const fetch = fetcher(['default']);
-    await (fetch as unknown as { paused: { filter: (queues: string[]) => Promise<string[]> } }).paused.filter(['default']);
+    await (fetch as unknown as { paused: { filter: (queues: string[]) => Promise<string[]> } }).paused.filter([
+      'default',
+    ]);
     const multi = fetchConnection.multi.bind(fetchConnection);
     jest.spyOn(fetchConnection, 'multi').mockImplementationOnce(((...args: Parameters<Redis['multi']>) => {
       const transaction = multi(...args);
@@ -158,8 +175,14 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.set(inProgressOf('default'), 'not a list');
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     const jobs = await fetcher(['default']).claim(1, 1, true);
-    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started, job.privateKey])).toEqual([['a', undefined, claimedOf('default')]]);
-    expect(errors).toEqual([expect.stringMatching(new RegExp(`^reliable fetch skips ${inProgressOf('default').replace(/[|]/g, '\\|')}: WRONGTYPE`))]);
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started, job.privateKey])).toEqual([
+      ['a', undefined, claimedOf('default')],
+    ]);
+    expect(errors).toEqual([
+      expect.stringMatching(
+        new RegExp(`^reliable fetch skips ${inProgressOf('default').replace(/[|]/g, '\\|')}: WRONGTYPE`),
+      ),
+    ]);
   });
 
   it('a transaction whose reply is lost taints the in-progress list: reconcile hands back what it moved', async () => {
@@ -184,7 +207,11 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
   });
 
   it('a payload that is not valid UTF-8 is filed in dead from the in-progress list, and the claim goes on', async () => {
-    const bytes = Buffer.concat([Buffer.from('{"class":"Tick","args":["'), Buffer.alloc(20 * 1024, 0xff), Buffer.from('"]}')]);
+    const bytes = Buffer.concat([
+      Buffer.from('{"class":"Tick","args":["'),
+      Buffer.alloc(20 * 1024, 0xff),
+      Buffer.from('"]}'),
+    ]);
     await redis.lpush(Keys.queue('default'), bytes, large('default', 'b'));
     const jobs = await fetcher(['default']).claim(2, 2, true);
     expect(jobs.map((job) => JSON.parse(job.raw).jid)).toEqual(['b']);

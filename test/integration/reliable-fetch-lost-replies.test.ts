@@ -27,7 +27,11 @@ describe('reliable fetch: replies lost on the way back', () => {
     command = server.client();
     errors.length = 0;
     const logger = { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) };
-    fetch = new ReliableFetch(fetchConnection, command, new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
+    fetch = new ReliableFetch(fetchConnection, command, new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger,
+    });
   });
   afterEach(() => jest.restoreAllMocks());
 
@@ -113,7 +117,9 @@ describe('reliable fetch: replies lost on the way back', () => {
     await server.redis.lpush(Keys.queue('default'), bytes);
     jest.spyOn(command, 'evalsha').mockRejectedValueOnce(new Error('Connection is closed.'));
     expect(await fetch.claim(1)).toEqual([]);
-    expect(errors).toEqual(['filing a job of default that is not valid UTF-8 in dead failed (kept, will retry): Connection is closed.']);
+    expect(errors).toEqual([
+      'filing a job of default that is not valid UTF-8 in dead failed (kept, will retry): Connection is closed.',
+    ]);
     expect(await server.redis.lrangeBuffer(CLAIMED, 0, -1)).toEqual([bytes]);
     expect(await twoPasses()).toBe(1);
     expect(await server.redis.lrangeBuffer(Keys.queue('default'), 0, -1)).toEqual([bytes]);
@@ -162,7 +168,11 @@ describe('reliable fetch: replies lost on the way back', () => {
       taint(IN_PROGRESS);
       const known = new KnownJobs();
       known.add(fetchJob('running'));
-      const lrange = command.lrangeBuffer.bind(command) as (key: string, start: number, stop: number) => Promise<Buffer[]>;
+      const lrange = command.lrangeBuffer.bind(command) as (
+        key: string,
+        start: number,
+        stop: number,
+      ) => Promise<Buffer[]>;
       jest.spyOn(command, 'lrangeBuffer').mockImplementationOnce((async (key: string, start: number, stop: number) => {
         const items = await lrange(key, start, stop);
         taint(IN_PROGRESS);

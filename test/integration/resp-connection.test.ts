@@ -10,7 +10,10 @@ import { usePrivateRedis } from '../support/private-redis';
 import { RedisServer } from '../support/redis-server';
 import { waitFor } from '../support/wait';
 
-/** The heartbeat thread's plain connection against a real redis-server: replies, transactions, and every way a command can fail. */
+/**
+ * The heartbeat thread's plain connection against a real redis-server: replies, transactions, and every way a command
+ * can fail.
+ */
 describe('RespConnection', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const opened: RespConnection[] = [];
@@ -25,7 +28,8 @@ describe('RespConnection', () => {
   });
 
   /** The server-side id of the connection named `heartbeat`, from CLIENT LIST. */
-  const heartbeatClients = async () => (await server.redis.client('LIST') as string).split('\n').filter((line) => / name=heartbeat /.test(line));
+  const heartbeatClients = async () =>
+    ((await server.redis.client('LIST')) as string).split('\n').filter((line) => / name=heartbeat /.test(line));
 
   it('reads every reply type: status, integer, bulk (UTF-8, CRLF inside), null, nested arrays with an error inside', async () => {
     const redis = await open();
@@ -51,7 +55,8 @@ describe('RespConnection', () => {
       expect(after).toBe('after');
       // A socket read hands over at most 64 KB: the value came in 32 chunks or more.
       expect(chunks.mock.calls.length).toBeGreaterThanOrEqual(32);
-      // Its header once, the whole of it once, ECHO's reply, and the end of the buffer (each of the last two at most twice).
+      // Its header once, the whole of it once, ECHO's reply, and the end of the buffer (each of the last two at most
+      // twice).
       expect(reads.mock.calls.length).toBeLessThanOrEqual(6);
     } finally {
       chunks.mockRestore();
@@ -73,7 +78,11 @@ describe('RespConnection', () => {
     it('answers each command, a refusal at EXEC as [error, null] while the others still ran', async () => {
       const redis = await open();
       await server.redis.set('str', 'x');
-      const replies = await redis.transaction([['INCR', 'a'], ['SADD', 'str', 'm'], ['INCRBY', 'a', 2]]);
+      const replies = await redis.transaction([
+        ['INCR', 'a'],
+        ['SADD', 'str', 'm'],
+        ['INCRBY', 'a', 2],
+      ]);
       expect(replies[0]).toEqual([null, 1]);
       expect(isReplyError(replies[1][0])).toBe(true);
       expect(replies[1][0]!.message).toMatch(/^WRONGTYPE/);
@@ -83,10 +92,14 @@ describe('RespConnection', () => {
 
     it('a command refused while queueing aborts the whole transaction: EXECABORT with the refusal in previousErrors, nothing applied', async () => {
       const redis = await open();
-      const aborted = (await redis.transaction([['INCR', 'a'], ['INCR']]).catch((error: unknown) => error)) as Error & { previousErrors?: Error[] };
+      const aborted = (await redis.transaction([['INCR', 'a'], ['INCR']]).catch((error: unknown) => error)) as Error & {
+        previousErrors?: Error[];
+      };
       expect(aborted.message).toMatch(/^EXECABORT/);
       expect(isReplyError(aborted)).toBe(true);
-      expect(aborted.previousErrors?.map((error) => error.message)).toEqual([expect.stringMatching(/wrong number of arguments/)]);
+      expect(aborted.previousErrors?.map((error) => error.message)).toEqual([
+        expect.stringMatching(/wrong number of arguments/),
+      ]);
       expect(await server.redis.exists('a')).toBe(0);
     });
 
@@ -124,7 +137,9 @@ describe('RespConnection', () => {
     expect(isUnreachable(error)).toBe(true);
     expect((error as Error).name).toBe('NotSentError');
     expect((error as Error).message).toBe("Stream isn't writeable: not connected to Redis, INCR was not sent");
-    await expect(redis.transaction([['INCR', 'a']])).rejects.toThrow("Stream isn't writeable: not connected to Redis, MULTI was not sent");
+    await expect(redis.transaction([['INCR', 'a']])).rejects.toThrow(
+      "Stream isn't writeable: not connected to Redis, MULTI was not sent",
+    );
     await redis.close();
   });
 
@@ -145,7 +160,8 @@ describe('RespConnection', () => {
   it('a drop while a command is in flight fails it as in doubt, then reconnects by itself', async () => {
     const redis = await open();
     const [line] = await heartbeatClients();
-    // A command that stays in flight until the connection is killed (the heartbeat never blocks; the test needs one that does).
+    // A command that stays in flight until the connection is killed (the heartbeat never blocks; the test needs one
+    // that does).
     const inFlight = redis.call(['BLPOP', 'nothing', 0]).catch((error: unknown) => error);
     await waitFor(async () => (await heartbeatClients())[0]?.includes(' cmd=blpop '), { what: 'the BLPOP in flight' });
     await server.redis.client('KILL', 'ID', /\bid=(\d+)/.exec(line)![1]);
@@ -160,7 +176,9 @@ describe('RespConnection', () => {
     const redis = await open();
     await server.halt('SIGKILL');
     try {
-      await waitFor(async () => (await redis.call(['PING']).catch((error: unknown) => error)) instanceof NotSentError, { what: 'the drop seen' });
+      await waitFor(async () => (await redis.call(['PING']).catch((error: unknown) => error)) instanceof NotSentError, {
+        what: 'the drop seen',
+      });
     } finally {
       await server.boot();
     }
@@ -177,7 +195,9 @@ describe('RespConnection', () => {
     } finally {
       await server.boot();
     }
-    await waitFor(async () => (await redis.call(['PING']).catch(() => undefined)) === 'PONG', { what: 'the connection opened' });
+    await waitFor(async () => (await redis.call(['PING']).catch(() => undefined)) === 'PONG', {
+      what: 'the connection opened',
+    });
   });
 
   it('close() leaves for good: QUIT, the socket gone, no reconnect, later commands not sent', async () => {
@@ -206,20 +226,29 @@ describe('RespConnection', () => {
       await redis.close();
       expect(Date.now() - started).toBeLessThan(2500);
     } finally {
-      await server.client().client('UNPAUSE').catch(() => undefined);
+      await server
+        .client()
+        .client('UNPAUSE')
+        .catch(() => undefined);
     }
   });
 
   it('turns TCP keep-alive on with the delay asked for, and leaves it off for 0', async () => {
     const keepAlive = jest.spyOn(Socket.prototype, 'setKeepAlive');
     try {
-      const withDelay = new RespConnection({ ...plainTarget({ url: server.url })!, keepAlive: 15000 }, { commandTimeout: 5000, connectionName: 'heartbeat' });
+      const withDelay = new RespConnection(
+        { ...plainTarget({ url: server.url })!, keepAlive: 15000 },
+        { commandTimeout: 5000, connectionName: 'heartbeat' },
+      );
       opened.push(withDelay);
       await withDelay.connect();
       expect(keepAlive.mock.calls).toEqual([[true, 15000]]);
       await withDelay.close();
       keepAlive.mockClear();
-      const without = new RespConnection({ ...plainTarget({ url: server.url })!, keepAlive: 0 }, { commandTimeout: 5000, connectionName: 'heartbeat' });
+      const without = new RespConnection(
+        { ...plainTarget({ url: server.url })!, keepAlive: 0 },
+        { commandTimeout: 5000, connectionName: 'heartbeat' },
+      );
       opened.push(without);
       await without.connect();
       expect(keepAlive).not.toHaveBeenCalled();
@@ -233,7 +262,9 @@ describe('RespConnection', () => {
     const redis = await open();
     await server.halt('SIGKILL');
     try {
-      await waitFor(async () => (await redis.call(['PING']).catch((error: unknown) => error)) instanceof NotSentError, { what: 'the drop seen' });
+      await waitFor(async () => (await redis.call(['PING']).catch((error: unknown) => error)) instanceof NotSentError, {
+        what: 'the drop seen',
+      });
       await redis.close();
     } finally {
       await server.boot();
@@ -306,7 +337,10 @@ describe('RespConnection: a server that misbehaves', () => {
 
   it('one that accepts and never answers fails the connect after connectTimeout', async () => {
     const port = await listen(() => undefined);
-    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}`, connectTimeout: 200 })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}`, connectTimeout: 200 })!, {
+      commandTimeout: 5000,
+      connectionName: 'heartbeat',
+    });
     const started = Date.now();
     await expect(redis.connect()).rejects.toThrow(/^connect ETIMEDOUT after 200 ms$/);
     expect(Date.now() - started).toBeLessThan(2000);
@@ -319,7 +353,10 @@ describe('RespConnection: a server that misbehaves', () => {
       connections += 1;
       socket.destroy();
     });
-    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, {
+      commandTimeout: 5000,
+      connectionName: 'heartbeat',
+    });
     await expect(redis.connect()).rejects.toThrow(/^Connection is closed\.$|ECONNRESET/);
     await new Promise((resolve) => setTimeout(resolve, 1000));
     await redis.close();
@@ -338,10 +375,15 @@ describe('RespConnection: a server that misbehaves', () => {
           const before = chunks.mock.calls.length;
           socket.write('$10\r\nabcde');
           // The rest only once the client has read the first part, so the two cannot arrive as one chunk.
-          void waitFor(() => chunks.mock.calls.length > before, { what: 'the first part read' }).then(() => socket.write('fghij\r\n'));
+          void waitFor(() => chunks.mock.calls.length > before, { what: 'the first part read' }).then(() =>
+            socket.write('fghij\r\n'),
+          );
         });
       });
-      redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 2000, connectionName: 'heartbeat' });
+      redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, {
+        commandTimeout: 2000,
+        connectionName: 'heartbeat',
+      });
       await redis.connect();
       const readsBefore = chunks.mock.calls.length;
       expect(await redis.call(['GET', 'k'])).toBe('abcdefghij');
@@ -362,10 +404,15 @@ describe('RespConnection: a server that misbehaves', () => {
       const first = connections === 1;
       socket.on('data', () => socket.write(first ? firstAnswer : '+OK\r\n'));
     });
-    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, { commandTimeout: 5000, connectionName: 'heartbeat' });
+    const redis = new RespConnection(plainTarget({ url: `redis://127.0.0.1:${port}` })!, {
+      commandTimeout: 5000,
+      connectionName: 'heartbeat',
+    });
     await redis.connect();
     await waitFor(() => connections === 2, { what: 'a second connection' });
-    await waitFor(async () => (await redis.call(['PING']).catch(() => undefined)) === 'OK', { what: 'the new connection ready' });
+    await waitFor(async () => (await redis.call(['PING']).catch(() => undefined)) === 'OK', {
+      what: 'the new connection ready',
+    });
     await redis.close();
   });
 });

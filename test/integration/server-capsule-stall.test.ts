@@ -29,7 +29,6 @@ function guardOf(h: Harness): StallGuard {
   return (h.manager as unknown as { capsules: StallGuard[] }).capsules[0];
 }
 
-
 /**
  * Prefetch must not hold jobs an idle neighbour could run, yet must not give
  * them back for a pause that was the process's own (a blocked event loop):
@@ -51,7 +50,15 @@ describe('capsule: the stall check of prefetched jobs', () => {
 
   /** One job running on the only slot, three claimed behind it; the real stall timer put away. */
   async function threePrefetched(): Promise<{ h: Harness; guard: StallGuard; giveBack: jest.SpyInstance }> {
-    const h = harness([{ name: 'Gate', instance: { perform: () => (gatesOpen ? undefined : new Promise<void>((resolve) => gates.push(resolve))) } }], { concurrency: 1, prefetch: 3, prefetchStallMs: WINDOW_MS });
+    const h = harness(
+      [
+        {
+          name: 'Gate',
+          instance: { perform: () => (gatesOpen ? undefined : new Promise<void>((resolve) => gates.push(resolve))) },
+        },
+      ],
+      { concurrency: 1, prefetch: 3, prefetchStallMs: WINDOW_MS },
+    );
     await h.client.pushBulk({ class: 'Gate', args: [[1], [2], [3], [4]] });
     await h.manager.start();
     const guard = guardOf(h);
@@ -85,7 +92,9 @@ describe('capsule: the stall check of prefetched jobs', () => {
     expect(checkOnTime(guard, WINDOW_MS + 1_000)).toBe(false);
     expect(giveBack).toHaveBeenCalledTimes(1);
     expect(guard.prefetched).toHaveLength(0);
-    await waitFor(async () => (await server.redis.llen(Keys.queue('default'))) === 3, { what: 'the three back on their queue' });
+    await waitFor(async () => (await server.redis.llen(Keys.queue('default'))) === 3, {
+      what: 'the three back on their queue',
+    });
   });
 
   it('a check that fires more than half a window late measured a blocked loop: it starts a fresh window instead of judging', async () => {
@@ -177,17 +186,26 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
 
   async function endedDuringLastClaim(logger?: ServerLogger) {
     const releases = new Map<number, () => void>();
-    const h = harness([{ name: 'Held', instance: { perform: (n: number) => new Promise<void>((resolve) => releases.set(n, resolve)) } }], {
-      concurrency: 2,
-      prefetch: 0,
-      ...(logger ? { logger } : {}),
-    });
+    const h = harness(
+      [
+        {
+          name: 'Held',
+          instance: { perform: (n: number) => new Promise<void>((resolve) => releases.set(n, resolve)) },
+        },
+      ],
+      {
+        concurrency: 2,
+        prefetch: 0,
+        ...(logger ? { logger } : {}),
+      },
+    );
     await h.client.pushBulk({ class: 'Held', args: [[1], [2]] });
     await h.manager.start();
     await waitFor(() => releases.size === 2, { what: 'both jobs running' });
     const guard = guardOf(h) as unknown as Capsule;
     const fetcher = guard.fetcher as unknown as { paused: { filter(queues: string[]): Promise<string[]> } };
-    // The next claim is held once under way (its acknowledgments already taken): job 2 ends meanwhile and the capsule is quieted.
+    // The next claim is held once under way (its acknowledgments already taken): job 2 ends meanwhile and the capsule
+    // is quieted.
     const filter = fetcher.paused.filter.bind(fetcher.paused);
     let underWay!: () => void;
     const claimUnderWay = new Promise<void>((resolve) => (underWay = resolve));
@@ -202,7 +220,9 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
     await claimUnderWay;
     releases.get(2)!();
     const inProgress = Keys.privateQueue('default', h.identity.hostname, h.identity.pid, h.identity.nonce);
-    await waitFor(() => (guard as unknown as { running: Map<unknown, unknown> }).running.size === 0, { what: 'job 2 to end' });
+    await waitFor(() => (guard as unknown as { running: Map<unknown, unknown> }).running.size === 0, {
+      what: 'job 2 to end',
+    });
     h.manager.quiet();
     letGo();
     return { h, inProgress };
@@ -212,7 +232,10 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
 
   it('acknowledges them when the loop ends, before any stop', async () => {
     const { inProgress } = await endedDuringLastClaim();
-    await waitFor(async () => (await server.redis.llen(inProgress)) === 0, { timeout: 5_000, what: 'job 2 acknowledged' });
+    await waitFor(async () => (await server.redis.llen(inProgress)) === 0, {
+      timeout: 5_000,
+      what: 'job 2 acknowledged',
+    });
   });
 
   it('says so when that acknowledgment fails, and keeps it for later', async () => {
@@ -221,7 +244,14 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
     const fetcher = (guardOf(h) as unknown as Capsule).fetcher;
     // Only the loop's own last flush fails (the wake-up's idle-only flush would say the same line).
     const flush = fetcher.flush.bind(fetcher);
-    jest.spyOn(fetcher, 'flush').mockImplementation((onlyWhenIdle) => (onlyWhenIdle ? flush(onlyWhenIdle) : Promise.reject(new Error('READONLY simulated'))));
-    await waitFor(() => logger.lines.some((line) => line === 'error acknowledge failed (will retry): READONLY simulated'), { timeout: 5_000, what: 'the failure said' });
+    jest
+      .spyOn(fetcher, 'flush')
+      .mockImplementation((onlyWhenIdle) =>
+        onlyWhenIdle ? flush(onlyWhenIdle) : Promise.reject(new Error('READONLY simulated')),
+      );
+    await waitFor(
+      () => logger.lines.some((line) => line === 'error acknowledge failed (will retry): READONLY simulated'),
+      { timeout: 5_000, what: 'the failure said' },
+    );
   });
 });

@@ -22,7 +22,10 @@ function holdStarts() {
   const released = new Promise<void>((resolve) => (release = resolve));
   let landed!: (job: ClaimedJob) => void;
   const firstLanded = new Promise<ClaimedJob>((resolve) => (landed = resolve));
-  jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job): Promise<ClaimedJob | null | NotStarted> {
+  jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (
+    this: ReliableFetch,
+    job,
+  ): Promise<ClaimedJob | null | NotStarted> {
     const answer = await original.call(this, job);
     landed(job);
     await released;
@@ -41,7 +44,11 @@ describe('capsule: a start on its way', () => {
   it('holds stop until it has landed, and the job it started runs to its end first', async () => {
     const redis = server.client();
     const events: string[] = [];
-    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void events.push(`ran ${name}`) } }], {
+      concurrency: 1,
+      prefetch: 1,
+      prefetchStallMs: 60000,
+    });
     const starts = holdStarts();
     // Stop's next step waits for the running jobs; it must not begin while b's start is still on its way
     // (the running set does not hold b yet, so the drain would pass over it).
@@ -81,7 +88,15 @@ describe('capsule: a start on its way', () => {
         capsules: [{ name: 'other', queues: ['other'] }],
       });
       const starts = holdStarts();
-      const held = JSON.stringify({ class: 'Rec', args: ['held'], queue: 'default', jid: 'heldjid00000000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+      const held = JSON.stringify({
+        class: 'Rec',
+        args: ['held'],
+        queue: 'default',
+        jid: 'heldjid00000000000000001',
+        retry: false,
+        created_at: 1.5,
+        enqueued_at: 1.5,
+      });
       // A suspect is never started by its claim; an ordinary job begins through start() when it was claimed
       // ahead of a running one (`first`, started by the claim itself).
       if (suspect) await redis.sadd(Keys.suspects, held);
@@ -93,7 +108,9 @@ describe('capsule: a start on its way', () => {
       await redis.sadd(Keys.paused, 'default');
       h.manager.notePaused('default', true);
       starts.release();
-      await waitFor(async () => (await redis.lrange(Keys.queue('default'), 0, -1)).includes(held), { what: 'the job back on its queue' });
+      await waitFor(async () => (await redis.lrange(Keys.queue('default'), 0, -1)).includes(held), {
+        what: 'the job back on its queue',
+      });
       return { redis, ran, h, held };
     }
 
@@ -125,15 +142,28 @@ describe('capsule: a suspect starting from the prefetch', () => {
   it('sends the acknowledgments held for jobs that already ran before its start: it may take the process down', async () => {
     const redis = server.client();
     const ran: string[] = [];
-    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 1, prefetch: 1, prefetchStallMs: 60000 });
-    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], {
+      concurrency: 1,
+      prefetch: 1,
+      prefetchStallMs: 60000,
+    });
+    const suspect = JSON.stringify({
+      class: 'Rec',
+      args: ['suspect'],
+      queue: 'default',
+      jid: 'suspectjid00000000000001',
+      retry: false,
+      created_at: 1.5,
+      enqueued_at: 1.5,
+    });
     await h.client.push({ class: 'Rec', args: ['first'] });
     await redis.sadd(Keys.suspects, suspect);
     await redis.lpush(Keys.queue('default'), suspect);
     const heldAtStart: number[] = [];
     const start = ReliableFetch.prototype.start;
     jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(function (this: ReliableFetch, job) {
-      if (job.raw === suspect) heldAtStart.push((this as unknown as { ledger: { held: Map<string, string[]> } }).ledger.held.size);
+      if (job.raw === suspect)
+        heldAtStart.push((this as unknown as { ledger: { held: Map<string, string[]> } }).ledger.held.size);
       return start.call(this, job);
     });
     await h.manager.start();

@@ -9,12 +9,13 @@ import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
-
 /** Jobs that wait until released, recording their first arg. */
 function heldWorker() {
   const releases: Array<() => void> = [];
   const ran: unknown[] = [];
-  const instance = { perform: (arg: unknown) => (ran.push(arg), new Promise<void>((resolve) => releases.push(resolve))) };
+  const instance = {
+    perform: (arg: unknown) => (ran.push(arg), new Promise<void>((resolve) => releases.push(resolve))),
+  };
   return { instance, releases, ran, releaseAll: () => releases.splice(0).forEach((release) => release()) };
 }
 
@@ -37,7 +38,10 @@ function tidOf(pid: number, slot: number): string {
   return ((pid ^ ((slot + 1) << 12)) >>> 0).toString(36);
 }
 
-/** Resolves when a fetcher first idles (every queue paused or unusable): the wait a resume or an ack must not sit behind. */
+/**
+ * Resolves when a fetcher first idles (every queue paused or unusable): the wait a resume or an ack must not sit
+ * behind.
+ */
 function idleWaitBegun(): Promise<void> {
   return new Promise<void>((resolve) => {
     const wait = IdleWait.prototype.wait;
@@ -48,7 +52,8 @@ function idleWaitBegun(): Promise<void> {
   });
 }
 
-const claimedKey = (h: Harness, queue = 'default') => `queue:${queue}|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
+const claimedKey = (h: Harness, queue = 'default') =>
+  `queue:${queue}|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
 
 /** One queue group's processors and fetch loop, seen through the manager that builds it. */
 describe('capsule', () => {
@@ -59,7 +64,10 @@ describe('capsule', () => {
 
   it("names each slot's work-hash field like Sidekiq's tid, numbered across capsules, first slot first, and reuses a freed slot's", async () => {
     const held = heldWorker();
-    const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 2, capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }] });
+    const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+      concurrency: 2,
+      capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }],
+    });
     await h.manager.start();
     const before = Math.floor(Date.now() / 1000);
     await h.client.push({ class: 'HoldJob', args: ['a'] });
@@ -86,24 +94,43 @@ describe('capsule', () => {
   it('fetches on a connection of its own, named after the capsule beyond the default one', async () => {
     const h = harness([], { capsules: [{ name: 'slow', queues: ['slow'] }] });
     await h.manager.start();
-    await waitFor(async () => {
-      const names: string[] = String(await server.client().call('CLIENT', 'LIST')).match(/name=\S+/g) ?? [];
-      return names.includes('name=wurk:fetch') && names.includes('name=wurk:fetch:slow');
-    }, { what: 'both fetch connections' });
+    await waitFor(
+      async () => {
+        const names: string[] = String(await server.client().call('CLIENT', 'LIST')).match(/name=\S+/g) ?? [];
+        return names.includes('name=wurk:fetch') && names.includes('name=wurk:fetch:slow');
+      },
+      { what: 'both fetch connections' },
+    );
   });
 
   it('exposes its name, queues and concurrency', () => {
-    const h = harness([], { concurrency: 4, queues: ['a', 'b'], capsules: [{ name: 'slow', queues: ['c'], concurrency: 2 }] });
+    const h = harness([], {
+      concurrency: 4,
+      queues: ['a', 'b'],
+      capsules: [{ name: 'slow', queues: ['c'], concurrency: 2 }],
+    });
     return h.manager.start().then(() => {
-      expect([capsuleOf(h, 0).name, capsuleOf(h, 0).queueNames, capsuleOf(h, 0).concurrency]).toEqual(['default', ['a', 'b'], 4]);
-      expect([capsuleOf(h, 1).name, capsuleOf(h, 1).queueNames, capsuleOf(h, 1).concurrency]).toEqual(['slow', ['c'], 2]);
+      expect([capsuleOf(h, 0).name, capsuleOf(h, 0).queueNames, capsuleOf(h, 0).concurrency]).toEqual([
+        'default',
+        ['a', 'b'],
+        4,
+      ]);
+      expect([capsuleOf(h, 1).name, capsuleOf(h, 1).queueNames, capsuleOf(h, 1).concurrency]).toEqual([
+        'slow',
+        ['c'],
+        2,
+      ]);
     });
   });
 
   describe('its processors run with the server options', () => {
     it('maxRetries, timestamps and executionMetrics', async () => {
       const redis = server.client();
-      const h = harness([{ name: 'FailJob', instance: { perform: () => Promise.reject(new Error('x')) } }], { maxRetries: 1, timestamps: 'millis', executionMetrics: false });
+      const h = harness([{ name: 'FailJob', instance: { perform: () => Promise.reject(new Error('x')) } }], {
+        maxRetries: 1,
+        timestamps: 'millis',
+        executionMetrics: false,
+      });
       await h.manager.start();
       await h.client.push({ class: 'FailJob', args: [], retry: true });
       await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'the first failure' });
@@ -118,7 +145,18 @@ describe('capsule', () => {
     it('the over-limit policy: rescheduled overLimitRetries times (20 by default), after the back-off (5 s a step by default)', async () => {
       const redis = server.client();
       const overLimit = { perform: () => Promise.reject(new OverLimitError('api')) };
-      const push = (overrated: number) => redis.lpush('queue:default', JSON.stringify({ class: 'LimitedJob', args: [], queue: 'default', jid: `j${overrated}`, retry: true, overrated }));
+      const push = (overrated: number) =>
+        redis.lpush(
+          'queue:default',
+          JSON.stringify({
+            class: 'LimitedJob',
+            args: [],
+            queue: 'default',
+            jid: `j${overrated}`,
+            retry: true,
+            overrated,
+          }),
+        );
       const defaults = harness([{ name: 'LimitedJob', instance: overLimit }]);
       await defaults.manager.start();
       const before = Date.now() / 1000;
@@ -133,7 +171,10 @@ describe('capsule', () => {
       await defaults.stop();
 
       await redis.del('schedule', 'retry');
-      const custom = harness([{ name: 'LimitedJob', instance: overLimit }], { overLimitRetries: 1, overLimitBackoff: (count) => 1000 * count });
+      const custom = harness([{ name: 'LimitedJob', instance: overLimit }], {
+        overLimitRetries: 1,
+        overLimitBackoff: (count) => 1000 * count,
+      });
       await custom.manager.start();
       await push(0);
       await waitFor(async () => (await redis.zcard('schedule')) === 1, { what: 'the reschedule' });
@@ -158,7 +199,10 @@ describe('capsule', () => {
       await waitFor(() => failures.length >= 7, { timeout: 20000, what: 'seven failed fetches' });
       jest.restoreAllMocks();
       const lines = logger.lines.filter((line) => line.includes('fetch failed'));
-      expect(lines).toEqual(['error capsule slow: fetch failed (retrying in 100 ms): WRONGTYPE boom', 'error capsule slow: fetch failed (retrying in 5000 ms): WRONGTYPE boom']);
+      expect(lines).toEqual([
+        'error capsule slow: fetch failed (retrying in 100 ms): WRONGTYPE boom',
+        'error capsule slow: fetch failed (retrying in 5000 ms): WRONGTYPE boom',
+      ]);
       const gaps = failures.slice(1).map((at, index) => at - failures[index]);
       // 100, 200, 400, 800, 1600, 3200, and 5000 after the seventh.
       expect(gaps).toHaveLength(6);
@@ -186,20 +230,35 @@ describe('capsule', () => {
       // Only once the fetch loop is blocked in the next call do the mocks above all count as spent.
       fetcher.wake?.();
       await waitFor(() => claim.mock.calls.length >= 7, { what: 'the six mocked fetches and a real one' });
-      expect(logger.lines.filter((line) => line.includes('fetch failed'))).toEqual(['error fetch failed (retrying in 100 ms): first', 'error fetch failed (retrying in 100 ms): third']);
+      expect(logger.lines.filter((line) => line.includes('fetch failed'))).toEqual([
+        'error fetch failed (retrying in 100 ms): first',
+        'error fetch failed (retrying in 100 ms): third',
+      ]);
     });
 
     it('hands back the jobs claimed ahead of a free slot when quieted, saying so when that fails (release at stop sweeps them back)', async () => {
       const redis = server.client();
       const logger = recordingLogger();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 2, prefetchStallMs: 60000, capsules: [{ name: 'slow', queues: ['slow'] }] });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        logger,
+        concurrency: 1,
+        prefetch: 2,
+        prefetchStallMs: 60000,
+        capsules: [{ name: 'slow', queues: ['slow'] }],
+      });
       await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1], [2]] });
       await h.manager.start();
       await waitFor(async () => (await redis.llen(claimedKey(h))) === 2, { what: 'one running, two claimed' });
       const giveBack = jest.spyOn(capsuleOf(h, 0).fetcher, 'giveBack').mockRejectedValueOnce(new Error('READONLY'));
       h.manager.quiet();
-      await waitFor(() => logger.lines.includes('error giving back 2 unstarted job(s) failed (release() at stop sweeps them back): READONLY'), { what: 'the failed hand-back said' });
+      await waitFor(
+        () =>
+          logger.lines.includes(
+            'error giving back 2 unstarted job(s) failed (release() at stop sweeps them back): READONLY',
+          ),
+        { what: 'the failed hand-back said' },
+      );
       expect(giveBack.mock.calls[0][0].map((job) => JSON.parse(job.raw).args[0])).toEqual([1, 2]);
       const stopped = h.manager.stop();
       held.releaseAll();
@@ -214,7 +273,9 @@ describe('capsule', () => {
       await h.manager.start();
       jest.spyOn(capsuleOf(h, 1).fetcher, 'flush').mockRejectedValue(new Error('flush boom'));
       h.manager.quiet();
-      await waitFor(() => logger.lines.includes('error capsule slow: acknowledge failed (will retry): flush boom'), { what: 'the failed flush said' });
+      await waitFor(() => logger.lines.includes('error capsule slow: acknowledge failed (will retry): flush boom'), {
+        what: 'the failed flush said',
+      });
     });
   });
 
@@ -222,12 +283,20 @@ describe('capsule', () => {
     it('wait prefetchStallMs without turnover before they are handed back to the head of their queue, in order', async () => {
       const redis = server.client();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 1, prefetch: 2, prefetchStallMs: 1000 });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        concurrency: 1,
+        prefetch: 2,
+        prefetchStallMs: 1000,
+      });
       await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1], [2], [3]] });
       await h.manager.start();
       await waitFor(async () => (await redis.llen(claimedKey(h))) === 2, { what: 'one running, two claimed' });
       const claimedAt = Date.now();
-      await waitFor(async () => (await redis.llen(claimedKey(h))) === 0, { timeout: 5000, interval: 5, what: 'the hand-back' });
+      await waitFor(async () => (await redis.llen(claimedKey(h))) === 0, {
+        timeout: 5000,
+        interval: 5,
+        what: 'the hand-back',
+      });
       expect(Date.now() - claimedAt).toBeGreaterThanOrEqual(800);
       expect((await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0])).toEqual([3, 2, 1]);
       held.releaseAll();
@@ -241,7 +310,11 @@ describe('capsule', () => {
       await h.manager.start();
       await waitFor(() => held.ran.length === 1, { what: 'the first job' });
       const began = Date.now();
-      await waitFor(async () => (await redis.llen('queue:default')) === 2 && (await redis.llen(claimedKey(h))) === 0, { timeout: 5000, interval: 5, what: 'the hand-back' });
+      await waitFor(async () => (await redis.llen('queue:default')) === 2 && (await redis.llen(claimedKey(h))) === 0, {
+        timeout: 5000,
+        interval: 5,
+        what: 'the hand-back',
+      });
       expect(Date.now() - began).toBeLessThan(800);
       held.releaseAll();
     });
@@ -250,12 +323,20 @@ describe('capsule', () => {
       const redis = server.client();
       const logger = recordingLogger();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 2, prefetchStallMs: 100 });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        logger,
+        concurrency: 1,
+        prefetch: 2,
+        prefetchStallMs: 100,
+      });
       await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1], [2]] });
       await h.manager.start();
       await waitFor(async () => (await redis.llen(claimedKey(h))) === 2, { what: 'one running, two claimed' });
       jest.spyOn(capsuleOf(h, 0).fetcher, 'giveBack').mockRejectedValueOnce(new Error('READONLY'));
-      await waitFor(() => logger.lines.includes('error handing back 2 prefetched job(s) of slow jobs failed (kept): READONLY'), { what: 'the failed hand-back said' });
+      await waitFor(
+        () => logger.lines.includes('error handing back 2 prefetched job(s) of slow jobs failed (kept): READONLY'),
+        { what: 'the failed hand-back said' },
+      );
       await releaseInTurn(held, 3);
       expect(held.ran).toEqual([0, 1, 2]);
     });
@@ -264,14 +345,27 @@ describe('capsule', () => {
       const redis = server.client();
       const logger = recordingLogger();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 1, prefetchStallMs: 60000, capsules: [{ name: 'slow', queues: ['slow'] }] });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        logger,
+        concurrency: 1,
+        prefetch: 1,
+        prefetchStallMs: 60000,
+        capsules: [{ name: 'slow', queues: ['slow'] }],
+      });
       await h.client.pushBulk({ class: 'HoldJob', queue: 'slow', args: [[0], [1]] });
       await h.manager.start();
       // The claimed list fills in Redis before the claim's reply reaches the process: wait for the perform itself too.
-      await waitFor(async () => held.ran.length === 1 && (await redis.llen(claimedKey(h, 'slow'))) === 1, { what: 'one running, one claimed' });
-      const start = jest.spyOn(capsuleOf(h, 1).fetcher as Fetcher, 'start').mockRejectedValueOnce(new Error('start boom'));
+      await waitFor(async () => held.ran.length === 1 && (await redis.llen(claimedKey(h, 'slow'))) === 1, {
+        what: 'one running, one claimed',
+      });
+      const start = jest
+        .spyOn(capsuleOf(h, 1).fetcher as Fetcher, 'start')
+        .mockRejectedValueOnce(new Error('start boom'));
       held.releaseAll();
-      await waitFor(() => logger.lines.includes('error capsule slow: could not start a claimed job (retrying): start boom'), { what: 'the failed start said' });
+      await waitFor(
+        () => logger.lines.includes('error capsule slow: could not start a claimed job (retrying): start boom'),
+        { what: 'the failed start said' },
+      );
       await waitFor(() => held.ran.length === 2, { what: 'the retried start' });
       expect(start).toHaveBeenCalledTimes(2);
       held.releaseAll();
@@ -291,17 +385,26 @@ describe('capsule', () => {
     const replays = fetchers.map((fetcher) => jest.spyOn(fetcher, 'replayAcks' as never));
     const flushes = fetchers.map((fetcher) => jest.spyOn(fetcher, 'flush'));
     // What the connection watch does when a connection reconnects to another master (Sentinel).
-    const { watch } = h.connections as unknown as { watch: { switchListeners: Array<(from: string, to: string) => void> } };
+    const { watch } = h.connections as unknown as {
+      watch: { switchListeners: Array<(from: string, to: string) => void> };
+    };
     for (const listener of watch.switchListeners) listener('10.0.0.1:6379', '10.0.0.2:6379');
     expect(replays.map((replay) => replay.mock.calls.length)).toEqual([1, 1]);
-    await waitFor(() => flushes.every((flush) => flush.mock.calls.some(([idle]) => idle === true)), { what: 'each idle loop flushing its acks' });
+    await waitFor(() => flushes.every((flush) => flush.mock.calls.some(([idle]) => idle === true)), {
+      what: 'each idle loop flushing its acks',
+    });
   });
 
   describe('a queue paused while its jobs wait claimed', () => {
     async function twoWaiting(logger = recordingLogger()) {
       const redis = server.client();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 1, prefetch: 2, prefetchStallMs: 60000 });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        logger,
+        concurrency: 1,
+        prefetch: 2,
+        prefetchStallMs: 60000,
+      });
       await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1], [2]] });
       await h.manager.start();
       await waitFor(async () => (await redis.llen(claimedKey(h))) === 2, { what: 'one running, two claimed' });
@@ -322,7 +425,10 @@ describe('capsule', () => {
       const { redis, held, h, logger } = await twoWaiting();
       jest.spyOn(capsuleOf(h, 0).fetcher, 'giveBack').mockRejectedValueOnce(new Error('READONLY'));
       held.releaseAll();
-      await waitFor(() => logger.lines.includes('error giving back 2 job(s) of a paused queue failed (will retry): READONLY'), { what: 'the failed hand-back said' });
+      await waitFor(
+        () => logger.lines.includes('error giving back 2 job(s) of a paused queue failed (will retry): READONLY'),
+        { what: 'the failed hand-back said' },
+      );
       expect(held.ran).toEqual([0]);
       await redis.srem(Keys.paused, 'default');
       h.manager.notePaused('default', false);
@@ -334,7 +440,11 @@ describe('capsule', () => {
     it('acknowledges a job that ends while its claim idles on paused queues at once, not a fetch timeout later', async () => {
       const redis = server.client();
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 2, prefetch: 0, fetchTimeout: 30 });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        concurrency: 2,
+        prefetch: 0,
+        fetchTimeout: 30,
+      });
       await h.manager.start();
       await h.client.push({ class: 'HoldJob', args: ['ran'] });
       await waitFor(() => held.ran.length === 1, { what: 'the job before the pause' });
@@ -383,7 +493,9 @@ describe('capsule', () => {
       await h.manager.start();
       await waitFor(() => claim.mock.calls.length > 0, { what: 'the hanging claim' });
       await h.manager.stop();
-      expect(logger.lines).toContain("warn shutdown: gave up waiting on Redis for fetch loop; another process's orphan check recovers what it left");
+      expect(logger.lines).toContain(
+        "warn shutdown: gave up waiting on Redis for fetch loop; another process's orphan check recovers what it left",
+      );
     });
   });
 
@@ -404,26 +516,50 @@ describe('capsule', () => {
   it("a suspect found by an idle process does not wait out an idle neighbour's blocked claim", async () => {
     const redis = server.client();
     const ran: string[] = [];
-    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { fetchTimeout: 30, capsules: [{ name: 'other', queues: ['other'] }] });
+    const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], {
+      fetchTimeout: 30,
+      capsules: [{ name: 'other', queues: ['other'] }],
+    });
     await h.manager.start();
     // Both capsules idle, each blocked on its queue, holding its free slots for what arrives.
     await waitFor(() => capsuleOf(h, 0).occupied > 0 && capsuleOf(h, 1).occupied > 0, { what: 'both claims blocked' });
-    await waitFor(async () => (String(await redis.client('LIST')).match(/cmd=blmove/g) ?? []).length === 2, { what: 'both BLMOVEs' });
-    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    await waitFor(async () => (String(await redis.client('LIST')).match(/cmd=blmove/g) ?? []).length === 2, {
+      what: 'both BLMOVEs',
+    });
+    const suspect = JSON.stringify({
+      class: 'Rec',
+      args: ['suspect'],
+      queue: 'default',
+      jid: 'suspectjid00000000000001',
+      retry: false,
+      created_at: 1.5,
+      enqueued_at: 1.5,
+    });
     await redis.sadd(Keys.suspects, suspect);
     await redis.lpush(Keys.queue('default'), suspect);
-    await waitFor(() => ran.length === 1, { timeout: 5000, what: "the suspect, well before the neighbour's 30 s wait ends" });
+    await waitFor(() => ran.length === 1, {
+      timeout: 5000,
+      what: "the suspect, well before the neighbour's 30 s wait ends",
+    });
   });
 
   it('a prefetched job is not taken for a slow one while claims fail (Redis away): it stays claimed, and runs once claims work', async () => {
     const redis = server.client();
     const held = heldWorker();
-    const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 1, prefetch: 4, prefetchStallMs: 100 });
+    const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+      concurrency: 1,
+      prefetch: 4,
+      prefetchStallMs: 100,
+    });
     await h.client.pushBulk({ class: 'HoldJob', args: [[0], [1]] });
     const claim = ReliableFetch.prototype.claim;
     let failed = 0;
     // The first claim takes both jobs (0 starts, 1 waits claimed); every later one fails.
-    const spy = jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(function (this: ReliableFetch, max, startNow) {
+    const spy = jest.spyOn(ReliableFetch.prototype, 'claim').mockImplementation(function (
+      this: ReliableFetch,
+      max,
+      startNow,
+    ) {
       if (spy.mock.calls.length === 1) return claim.call(this, max, startNow);
       failed++;
       return Promise.reject(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
@@ -438,7 +574,7 @@ describe('capsule', () => {
     held.releaseAll();
   });
 
-  it("nothing of a neighbour capsule starts beside a running suspect: a job that arrives meanwhile waits for it", async () => {
+  it('nothing of a neighbour capsule starts beside a running suspect: a job that arrives meanwhile waits for it', async () => {
     const redis = server.client();
     const events: string[] = [];
     let releaseSuspect!: () => void;
@@ -451,14 +587,24 @@ describe('capsule', () => {
       },
     };
     const h = harness([{ name: 'Rec', instance }], { capsules: [{ name: 'other', queues: ['other'] }] });
-    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid00000000000002', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    const suspect = JSON.stringify({
+      class: 'Rec',
+      args: ['suspect'],
+      queue: 'default',
+      jid: 'suspectjid00000000000002',
+      retry: false,
+      created_at: 1.5,
+      enqueued_at: 1.5,
+    });
     await redis.sadd(Keys.suspects, suspect);
     await redis.lpush(Keys.queue('default'), suspect);
     await h.manager.start();
     await waitFor(() => events.includes('start suspect'), { what: 'the suspect, alone' });
     await h.client.push({ class: 'Rec', queue: 'other', args: ['neighbour'] });
     const claimedOther = `queue:other|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
-    await waitFor(async () => (await redis.llen(claimedOther)) === 1, { what: "the neighbour's job claimed, not started" });
+    await waitFor(async () => (await redis.llen(claimedOther)) === 1, {
+      what: "the neighbour's job claimed, not started",
+    });
     expect(events).toEqual(['start suspect']);
     releaseSuspect();
     await waitFor(() => events.includes('end neighbour'), { what: "the neighbour's job after the suspect" });
@@ -467,7 +613,15 @@ describe('capsule', () => {
 
   describe('a suspect (it started in a process that died)', () => {
     async function pushSuspect(redis: ReturnType<typeof server.client>, name: string) {
-      const payload = JSON.stringify({ class: 'Rec', args: [name], queue: 'default', jid: `${name}jid`.padEnd(24, '0'), retry: false, created_at: 1.5, enqueued_at: 1.5 });
+      const payload = JSON.stringify({
+        class: 'Rec',
+        args: [name],
+        queue: 'default',
+        jid: `${name}jid`.padEnd(24, '0'),
+        retry: false,
+        created_at: 1.5,
+        enqueued_at: 1.5,
+      });
       await redis.sadd(Keys.suspects, payload);
       await redis.lpush(Keys.queue('default'), payload);
     }
@@ -475,12 +629,17 @@ describe('capsule', () => {
     it('whose start finds it may not begin yet waits at the front, lets the other capsules go, and still runs', async () => {
       const redis = server.client();
       const ran: string[] = [];
-      const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], { concurrency: 2 });
+      const h = harness([{ name: 'Rec', instance: { perform: (name: string) => void ran.push(name) } }], {
+        concurrency: 2,
+      });
       await pushSuspect(redis, 'suspect');
       // Its first start, known a suspect (by the claim or by an earlier start), is answered "not yet".
       const original = ReliableFetch.prototype.start;
       let answered = false;
-      const start = jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (this: ReliableFetch, job) {
+      const start = jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (
+        this: ReliableFetch,
+        job,
+      ) {
         if (!job.suspect || answered) return original.call(this, job);
         answered = true;
         return { notStarted: job };
@@ -514,7 +673,9 @@ describe('capsule', () => {
         return Promise.reject(new Error('flush boom'));
       });
       await h.manager.start();
-      await waitFor(() => logger.lines.includes('error acknowledge failed (will retry): flush boom'), { what: 'the failed flush said' });
+      await waitFor(() => logger.lines.includes('error acknowledge failed (will retry): flush boom'), {
+        what: 'the failed flush said',
+      });
       expect(ran).toEqual(['suspect']);
       // The gate opens all the same: the acknowledgment is kept for the next flush.
       await h.client.push({ class: 'Rec', args: ['next'] });
@@ -529,7 +690,9 @@ describe('capsule', () => {
     await h.manager.start();
     jest.spyOn(capsuleOf(h, 0).processor, 'run').mockRejectedValueOnce(new Error('processor bug'));
     await h.client.push({ class: 'OkJob', args: [] });
-    await waitFor(() => logger.lines.includes('error processor failed unexpectedly: processor bug'), { what: 'the failure said' });
+    await waitFor(() => logger.lines.includes('error processor failed unexpectedly: processor bug'), {
+      what: 'the failure said',
+    });
     await h.client.push({ class: 'OkJob', args: [] });
     await waitFor(() => ran === 1, { what: 'the next job in the freed slot' });
     expect(h.manager.busy).toBe(0);

@@ -12,17 +12,28 @@ describe('capsules', () => {
     let slowStarted = 0;
     const h = harness(
       [
-        { name: 'SlowJob', instance: { perform: () => (slowStarted++, new Promise((resolve) => setTimeout(resolve, 3000))) } },
+        {
+          name: 'SlowJob',
+          instance: { perform: () => (slowStarted++, new Promise((resolve) => setTimeout(resolve, 3000))) },
+        },
         { name: 'NoopJob', instance: { perform: (pushedAt: number) => void latencies.push(Date.now() - pushedAt) } },
       ],
-      { concurrency: 2, queues: ['default'], capsules: [{ name: 'slow', queues: ['slow'], concurrency: 2 }], shutdownTimeout: 5 },
+      {
+        concurrency: 2,
+        queues: ['default'],
+        capsules: [{ name: 'slow', queues: ['slow'], concurrency: 2 }],
+        shutdownTimeout: 5,
+      },
     );
     await h.manager.start();
     // More slow jobs than the slow capsule has slots: its processors are all taken and a backlog waits.
     await h.client.pushBulk({ class: 'SlowJob', queue: 'slow', args: [[], [], [], [], [], []] });
     await waitFor(() => slowStarted === 2, { what: 'the slow capsule to be full' });
     for (let i = 0; i < 20; i++) await h.client.push({ class: 'NoopJob', args: [Date.now()] });
-    await waitFor(() => latencies.length === 20, { timeout: 2500, what: 'the no-op jobs, well before a slow job ends' });
+    await waitFor(() => latencies.length === 20, {
+      timeout: 2500,
+      what: 'the no-op jobs, well before a slow job ends',
+    });
     // Each no-op job started within a second of its push (about a millisecond on an idle machine);
     // had it shared processors with the slow jobs it would have waited 3 s or more.
     expect(Math.max(...latencies)).toBeLessThan(1000);
@@ -32,7 +43,11 @@ describe('capsules', () => {
   it('the work hash and busy count cover every capsule, with distinct tids', async () => {
     const releases: Array<() => void> = [];
     const hold = { perform: () => new Promise<void>((resolve) => releases.push(resolve)) };
-    const h = harness([{ name: 'HoldJob', instance: hold }], { concurrency: 1, queues: ['default'], capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }] });
+    const h = harness([{ name: 'HoldJob', instance: hold }], {
+      concurrency: 1,
+      queues: ['default'],
+      capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }],
+    });
     await h.manager.start();
     await h.client.push({ class: 'HoldJob', args: [] });
     await h.client.push({ class: 'HoldJob', queue: 'slow', args: [] });
@@ -78,9 +93,19 @@ describe('capsules', () => {
   it("recovers a dead process's in-progress jobs of every capsule's queues", async () => {
     const redis = server.client();
     const ran: string[] = [];
-    const payload = (queue: string) => JSON.stringify({ class: 'RecordJob', args: [queue], queue, jid: `jid-${queue}`, retry: true, created_at: 1.5, enqueued_at: 1.5 });
+    const payload = (queue: string) =>
+      JSON.stringify({
+        class: 'RecordJob',
+        args: [queue],
+        queue,
+        jid: `jid-${queue}`,
+        retry: true,
+        created_at: 1.5,
+        enqueued_at: 1.5,
+      });
     // A process long gone, with a job started in each capsule's queue.
-    for (const queue of ['default', 'slow']) await redis.lpush(`queue:${queue}|ghost-host|4242|0123456789ab|0`, payload(queue));
+    for (const queue of ['default', 'slow'])
+      await redis.lpush(`queue:${queue}|ghost-host|4242|0123456789ab|0`, payload(queue));
     await redis.hset('wurk:last_beat', 'ghost-host:4242:0123456789ab', String(Date.now() / 1000 - 600));
     const h = harness([{ name: 'RecordJob', instance: { perform: (queue: string) => void ran.push(queue) } }], {
       concurrency: 1,

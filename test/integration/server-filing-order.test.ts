@@ -4,7 +4,15 @@ import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 function job(jid: string, arg: string): string {
-  return JSON.stringify({ class: 'Job', queue: 'default', jid, retry: true, args: [arg], created_at: 1795933789.5, enqueued_at: 1795933789.5 });
+  return JSON.stringify({
+    class: 'Job',
+    queue: 'default',
+    jid,
+    retry: true,
+    args: [arg],
+    created_at: 1795933789.5,
+    enqueued_at: 1795933789.5,
+  });
 }
 
 /**
@@ -21,7 +29,10 @@ describe('no script removes a job before the write that files it', () => {
     await redis.set('retry', 'not a sorted set');
     await redis.set('wurk:unsettled', 'not a list');
     const outcomes: JobOutcome[] = [];
-    const h = harness([{ name: 'Job', instance: { perform: (tag: string) => Promise.reject(new Error(`failing ${tag}`)) } }], { concurrency: 5 });
+    const h = harness(
+      [{ name: 'Job', instance: { perform: (tag: string) => Promise.reject(new Error(`failing ${tag}`)) } }],
+      { concurrency: 5 },
+    );
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
     const jids = Array.from({ length: 10 }, (_, index) => `f${String(index).padStart(23, '0')}`);
     await redis.lpush('queue:default', ...jids.map((jid, index) => job(jid, `n${index}`)));
@@ -42,7 +53,15 @@ describe('no script removes a job before the write that files it', () => {
     const redis = server.client();
     for (const key of ['retry', 'wurk:unsettled', 'dead']) await redis.set(key, 'wrong type');
     const outcomes: JobOutcome[] = [];
-    const h = harness([{ name: 'Job', instance: { perform: (tag: string) => (tag === 'fail' ? Promise.reject(new Error('boom')) : undefined) } }], { concurrency: 1 });
+    const h = harness(
+      [
+        {
+          name: 'Job',
+          instance: { perform: (tag: string) => (tag === 'fail' ? Promise.reject(new Error('boom')) : undefined) },
+        },
+      ],
+      { concurrency: 1 },
+    );
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
     await redis.lpush('queue:default', job('a'.repeat(24), 'fail'));
     await h.manager.start();
@@ -74,7 +93,9 @@ describe('no script removes a job before the write that files it', () => {
     const payloads = ['p0', 'p1', 'p2', 'p3'].map((tag, index) => job(`g${String(index).padStart(23, '0')}`, tag));
     await redis.lpush('queue:default', ...payloads);
     await h.manager.start();
-    await waitFor(async () => started.length === 1 && (await redis.llen('queue:default')) === 0, { what: 'all four claimed, one running' });
+    await waitFor(async () => started.length === 1 && (await redis.llen('queue:default')) === 0, {
+      what: 'all four claimed, one running',
+    });
     await redis.set('queue:default', 'not a list');
     await h.manager.stop();
     release();

@@ -12,32 +12,45 @@ describe('idle reliable fetch on several queues', () => {
 
   function start(queues: string[]): { h: Harness; started: Map<string, number> } {
     const started = new Map<string, number>();
-    const h = harness([{ name: 'StampJob', instance: { perform: (tag: string) => void started.set(tag, Date.now()) } }], { queues, fetchTimeout: 10 });
+    const h = harness(
+      [{ name: 'StampJob', instance: { perform: (tag: string) => void started.set(tag, Date.now()) } }],
+      { queues, fetchTimeout: 10 },
+    );
     return { h, started };
   }
 
   /** Waits until the process is blocked in BLMOVE on each of its queues. */
   async function blockedOn(count: number): Promise<void> {
     const admin = server.client();
-    await waitFor(async () => (String(await admin.call('CLIENT', 'LIST')).match(/cmd=blmove/g) ?? []).length === count, { what: `${count} blocked BLMOVEs` });
+    await waitFor(
+      async () => (String(await admin.call('CLIENT', 'LIST')).match(/cmd=blmove/g) ?? []).length === count,
+      { what: `${count} blocked BLMOVEs` },
+    );
   }
 
-  it.each([['critical'], ['default'], ['low']])('starts a job pushed to %s within a fraction of the 10 s fetch timeout', async (queue) => {
-    const { h, started } = start(['critical', 'default', 'low']);
-    await h.manager.start();
-    await blockedOn(3);
-    const pushedAt = Date.now();
-    await h.client.push({ class: 'StampJob', args: [queue], queue });
-    await waitFor(() => started.has(queue), { timeout: 5000, what: `the ${queue} job` });
-    expect((started.get(queue) as number) - pushedAt).toBeLessThan(1000);
-  });
+  it.each([['critical'], ['default'], ['low']])(
+    'starts a job pushed to %s within a fraction of the 10 s fetch timeout',
+    async (queue) => {
+      const { h, started } = start(['critical', 'default', 'low']);
+      await h.manager.start();
+      await blockedOn(3);
+      const pushedAt = Date.now();
+      await h.client.push({ class: 'StampJob', args: [queue], queue });
+      await waitFor(() => started.has(queue), { timeout: 5000, what: `the ${queue} job` });
+      expect((started.get(queue) as number) - pushedAt).toBeLessThan(1000);
+    },
+  );
 
   it('claims jobs that land on two queues in the same instant, losing none', async () => {
     const { h, started } = start(['a', 'b']);
     await h.manager.start();
     await blockedOn(2);
     const pipeline = server.client().pipeline();
-    for (const queue of ['a', 'b']) pipeline.lpush(`queue:${queue}`, JSON.stringify({ class: 'StampJob', args: [queue], queue, jid: `${queue}`.repeat(24), retry: true }));
+    for (const queue of ['a', 'b'])
+      pipeline.lpush(
+        `queue:${queue}`,
+        JSON.stringify({ class: 'StampJob', args: [queue], queue, jid: `${queue}`.repeat(24), retry: true }),
+      );
     await pipeline.exec();
     await waitFor(() => started.size === 2, { timeout: 5000, what: 'both jobs' });
     const redis = server.client();
@@ -47,7 +60,10 @@ describe('idle reliable fetch on several queues', () => {
 
   it('a start written behind the wait that fails (scripts flushed meanwhile) leaves the job claimed: it still runs, once', async () => {
     const runs: string[] = [];
-    const h = harness([{ name: 'StampJob', instance: { perform: (tag: string) => void runs.push(tag) } }], { queues: ['default'], fetchTimeout: 10 });
+    const h = harness([{ name: 'StampJob', instance: { perform: (tag: string) => void runs.push(tag) } }], {
+      queues: ['default'],
+      fetchTimeout: 10,
+    });
     await h.manager.start();
     await blockedOn(1);
     const redis = server.client();

@@ -22,10 +22,13 @@ describe('payloads whose bytes are not valid UTF-8', () => {
 
   /** The one dead entry, with the bytes it keeps decoded from base64. */
   async function buried(): Promise<{ entry: Record<string, unknown>; bytes: Buffer }> {
-    const dead = await waitFor(async () => {
-      const entries = await server.redis.zrange('dead', 0, '-1');
-      return entries.length > 0 ? entries : undefined;
-    }, { what: 'a dead entry' });
+    const dead = await waitFor(
+      async () => {
+        const entries = await server.redis.zrange('dead', 0, '-1');
+        return entries.length > 0 ? entries : undefined;
+      },
+      { what: 'a dead entry' },
+    );
     expect(dead).toHaveLength(1);
     const entry = JSON.parse(dead[0]) as Record<string, unknown>;
     return { entry, bytes: Buffer.from((entry.args as string[])[0], 'base64') };
@@ -39,7 +42,11 @@ describe('payloads whose bytes are not valid UTF-8', () => {
 
   it('claimed with others: filed in dead, bytes preserved, never run, nothing left behind', async () => {
     const redis = server.redis;
-    await redis.lpush('queue:default', BAD, JSON.stringify({ class: 'RawJob', args: ['fine'], queue: 'default', jid: 'f'.repeat(24), retry: true }));
+    await redis.lpush(
+      'queue:default',
+      BAD,
+      JSON.stringify({ class: 'RawJob', args: ['fine'], queue: 'default', jid: 'f'.repeat(24), retry: true }),
+    );
     const h = harness([worker]);
     await h.manager.start();
     const { entry, bytes } = await buried();
@@ -48,7 +55,9 @@ describe('payloads whose bytes are not valid UTF-8', () => {
     expect(bytes.equals(BAD)).toBe(true);
     await waitFor(() => ran.length === 1, { what: 'the valid job' });
     expect(ran).toEqual([['fine']]);
-    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, { what: 'the private lists emptied' });
+    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0, {
+      what: 'the private lists emptied',
+    });
     expect(await redis.llen('queue:default')).toBe(0);
     expect(quietLogger.errors.join('\n')).toMatch(/not valid UTF-8 was filed in dead/);
   });
@@ -110,8 +119,13 @@ describe('payloads whose bytes are not valid UTF-8', () => {
         },
       },
     ]);
-    await redis.lpush('queue:default', JSON.stringify({ class: 'RawJob', args: [], queue: 'default', jid: 'e'.repeat(24), retry: true }));
+    await redis.lpush(
+      'queue:default',
+      JSON.stringify({ class: 'RawJob', args: [], queue: 'default', jid: 'e'.repeat(24), retry: true }),
+    );
     await h.manager.start();
-    await waitFor(() => quietLogger.errors.some((line) => /acknowledging 1 job\(s\) matched nothing/.test(line)), { what: 'the loud log line' });
+    await waitFor(() => quietLogger.errors.some((line) => /acknowledging 1 job\(s\) matched nothing/.test(line)), {
+      what: 'the loud log line',
+    });
   });
 });

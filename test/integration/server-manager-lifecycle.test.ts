@@ -28,7 +28,8 @@ function jobSignal(): AbortSignal {
   return (jobExecutionStorage.getStore() as { signal: AbortSignal }).signal;
 }
 
-const privateKey = (h: { identity: { hostname: string; pid: number; nonce: string } }, queue = 'default') => `queue:${queue}|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
+const privateKey = (h: { identity: { hostname: string; pid: number; nonce: string } }, queue = 'default') =>
+  `queue:${queue}|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`;
 
 describe('manager: lifecycle, signals and shutdown', () => {
   const server = usePrivateRedis();
@@ -71,7 +72,17 @@ describe('manager: lifecycle, signals and shutdown', () => {
     });
 
     it('sums the concurrency of every capsule and lists every queue once, the default group first', () => {
-      const h = harness([], { concurrency: 3, queues: [['b', 2], ['a', 1]], capsules: [{ name: 'slow', queues: ['c', 'd'], concurrency: 2 }, { name: 'one', queues: ['e'] }] });
+      const h = harness([], {
+        concurrency: 3,
+        queues: [
+          ['b', 2],
+          ['a', 1],
+        ],
+        capsules: [
+          { name: 'slow', queues: ['c', 'd'], concurrency: 2 },
+          { name: 'one', queues: ['e'] },
+        ],
+      });
       expect(h.manager.concurrency).toBe(8);
       expect(h.manager.queueNames).toEqual(['b', 'a', 'c', 'd', 'e']);
     });
@@ -82,10 +93,14 @@ describe('manager: lifecycle, signals and shutdown', () => {
       const h = harness([], { logger });
       await h.manager.start();
       await h.manager.ready;
-      expect(logger.lines).toContain('error first orphan check failed (the periodic check will retry): WRONGTYPE processes');
+      expect(logger.lines).toContain(
+        'error first orphan check failed (the periodic check will retry): WRONGTYPE processes',
+      );
 
       const quiet = recordingLogger();
-      jest.spyOn(OrphanReaper.prototype, 'check').mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
+      jest
+        .spyOn(OrphanReaper.prototype, 'check')
+        .mockRejectedValueOnce(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:1'), { code: 'ECONNREFUSED' }));
       const away = harness([], { logger: quiet });
       await away.manager.start();
       await away.manager.ready;
@@ -111,12 +126,20 @@ describe('manager: lifecycle, signals and shutdown', () => {
       const logger = recordingLogger();
       await redis.set('retry', 'not a sorted set');
       const checks = jest.spyOn(OrphanReaper.prototype, 'check');
-      const h = harness([{ name: 'FailJob', instance: { perform: () => Promise.reject(new Error('x')) } }], { logger, orphanCheckInterval: 1 });
+      const h = harness([{ name: 'FailJob', instance: { perform: () => Promise.reject(new Error('x')) } }], {
+        logger,
+        orphanCheckInterval: 1,
+      });
       await h.manager.start();
       await h.manager.ready;
       await h.client.push({ class: 'FailJob', args: [], retry: true });
-      await waitFor(() => logger.lines.some((line) => line.startsWith('error 1 failed job(s) still not filed (will retry): ')), { what: 'a reconcile pass with the filing pending' });
-      expect(logger.lines.find((line) => line.includes('still not filed'))).toMatch(/^error 1 failed job\(s\) still not filed \(will retry\): WRONGTYPE/);
+      await waitFor(
+        () => logger.lines.some((line) => line.startsWith('error 1 failed job(s) still not filed (will retry): ')),
+        { what: 'a reconcile pass with the filing pending' },
+      );
+      expect(logger.lines.find((line) => line.includes('still not filed'))).toMatch(
+        /^error 1 failed job\(s\) still not filed \(will retry\): WRONGTYPE/,
+      );
       const before = checks.mock.calls.length;
       await waitFor(() => checks.mock.calls.length > before, { what: 'the orphan check after it' });
     });
@@ -129,8 +152,13 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.ready;
       const list = privateKey(h, 'elsewhere');
       await redis.lpush(list, JSON.stringify({ class: 'StrayJob', args: [], queue: 'elsewhere', jid: 'stray' }));
-      (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> }).capsules[0].fetcher.strays.tainted.add(list);
-      await waitFor(() => logger.lines.includes("warn handed back 1 claimed job(s) whose fetch reply was lost"), { timeout: 15000, what: 'the stray handed back' });
+      (
+        h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> }
+      ).capsules[0].fetcher.strays.tainted.add(list);
+      await waitFor(() => logger.lines.includes('warn handed back 1 claimed job(s) whose fetch reply was lost'), {
+        timeout: 15000,
+        what: 'the stray handed back',
+      });
     });
 
     it('with basic fetch (no lost claims to look for) runs the orphan check alone, without an error', async () => {
@@ -195,14 +223,29 @@ describe('manager: lifecycle, signals and shutdown', () => {
         ],
       });
       h.manager.addListener({
-        onSettled: (context, outcome) => void heard.push({ jid: context.job.jid, queue: context.queue, attempt: context.attempt, worker: context.worker?.name === 'GoneJob', outcome }),
+        onSettled: (context, outcome) =>
+          void heard.push({
+            jid: context.job.jid,
+            queue: context.queue,
+            attempt: context.attempt,
+            worker: context.worker?.name === 'GoneJob',
+            outcome,
+          }),
       });
       await h.manager.start();
       await h.manager.ready;
       expect(deaths).toHaveLength(1);
       expect(deaths[0][0]).toBe('poison');
       expect(logger.lines).toContain('error death handler failed (ignored): handler bug');
-      expect(heard).toEqual([{ jid: 'poison', queue: 'default', attempt: 3, worker: true, outcome: { kind: 'dead', error: expect.any(Error), reason: deaths[0][1] } }]);
+      expect(heard).toEqual([
+        {
+          jid: 'poison',
+          queue: 'default',
+          attempt: 3,
+          worker: true,
+          outcome: { kind: 'dead', error: expect.any(Error), reason: deaths[0][1] },
+        },
+      ]);
       expect(deaths[0][1]).toMatch(/recovered more than 3 times/);
     });
   });
@@ -219,22 +262,29 @@ describe('manager: lifecycle, signals and shutdown', () => {
       expect(logger.lines.filter((line) => line.includes('quiet'))).toEqual(['log quiet: no longer fetching new jobs']);
     });
 
-    it.each(['TTIN', 'INFO'] as const)('%s logs the jobs running per capsule and whether the process is quiet', async (signal) => {
-      const logger = recordingLogger();
-      const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, concurrency: 2, capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }] });
-      await h.manager.start();
-      await h.client.push({ class: 'HoldJob', args: [1] });
-      await waitFor(() => h.manager.busy === 1, { what: 'the job to run' });
-      h.heartbeat.signal(signal);
-      h.manager.quiet();
-      h.heartbeat.signal(signal);
-      expect(logger.lines.filter((line) => line.startsWith(`log ${signal}`))).toEqual([
-        `log ${signal}: 1 job(s) running (default 1/2, slow 0/1), quiet=false`,
-        `log ${signal}: 1 job(s) running (default 1/2, slow 0/1), quiet=true`,
-      ]);
-      held.releaseAll();
-    });
+    it.each(['TTIN', 'INFO'] as const)(
+      '%s logs the jobs running per capsule and whether the process is quiet',
+      async (signal) => {
+        const logger = recordingLogger();
+        const held = heldWorker();
+        const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+          logger,
+          concurrency: 2,
+          capsules: [{ name: 'slow', queues: ['slow'], concurrency: 1 }],
+        });
+        await h.manager.start();
+        await h.client.push({ class: 'HoldJob', args: [1] });
+        await waitFor(() => h.manager.busy === 1, { what: 'the job to run' });
+        h.heartbeat.signal(signal);
+        h.manager.quiet();
+        h.heartbeat.signal(signal);
+        expect(logger.lines.filter((line) => line.startsWith(`log ${signal}`))).toEqual([
+          `log ${signal}: 1 job(s) running (default 1/2, slow 0/1), quiet=false`,
+          `log ${signal}: 1 job(s) running (default 1/2, slow 0/1), quiet=true`,
+        ]);
+        held.releaseAll();
+      },
+    );
 
     it('USR2 is heard and does nothing', async () => {
       const logger = recordingLogger();
@@ -253,7 +303,9 @@ describe('manager: lifecycle, signals and shutdown', () => {
       const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 3 });
       await h.manager.start();
       await h.client.pushBulk({ class: 'HoldJob', args: [[1], [2], [3]] });
-      await waitFor(() => h.heartbeat.work.length === 3 && held.releases.length === 3, { what: 'three jobs in the work hash' });
+      await waitFor(() => h.heartbeat.work.length === 3 && held.releases.length === 3, {
+        what: 'three jobs in the work hash',
+      });
       const published = jest.spyOn(h.heartbeat, 'setWork');
       held.releaseAll();
       await waitFor(() => h.heartbeat.work.length === 0, { what: 'the work hash emptied' });
@@ -293,15 +345,36 @@ describe('manager: lifecycle, signals and shutdown', () => {
     it('at the deadline fires the shared signal, hands the unfinished jobs back, says how many and tells the listeners they were interrupted', async () => {
       const redis = server.client();
       const logger = recordingLogger();
-      const heard: Array<{ jid: string; queue: string; attempt: number; worker: string | undefined; kind: string; aborted: boolean }> = [];
+      const heard: Array<{
+        jid: string;
+        queue: string;
+        attempt: number;
+        worker: string | undefined;
+        kind: string;
+        aborted: boolean;
+      }> = [];
       const held = heldWorker();
-      const h = harness([{ name: 'HoldJob', instance: held.instance }], { logger, shutdownTimeout: 0.4, concurrency: 2 });
+      const h = harness([{ name: 'HoldJob', instance: held.instance }], {
+        logger,
+        shutdownTimeout: 0.4,
+        concurrency: 2,
+      });
       h.manager.addListener({
         onSettled: (context, outcome) =>
-          void heard.push({ jid: context.job.jid, queue: context.queue, attempt: context.attempt, worker: context.worker?.name, kind: outcome.kind, aborted: context.execution.signal.aborted }),
+          void heard.push({
+            jid: context.job.jid,
+            queue: context.queue,
+            attempt: context.attempt,
+            worker: context.worker?.name,
+            kind: outcome.kind,
+            aborted: context.execution.signal.aborted,
+          }),
       });
       await h.manager.start();
-      await redis.lpush('queue:default', JSON.stringify({ class: 'HoldJob', args: [1], queue: 'default', jid: 'a'.repeat(24), retry_count: 2 }));
+      await redis.lpush(
+        'queue:default',
+        JSON.stringify({ class: 'HoldJob', args: [1], queue: 'default', jid: 'a'.repeat(24), retry_count: 2 }),
+      );
       await h.client.push({ class: 'HoldJob', args: [2] });
       await waitFor(() => held.releases.length === 2, { what: 'both jobs running' });
       const began = Date.now();
@@ -313,11 +386,26 @@ describe('manager: lifecycle, signals and shutdown', () => {
       ]);
       // One line names each job handed back; another, once wurk stopped, the ones whose perform ignored the signal.
       const handedBack = logger.lines.filter((line) => line.startsWith('warn shutdown: handed back'));
-      expect(handedBack).toEqual([expect.stringMatching(/^warn shutdown: handed back 2 unfinished job\(s\) to their queues \(they run again\): class=HoldJob jid=\w{24}, class=HoldJob jid=\w{24}$/)]);
+      expect(handedBack).toEqual([
+        expect.stringMatching(
+          /^warn shutdown: handed back 2 unfinished job\(s\) to their queues \(they run again\): class=HoldJob jid=\w{24}, class=HoldJob jid=\w{24}$/,
+        ),
+      ]);
       expect(handedBack[0]).toContain(`jid=${'a'.repeat(24)}`);
-      expect(logger.lines).toContainEqual(expect.stringMatching(/^warn shutdown: 2 job\(s\) still running after their AbortSignal fired \(perform ignores context\.signal\): class=HoldJob jid=\w{24}, class=HoldJob/));
+      expect(logger.lines).toContainEqual(
+        expect.stringMatching(
+          /^warn shutdown: 2 job\(s\) still running after their AbortSignal fired \(perform ignores context\.signal\): class=HoldJob jid=\w{24}, class=HoldJob/,
+        ),
+      );
       expect(heard.map((entry) => entry.kind)).toEqual(['interrupted', 'interrupted']);
-      expect(heard.find((entry) => entry.jid === 'a'.repeat(24))).toEqual({ jid: 'a'.repeat(24), queue: 'default', attempt: 4, worker: 'HoldJob', kind: 'interrupted', aborted: true });
+      expect(heard.find((entry) => entry.jid === 'a'.repeat(24))).toEqual({
+        jid: 'a'.repeat(24),
+        queue: 'default',
+        attempt: 4,
+        worker: 'HoldJob',
+        kind: 'interrupted',
+        aborted: true,
+      });
       expect((await redis.lrange('queue:default', 0, -1)).map((raw) => JSON.parse(raw).args[0]).sort()).toEqual([1, 2]);
       // Their late finish settles nothing: handed back, they run again elsewhere.
       held.releaseAll();
@@ -331,15 +419,23 @@ describe('manager: lifecycle, signals and shutdown', () => {
       const logger = recordingLogger();
       const heard: string[] = [];
       const h = harness([], { logger, shutdownTimeout: 0.2 });
-      h.manager.addListener({ onSettled: (context, outcome) => void heard.push(`${context.job.className} ${outcome.kind}`) });
+      h.manager.addListener({
+        onSettled: (context, outcome) => void heard.push(`${context.job.className} ${outcome.kind}`),
+      });
       // The unparseable job's dead filing hangs (Redis slow): it is still "running" at the deadline.
       const filing = jest.spyOn(ReliableFetch.prototype, 'file').mockReturnValue(new Promise(() => undefined));
       await redis.lpush('queue:default', 'not json');
       await h.manager.start();
       await waitFor(() => filing.mock.calls.length === 1, { what: 'the dead filing on its way' });
       await h.manager.stop();
-      expect(logger.lines).toContainEqual(expect.stringMatching(/^error listener notification for a handed-back job failed: invalid job payload: not valid JSON/));
-      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default');
+      expect(logger.lines).toContainEqual(
+        expect.stringMatching(
+          /^error listener notification for a handed-back job failed: invalid job payload: not valid JSON/,
+        ),
+      );
+      expect(logger.lines).toContain(
+        'warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default',
+      );
       expect(heard).toEqual([]);
     });
 
@@ -352,7 +448,9 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.start();
       await waitFor(() => filing.mock.calls.length === 1, { what: 'the dead filing on its way' });
       await h.manager.stop();
-      expect(logger.lines).toContain('warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default');
+      expect(logger.lines).toContain(
+        'warn shutdown: handed back 1 unfinished job(s) to their queues (they run again): (unparseable payload of 8 bytes) queue=default',
+      );
       expect(logger.lines.filter((line) => line.startsWith('error'))).toEqual([]);
     });
 
@@ -363,7 +461,12 @@ describe('manager: lifecycle, signals and shutdown', () => {
       await h.manager.start();
       const jid = (await h.client.push({ class: 'HoldJob', args: [1] })) as string;
       await waitFor(() => held.releases.length === 1, { what: 'the job to run' });
-      const outage = Object.assign(new Error('Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.'), { name: 'MaxRetriesPerRequestError' });
+      const outage = Object.assign(
+        new Error(
+          'Reached the max retries per request limit (which is 20). Refer to "maxRetriesPerRequest" option for details.',
+        ),
+        { name: 'MaxRetriesPerRequestError' },
+      );
       jest.spyOn(ReliableFetch.prototype, 'giveBack').mockRejectedValueOnce(outage);
       await h.manager.stop();
       held.releaseAll();
@@ -394,7 +497,9 @@ describe('manager: lifecycle, signals and shutdown', () => {
       const began = Date.now();
       await h.manager.stop();
       const elapsed = Date.now() - began;
-      expect(logger.lines).toContain("warn shutdown: gave up waiting on Redis for release; another process's orphan check recovers what it left");
+      expect(logger.lines).toContain(
+        "warn shutdown: gave up waiting on Redis for release; another process's orphan check recovers what it left",
+      );
       expect(elapsed).toBeGreaterThanOrEqual(2400);
       expect(elapsed).toBeLessThan(4500);
       expect((leave.mock.calls[0] as unknown[])[0]).toBe(500);
@@ -429,7 +534,13 @@ describe('manager: lifecycle, signals and shutdown', () => {
     jest.spyOn(Capsule.prototype, 'resumed').mockImplementation(function (this: Capsule) {
       woken.push(this.name);
     });
-    const h = harness([], { queues: ['a'], capsules: [{ name: 'b', queues: ['b', 'c'] }, { name: 'd', queues: ['d'] }] });
+    const h = harness([], {
+      queues: ['a'],
+      capsules: [
+        { name: 'b', queues: ['b', 'c'] },
+        { name: 'd', queues: ['d'] },
+      ],
+    });
     await h.manager.start();
     h.manager.notePaused('c', true);
     expect(woken).toEqual([]);

@@ -2,7 +2,17 @@ import 'reflect-metadata';
 import { Injectable, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
-import { ClientService, JobContext, ServerContext, ServerMiddleware, Worker, WurkConfigError, WurkModule, WurkModuleOptions, WurkServer } from '../../src';
+import {
+  ClientService,
+  JobContext,
+  ServerContext,
+  ServerMiddleware,
+  Worker,
+  WurkConfigError,
+  WurkModule,
+  WurkModuleOptions,
+  WurkServer,
+} from '../../src';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
@@ -58,7 +68,15 @@ class TaggingMiddleware implements ServerMiddleware {
 
 async function boot(url: string, options: WurkModuleOptions = {}): Promise<INestApplicationContext> {
   @Module({
-    imports: [WurkModule.forRoot({ redis: { url }, pollInterval: 0.2, fetchTimeout: 0.5, serverMiddleware: [TaggingMiddleware], ...options })],
+    imports: [
+      WurkModule.forRoot({
+        redis: { url },
+        pollInterval: 0.2,
+        fetchTimeout: 0.5,
+        serverMiddleware: [TaggingMiddleware],
+        ...options,
+      }),
+    ],
     providers: [Greeter, GreetJob, SlowJob, TaggingMiddleware],
   })
   class AppModule {}
@@ -161,8 +179,16 @@ describe('processing through WurkModule', () => {
     expect(() => resolveOptions({ fetch: 'fast' as never })).toThrow(/fetch/);
     expect(() => resolveOptions({ shutdownTimeout: -1 })).toThrow(/shutdownTimeout/);
     expect(() => resolveOptions({ heartbeatInterval: 10, heartbeatTtl: 5 })).toThrow(/heartbeatTtl/);
-    expect(resolveOptions({})).toMatchObject({ processing: true, concurrency: 10, fetch: 'reliable', shutdownTimeout: 25, pollInterval: 5, maxRetries: 25 });
-    // Unset: the default group fetches `default` and the registered workers' queues, settled at boot (default-queues.test.ts).
+    expect(resolveOptions({})).toMatchObject({
+      processing: true,
+      concurrency: 10,
+      fetch: 'reliable',
+      shutdownTimeout: 25,
+      pollInterval: 5,
+      maxRetries: 25,
+    });
+    // Unset: the default group fetches `default` and the registered workers' queues, settled at boot
+    // (default-queues.test.ts).
     expect(resolveOptions({}).queues).toBeUndefined();
   });
 });

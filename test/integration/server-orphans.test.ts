@@ -4,7 +4,8 @@ import { newProcessIdentity } from '../../src/server/identity';
 import { usePrivateRedis } from '../support/private-redis';
 import { buildManager, useHarnesses } from '../support/server-harness';
 
-const job = (jid: string, extra: Record<string, unknown> = {}) => JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
+const job = (jid: string, extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ class: 'GoneJob', args: [jid], queue: 'default', jid, ...extra });
 
 describe('orphan recovery', () => {
   const server = usePrivateRedis();
@@ -14,7 +15,12 @@ describe('orphan recovery', () => {
   async function checker(options: Parameters<typeof buildManager>[2] = {}) {
     const outcomes: JobOutcome[] = [];
     const deaths: string[] = [];
-    const h = harness([], { queues: ['elsewhere'], orphanThreshold: 5, deathHandlers: [(j) => void deaths.push(j.jid)], ...options });
+    const h = harness([], {
+      queues: ['elsewhere'],
+      orphanThreshold: 5,
+      deathHandlers: [(j) => void deaths.push(j.jid)],
+      ...options,
+    });
     h.manager.addListener({ onSettled: (_c, outcome) => void outcomes.push(outcome) });
     await h.manager.start();
     await h.manager.ready;
@@ -28,7 +34,7 @@ describe('orphan recovery', () => {
     await redis.hset('wurk:last_beat', 'other-host:4242:0123456789ab', String(Date.now() / 1000 - 600));
     await checker();
     expect(await redis.exists(list)).toBe(0);
-    expect(await redis.lrange("queue:default", 0, -1)).toEqual([job("new"), job("old")]);
+    expect(await redis.lrange('queue:default', 0, -1)).toEqual([job('new'), job('old')]);
     expect(await redis.get('super_fetch:recovered:old')).toBe('1');
     expect(await redis.smembers('queues')).toContain('default');
   });
@@ -91,7 +97,11 @@ describe('orphan recovery', () => {
   it("re-takes a recovered periodic job's running lock", async () => {
     const redis = server.client();
     const list = 'queue:default|other-host|78|eeeeeeeeeeee|0';
-    await redis.lpush(list, job('p1', { periodic_until_executed: true, periodic_pjid: 'nightly' }), job('p2', { periodic_until_executed: true, periodic_pjid: 'hourly' }));
+    await redis.lpush(
+      list,
+      job('p1', { periodic_until_executed: true, periodic_pjid: 'nightly' }),
+      job('p2', { periodic_until_executed: true, periodic_pjid: 'hourly' }),
+    );
     await redis.set('periodic:running:hourly', 'p2', 'EX', 5);
     await checker();
     expect(await redis.get('periodic:running:nightly')).toBe('p1');

@@ -13,7 +13,9 @@ describe('prefetch is fair to slow jobs', () => {
 
   it('two processes at concurrency 5 share 20 one-second jobs 5 and 5 per wave, whoever claimed first', async () => {
     const starts: string[] = [];
-    const slowJob = (process: string) => ({ perform: () => (starts.push(process), new Promise<void>((resolve) => setTimeout(resolve, 1000))) });
+    const slowJob = (process: string) => ({
+      perform: () => (starts.push(process), new Promise<void>((resolve) => setTimeout(resolve, 1000))),
+    });
     const a = harness([{ name: 'SlowJob', instance: slowJob('a') }], { concurrency: 5, prefetch: 10 });
     const b = harness([{ name: 'SlowJob', instance: slowJob('b') }], { concurrency: 5, prefetch: 10 });
     await Promise.all([a.manager.start(), b.manager.start()]);
@@ -22,7 +24,10 @@ describe('prefetch is fair to slow jobs', () => {
     const began = Date.now();
     await a.client.pushBulk({ class: 'SlowJob', args: Array.from({ length: 20 }, (_, i) => [i]) });
     await waitFor(() => starts.length === 20, { timeout: 15000, what: 'every job to start' });
-    const tally = (wave: string[]) => ({ a: wave.filter((p) => p === 'a').length, b: wave.filter((p) => p === 'b').length });
+    const tally = (wave: string[]) => ({
+      a: wave.filter((p) => p === 'a').length,
+      b: wave.filter((p) => p === 'b').length,
+    });
     // Without the hand-back the first claimer runs 15 (5 + 10 prefetched) and the
     // neighbour 5: a third wave, 3 s instead of 2.
     expect(tally(starts.slice(0, 10))).toEqual({ a: 5, b: 5 });
@@ -56,7 +61,10 @@ describe('prefetch is fair to slow jobs', () => {
     await waitFor(async () => (await redis.llen('queue:default')) === 6, { what: '10 running and 4 prefetched' });
     expect(await redis.llen(claimed)).toBe(4);
     // Those gated jobs stall the capsule: the prefetch goes back to the queue within the stall window or so.
-    await waitFor(async () => (await redis.llen('queue:default')) === 10, { timeout: 5000, what: 'the prefetched jobs handed back' });
+    await waitFor(async () => (await redis.llen('queue:default')) === 10, {
+      timeout: 5000,
+      what: 'the prefetched jobs handed back',
+    });
     expect(await redis.llen(claimed)).toBe(0);
     release();
     await waitFor(async () => (await redis.llen('queue:default')) === 0, { what: 'the rest to run' });

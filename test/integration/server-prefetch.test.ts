@@ -31,21 +31,34 @@ describe('prefetch (reliable fetch)', () => {
   /** Three jobs, concurrency 1, prefetch 2, a reconcile pass every second: one running (held), two claimed. */
   async function oneRunningTwoClaimed() {
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 2, orphanCheckInterval: 1, prefetchStallMs: 60000 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], {
+      concurrency: 1,
+      prefetch: 2,
+      orphanCheckInterval: 1,
+      prefetchStallMs: 60000,
+    });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2]] });
     await h.manager.start();
     const redis = server.client();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, { what: 'the claim' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 2, {
+      what: 'the claim',
+    });
     return { worker, h, redis };
   }
 
   it('claims up to concurrency + prefetch and starts only concurrency', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 2, prefetch: 3, prefetchStallMs: 60000 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], {
+      concurrency: 2,
+      prefetch: 3,
+      prefetchStallMs: 60000,
+    });
     await h.client.pushBulk({ class: 'GateJob', args: Array.from({ length: 10 }, (_, i) => [i]) });
     await h.manager.start();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 2 && (await redis.llen(claimedKey(h))) === 3, { what: '2 started and 3 claimed jobs' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 2 && (await redis.llen(claimedKey(h))) === 3, {
+      what: '2 started and 3 claimed jobs',
+    });
     expect(worker.ran).toHaveLength(2);
     expect(await redis.llen('queue:default')).toBe(5);
     worker.release();
@@ -56,10 +69,17 @@ describe('prefetch (reliable fetch)', () => {
   it('hands prefetched jobs back unstarted at stop, in their order, while running ones finish', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, shutdownTimeout: 10, prefetchStallMs: 60000 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], {
+      concurrency: 1,
+      prefetch: 3,
+      shutdownTimeout: 10,
+      prefetchStallMs: 60000,
+    });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3], [4]] });
     await h.manager.start();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, { what: 'the claim' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, {
+      what: 'the claim',
+    });
     const stopped = h.stop();
     await waitFor(async () => (await redis.llen('queue:default')) === 4, { what: 'the hand-back' });
     worker.release();
@@ -75,11 +95,18 @@ describe('prefetch (reliable fetch)', () => {
     const { worker, h, redis } = await oneRunningTwoClaimed();
     // Reconcile inspects a private list once a claim reply was lost there ("tainted"), and hands back
     // what it saw twice that this process does not know. Taint it, and let three passes run.
-    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> }; reconcile(known: unknown): Promise<number> } }> }).capsules[0].fetcher;
+    const fetcher = (
+      h.manager as unknown as {
+        capsules: Array<{ fetcher: { strays: { tainted: Set<string> }; reconcile(known: unknown): Promise<number> } }>;
+      }
+    ).capsules[0].fetcher;
     fetcher.strays.tainted.add(privateKey(h));
     fetcher.strays.tainted.add(claimedKey(h));
     const passes = jest.spyOn(fetcher, 'reconcile');
-    await waitFor(async () => passes.mock.calls.length >= 3 && (await passes.mock.results[2].value) >= 0, { timeout: 15000, what: 'three reconcile passes' });
+    await waitFor(async () => passes.mock.calls.length >= 3 && (await passes.mock.results[2].value) >= 0, {
+      timeout: 15000,
+      what: 'three reconcile passes',
+    });
     expect(await redis.llen('queue:default')).toBe(0);
     worker.release();
     await waitFor(() => worker.ran.length === 3, { what: 'the jobs to run' });
@@ -93,31 +120,47 @@ describe('prefetch (reliable fetch)', () => {
     // in-progress list) but its reply was lost, so the list is tainted and the capsule still holds job 1
     // as prefetched, to retry a start that will move some other job. Job 1 must not be taken for ours there.
     await redis.lmove(claimedKey(h), privateKey(h), 'RIGHT', 'LEFT');
-    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> }).capsules[0].fetcher;
+    const fetcher = (h.manager as unknown as { capsules: Array<{ fetcher: { strays: { tainted: Set<string> } } }> })
+      .capsules[0].fetcher;
     fetcher.strays.tainted.add(privateKey(h));
-    await waitFor(async () => (await redis.llen('queue:default')) === 1, { timeout: 15000, what: 'job 1 handed back by reconcile' });
+    await waitFor(async () => (await redis.llen('queue:default')) === 1, {
+      timeout: 15000,
+      what: 'job 1 handed back by reconcile',
+    });
     expect(JSON.parse((await redis.lrange('queue:default', 0, -1))[0]).args).toEqual([1]);
     expect(fetcher.strays.tainted.has(privateKey(h))).toBe(true);
     worker.release();
     await waitFor(() => worker.ran.length === 3, { what: 'every job to run' });
-    await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h), 'queue:default')) === 0, { what: 'the acks' });
+    await waitFor(async () => (await redis.exists(privateKey(h), claimedKey(h), 'queue:default')) === 0, {
+      what: 'the acks',
+    });
     expect([...worker.ran].sort()).toEqual([0, 1, 2]);
   });
 
   it('starts that fail (Redis away) are not taken for slow jobs: the prefetched jobs stay claimed, and run once starts work again', async () => {
     const redis = server.client();
     const worker = gatedWorker();
-    const h = harness([{ name: 'GateJob', instance: worker.instance }], { concurrency: 1, prefetch: 3, prefetchStallMs: 100 });
+    const h = harness([{ name: 'GateJob', instance: worker.instance }], {
+      concurrency: 1,
+      prefetch: 3,
+      prefetchStallMs: 100,
+    });
     await h.client.pushBulk({ class: 'GateJob', args: [[0], [1], [2], [3]] });
     await h.manager.start();
-    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, { what: 'one running, three claimed' });
+    await waitFor(async () => (await redis.llen(privateKey(h))) === 1 && (await redis.llen(claimedKey(h))) === 3, {
+      what: 'one running, three claimed',
+    });
     // From here every start fails, as with Redis away, and so would a hand-back (after the start retry's
     // 500 ms, as one queued behind reconnects does): jobs handed back as slow then would be kept by nobody.
     const failedStarts = jest.spyOn(ReliableFetch.prototype, 'start').mockRejectedValue(new Error('Redis is away'));
-    const handBacks = jest.spyOn(ReliableFetch.prototype, 'giveBack').mockImplementation(() => new Promise((_, reject) => setTimeout(() => reject(new Error('Redis is away')), 700)));
+    const handBacks = jest
+      .spyOn(ReliableFetch.prototype, 'giveBack')
+      .mockImplementation(() => new Promise((_, reject) => setTimeout(() => reject(new Error('Redis is away')), 700)));
     try {
       worker.release();
-      await waitFor(() => failedStarts.mock.calls.length >= 3, { what: 'three failed starts, a second apart (ten stall windows)' });
+      await waitFor(() => failedStarts.mock.calls.length >= 3, {
+        what: 'three failed starts, a second apart (ten stall windows)',
+      });
       expect(handBacks).not.toHaveBeenCalled();
       expect(await redis.llen(claimedKey(h))).toBe(3);
     } finally {
@@ -130,7 +173,10 @@ describe('prefetch (reliable fetch)', () => {
 
   it('once payloads average 16 KB, claims them outside Lua (LMOVEs into the in-progress list): each job runs once, none left claimed', async () => {
     const ran: number[] = [];
-    const h = harness([{ name: 'BigJob', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 3, prefetch: 5 });
+    const h = harness([{ name: 'BigJob', instance: { perform: (n: number) => void ran.push(n) } }], {
+      concurrency: 3,
+      prefetch: 5,
+    });
     const pad = 'x'.repeat(20 * 1024);
     await h.client.pushBulk({ class: 'BigJob', args: Array.from({ length: 40 }, (_, i) => [i, pad]) });
     const lmoves = jest.spyOn(LargeClaim.prototype, 'claim');
@@ -149,11 +195,19 @@ describe('prefetch (reliable fetch)', () => {
     jest.spyOn(PrefetchSizer.prototype, 'observe').mockImplementation(() => {
       throw new Error('sizer boom');
     });
-    const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }], { concurrency: 1, prefetch: 3, prefetchStallMs: 60000, logger });
+    const h = harness([{ name: 'Rec', instance: { perform: (n: number) => void ran.push(n) } }], {
+      concurrency: 1,
+      prefetch: 3,
+      prefetchStallMs: 60000,
+      logger,
+    });
     try {
       await h.client.pushBulk({ class: 'Rec', args: [[0], [1], [2], [3]] });
       await h.manager.start();
-      await waitFor(() => ran.length === 4, { timeout: 5_000, what: 'every job, one slot, each freed by a throwing sizer' });
+      await waitFor(() => ran.length === 4, {
+        timeout: 5_000,
+        what: 'every job, one slot, each freed by a throwing sizer',
+      });
       expect(ran.sort()).toEqual([0, 1, 2, 3]);
       expect(logger.lines).toContain('error prefetch sizing failed (prefetch keeps its last size): sizer boom');
       await h.manager.stop();

@@ -86,11 +86,14 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await waitFor(() => ran === 1, { what: 'the first job' });
   });
 
-  it("warms up at start with a made-up job no part of the application sees: not its middleware, listeners or workers, nor the counts, metrics, Busy work or Redis", async () => {
+  it('warms up at start with a made-up job no part of the application sees: not its middleware, listeners or workers, nor the counts, metrics, Busy work or Redis', async () => {
     const redis = server.client();
     const ran: unknown[][] = [];
     const seen: string[] = [];
-    const h = harness([{ name: 'Rec', instance: { perform: (...args: unknown[]) => void ran.push(args) } }], { concurrency: 2, executionMetrics: true });
+    const h = harness([{ name: 'Rec', instance: { perform: (...args: unknown[]) => void ran.push(args) } }], {
+      concurrency: 2,
+      executionMetrics: true,
+    });
     h.manager.useMiddleware(async (context, next) => {
       seen.push(`middleware ${context.job.className}`);
       await next();
@@ -102,7 +105,12 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await h.manager.start();
     await h.manager.ready;
     expect(await redis.keys('*Warm*')).toEqual([]);
-    expect({ seen, processed: h.heartbeat.processed, executions: h.heartbeat.executions, busy: h.heartbeat.maxBusy }).toEqual({ seen: [], processed: 0, executions: [], busy: 0 });
+    expect({
+      seen,
+      processed: h.heartbeat.processed,
+      executions: h.heartbeat.executions,
+      busy: h.heartbeat.maxBusy,
+    }).toEqual({ seen: [], processed: 0, executions: [], busy: 0 });
     await h.client.push({ class: 'Rec', args: [7] });
     await waitFor(() => seen.length === 3, { what: 'the real job settled' });
     expect(seen).toEqual(['start Rec', 'middleware Rec', 'complete Rec']);
@@ -115,7 +123,11 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it("lets wurk's own listeners hear the warm-up's made-up job, which bears none of their marks: they touch nothing", async () => {
     const touched: string[] = [];
     // Any use of a dependency (a property read, a call) is recorded: the warm-up job must cause none.
-    const recorder = <T>(name: string): T => new Proxy({}, { get: (_target, prop) => (touched.push(`${name}.${String(prop)}`), () => Promise.resolve()) }) as T;
+    const recorder = <T>(name: string): T =>
+      new Proxy(
+        {},
+        { get: (_target, prop) => (touched.push(`${name}.${String(prop)}`), () => Promise.resolve()) },
+      ) as T;
     const ours = [
       new StatusListener(recorder('status writer'), DEFAULT_STATUS_OPTIONS, () => touched.push('status error')),
       new UniqueLockListener(recorder('redis')),
@@ -124,13 +136,20 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const heard: string[] = [];
     for (const listener of ours) {
       const onStart = listener.onStart.bind(listener);
-      listener.onStart = (context: ServerContext) => (heard.push(`${listener.constructor.name} ${context.job.className}`), onStart(context));
+      listener.onStart = (context: ServerContext) => (
+        heard.push(`${listener.constructor.name} ${context.job.className}`),
+        onStart(context)
+      );
     }
     const h = harness([{ name: 'Rec', instance: { perform: () => undefined } }], { concurrency: 2 });
     for (const listener of ours) h.manager.addListener(listener);
     await h.manager.start();
     await h.manager.ready;
-    expect(heard).toEqual(['StatusListener Wurk::WarmUp', 'UniqueLockListener Wurk::WarmUp', 'RunningLockListener Wurk::WarmUp']);
+    expect(heard).toEqual([
+      'StatusListener Wurk::WarmUp',
+      'UniqueLockListener Wurk::WarmUp',
+      'RunningLockListener Wurk::WarmUp',
+    ]);
     expect(touched).toEqual([]);
     expect(h.heartbeat.processed).toBe(0);
     await h.client.push({ class: 'Rec', args: [] });
@@ -144,7 +163,15 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const h = harness([{ name: 'NoopJob', instance: { perform: () => void done++ } }], { concurrency: 10 });
     const total = 3000;
     const payloads = Array.from({ length: total }, (_, i) =>
-      JSON.stringify({ class: 'NoopJob', args: [i], queue: 'default', jid: `jid${i}`, retry: false, created_at: 1.5, enqueued_at: 1.5 }),
+      JSON.stringify({
+        class: 'NoopJob',
+        args: [i],
+        queue: 'default',
+        jid: `jid${i}`,
+        retry: false,
+        created_at: 1.5,
+        enqueued_at: 1.5,
+      }),
     );
     for (let i = 0; i < total; i += 1000) await redis.rpush('queue:default', ...payloads.slice(i, i + 1000));
     const before = await commandStats(redis);
@@ -176,11 +203,16 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
         throw error;
       }
     });
-    await redis.lpush('queue:default', '{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"}');
+    await redis.lpush(
+      'queue:default',
+      '{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"}',
+    );
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('retry')) === 1, { what: 'the retry entry' });
     const [entry] = await redis.zrange('retry', 0, '-1');
-    expect(entry.startsWith('{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"')).toBe(true);
+    expect(
+      entry.startsWith('{"class":"Nope::Missing","args":[1.0],"queue":"default","jid":"aaaaaaaaaaaaaaaaaaaaaaaa"'),
+    ).toBe(true);
     const job = JSON.parse(entry);
     expect(job.error_class).toBe('UnknownWorkerError');
     expect(job.retry_count).toBe(0);
@@ -197,7 +229,11 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     const entries = (await redis.zrange('dead', 0, '-1')).map((text) => JSON.parse(text));
     expect(entries.map((e) => e.args[0]).sort()).toEqual(['[1,2]', 'not json at all']);
     for (const entry of entries) {
-      expect(entry).toMatchObject({ class: 'Wurk::InvalidPayload', queue: 'default', error_class: 'InvalidPayloadError' });
+      expect(entry).toMatchObject({
+        class: 'Wurk::InvalidPayload',
+        queue: 'default',
+        error_class: 'InvalidPayloadError',
+      });
       expect(entry.jid).toMatch(/^[0-9a-f]{24}$/);
     }
     await waitFor(async () => (await redis.keys('queue:default|*')).length === 0);
@@ -261,7 +297,10 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
       },
       onSettled: async () => void calls.push('async settled'),
     });
-    h.manager.addListener({ onStart: () => void calls.push('last start'), onSettled: () => void calls.push('last settled') });
+    h.manager.addListener({
+      onStart: () => void calls.push('last start'),
+      onSettled: () => void calls.push('last settled'),
+    });
     await h.manager.start();
     await h.client.push({ class: 'OkJob', args: [] });
     await waitFor(() => calls.length === 6, { what: 'every listener' });
@@ -269,29 +308,46 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     expect(quietLogger.errors.filter((line) => /(sync|async) listener bug/.test(line))).toHaveLength(2);
   });
 
-  it.each(['reliable', 'basic'] as const)('does not fetch from a paused queue (%s fetch), and resumes when it is unpaused', async (fetch) => {
-    const redis = server.client();
-    const seen: string[] = [];
-    await redis.sadd('paused', 'held');
-    const h = harness([{ name: 'EchoJob', instance: { perform: (x: string) => void seen.push(x) } }], { fetch, queues: ['held', 'open'], fetchTimeout: 0.2 });
-    await h.manager.start();
-    await h.client.push({ class: 'EchoJob', args: ['held-1'], queue: 'held' });
-    await h.client.push({ class: 'EchoJob', args: ['open-1'], queue: 'open' });
-    await waitFor(() => seen.includes('open-1'));
-    await h.client.push({ class: 'EchoJob', args: ['open-2'], queue: 'open' });
-    await waitFor(() => seen.includes('open-2'));
-    expect(seen).not.toContain('held-1');
-    expect(await redis.llen('queue:held')).toBe(1);
-    await redis.srem('paused', 'held');
-    await waitFor(() => seen.includes('held-1'), { what: 'the unpaused queue to be served' });
-  });
+  it.each(['reliable', 'basic'] as const)(
+    'does not fetch from a paused queue (%s fetch), and resumes when it is unpaused',
+    async (fetch) => {
+      const redis = server.client();
+      const seen: string[] = [];
+      await redis.sadd('paused', 'held');
+      const h = harness([{ name: 'EchoJob', instance: { perform: (x: string) => void seen.push(x) } }], {
+        fetch,
+        queues: ['held', 'open'],
+        fetchTimeout: 0.2,
+      });
+      await h.manager.start();
+      await h.client.push({ class: 'EchoJob', args: ['held-1'], queue: 'held' });
+      await h.client.push({ class: 'EchoJob', args: ['open-1'], queue: 'open' });
+      await waitFor(() => seen.includes('open-1'));
+      await h.client.push({ class: 'EchoJob', args: ['open-2'], queue: 'open' });
+      await waitFor(() => seen.includes('open-2'));
+      expect(seen).not.toContain('held-1');
+      expect(await redis.llen('queue:held')).toBe(1);
+      await redis.srem('paused', 'held');
+      await waitFor(() => seen.includes('held-1'), { what: 'the unpaused queue to be served' });
+    },
+  );
 
   it('quiets on TSTP (stops fetching, running jobs finish) and drains and stops on TERM', async () => {
     const redis = server.client();
     const seen: string[] = [];
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const h = harness([{ name: 'EchoJob', instance: { perform: async (x: string) => { seen.push(x); if (x === 'slow') await gate; } } }]);
+    const h = harness([
+      {
+        name: 'EchoJob',
+        instance: {
+          perform: async (x: string) => {
+            seen.push(x);
+            if (x === 'slow') await gate;
+          },
+        },
+      },
+    ]);
     await h.manager.start();
     await h.client.push({ class: 'EchoJob', args: ['slow'] });
     await waitFor(() => seen.includes('slow'));
@@ -300,9 +356,12 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
     await h.client.push({ class: 'EchoJob', args: ['after-quiet'] });
     release();
     // A fetch still blocked at the TSTP may take the new job; it hands it straight back.
-    await waitFor(async () => (await redis.keys('queue:default|*')).length === 0 && (await redis.llen('queue:default')) === 1, {
-      what: 'the running job acknowledged and the new one left queued',
-    });
+    await waitFor(
+      async () => (await redis.keys('queue:default|*')).length === 0 && (await redis.llen('queue:default')) === 1,
+      {
+        what: 'the running job acknowledged and the new one left queued',
+      },
+    );
     h.heartbeat.signal('TERM');
     await waitFor(() => h.heartbeat.stopped, { what: 'the heartbeat to stop' });
     expect(seen).toEqual(['slow']);
@@ -311,7 +370,9 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
   it('runs jobs with basic fetch (BRPOP)', async () => {
     const redis = server.client();
     const seen: unknown[] = [];
-    const h = harness([{ name: 'EchoJob', instance: { perform: (x: unknown) => void seen.push(x) } }], { fetch: 'basic' });
+    const h = harness([{ name: 'EchoJob', instance: { perform: (x: unknown) => void seen.push(x) } }], {
+      fetch: 'basic',
+    });
     await h.manager.start();
     await h.client.pushBulk({ class: 'EchoJob', args: [[1], [2], [3]] });
     await waitFor(() => seen.length === 3);
@@ -321,8 +382,18 @@ describe('processing: manager, processors, reliable and basic fetch', () => {
 
   it('keeps args bytes when re-filing a job it did not create', async () => {
     const redis = server.client();
-    const raw = '{"retry":1,"queue":"default","args":[1.0,12345678901234567890,"a/b","\\u00e9"],"class":"FailJob","jid":"bbbbbbbbbbbbbbbbbbbbbbbb","created_at":1795933789.761835,"enqueued_at":1795933789.7619727}';
-    const h = harness([{ name: 'FailJob', instance: { perform: () => { throw new Error('x'); } } }]);
+    const raw =
+      '{"retry":1,"queue":"default","args":[1.0,12345678901234567890,"a/b","\\u00e9"],"class":"FailJob","jid":"bbbbbbbbbbbbbbbbbbbbbbbb","created_at":1795933789.761835,"enqueued_at":1795933789.7619727}';
+    const h = harness([
+      {
+        name: 'FailJob',
+        instance: {
+          perform: () => {
+            throw new Error('x');
+          },
+        },
+      },
+    ]);
     await redis.lpush('queue:default', raw);
     await h.manager.start();
     await waitFor(async () => (await redis.zcard('retry')) === 1);

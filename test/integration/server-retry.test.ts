@@ -27,14 +27,28 @@ describe('retries and dead, as Sidekiq', () => {
     },
   };
 
-  async function run(raw: Record<string, unknown>, extra: Partial<Parameters<typeof buildManager>[2]> = {}, instance: object = failing) {
+  async function run(
+    raw: Record<string, unknown>,
+    extra: Partial<Parameters<typeof buildManager>[2]> = {},
+    instance: object = failing,
+  ) {
     const h = harness([{ name: 'FailJob', instance: instance as never }], {
       deathHandlers: [(job, error) => void deaths.push(`${job.jid} ${(error as Error).message}`)],
       errorHandlers: [(error) => void errors.push((error as Error).message)],
       ...extra,
     });
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
-    await server.client().lpush('queue:default', JSON.stringify({ class: 'FailJob', queue: 'default', jid: 'cccccccccccccccccccccccc', created_at: 1795933789.5, enqueued_at: 1795933789.5, ...raw }));
+    await server.client().lpush(
+      'queue:default',
+      JSON.stringify({
+        class: 'FailJob',
+        queue: 'default',
+        jid: 'cccccccccccccccccccccccc',
+        created_at: 1795933789.5,
+        enqueued_at: 1795933789.5,
+        ...raw,
+      }),
+    );
     await h.manager.start();
     await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
     return h;
@@ -104,7 +118,13 @@ describe('retries and dead, as Sidekiq', () => {
   });
 
   it('ignores the count when retry_for is set (Sidekiq 8.1) and goes dead once the window has passed', async () => {
-    const first = await run({ retry: 1, retry_count: 5, retry_for: 3600, failed_at: Date.now() / 1000 - 60, args: ['window'] });
+    const first = await run({
+      retry: 1,
+      retry_count: 5,
+      retry_for: 3600,
+      failed_at: Date.now() / 1000 - 60,
+      args: ['window'],
+    });
     expect(await server.client().zcard('retry')).toBe(1);
     await first.stop();
     await server.client().del('retry');
@@ -130,7 +150,11 @@ describe('retries and dead, as Sidekiq', () => {
     await redis.flushall();
     outcomes.length = 0;
     const exhaustedSeen: string[] = [];
-    await run({ retry: 0, args: ['ex'] }, {}, { ...failing, retriesExhausted: (job: JobPayload) => (exhaustedSeen.push(job.jid), 'discard') });
+    await run(
+      { retry: 0, args: ['ex'] },
+      {},
+      { ...failing, retriesExhausted: (job: JobPayload) => (exhaustedSeen.push(job.jid), 'discard') },
+    );
     expect(exhaustedSeen).toEqual(['cccccccccccccccccccccccc']);
     expect(await redis.zcard('dead')).toBe(0);
   });
@@ -177,14 +201,21 @@ describe('retries and dead, as Sidekiq', () => {
     expect(await redis.keys('queue:default|*')).toEqual([]);
     const [record] = await redis.lrange('wurk:unsettled', 0, -1);
     expect(JSON.parse(record)).toMatchObject({ set: 'retry' });
-    expect(JSON.parse(JSON.parse(record).payload)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1 });
+    expect(JSON.parse(JSON.parse(record).payload)).toMatchObject({
+      jid: 'cccccccccccccccccccccccc',
+      interrupted_count: 1,
+    });
     await redis.del('retry');
     const next = harness([]);
     await next.manager.start();
     await next.manager.ready;
     expect(await redis.llen('wurk:unsettled')).toBe(0);
     const [entry] = await redis.zrange('retry', 0, '-1');
-    expect(JSON.parse(entry)).toMatchObject({ jid: 'cccccccccccccccccccccccc', interrupted_count: 1, error_message: 'parked' });
+    expect(JSON.parse(entry)).toMatchObject({
+      jid: 'cccccccccccccccccccccccc',
+      interrupted_count: 1,
+      error_message: 'parked',
+    });
     expect(h.heartbeat.stopped).toBe(true);
   });
 

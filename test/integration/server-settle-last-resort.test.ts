@@ -5,7 +5,15 @@ import { useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 const JID = 'dddddddddddddddddddddddd';
-const RAW = JSON.stringify({ class: 'FailJob', queue: 'default', jid: JID, retry: true, args: ['boom'], created_at: 1795933789.5, enqueued_at: 1795933789.5 });
+const RAW = JSON.stringify({
+  class: 'FailJob',
+  queue: 'default',
+  jid: JID,
+  retry: true,
+  args: ['boom'],
+  created_at: 1795933789.5,
+  enqueued_at: 1795933789.5,
+});
 
 /**
  * Seed 004's last resort: a job that ran and failed, whose failure cannot be
@@ -30,7 +38,10 @@ describe('settling when not even the interrupt can be planned', () => {
 
   async function run(): Promise<{ outcomes: JobOutcome[]; privateKey: string; stop(): Promise<void> }> {
     const outcomes: JobOutcome[] = [];
-    const h = harness([{ name: 'FailJob', instance: { perform: (message: string) => Promise.reject(new Error(message)) } }], { orphanCheckInterval: 1 });
+    const h = harness(
+      [{ name: 'FailJob', instance: { perform: (message: string) => Promise.reject(new Error(message)) } }],
+      { orphanCheckInterval: 1 },
+    );
     // A middleware that leaves a member of the payload unparseable: planning the failure throws.
     h.manager.useMiddleware(async (context, next) => {
       context.job.setRaw('retry_count', '{not json');
@@ -40,7 +51,11 @@ describe('settling when not even the interrupt can be planned', () => {
     await server.client().lpush('queue:default', RAW);
     await h.manager.start();
     await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
-    return { outcomes, privateKey: `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`, stop: () => h.manager.stop() };
+    return {
+      outcomes,
+      privateKey: `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|0`,
+      stop: () => h.manager.stop(),
+    };
   }
 
   it('files it in dead from the payload as fetched, with the error fields', async () => {
@@ -50,7 +65,14 @@ describe('settling when not even the interrupt can be planned', () => {
     const dead = await redis.zrange('dead', '0', '-1');
     expect(dead).toHaveLength(1);
     const entry = JSON.parse(dead[0]);
-    expect(entry).toMatchObject({ jid: JID, class: 'FailJob', args: ['boom'], error_class: 'Error', error_message: 'boom', failed_at: expect.any(Number) });
+    expect(entry).toMatchObject({
+      jid: JID,
+      class: 'FailJob',
+      args: ['boom'],
+      error_class: 'Error',
+      error_message: 'boom',
+      failed_at: expect.any(Number),
+    });
     expect(entry.retry_count).toBeUndefined();
     expect(await redis.llen(privateKey)).toBe(0);
     expect(await redis.llen('queue:default')).toBe(0);
@@ -63,7 +85,13 @@ describe('settling when not even the interrupt can be planned', () => {
     expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
     const retry = await redis.zrange('retry', '0', '-1');
     expect(retry).toHaveLength(1);
-    expect(JSON.parse(retry[0])).toMatchObject({ jid: JID, args: ['boom'], retry_count: 0, interrupted_count: 1, error_message: 'boom' });
+    expect(JSON.parse(retry[0])).toMatchObject({
+      jid: JID,
+      args: ['boom'],
+      retry_count: 0,
+      interrupted_count: 1,
+      error_message: 'boom',
+    });
     expect(await redis.zcard('dead')).toBe(0);
   });
 
@@ -73,7 +101,10 @@ describe('settling when not even the interrupt can be planned', () => {
     const { privateKey, stop } = await run();
     expect(await redis.lrange(privateKey, 0, -1)).toEqual([RAW]);
     await redis.del('dead');
-    await waitFor(async () => (await redis.zcard('dead')) === 1, { timeout: 15000, what: 'the remembered dead filing' });
+    await waitFor(async () => (await redis.zcard('dead')) === 1, {
+      timeout: 15000,
+      what: 'the remembered dead filing',
+    });
     expect(JSON.parse((await redis.zrange('dead', '0', '-1'))[0])).toMatchObject({ jid: JID, error_message: 'boom' });
     await stop();
     expect(await redis.llen('queue:default')).toBe(0);

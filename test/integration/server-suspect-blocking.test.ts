@@ -35,17 +35,32 @@ describe('a suspect taken by a blocking wait', () => {
         running--;
       },
     };
-    const h = harness([{ name: 'Rec', instance }], { concurrency: 5, prefetch: 5, fetchTimeout: 1, prefetchStallMs: 60000 });
+    const h = harness([{ name: 'Rec', instance }], {
+      concurrency: 5,
+      prefetch: 5,
+      fetchTimeout: 1,
+      prefetchStallMs: 60000,
+    });
     await h.manager.start();
     await h.client.push({ class: 'Rec', args: ['slow'] });
     await waitFor(() => events.includes('start slow'), { what: 'the slow job to start' });
 
-    const suspect = JSON.stringify({ class: 'Rec', args: ['suspect'], queue: 'default', jid: 'suspectjid000000000000001', retry: false, created_at: 1.5, enqueued_at: 1.5 });
+    const suspect = JSON.stringify({
+      class: 'Rec',
+      args: ['suspect'],
+      queue: 'default',
+      jid: 'suspectjid000000000000001',
+      retry: false,
+      created_at: 1.5,
+      enqueued_at: 1.5,
+    });
     await redis.sadd(Keys.suspects, suspect);
     await redis.lpush(Keys.queue('default'), suspect);
     const claimed = `queue:default|${h.identity.hostname}|${h.identity.pid}|${h.identity.nonce}|1`;
     // Taken by the blocked wait (the queue was empty), and left claimed: not started beside `slow`.
-    await waitFor(async () => (await redis.lrange(claimed, 0, -1)).includes(suspect), { what: 'the suspect claimed, not started' });
+    await waitFor(async () => (await redis.lrange(claimed, 0, -1)).includes(suspect), {
+      what: 'the suspect claimed, not started',
+    });
     await h.client.push({ class: 'Rec', args: ['after'] });
     await waitFor(async () => (await redis.llen(claimed)) === 2, { what: 'the next job claimed behind it' });
     expect(events).toEqual(['start slow']);
@@ -55,6 +70,8 @@ describe('a suspect taken by a blocking wait', () => {
     expect(events).toEqual(['start slow', 'end slow', 'start suspect', 'end suspect', 'start after', 'end after']);
     expect(peakDuringSuspect).toBe(1);
     // It ran to its end here: no longer a suspect.
-    await waitFor(async () => (await redis.sismember(Keys.suspects, suspect)) === 0, { what: 'the suspect mark cleared' });
+    await waitFor(async () => (await redis.sismember(Keys.suspects, suspect)) === 0, {
+      what: 'the suspect mark cleared',
+    });
   });
 });

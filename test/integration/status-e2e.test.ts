@@ -1,7 +1,15 @@
 import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
-import { ClientService, JobContext, StatusRecord, StatusService, Worker, WurkModule, WurkModuleOptions } from '../../src';
+import {
+  ClientService,
+  JobContext,
+  StatusRecord,
+  StatusService,
+  Worker,
+  WurkModule,
+  WurkModuleOptions,
+} from '../../src';
 import { scriptSha } from '../../src/redis/scripts';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
@@ -95,7 +103,15 @@ const WORKERS = [TrackedWorker, FlakyWorker, DoomedWorker, NoRetryWorker, PlainW
 async function boot(url: string, options: Partial<WurkModuleOptions> = {}): Promise<INestApplicationContext> {
   @Module({
     imports: [
-      WurkModule.forRoot({ redis: { url }, concurrency: 4, fetchTimeout: 0.2, pollInterval: 0.1, shutdownTimeout: 5, progressInterval: 0.05, ...options }),
+      WurkModule.forRoot({
+        redis: { url },
+        concurrency: 4,
+        fetchTimeout: 0.2,
+        pollInterval: 0.1,
+        shutdownTimeout: 5,
+        progressInterval: 0.05,
+        ...options,
+      }),
     ],
     providers: WORKERS,
   })
@@ -157,7 +173,10 @@ describe('job status end to end on a real processor', () => {
     const retrying = await waitFor(() => stateOf(jid, 'retrying'), { timeout: 20000, what: 'retrying row' });
     expect(retrying).toMatchObject({ attempt: 1, error_class: 'RangeError', error_message: 'first attempt fails' });
     await waitFor(retryNow, { what: 'the job in retry' });
-    const running = await waitFor(() => stateOf(jid, 'running', (r) => r.attempt === 2), { timeout: 20000, what: 'running attempt 2' });
+    const running = await waitFor(() => stateOf(jid, 'running', (r) => r.attempt === 2), {
+      timeout: 20000,
+      what: 'running attempt 2',
+    });
     expect(running.started_at!).toBeGreaterThan(retrying.started_at!);
     gates.release('flaky-1');
     const complete = await waitFor(() => stateOf(jid, 'complete'), { timeout: 20000, what: 'complete row' });
@@ -213,7 +232,9 @@ describe('job status end to end on a real processor', () => {
       const touching = commands.filter((args) => args.some((arg) => arg.includes(`status:${jid}`)));
       expect(touching).toEqual([]);
       // The tracked job that ran after it did use the status script, so the monitor was seeing it.
-      expect(commands.some((args) => args[1] === statusSha && args.some((arg) => arg === `status:${tracked}`))).toBe(true);
+      expect(commands.some((args) => args[1] === statusSha && args.some((arg) => arg === `status:${tracked}`))).toBe(
+        true,
+      );
       expect(await server.redis.exists(`status:${jid}`)).toBe(0);
     } finally {
       monitor.close();
@@ -225,8 +246,16 @@ describe('job status end to end on a real processor', () => {
       "jid = Sidekiq::Client.push('class' => 'TrackedWorker', 'args' => [1], 'track' => true); puts JSON.generate('jid' => jid)",
       server.url,
     );
-    const complete = await waitFor(() => stateOf(pushed.jid, 'complete'), { timeout: 30000, what: 'complete row of the Ruby-pushed job' });
-    expect(complete).toMatchObject({ class: 'TrackedWorker', queue: 'default', attempt: 1, result: { n: 1, doubled: 2, note: 'größe' } });
+    const complete = await waitFor(() => stateOf(pushed.jid, 'complete'), {
+      timeout: 30000,
+      what: 'complete row of the Ruby-pushed job',
+    });
+    expect(complete).toMatchObject({
+      class: 'TrackedWorker',
+      queue: 'default',
+      attempt: 1,
+      result: { n: 1, doubled: 2, note: 'größe' },
+    });
     // Sidekiq 6.4 stamps enqueued_at in float seconds; the row keeps float seconds.
     expect(complete.enqueued_at!).toBeGreaterThan(Date.now() / 1000 - 120);
     expect(complete.enqueued_at!).toBeLessThanOrEqual(complete.started_at!);
@@ -236,12 +265,14 @@ describe('job status end to end on a real processor', () => {
 describe('job status at shutdown', () => {
   const server = usePrivateRedis();
 
-
   it('a job handed back at the shutdown deadline is interrupted, with its progress', async () => {
     const app = await boot(server.url, { shutdownTimeout: 0.3 });
     const status = app.get(StatusService);
     const jid = (await app.get(ClientService).performAsync(HangingWorker))!;
-    await waitFor(async () => (await status.get(jid))?.progress === 7, { timeout: 20000, what: 'running with progress' });
+    await waitFor(async () => (await status.get(jid))?.progress === 7, {
+      timeout: 20000,
+      what: 'running with progress',
+    });
     await app.close();
     const row = await server.redis.hgetall(`status:${jid}`);
     expect(row).toMatchObject({ state: 'interrupted', progress: '7', total: '10', message: 'stuck', attempt: '1' });
@@ -254,16 +285,21 @@ describe('job status at shutdown', () => {
 describe('status retention through the module options', () => {
   const server = usePrivateRedis();
 
-
   it('statusRetention 0 deletes the row when the job succeeds; a failure keeps statusTtl', async () => {
     const app = await boot(server.url, { statusRetention: 0, statusTtl: 900 });
     try {
       const client = app.get(ClientService);
       const jid = (await client.performAsync(TrackedWorker, 2))!;
       // The enqueued row is written by the push itself, so it existed before it vanished.
-      await waitFor(async () => (await server.redis.exists(`status:${jid}`)) === 0, { timeout: 20000, what: 'the row to be deleted at success' });
+      await waitFor(async () => (await server.redis.exists(`status:${jid}`)) === 0, {
+        timeout: 20000,
+        what: 'the row to be deleted at success',
+      });
       const failed = (await client.performAsync(NoRetryWorker))!;
-      await waitFor(async () => (await server.redis.hget(`status:${failed}`, 'state')) === 'failed', { timeout: 20000, what: 'failed row' });
+      await waitFor(async () => (await server.redis.hget(`status:${failed}`, 'state')) === 'failed', {
+        timeout: 20000,
+        what: 'failed row',
+      });
       const ttl = await server.redis.ttl(`status:${failed}`);
       expect(ttl).toBeGreaterThan(890);
       expect(ttl).toBeLessThanOrEqual(900);
@@ -276,7 +312,10 @@ describe('status retention through the module options', () => {
     const app = await boot(server.url, { statusRetention: 7200 });
     try {
       const jid = (await app.get(ClientService).performAsync(TrackedWorker, 3))!;
-      await waitFor(async () => (await server.redis.hget(`status:${jid}`, 'state')) === 'complete', { timeout: 20000, what: 'complete row' });
+      await waitFor(async () => (await server.redis.hget(`status:${jid}`, 'state')) === 'complete', {
+        timeout: 20000,
+        what: 'complete row',
+      });
       const ttl = await server.redis.ttl(`status:${jid}`);
       expect(ttl).toBeGreaterThan(7190);
       expect(ttl).toBeLessThanOrEqual(7200);

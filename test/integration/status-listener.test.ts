@@ -30,16 +30,33 @@ describe('StatusListener', () => {
   });
 
   function listener(options: Partial<StatusOptions> = {}): StatusListener {
-    return new StatusListener(new StatusWriter(server.redis), { ttl: 1800, progressInterval: 5, ...options }, (error, jid, what) => reported.push([error, jid, what]));
+    return new StatusListener(
+      new StatusWriter(server.redis),
+      { ttl: 1800, progressInterval: 5, ...options },
+      (error, jid, what) => reported.push([error, jid, what]),
+    );
   }
 
   function context(fields: Record<string, unknown>, attempt = 1): ServerContext & { execution: JobExecution } {
-    const job = JobPayload.fromEntries(Object.entries({ class: 'TrackedWorker', args: [], jid: 'abc123', queue: 'default', ...fields }));
-    const execution: JobExecution = { jid: job.jid, queue: job.queue, attempt, payload: job, signal: new AbortController().signal };
+    const job = JobPayload.fromEntries(
+      Object.entries({ class: 'TrackedWorker', args: [], jid: 'abc123', queue: 'default', ...fields }),
+    );
+    const execution: JobExecution = {
+      jid: job.jid,
+      queue: job.queue,
+      attempt,
+      payload: job,
+      signal: new AbortController().signal,
+    };
     return { job, queue: 'fetched', attempt, execution };
   }
 
-  async function run(l: StatusListener, ctx: ServerContext & { execution: JobExecution }, outcome: JobOutcome, during?: () => void): Promise<void> {
+  async function run(
+    l: StatusListener,
+    ctx: ServerContext & { execution: JobExecution },
+    outcome: JobOutcome,
+    during?: () => void,
+  ): Promise<void> {
     await l.onStart(ctx);
     during?.();
     await l.onSettled(ctx, outcome);
@@ -50,12 +67,24 @@ describe('StatusListener', () => {
     const ctx = context({ track: true, created_at: 1786000000123, enqueued_at: 1786000001500 });
     await l.onStart(ctx);
     const running = await store.get('abc123');
-    expect(running).toMatchObject({ state: 'running', class: 'TrackedWorker', queue: 'default', enqueued_at: 1786000001.5, attempt: 1, finished_at: null });
+    expect(running).toMatchObject({
+      state: 'running',
+      class: 'TrackedWorker',
+      queue: 'default',
+      enqueued_at: 1786000001.5,
+      attempt: 1,
+      finished_at: null,
+    });
     expect(running!.started_at).toBeGreaterThan(Date.now() / 1000 - 60);
     expect(ctx.execution.reporter).toBeDefined();
     await l.onSettled(ctx, { kind: 'complete', result: { ok: true, n: [1, 2] } });
     const complete = await store.get('abc123');
-    expect(complete).toMatchObject({ state: 'complete', result: { ok: true, n: [1, 2] }, result_truncated: false, attempt: 1 });
+    expect(complete).toMatchObject({
+      state: 'complete',
+      result: { ok: true, n: [1, 2] },
+      result_truncated: false,
+      attempt: 1,
+    });
     expect(complete!.finished_at).toBeGreaterThanOrEqual(complete!.started_at!);
     expect(await server.redis.hget('status:abc123', 'started_at')).toMatch(/^\d{10}\.\d+$/);
   });
@@ -90,8 +119,19 @@ describe('StatusListener', () => {
 
   it('writes retrying with the error, then running attempt 2, then complete', async () => {
     const l = listener();
-    await run(l, context({ track: true }), { kind: 'retrying', error: new RangeError('boom'), retryCount: 0, retryAt: Date.now() / 1000 + 15 });
-    expect(await store.get('abc123')).toMatchObject({ state: 'retrying', attempt: 1, error_class: 'RangeError', error_message: 'boom', finished_at: null });
+    await run(l, context({ track: true }), {
+      kind: 'retrying',
+      error: new RangeError('boom'),
+      retryCount: 0,
+      retryAt: Date.now() / 1000 + 15,
+    });
+    expect(await store.get('abc123')).toMatchObject({
+      state: 'retrying',
+      attempt: 1,
+      error_class: 'RangeError',
+      error_message: 'boom',
+      finished_at: null,
+    });
     const second = context({ track: true, retry_count: 0 }, 2);
     await l.onStart(second);
     expect(await store.get('abc123')).toMatchObject({ state: 'running', attempt: 2 });
@@ -105,7 +145,11 @@ describe('StatusListener', () => {
   ] as Array<[string, JobOutcome]>)('writes %s with the error and finished_at', async (state, outcome) => {
     await run(listener(), context({ track: true }), outcome);
     const record = await store.get('abc123');
-    expect(record).toMatchObject({ state, error_message: (outcome as { error: Error }).error.message, error_class: (outcome as { error: Error }).error.constructor.name });
+    expect(record).toMatchObject({
+      state,
+      error_message: (outcome as { error: Error }).error.message,
+      error_class: (outcome as { error: Error }).error.constructor.name,
+    });
     expect(record!.finished_at).not.toBeNull();
   });
 
@@ -116,7 +160,13 @@ describe('StatusListener', () => {
     ctx.execution.reporter!.report(1, 10);
     ctx.execution.reporter!.report(4, undefined, 'quarter');
     await l.onSettled(context({ track: true }), { kind: 'interrupted' });
-    expect(await store.get('abc123')).toMatchObject({ state: 'interrupted', progress: 4, total: 10, message: 'quarter', error_class: null });
+    expect(await store.get('abc123')).toMatchObject({
+      state: 'interrupted',
+      progress: 4,
+      total: 10,
+      message: 'quarter',
+      error_class: null,
+    });
   });
 
   it('stamps finished_at in epoch seconds at the settle', async () => {
@@ -133,7 +183,10 @@ describe('StatusListener', () => {
   });
 
   it('writes no error on an interrupted row, even when the interrupt carries the error that caused it', async () => {
-    await run(listener(), context({ track: true }), { kind: 'interrupted', error: new Error('the reschedule write failed') });
+    await run(listener(), context({ track: true }), {
+      kind: 'interrupted',
+      error: new Error('the reschedule write failed'),
+    });
     const record = await store.get('abc123');
     expect(record).toMatchObject({ state: 'interrupted', error_class: null, error_message: null });
     expect(record!.finished_at).not.toBeNull();
@@ -150,7 +203,16 @@ describe('StatusListener', () => {
     await l.onSettled(ctx, { kind: 'rescheduled', error: new Error('over limit'), retryAt });
     const record = await store.get('abc123');
     expect(record!.scheduled_at).toBeCloseTo(retryAt / 1000, 2);
-    expect(record).toMatchObject({ state: 'scheduled', attempt: 2, progress: 3, total: 10, message: 'batch', finished_at: null, error_class: null, error_message: null });
+    expect(record).toMatchObject({
+      state: 'scheduled',
+      attempt: 2,
+      progress: 3,
+      total: 10,
+      message: 'batch',
+      finished_at: null,
+      error_class: null,
+      error_message: null,
+    });
     expect(await server.redis.ttl('status:abc123')).toBeGreaterThan(1790);
   });
 
@@ -161,17 +223,29 @@ describe('StatusListener', () => {
 
   it('uses the reason when the dead outcome has a null error: no "null" message, no class', async () => {
     await run(listener(), context({ track: true }), { kind: 'dead', error: null, reason: 'orphaned 4 times' });
-    expect(await store.get('abc123')).toMatchObject({ state: 'dead', error_class: null, error_message: 'orphaned 4 times' });
+    expect(await store.get('abc123')).toMatchObject({
+      state: 'dead',
+      error_class: null,
+      error_message: 'orphaned 4 times',
+    });
   });
 
   it("keeps the error's own message over the reason", async () => {
-    await run(listener(), context({ track: true }), { kind: 'dead', error: new RangeError('poison'), reason: 'killed its process 3 times' });
-    expect(await store.get('abc123')).toMatchObject({ state: 'dead', error_class: 'RangeError', error_message: 'poison' });
+    await run(listener(), context({ track: true }), {
+      kind: 'dead',
+      error: new RangeError('poison'),
+      reason: 'killed its process 3 times',
+    });
+    expect(await store.get('abc123')).toMatchObject({
+      state: 'dead',
+      error_class: 'RangeError',
+      error_message: 'poison',
+    });
   });
 
   it('cuts a 100 KB result to 8192 bytes of valid UTF-8 and marks it truncated', async () => {
     // '€' is 3 bytes and '"' opens the JSON string: 1 + 3k never lands on 8192, so the cut splits a character.
-    const result = '€'.repeat(100 * 1024 / 3);
+    const result = '€'.repeat((100 * 1024) / 3);
     await run(listener(), context({ track: true }), { kind: 'complete', result });
     const raw = await server.redis.hgetBuffer('status:abc123', 'result');
     expect(raw!.length).toBeLessThanOrEqual(8192);
@@ -246,8 +320,14 @@ describe('StatusListener', () => {
   });
 
   it('swallows and reports a failed status write; the job outcome is untouched', async () => {
-    const broken = new Redis(server.port, '127.0.0.1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false });
-    const l = new StatusListener(new StatusWriter(broken), { ttl: 60, progressInterval: 5 }, (error, jid, what) => reported.push([error, jid, what]));
+    const broken = new Redis(server.port, '127.0.0.1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+    });
+    const l = new StatusListener(new StatusWriter(broken), { ttl: 60, progressInterval: 5 }, (error, jid, what) =>
+      reported.push([error, jid, what]),
+    );
     await expect(run(l, context({ track: true }), { kind: 'complete', result: 1 })).resolves.toBeUndefined();
     expect(reported.map(([, , what]) => what)).toEqual(['running', 'complete']);
     broken.disconnect();
@@ -265,7 +345,12 @@ describe('StatusListener', () => {
       for (let n = 2; n <= 50; n++) reporter.report(n);
       // The window closes on its own and writes the newest values, total and message sticky.
       await waitFor(async () => (await store.get('abc123'))?.progress === 50, { what: 'trailing progress write' });
-      expect(await store.get('abc123')).toMatchObject({ state: 'running', progress: 50, total: 100, message: 'starting' });
+      expect(await store.get('abc123')).toMatchObject({
+        state: 'running',
+        progress: 50,
+        total: 100,
+        message: 'starting',
+      });
       expect(commandDelta(before, await commandStats(server.redis))).toMatchObject({ evalsha: 2 });
       await l.onSettled(ctx, { kind: 'complete', result: null });
     });
@@ -276,7 +361,13 @@ describe('StatusListener', () => {
       await run(l, ctx, { kind: 'complete', result: 'r' }, () => {
         for (let n = 1; n <= 10; n++) ctx.execution.reporter!.report(n, 10, `step ${n}`);
       });
-      expect(await store.get('abc123')).toMatchObject({ state: 'complete', progress: 10, total: 10, message: 'step 10', result: 'r' });
+      expect(await store.get('abc123')).toMatchObject({
+        state: 'complete',
+        progress: 10,
+        total: 10,
+        message: 'step 10',
+        result: 'r',
+      });
     });
 
     it('never resurrects a deleted row', async () => {
@@ -286,7 +377,9 @@ describe('StatusListener', () => {
       await server.redis.del('status:abc123');
       const before = await commandStats(server.redis);
       ctx.execution.reporter!.report(3, 9);
-      await waitFor(async () => commandDelta(before, await commandStats(server.redis)).evalsha === 1, { what: 'the progress write' });
+      await waitFor(async () => commandDelta(before, await commandStats(server.redis)).evalsha === 1, {
+        what: 'the progress write',
+      });
       expect(await server.redis.exists('status:abc123')).toBe(0);
     });
 
@@ -299,13 +392,19 @@ describe('StatusListener', () => {
       await server.redis.set('status:abc123', 'not a hash');
       ctx.execution.reporter!.report(1, 2);
       await waitFor(() => reported.length > 0, { what: 'the progress failure reported' });
-      expect(reported.map(([error, jid, what]) => [String(error), jid, what])).toEqual([[expect.stringMatching(/WRONGTYPE/), 'abc123', 'progress']]);
+      expect(reported.map(([error, jid, what]) => [String(error), jid, what])).toEqual([
+        [expect.stringMatching(/WRONGTYPE/), 'abc123', 'progress'],
+      ]);
       await expect(l.onSettled(ctx, { kind: 'complete', result: 1 })).resolves.toBeUndefined();
     });
 
     it('flush() bypasses the window and is false with nothing buffered', async () => {
       const writes: unknown[] = [];
-      const progress = new StatusProgress(60_000, async (fields) => void writes.push(fields), () => undefined);
+      const progress = new StatusProgress(
+        60_000,
+        async (fields) => void writes.push(fields),
+        () => undefined,
+      );
       expect(progress.flush()).toBe(false);
       progress.report(1);
       progress.report(2, 4);
@@ -313,12 +412,22 @@ describe('StatusListener', () => {
       expect(progress.flush()).toBe(true);
       expect(progress.flush()).toBe(false);
       expect(await progress.drain()).toBeUndefined();
-      expect(writes).toEqual([{ progress: 1 }, { progress: 2, total: 4, message: 'half' }].map((w) => ({ total: undefined, message: undefined, ...w })));
+      expect(writes).toEqual(
+        [{ progress: 1 }, { progress: 2, total: 4, message: 'half' }].map((w) => ({
+          total: undefined,
+          message: undefined,
+          ...w,
+        })),
+      );
     });
 
     it('ignores and reports a non-numeric progress value', () => {
       const errors: unknown[] = [];
-      const progress = new StatusProgress(60_000, async () => undefined, (error) => errors.push(error));
+      const progress = new StatusProgress(
+        60_000,
+        async () => undefined,
+        (error) => errors.push(error),
+      );
       progress.report(Number.NaN);
       progress.report('3' as never);
       expect(errors).toHaveLength(2);

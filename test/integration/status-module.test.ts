@@ -23,7 +23,10 @@ describe('job status through WurkModule (produce side)', () => {
   let app: INestApplicationContext;
 
   beforeAll(async () => {
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600, processing: false })], providers: [TrackedReport, Untracked] })
+    @Module({
+      imports: [WurkModule.forRoot({ redis: { url: server.url }, statusTtl: 600, processing: false })],
+      providers: [TrackedReport, Untracked],
+    })
     class AppModule {}
     app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
   });
@@ -35,7 +38,15 @@ describe('job status through WurkModule (produce side)', () => {
     const client = app.get(ClientService);
     const jid = (await client.performAsync(TrackedReport, 3))!;
     const record = await app.get(StatusService).get(jid);
-    expect(record).toMatchObject({ jid, state: 'enqueued', class: 'TrackedReport', queue: 'reports', started_at: null, progress: null, attempt: null });
+    expect(record).toMatchObject({
+      jid,
+      state: 'enqueued',
+      class: 'TrackedReport',
+      queue: 'reports',
+      started_at: null,
+      progress: null,
+      attempt: null,
+    });
     expect(record!.enqueued_at).toBeGreaterThan(Date.now() / 1000 - 60);
     const ttl = await server.redis.ttl(`status:${jid}`);
     expect(ttl).toBeGreaterThan(590);

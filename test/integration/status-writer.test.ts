@@ -22,14 +22,22 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   });
 
   it('writes the given fields, drops null ones and stamps the TTL', async () => {
-    const written = await writer.write('j1', { state: 'running', class: 'W', message: undefined, attempt: 2 }, { ttl: 120, create: true });
+    const written = await writer.write(
+      'j1',
+      { state: 'running', class: 'W', message: undefined, attempt: 2 },
+      { ttl: 120, create: true },
+    );
     expect(written).toBe(true);
     expect(await server.redis.hgetall('status:j1')).toEqual({ state: 'running', class: 'W', attempt: '2' });
     expect(await server.redis.ttl('status:j1')).toBeGreaterThan(110);
   });
 
   it('drops null values as it drops undefined ones: nothing reads "null" back', async () => {
-    await writer.write('jn', { state: 'running', message: null as never, total: null as never }, { ttl: 60, create: true });
+    await writer.write(
+      'jn',
+      { state: 'running', message: null as never, total: null as never },
+      { ttl: 60, create: true },
+    );
     expect(await server.redis.hgetall('status:jn')).toEqual({ state: 'running' });
   });
 
@@ -68,7 +76,10 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   it('refuses a state outside the state machine', async () => {
     const refused = writer.write('j3', { state: 'paused' as never }, { ttl: 60, create: true });
     await expect(refused).rejects.toThrow(InvalidStatusStateError);
-    await expect(refused).rejects.toMatchObject({ name: 'InvalidStatusStateError', message: 'status state must be one of the contract\'s states (got "paused")' });
+    await expect(refused).rejects.toMatchObject({
+      name: 'InvalidStatusStateError',
+      message: 'status state must be one of the contract\'s states (got "paused")',
+    });
     expect(await server.redis.exists('status:j3')).toBe(0);
   });
 
@@ -80,7 +91,8 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
   });
 
   it('tracks with Ruby truthiness: anything but false, null or absent', () => {
-    const payload = (track: string | undefined) => JobPayload.parse(`{"class":"W","args":[]${track === undefined ? '' : `,"track":${track}`}}`);
+    const payload = (track: string | undefined) =>
+      JobPayload.parse(`{"class":"W","args":[]${track === undefined ? '' : `,"track":${track}`}}`);
     expect(isTracked(payload('true'))).toBe(true);
     expect(isTracked(payload('1'))).toBe(true);
     expect(isTracked(payload('0'))).toBe(true);
@@ -104,7 +116,12 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
       expect(delta).toEqual({ sadd: 1, lpush: 1, hset: 1, expire: 1 });
       const row = await server.redis.hgetall(`status:${jid}`);
       const job = JSON.parse((await server.redis.lindex('queue:low', 0))!);
-      expect(row).toEqual({ state: 'enqueued', class: 'Tracked', queue: 'low', enqueued_at: expect.stringMatching(/^\d{10}\.\d+$/) });
+      expect(row).toEqual({
+        state: 'enqueued',
+        class: 'Tracked',
+        queue: 'low',
+        enqueued_at: expect.stringMatching(/^\d{10}\.\d+$/),
+      });
       // Row times are float seconds even when the payload speaks Sidekiq 8's milliseconds.
       // The payload floors to whole milliseconds; the row keeps the same instant in seconds.
       expect(Math.abs(Number(row.enqueued_at) - job.enqueued_at / 1000)).toBeLessThan(0.001);
@@ -120,10 +137,11 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
       expect(await server.redis.keys('status:*')).toEqual([]);
     });
 
-    it('writes nothing for an untracked job or one without a jid, even called past the client\'s own filter', async () => {
+    it("writes nothing for an untracked job or one without a jid, even called past the client's own filter", async () => {
       const hook = enqueuedRowHook(900);
       const pipeline = server.redis.pipeline();
-      const job = (fields: Record<string, unknown>) => JobPayload.fromEntries(Object.entries({ class: 'W', args: [], queue: 'q', ...fields }));
+      const job = (fields: Record<string, unknown>) =>
+        JobPayload.fromEntries(Object.entries({ class: 'W', args: [], queue: 'q', ...fields }));
       hook(pipeline, job({ jid: 'plain0000001' }), Date.now());
       hook(pipeline, job({ jid: 'off000000001', track: false }), Date.now());
       hook(pipeline, job({ track: true }), Date.now());
@@ -160,11 +178,17 @@ describe('status rows: the writer, the gate and the enqueued row', () => {
    */
   describe('with replica acknowledgment', () => {
     let replica: RedisServer;
-    const policy = (replicas: number, deadlineMs: number): WritePolicy => ({ replicas, waitTimeoutMs: 100, deadlineMs });
+    const policy = (replicas: number, deadlineMs: number): WritePolicy => ({
+      replicas,
+      waitTimeoutMs: 100,
+      deadlineMs,
+    });
 
     beforeAll(async () => {
       replica = await RedisServer.start({ extraArgs: ['--replicaof', '127.0.0.1', String(server.port)] });
-      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), { what: 'the replica in sync' });
+      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), {
+        what: 'the replica in sync',
+      });
     });
     afterAll(() => replica.stop());
 

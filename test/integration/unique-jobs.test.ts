@@ -67,7 +67,13 @@ class Plain {
 }
 
 function lockKey(className: string, queue: string, args: unknown[]): string {
-  return `unique:${uniqueDigest(JobPayload.fromEntries([['class', className], ['queue', queue], ['args', args]]))}`;
+  return `unique:${uniqueDigest(
+    JobPayload.fromEntries([
+      ['class', className],
+      ['queue', queue],
+      ['args', args],
+    ]),
+  )}`;
 }
 
 describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
@@ -77,7 +83,15 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
 
   beforeAll(async () => {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, queues: ['unique'], concurrency: 5, pollInterval: 0.2, shutdownTimeout: 2 })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          queues: ['unique'],
+          concurrency: 5,
+          pollInterval: 0.2,
+          shutdownTimeout: 2,
+        }),
+      ],
       providers: [UntilSuccess, UntilStart, AlwaysFails, Plain],
     })
     class AppModule {}
@@ -172,7 +186,12 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
   });
 
   it('bulk: a job that loses its lock is null at its index, the rest are pushed', async () => {
-    const jids = await client.pushBulk({ class: 'Bulk::Job', queue: 'bulk', args: [[1], [2], [1], [3]], unique_for: 60 });
+    const jids = await client.pushBulk({
+      class: 'Bulk::Job',
+      queue: 'bulk',
+      args: [[1], [2], [1], [3]],
+      unique_for: 60,
+    });
     expect(jids[0]).not.toBeNull();
     expect(jids[1]).not.toBeNull();
     expect(jids[2]).toBeNull();
@@ -183,8 +202,12 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
   it('20 concurrent identical pushes from separate connections produce exactly one job', async () => {
     const connections = Array.from({ length: 20 }, () => new Redis(server.url));
     try {
-      const clients = connections.map((redis) => new Client(redis, { timestamps: 'seconds' }).use(uniqueClientMiddleware(redis), carriesUniqueFor));
-      const results = await Promise.all(clients.map((each) => each.push({ class: 'Race::Job', queue: 'race', args: [{ n: 1.5 }], unique_for: 60 })));
+      const clients = connections.map((redis) =>
+        new Client(redis, { timestamps: 'seconds' }).use(uniqueClientMiddleware(redis), carriesUniqueFor),
+      );
+      const results = await Promise.all(
+        clients.map((each) => each.push({ class: 'Race::Job', queue: 'race', args: [{ n: 1.5 }], unique_for: 60 })),
+      );
       expect(results.filter((jid) => jid !== null)).toHaveLength(1);
       expect(await server.redis.llen('queue:race')).toBe(1);
     } finally {
@@ -197,7 +220,10 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
     const quiet = new RedisServer();
     await quiet.boot();
     try {
-      const producer = new Client(quiet.redis, { timestamps: 'seconds' }).use(uniqueClientMiddleware(quiet.redis), carriesUniqueFor);
+      const producer = new Client(quiet.redis, { timestamps: 'seconds' }).use(
+        uniqueClientMiddleware(quiet.redis),
+        carriesUniqueFor,
+      );
       const before = await commandStats(quiet.redis);
       await producer.push({ class: 'Plain', queue: 'plain', args: [1] });
       await producer.pushBulk({ class: 'Plain', queue: 'plain', args: [[1], [2]] });
@@ -213,17 +239,26 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
   it('refuses bad unique options, naming them, and unique_for together with encrypt', async () => {
     await expect(client.push({ class: 'X', args: [], unique_for: -1 })).rejects.toThrow(InvalidJobError);
     await expect(client.push({ class: 'X', args: [], unique_for: 'soon' })).rejects.toThrow(/unique_for/);
-    await expect(client.push({ class: 'X', args: [], unique_for: 5, unique_until: 'finish' })).rejects.toThrow(/unique_until/);
-    await expect(client.push({ class: 'X', args: [], unique_for: 5, encrypt: true })).rejects.toThrow(/unique_for cannot be combined with encrypt/);
+    await expect(client.push({ class: 'X', args: [], unique_for: 5, unique_until: 'finish' })).rejects.toThrow(
+      /unique_until/,
+    );
+    await expect(client.push({ class: 'X', args: [], unique_for: 5, encrypt: true })).rejects.toThrow(
+      /unique_for cannot be combined with encrypt/,
+    );
     expect(await server.redis.llen('queue:default')).toBe(0);
 
     @Worker({ uniqueFor: 60, custom: { encrypt: true } })
     class Encrypted {
       perform(): void {}
     }
-    @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, processing: false })], providers: [Encrypted] })
+    @Module({
+      imports: [WurkModule.forRoot({ redis: { url: server.url }, processing: false })],
+      providers: [Encrypted],
+    })
     class BadModule {}
-    await expect(NestFactory.createApplicationContext(BadModule, { logger: false, abortOnError: false })).rejects.toThrow(WurkConfigError);
+    await expect(
+      NestFactory.createApplicationContext(BadModule, { logger: false, abortOnError: false }),
+    ).rejects.toThrow(WurkConfigError);
   });
 });
 
@@ -245,7 +280,12 @@ describe('unique jobs over the HTTP API', () => {
     const second = await call(api.port, { method: 'POST', path: '/api/v1/jobs', token: ENQUEUE_TOKEN, body: job });
     expect([second.status, second.text]).toEqual([200, '{"jid":null}']);
     expect(await server.redis.llen('queue:http')).toBe(1);
-    const bulk = await call(api.port, { method: 'POST', path: '/api/v1/jobs/bulk', token: ENQUEUE_TOKEN, body: JSON.stringify({ class: 'Ruby::Mailer', queue: 'http', args: [[1.0], [2]], unique_for: 60 }) });
+    const bulk = await call(api.port, {
+      method: 'POST',
+      path: '/api/v1/jobs/bulk',
+      token: ENQUEUE_TOKEN,
+      body: JSON.stringify({ class: 'Ruby::Mailer', queue: 'http', args: [[1.0], [2]], unique_for: 60 }),
+    });
     expect(bulk.json.jids[0]).toBeNull();
     expect(bulk.json.jids[1]).toMatch(/^[0-9a-f]{24}$/);
     expect(await server.redis.llen('queue:http')).toBe(2);

@@ -6,7 +6,10 @@ import { usePrivateRedis } from '../support/private-redis';
 function mask(raw: string): string {
   return raw
     .replace(/"jid":"[0-9a-f]{24}"/, '"jid":"<jid>"')
-    .replace(/"(created_at|enqueued_at)":(\d+\.\d+|\d{13})(?=[,}])/g, (_, key: string, value: string) => `"${key}":<${value.includes('.') ? 'float' : 'millis'}>`);
+    .replace(
+      /"(created_at|enqueued_at)":(\d+\.\d+|\d{13})(?=[,}])/g,
+      (_, key: string, value: string) => `"${key}":<${value.includes('.') ? 'float' : 'millis'}>`,
+    );
 }
 
 const HASH = {
@@ -19,7 +22,10 @@ const HASH = {
   custom_option: 'kept',
 };
 
-/** wurk in the timestamp mode of the version it is compared with: float seconds for 6.x and 7.x, integer milliseconds for 8.x. */
+/**
+ * wurk in the timestamp mode of the version it is compared with: float seconds for 6.x and 7.x, integer milliseconds
+ * for 8.x.
+ */
 describe.each(SIDEKIQ_VERSIONS)("wurk's payloads are Sidekiq $version's bytes", (version) => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const ruby = useSidekiqRuby(version, server);
@@ -43,7 +49,7 @@ describe.each(SIDEKIQ_VERSIONS)("wurk's payloads are Sidekiq $version's bytes", 
     expect(await server.redis.smembers('queues')).toEqual(['billing']);
   });
 
-  it('a scheduled push equals Sidekiq\'s: same member bytes, float-seconds score, no at/enqueued_at', async () => {
+  it("a scheduled push equals Sidekiq's: same member bytes, float-seconds score, no at/enqueued_at", async () => {
     const at = Math.floor(Date.now() / 1000) + 3600.25;
     await rubyPush({ ...HASH, at });
     await client.push({ ...HASH, at });
@@ -54,11 +60,13 @@ describe.each(SIDEKIQ_VERSIONS)("wurk's payloads are Sidekiq $version's bytes", 
     expect(members[0]).not.toMatch(/"(at|enqueued_at)"/);
   });
 
-  it('a default-options push equals Sidekiq\'s key order and types', async () => {
+  it("a default-options push equals Sidekiq's key order and types", async () => {
     await rubyPush({ class: 'HardWorker', args: [1] });
     await client.push({ class: 'HardWorker', args: [1] });
     const [ours, theirs] = await server.redis.lrange('queue:default', 0, 1);
     expect(mask(ours)).toBe(mask(theirs));
-    expect(mask(ours)).toBe(`{"retry":true,"queue":"default","class":"HardWorker","args":[1],"jid":"<jid>","created_at":${stamp},"enqueued_at":${stamp}}`);
+    expect(mask(ours)).toBe(
+      `{"retry":true,"queue":"default","class":"HardWorker","args":[1],"jid":"<jid>","created_at":${stamp},"enqueued_at":${stamp}}`,
+    );
   });
 });

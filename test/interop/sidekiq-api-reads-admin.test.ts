@@ -17,7 +17,10 @@ interface RubyState {
   stats: { enqueued: number; retry_size: number; dead_size: number; scheduled_size: number };
 }
 
-/** What Sidekiq's API sees. OSS Queue#paused? is hard-wired false (Pro reads the `paused` set), so the set is read directly. */
+/**
+ * What Sidekiq's API sees. OSS Queue#paused? is hard-wired false (Pro reads the `paused` set), so the set is read
+ * directly.
+ */
 const READ = `
 queues = Sidekiq::Queue.all.to_h { |q| [q.name, { size: q.size, jids: q.map(&:jid) }] }
 paused = Sidekiq.redis { |c| c.smembers('paused') }.sort
@@ -33,7 +36,8 @@ puts JSON.generate({ queues: queues, paused: paused, retry: retries, dead: dead,
 const jid = (n: number): string => n.toString(16).padStart(24, '0');
 const stored = (n: number, extra = ''): string =>
   `{"retry":3,"queue":"default","args":[1.0,"ü",{"big":12345678901234567890}],"class":"OkJob","jid":"${jid(n)}","created_at":1795933789.761835,"enqueued_at":1795933789.7619727${extra}}`;
-const failed = (n: number): string => stored(n, ',"error_message":"boom","error_class":"RuntimeError","failed_at":1795933819.816473,"retry_count":1');
+const failed = (n: number): string =>
+  stored(n, ',"error_message":"boom","error_class":"RuntimeError","failed_at":1795933819.816473,"retry_count":1');
 
 /** The members of `after` other than `changed` carry the exact text they had in `before`. */
 function expectSameBytesExcept(before: string, after: string, changed: string[]): void {
@@ -51,7 +55,15 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API sees every admin action"
 
   beforeAll(async () => {
     admin = new WurkAdmin(server.redis, { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
-    await server.redis.zadd(Keys.retry, '1795933842.8169234', failed(1), '1795933900.5', failed(2), '1795933999.25', failed(3));
+    await server.redis.zadd(
+      Keys.retry,
+      '1795933842.8169234',
+      failed(1),
+      '1795933900.5',
+      failed(2),
+      '1795933999.25',
+      failed(3),
+    );
     await server.redis.zadd(Keys.dead, '1795933000.5', failed(4));
     await server.redis.zadd(Keys.schedule, '1895933000.5', stored(5).replace(/,"enqueued_at":[0-9.]+/, ''));
   });
@@ -100,7 +112,15 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API sees every admin action"
     const heartbeat = new Heartbeat({
       redis: { url: server.url },
       identity,
-      info: { tag: '', labels: [], concurrency: 5, queues: ['default'], weights: [{ default: 1 }], version: '0.1.0', startedAt: Date.now() / 1000 },
+      info: {
+        tag: '',
+        labels: [],
+        concurrency: 5,
+        queues: ['default'],
+        weights: [{ default: 1 }],
+        version: '0.1.0',
+        startedAt: Date.now() / 1000,
+      },
       interval: 0.2,
       ttl: 60,
     });
@@ -126,7 +146,9 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API sees every admin action"
   });
 
   it("and back: Sidekiq's own retry and kill are what the admin API reads", async () => {
-    await ruby.run(`Sidekiq::RetrySet.new.find_job('${jid(3)}').retry; Sidekiq::DeadSet.new.find_job('${jid(2)}').retry; puts '{}'`);
+    await ruby.run(
+      `Sidekiq::RetrySet.new.find_job('${jid(3)}').retry; Sidekiq::DeadSet.new.find_job('${jid(2)}').retry; puts '{}'`,
+    );
     const page = await admin.queues.queue('default').page();
     expect(page.items.map((item) => [item.jid, item.retryCount]).sort()).toEqual([
       [jid(2), 0],

@@ -33,7 +33,6 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a runni
   const ruby = useSidekiqRuby(version, server);
   let app: INestApplicationContext | undefined;
 
-
   afterAll(async () => {
     release();
     await app?.close();
@@ -42,13 +41,24 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a runni
   async function beats(identity: string, count: number): Promise<void> {
     for (let i = 0; i < count; i++) {
       const before = await server.redis.hget(identity, 'beat');
-      await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, { timeout: 15000, what: 'a beat' });
+      await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, {
+        timeout: 15000,
+        what: 'a beat',
+      });
     }
   }
 
   it('quiet! stops fetching while the running job finishes; stop! stops the processors and leaves the registry, not the app', async () => {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, concurrency: 2, queues: ['default'], heartbeatInterval: 0.2, pollInterval: 0.2 })],
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          concurrency: 2,
+          queues: ['default'],
+          heartbeatInterval: 0.2,
+          pollInterval: 0.2,
+        }),
+      ],
       providers: [GateJob],
     })
     class AppModule {}
@@ -57,7 +67,9 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a runni
     await wurk.ready;
     const identity = wurk.identity.identity;
 
-    const { jid } = await ruby.run<{ jid: string }>(`puts JSON.generate(jid: Sidekiq::Client.push('class' => 'GateJob', 'args' => ['hold']))`);
+    const { jid } = await ruby.run<{ jid: string }>(
+      `puts JSON.generate(jid: Sidekiq::Client.push('class' => 'GateJob', 'args' => ['hold']))`,
+    );
     const running = await waitFor(
       async () => {
         // The work hash and the process hash are two MULTIs of one beat, as in Sidekiq's launcher: a read
@@ -71,17 +83,28 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's Quiet and Stop reach a runni
     expect(running.processes).toEqual([{ identity, busy: 1, stopping: false }]);
 
     await ruby.run('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"');
-    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.stopping, { timeout: 30000, interval: 200, what: 'the process shown as stopping' });
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.stopping, {
+      timeout: 30000,
+      interval: 200,
+      what: 'the process shown as stopping',
+    });
     await ruby.run(`Sidekiq::Client.push('class' => 'GateJob', 'args' => ['later']); puts '{}'`);
     await beats(identity, 3);
     // Quiet: the new job stays queued for whoever is not quiet.
     expect(await server.redis.llen('queue:default')).toBe(1);
 
     release();
-    await waitFor(async () => (await ruby.run<View>(VIEW)).processed === 1, { timeout: 30000, interval: 200, what: 'the held job counted' });
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processed === 1, {
+      timeout: 30000,
+      interval: 200,
+      what: 'the held job counted',
+    });
 
     await ruby.run('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"');
-    await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, { timeout: 30000, what: 'the process to leave the registry' });
+    await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, {
+      timeout: 30000,
+      what: 'the process to leave the registry',
+    });
     const after = await ruby.run<View>(VIEW);
     expect(after.processes).toEqual([]);
     expect(after.work).toEqual([]);

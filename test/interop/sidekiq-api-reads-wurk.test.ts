@@ -61,8 +61,10 @@ response = Rack::MockRequest.new(app).get('/busy')
 puts JSON.generate({ status: response.status, body: response.body })
 `;
 
-const PAYLOAD_A = '{"retry":true,"queue":"critical","args":[12,1.0,"ü"],"class":"SlowJob","jid":"dd89a932c9d7c5b49752359d","created_at":1795933819.8149068,"enqueued_at":1795933819.8150513}';
-const PAYLOAD_B = '{"retry":true,"queue":"default","args":[],"class":"Reports::Nightly","jid":"0f0f0f0f0f0f0f0f0f0f0f0f","created_at":1795933820.1,"enqueued_at":1795933820.2}';
+const PAYLOAD_A =
+  '{"retry":true,"queue":"critical","args":[12,1.0,"ü"],"class":"SlowJob","jid":"dd89a932c9d7c5b49752359d","created_at":1795933819.8149068,"enqueued_at":1795933819.8150513}';
+const PAYLOAD_B =
+  '{"retry":true,"queue":"default","args":[],"class":"Reports::Nightly","jid":"0f0f0f0f0f0f0f0f0f0f0f0f","created_at":1795933820.1,"enqueued_at":1795933820.2}';
 
 describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's heartbeat", (version) => {
   const server = usePrivateRedis();
@@ -80,10 +82,15 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
     ]);
     heartbeat.countProcessed(9);
     heartbeat.countFailed(7);
-    await waitFor(async () => (await server.redis.hget(identity.identity, 'busy')) === '2' && (await server.redis.get(Keys.statProcessed)) === '9', {
-      timeout: 15000,
-      what: 'work and counters written',
-    });
+    await waitFor(
+      async () =>
+        (await server.redis.hget(identity.identity, 'busy')) === '2' &&
+        (await server.redis.get(Keys.statProcessed)) === '9',
+      {
+        timeout: 15000,
+        what: 'work and counters written',
+      },
+    );
   });
 
   afterAll(async () => {
@@ -91,7 +98,12 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
   });
 
   it('ProcessSet, Workers and Stats see the process, its in-flight jobs and its counters', async () => {
-    const read = await ruby.run<{ processes: RubyProcess[]; work: RubyWork[]; workers_size: number; stats: Record<string, number> }>(READ);
+    const read = await ruby.run<{
+      processes: RubyProcess[];
+      work: RubyWork[];
+      workers_size: number;
+      stats: Record<string, number>;
+    }>(READ);
 
     expect(read.processes).toHaveLength(1);
     const [process] = read.processes;
@@ -110,15 +122,36 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
     // 8.0.9+ reads queues and weights per capsule; older versions the flat fields, which wurk writes too.
     const capsules = { default: { concurrency: 10, mode: 'weighted', weights: { critical: 2, default: 1 } } };
     expect(process.capsules).toEqual(capsules);
-    if (version.major >= 8) expect([process.api_queues, process.api_weights]).toEqual([['critical', 'default'], { critical: 2, default: 1 }]);
-    else if (version.major === 7) expect([process.api_queues, process.api_weights]).toEqual([['critical', 'default'], [{ critical: 2, default: 1 }]]);
+    if (version.major >= 8)
+      expect([process.api_queues, process.api_weights]).toEqual([['critical', 'default'], { critical: 2, default: 1 }]);
+    else if (version.major === 7)
+      expect([process.api_queues, process.api_weights]).toEqual([
+        ['critical', 'default'],
+        [{ critical: 2, default: 1 }],
+      ]);
     expect(process.beat).toBeGreaterThan(Date.now() / 1000 - 30);
     expect(process.rss).toBeGreaterThan(10000);
 
     const work = [...read.work].sort((a, b) => a.tid.localeCompare(b.tid));
     expect(work).toEqual([
-      { process: identity.identity, tid: 'p1', queue: 'critical', run_at: runAt, jid: 'dd89a932c9d7c5b49752359d', klass: 'SlowJob', args: [12, 1.0, 'ü'] },
-      { process: identity.identity, tid: 'p2', queue: 'default', run_at: runAt + 1, jid: '0f0f0f0f0f0f0f0f0f0f0f0f', klass: 'Reports::Nightly', args: [] },
+      {
+        process: identity.identity,
+        tid: 'p1',
+        queue: 'critical',
+        run_at: runAt,
+        jid: 'dd89a932c9d7c5b49752359d',
+        klass: 'SlowJob',
+        args: [12, 1.0, 'ü'],
+      },
+      {
+        process: identity.identity,
+        tid: 'p2',
+        queue: 'default',
+        run_at: runAt + 1,
+        jid: '0f0f0f0f0f0f0f0f0f0f0f0f',
+        klass: 'Reports::Nightly',
+        args: [],
+      },
     ]);
     expect(read.workers_size).toBe(2);
     expect(read.stats).toEqual({ processed: 9, failed: 7, processes_size: 1, workers_size: 2 });
@@ -139,8 +172,13 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version's API and Web UI read wurk's h
   it('quiet! and stop! from Sidekiq::ProcessSet reach the handlers, and quiet becomes "true"', async () => {
     await ruby.run('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"');
     await waitFor(() => received.includes('TSTP'), { timeout: 15000, what: 'TSTP delivered' });
-    await waitFor(async () => (await server.redis.hget(identity.identity, 'quiet')) === 'true', { timeout: 15000, what: 'quiet true' });
-    const quiet = await ruby.run<{ stopping: boolean }>('puts JSON.generate({ stopping: Sidekiq::ProcessSet.new.first.stopping? })');
+    await waitFor(async () => (await server.redis.hget(identity.identity, 'quiet')) === 'true', {
+      timeout: 15000,
+      what: 'quiet true',
+    });
+    const quiet = await ruby.run<{ stopping: boolean }>(
+      'puts JSON.generate({ stopping: Sidekiq::ProcessSet.new.first.stopping? })',
+    );
     expect(quiet.stopping).toBe(true);
 
     await ruby.run('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"');

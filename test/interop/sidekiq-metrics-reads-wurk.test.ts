@@ -68,7 +68,9 @@ describe("Sidekiq 7.3.10's and 8.1.7's Metrics read wurk's jobs", () => {
 
   beforeAll(async () => {
     @Module({
-      imports: [WurkModule.forRoot({ redis: { url: server.url }, concurrency: 5, heartbeatInterval: 0.3, pollInterval: 0.2 })],
+      imports: [
+        WurkModule.forRoot({ redis: { url: server.url }, concurrency: 5, heartbeatInterval: 0.3, pollInterval: 0.2 }),
+      ],
       providers: [FastJob, SlowJob, FailingJob],
     })
     class AppModule {}
@@ -79,26 +81,36 @@ describe("Sidekiq 7.3.10's and 8.1.7's Metrics read wurk's jobs", () => {
     for (let i = 0; i < 2; i++) await client.performAsync(SlowJob);
     for (let i = 0; i < 3; i++) await client.performAsync(FailingJob);
     // The stats and the metrics travel in the same beat: once Sidekiq's counters show all ten, so do the metrics.
-    await waitFor(async () => (await server.redis.get('stat:processed')) === '10', { timeout: 20000, what: 'ten jobs counted' });
+    await waitFor(async () => (await server.redis.get('stat:processed')) === '10', {
+      timeout: 20000,
+      what: 'ten jobs counted',
+    });
   });
 
   it.each([
     ['7.3.10', sidekiq7],
     ['8.1.7', sidekiq8],
-  ])('Sidekiq %s: top_jobs reports each class with its processed and failed counts and milliseconds; for_job its histogram', async (_version, ruby) => {
-    const seen = await ruby.run<{ top: Record<string, Totals>; slow_histogram: number[]; rollup: Record<string, number> | null }>(QUERY);
-    expect(seen.rollup).toEqual(ruby === sidekiq8 ? { 'Metrics::FastJob': 5, SlowJob: 2, FailingJob: 3 } : null);
-    expect(Object.keys(seen.top).sort()).toEqual(['FailingJob', 'Metrics::FastJob', 'SlowJob']);
-    expect(seen.top['Metrics::FastJob']).toMatchObject({ p: 5, f: 0 });
-    expect(seen.top['Metrics::FastJob'].ms).toBeLessThan(5 * SLOW_MS);
-    expect(seen.top.SlowJob).toMatchObject({ p: 2, f: 0 });
-    expect(seen.top.SlowJob.ms).toBeGreaterThanOrEqual(2 * (SLOW_MS - 1));
-    // Failures count as processed and failed, and add no time: Sidekiq times successful runs only.
-    expect(seen.top.FailingJob).toEqual({ p: 3, f: 3, ms: 0 });
-    expect(seen.slow_histogram.reduce((sum, n) => sum + n, 0)).toBe(2);
-    // Buckets 0–4 hold runs under 100 ms.
-    expect(seen.slow_histogram.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
-  });
+  ])(
+    'Sidekiq %s: top_jobs reports each class with its processed and failed counts and milliseconds; for_job its histogram',
+    async (_version, ruby) => {
+      const seen = await ruby.run<{
+        top: Record<string, Totals>;
+        slow_histogram: number[];
+        rollup: Record<string, number> | null;
+      }>(QUERY);
+      expect(seen.rollup).toEqual(ruby === sidekiq8 ? { 'Metrics::FastJob': 5, SlowJob: 2, FailingJob: 3 } : null);
+      expect(Object.keys(seen.top).sort()).toEqual(['FailingJob', 'Metrics::FastJob', 'SlowJob']);
+      expect(seen.top['Metrics::FastJob']).toMatchObject({ p: 5, f: 0 });
+      expect(seen.top['Metrics::FastJob'].ms).toBeLessThan(5 * SLOW_MS);
+      expect(seen.top.SlowJob).toMatchObject({ p: 2, f: 0 });
+      expect(seen.top.SlowJob.ms).toBeGreaterThanOrEqual(2 * (SLOW_MS - 1));
+      // Failures count as processed and failed, and add no time: Sidekiq times successful runs only.
+      expect(seen.top.FailingJob).toEqual({ p: 3, f: 3, ms: 0 });
+      expect(seen.slow_histogram.reduce((sum, n) => sum + n, 0)).toBe(2);
+      // Buckets 0–4 hold runs under 100 ms.
+      expect(seen.slow_histogram.slice(0, 5)).toEqual([0, 0, 0, 0, 0]);
+    },
+  );
 
   it("Sidekiq 7.3.10's Web UI Metrics page lists wurk's classes", async () => {
     const page = await sidekiq7.run<{ status: number; body: string }>(RENDER_METRICS);

@@ -51,7 +51,7 @@ const VIEW = `
   puts JSON.generate(processes: ps, work: ws)`;
 
 /** Sidekiq 7's capsules, as each version's API reads a wurk process with two of them; Quiet and Stop reach both. */
-describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version reads a wurk process with capsules", (version) => {
+describe.each(SIDEKIQ_VERSIONS)('Sidekiq $version reads a wurk process with capsules', (version) => {
   const server = usePrivateRedis();
   const ruby = useSidekiqRuby(version, server);
   let app: INestApplicationContext | undefined;
@@ -67,7 +67,10 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version reads a wurk process with caps
         WurkModule.forRoot({
           redis: { url: server.url },
           concurrency: 3,
-          queues: [['critical', 2], ['default', 1]],
+          queues: [
+            ['critical', 2],
+            ['default', 1],
+          ],
           capsules: [{ name: 'slow', queues: ['reports', 'exports'], concurrency: 2 }],
           heartbeatInterval: 0.2,
           pollInterval: 0.2,
@@ -92,8 +95,17 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version reads a wurk process with caps
       { timeout: 30000, interval: 200, what: 'both capsules busy in the process hash and the work hash' },
     );
     const [process] = running.processes;
-    expect(process).toMatchObject({ identity, busy: 2, concurrency: 5, stopping: false, queues: ['critical', 'default', 'reports', 'exports'] });
-    expect(process.weights).toEqual([{ critical: 2, default: 1 }, { reports: 0, exports: 0 }]);
+    expect(process).toMatchObject({
+      identity,
+      busy: 2,
+      concurrency: 5,
+      stopping: false,
+      queues: ['critical', 'default', 'reports', 'exports'],
+    });
+    expect(process.weights).toEqual([
+      { critical: 2, default: 1 },
+      { reports: 0, exports: 0 },
+    ]);
     expect(process.capsules).toEqual({
       default: { concurrency: 3, mode: 'weighted', weights: { critical: 2, default: 1 } },
       slow: { concurrency: 2, mode: 'strict', weights: { reports: 0, exports: 0 } },
@@ -103,9 +115,14 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version reads a wurk process with caps
       expect(process.api_queues).toEqual(['critical', 'default', 'reports', 'exports']);
       expect(process.api_weights).toEqual({ critical: 2, default: 1, reports: 0, exports: 0 });
     } else if (version.major === 7) {
-      expect(process.api_weights).toEqual([{ critical: 2, default: 1 }, { reports: 0, exports: 0 }]);
+      expect(process.api_weights).toEqual([
+        { critical: 2, default: 1 },
+        { reports: 0, exports: 0 },
+      ]);
     }
-    const work = running.work.map(({ klass, queue }) => ({ klass, queue })).sort((a, b) => a.klass.localeCompare(b.klass));
+    const work = running.work
+      .map(({ klass, queue }) => ({ klass, queue }))
+      .sort((a, b) => a.klass.localeCompare(b.klass));
     expect(work).toEqual([
       { klass: 'FastHold', queue: 'default' },
       { klass: 'ReportHold', queue: 'reports' },
@@ -113,20 +130,35 @@ describe.each(SIDEKIQ_VERSIONS)("Sidekiq $version reads a wurk process with caps
     expect(new Set(running.work.map((entry) => entry.tid)).size).toBe(2);
 
     await ruby.run('Sidekiq::ProcessSet.new.each(&:quiet!); puts "{}"');
-    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.stopping, { timeout: 30000, interval: 200, what: 'the process shown as stopping' });
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.stopping, {
+      timeout: 30000,
+      interval: 200,
+      what: 'the process shown as stopping',
+    });
     await client.performAsync(FastHold, 'later');
     await client.performAsync(ReportHold, 'later');
-    // Quiet reached both fetch loops: each capsule leaves its new job queued (three beats: time for a fetch to take it).
+    // Quiet reached both fetch loops: each capsule leaves its new job queued (three beats: time for a fetch to take
+    // it).
     for (let i = 0; i < 3; i++) {
       const before = await server.redis.hget(identity, 'beat');
-      await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, { timeout: 15000, what: 'a beat' });
+      await waitFor(async () => (await server.redis.hget(identity, 'beat')) !== before, {
+        timeout: 15000,
+        what: 'a beat',
+      });
     }
     expect([await server.redis.llen('queue:default'), await server.redis.llen('queue:reports')]).toEqual([1, 1]);
 
     releaseAll();
-    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.busy === 0, { timeout: 30000, interval: 200, what: 'both held jobs to finish' });
+    await waitFor(async () => (await ruby.run<View>(VIEW)).processes[0]?.busy === 0, {
+      timeout: 30000,
+      interval: 200,
+      what: 'both held jobs to finish',
+    });
     await ruby.run('Sidekiq::ProcessSet.new.each(&:stop!); puts "{}"');
-    await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, { timeout: 30000, what: 'the process to leave the registry' });
+    await waitFor(async () => (await server.redis.sismember('processes', identity)) === 0, {
+      timeout: 30000,
+      what: 'the process to leave the registry',
+    });
     expect(wurk.manager?.isStopping).toBe(true);
     // Nothing of either capsule left in a private list.
     expect(await server.redis.keys('queue:*|*')).toEqual([]);

@@ -29,17 +29,32 @@ describe("unique-job digests equal Ruby's JSON.generate", () => {
        cases = JSON.parse(ENV['CASES'])
        puts JSON.generate(cases.map { |c| Digest::SHA256.hexdigest(JSON.generate([c['class'], c['queue'], JSON.parse(c['args'])])) })`,
       server.url,
-      { CASES: JSON.stringify(ARGS_TEXTS.map((args, index) => ({ class: index % 2 ? 'Billing::Invoice' : 'Ünï', queue: 'q', args }))) },
+      {
+        CASES: JSON.stringify(
+          ARGS_TEXTS.map((args, index) => ({ class: index % 2 ? 'Billing::Invoice' : 'Ünï', queue: 'q', args })),
+        ),
+      },
     );
     const ours = ARGS_TEXTS.map((args, index) =>
-      uniqueDigest(JobPayload.parse(`{"class":${JSON.stringify(index % 2 ? 'Billing::Invoice' : 'Ünï')},"queue":"q","args":${args}}`)),
+      uniqueDigest(
+        JobPayload.parse(
+          `{"class":${JSON.stringify(index % 2 ? 'Billing::Invoice' : 'Ünï')},"queue":"q","args":${args}}`,
+        ),
+      ),
     );
     expect(ours).toEqual(ruby);
   });
 
   it('floats print as Ruby prints them', async () => {
-    const values = [1, 1.5e-7, 1e20, 1e16, 1e15, 1e14, 1234567890123456.7, 1234567890123456, 9.999e15, 0.001, 0.0001, 0.00012345, 0.00001, 123456789.125, -0, -2.5, 0.1, 2.5e300, 5e-324, 1e100, 12345678901234567];
-    const ruby = await runRuby<string[]>(`puts JSON.generate(JSON.parse(ENV['V']).map { |v| v.to_f.to_s })`, server.url, { V: JSON.stringify(values) });
+    const values = [
+      1, 1.5e-7, 1e20, 1e16, 1e15, 1e14, 1234567890123456.7, 1234567890123456, 9.999e15, 0.001, 0.0001, 0.00012345,
+      0.00001, 123456789.125, -0, -2.5, 0.1, 2.5e300, 5e-324, 1e100, 12345678901234567,
+    ];
+    const ruby = await runRuby<string[]>(
+      `puts JSON.generate(JSON.parse(ENV['V']).map { |v| v.to_f.to_s })`,
+      server.url,
+      { V: JSON.stringify(values) },
+    );
     // JSON.parse above reads -0 as 0 (an Integer); Ruby's -0.0.to_s is "-0.0", ours too.
     expect(values.map(rubyFloat)).toEqual(ruby.map((text, index) => (Object.is(values[index], -0) ? '-0.0' : text)));
     expect(rubyJson('[1.0, 10, {"a" : 1e2}]')).toBe('[1.0,10,{"a":100.0}]');
@@ -57,7 +72,10 @@ describe("unique-job digests equal Ruby's JSON.generate", () => {
     }
 
     beforeAll(async () => {
-      @Module({ imports: [WurkModule.forRoot({ redis: { url: server.url }, queues: ['mail'], shutdownTimeout: 2 })], providers: [RubyUniqueJob] })
+      @Module({
+        imports: [WurkModule.forRoot({ redis: { url: server.url }, queues: ['mail'], shutdownTimeout: 2 })],
+        providers: [RubyUniqueJob],
+      })
       class AppModule {}
       app = await NestFactory.createApplicationContext(AppModule, { logger: false, abortOnError: false });
       await app.init();
@@ -66,24 +84,29 @@ describe("unique-job digests equal Ruby's JSON.generate", () => {
       await app?.close();
     });
 
-    it.each(SIDEKIQ_VERSIONS)('the lock named by Ruby’s digest is released when wurk finishes the job Sidekiq $version pushed', async (version) => {
-      ran.length = 0;
-      // What Ruby Wurk's client does for a unique push: SET NX the lock for the jid, then push.
-      const pushed = await runRuby<{ jid: string; key: string }>(
-        `require 'digest'; require 'securerandom'
+    it.each(SIDEKIQ_VERSIONS)(
+      'the lock named by Ruby’s digest is released when wurk finishes the job Sidekiq $version pushed',
+      async (version) => {
+        ran.length = 0;
+        // What Ruby Wurk's client does for a unique push: SET NX the lock for the jid, then push.
+        const pushed = await runRuby<{ jid: string; key: string }>(
+          `require 'digest'; require 'securerandom'
          args = [1.0, {"user" => 42, "tags" => ["a", "é"]}]
          key = "unique:" + Digest::SHA256.hexdigest(JSON.generate(["Mailer::Digest", "mail", args]))
          jid = SecureRandom.hex(12)
          Sidekiq.redis { |r| r.set(key, jid, nx: true, ex: 600) }
          Sidekiq::Client.push("class" => "Mailer::Digest", "queue" => "mail", "args" => args, "unique_for" => 600, "jid" => jid)
          puts JSON.generate({ jid: jid, key: key })`,
-        server.url,
-        {},
-        version,
-      );
-      await waitFor(() => ran.length === 1, { what: 'the Ruby job to run on wurk' });
-      await waitFor(async () => (await server.redis.exists(pushed.key)) === 0, { what: "Ruby's lock to be released" });
-      expect(ran[0]).toEqual([1, { user: 42, tags: ['a', 'é'] }]);
-    });
+          server.url,
+          {},
+          version,
+        );
+        await waitFor(() => ran.length === 1, { what: 'the Ruby job to run on wurk' });
+        await waitFor(async () => (await server.redis.exists(pushed.key)) === 0, {
+          what: "Ruby's lock to be released",
+        });
+        expect(ran[0]).toEqual([1, { user: 42, tags: ['a', 'é'] }]);
+      },
+    );
   });
 });

@@ -3,7 +3,14 @@ import { Client } from '../../src/client/client';
 import { TimestampMode } from '../../src/job/time';
 import { defineWorker } from '../../src/job/worker-definition';
 import { RedisServer } from '../support/redis-server';
-import { RUBY_DIR, SIDEKIQ_VERSIONS, SidekiqProcess, SidekiqVersion, startSidekiq, useSidekiqRuby } from '../support/sidekiq';
+import {
+  RUBY_DIR,
+  SIDEKIQ_VERSIONS,
+  SidekiqProcess,
+  SidekiqVersion,
+  startSidekiq,
+  useSidekiqRuby,
+} from '../support/sidekiq';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
 
@@ -31,7 +38,11 @@ const CASES: unknown[][] = [
 ];
 
 /** Pushes every case to `queue`, plus one scheduled job and a bulk push of 100. */
-async function pushAll(client: Client, queue: string, expected: Map<string, unknown[]>): Promise<{ scheduledJid: string; scheduledAt: number }> {
+async function pushAll(
+  client: Client,
+  queue: string,
+  expected: Map<string, unknown[]>,
+): Promise<{ scheduledJid: string; scheduledAt: number }> {
   const scoped = client.set({ queue });
   for (const args of CASES) expected.set((await scoped.performAsync(RecordJob, ...args)) as string, args);
   const scheduledAt = Date.now() / 1000 + 1;
@@ -43,12 +54,26 @@ async function pushAll(client: Client, queue: string, expected: Map<string, unkn
   return { scheduledJid, scheduledAt };
 }
 
-async function runOnSidekiq(version: SidekiqVersion, server: RedisServer, expected: Map<string, unknown[]>, queues: string[]): Promise<void> {
+async function runOnSidekiq(
+  version: SidekiqVersion,
+  server: RedisServer,
+  expected: Map<string, unknown[]>,
+  queues: string[],
+): Promise<void> {
   let sidekiq: SidekiqProcess | undefined;
   try {
-    sidekiq = startSidekiq({ version, url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb'), queues, concurrency: 10 });
+    sidekiq = startSidekiq({
+      version,
+      url: server.url,
+      requireFile: join(RUBY_DIR, 'recorder.rb'),
+      queues,
+      concurrency: 10,
+    });
     const done = sidekiq;
-    await waitFor(async () => (await server.redis.llen('interop:ran')) >= expected.size, { timeout: 45000, what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}` });
+    await waitFor(async () => (await server.redis.llen('interop:ran')) >= expected.size, {
+      timeout: 45000,
+      what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}`,
+    });
   } finally {
     await sidekiq?.stop();
   }
@@ -69,28 +94,33 @@ async function runOnSidekiq(version: SidekiqVersion, server: RedisServer, expect
 
 const MODES: TimestampMode[] = ['seconds', 'millis'];
 
-/** Both timestamp modes go to one Sidekiq run (a queue each): its scheduler's first poll waits up to 5 s, once per boot. */
-describe.each(SIDEKIQ_VERSIONS)('jobs pushed by wurk (seconds and millis timestamps) run on stock Sidekiq $version', (version) => {
-  const server = usePrivateRedis();
-  const ruby = useSidekiqRuby(version, server);
+/**
+ * Both timestamp modes go to one Sidekiq run (a queue each): its scheduler's first poll waits up to 5 s, once per boot.
+ */
+describe.each(SIDEKIQ_VERSIONS)(
+  'jobs pushed by wurk (seconds and millis timestamps) run on stock Sidekiq $version',
+  (version) => {
+    const server = usePrivateRedis();
+    const ruby = useSidekiqRuby(version, server);
 
-  it('runs every job exactly once with equal args, and reads the queue latency and schedule of the modes it understands', async () => {
-    const expected = new Map<string, unknown[]>();
-    for (const mode of MODES) {
-      const client = new Client(server.client(), { timestamps: mode });
-      const { scheduledJid, scheduledAt } = await pushAll(client, mode, expected);
-      // Float seconds are read by every version (8.x as its "old format"); integer milliseconds only from 8.0.
-      if (mode === 'millis' && version.timestamps !== 'millis') continue;
-      const seen = await ruby.run<{ latency: number; at: number | null; size: number }>(
-        `job = Sidekiq::ScheduledSet.new.find_job(${JSON.stringify(scheduledJid)});` +
-          `puts JSON.generate(latency: Sidekiq::Queue.new(${JSON.stringify(mode)}).latency, at: job && job.at.to_f, size: Sidekiq::Queue.new(${JSON.stringify(mode)}).size)`,
-      );
-      expect(seen.latency).toBeGreaterThanOrEqual(0);
-      expect(seen.latency).toBeLessThan(60);
-      expect(seen.size).toBe(CASES.length + 100);
-      expect(seen.at).not.toBeNull();
-      expect(Math.abs((seen.at as number) - scheduledAt)).toBeLessThan(0.001);
-    }
-    await runOnSidekiq(version, server, expected, MODES);
-  });
-});
+    it('runs every job exactly once with equal args, and reads the queue latency and schedule of the modes it understands', async () => {
+      const expected = new Map<string, unknown[]>();
+      for (const mode of MODES) {
+        const client = new Client(server.client(), { timestamps: mode });
+        const { scheduledJid, scheduledAt } = await pushAll(client, mode, expected);
+        // Float seconds are read by every version (8.x as its "old format"); integer milliseconds only from 8.0.
+        if (mode === 'millis' && version.timestamps !== 'millis') continue;
+        const seen = await ruby.run<{ latency: number; at: number | null; size: number }>(
+          `job = Sidekiq::ScheduledSet.new.find_job(${JSON.stringify(scheduledJid)});` +
+            `puts JSON.generate(latency: Sidekiq::Queue.new(${JSON.stringify(mode)}).latency, at: job && job.at.to_f, size: Sidekiq::Queue.new(${JSON.stringify(mode)}).size)`,
+        );
+        expect(seen.latency).toBeGreaterThanOrEqual(0);
+        expect(seen.latency).toBeLessThan(60);
+        expect(seen.size).toBe(CASES.length + 100);
+        expect(seen.at).not.toBeNull();
+        expect(Math.abs((seen.at as number) - scheduledAt)).toBeLessThan(0.001);
+      }
+      await runOnSidekiq(version, server, expected, MODES);
+    });
+  },
+);

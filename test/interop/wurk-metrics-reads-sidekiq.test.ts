@@ -28,11 +28,17 @@ describe("wurk's metrics reader reads what Sidekiq 8.1.7 writes", () => {
   const sidekiq8 = useSidekiqRuby(SIDEKIQ_8, server);
 
   it('the same runs, failures, milliseconds and histogram as Sidekiq::Metrics::Query, for 1 hour and 24 hours', async () => {
-    const seen = await sidekiq8.run<{ top: Record<string, { p: number; f: number; ms: number }>; day: Record<string, number>; hist: number[] }>(WRITE_AND_QUERY);
+    const seen = await sidekiq8.run<{
+      top: Record<string, { p: number; f: number; ms: number }>;
+      day: Record<string, number>;
+      hist: number[];
+    }>(WRITE_AND_QUERY);
     expect(seen.top['Ruby::Invoice']).toMatchObject({ p: 5, f: 2 });
     const query = new MetricsQuery(server.redis);
     const hour = await query.topJobs('1h');
-    expect(Object.fromEntries(hour.jobs.map((job) => [job.class, { p: job.processed, f: job.failed, ms: job.totalMs }]))).toEqual(seen.top);
+    expect(
+      Object.fromEntries(hour.jobs.map((job) => [job.class, { p: job.processed, f: job.failed, ms: job.totalMs }])),
+    ).toEqual(seen.top);
     const invoice = hour.jobs.find((job) => job.class === 'Ruby::Invoice');
     expect(invoice?.avgMs).toBeCloseTo(seen.top['Ruby::Invoice'].ms / 3, 6);
     const day = await query.topJobs('24h');

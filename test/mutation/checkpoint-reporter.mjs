@@ -65,7 +65,11 @@ export class CheckpointReporter {
     const files = {};
     for (const mutant of this.decided.values()) {
       const path = projectPath(mutant.fileName);
-      files[path] ??= { language: extname(path) === '.ts' ? 'typescript' : 'javascript', source: this.source(path), mutants: [] };
+      files[path] ??= {
+        language: extname(path) === '.ts' ? 'typescript' : 'javascript',
+        source: this.source(path),
+        mutants: [],
+      };
       files[path].mutants.push({
         id: mutant.id,
         mutatorName: mutant.mutatorName,
@@ -84,7 +88,11 @@ export class CheckpointReporter {
     for (const test of this.tests) {
       const path = test.fileName ? projectPath(test.fileName) : '';
       testFiles[path] ??= { source: path ? this.source(path) : undefined, tests: [] };
-      testFiles[path].tests.push({ id: test.id, name: test.name, location: test.startPosition ? { start: schemaPosition(test.startPosition) } : undefined });
+      testFiles[path].tests.push({
+        id: test.id,
+        name: test.name,
+        location: test.startPosition ? { start: schemaPosition(test.startPosition) } : undefined,
+      });
     }
     return {
       files,
@@ -103,7 +111,9 @@ export class CheckpointReporter {
       // Written aside and renamed, so a run killed mid-write leaves the previous checkpoint whole.
       writeFileSync(`${file}.tmp`, JSON.stringify(this.report(), null, 2));
       renameSync(`${file}.tmp`, file);
-      this.log.info(`checkpoint: ${this.decided.size} of ${this.planned} mutants decided, saved to ${this.options.incrementalFile}`);
+      this.log.info(
+        `checkpoint: ${this.decided.size} of ${this.planned} mutants decided, saved to ${this.options.incrementalFile}`,
+      );
     } catch (error) {
       this.log.warn(`checkpoint not saved: ${error instanceof Error ? error.message : String(error)}`);
     }

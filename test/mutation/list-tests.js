@@ -13,10 +13,19 @@ mkdirSync(out, { recursive: true });
 const raw = join(out, 'test-list.json');
 execFileSync(
   process.execPath,
-  [require.resolve('jest/bin/jest'), '--config', join(__dirname, 'stryker.jest.config.js'), '--json', `--outputFile=${raw}`,
-    '--testNamePattern', '^wurk-no-test-has-this-name$', '--runInBand', '--silent',
+  [
+    require.resolve('jest/bin/jest'),
+    '--config',
+    join(__dirname, 'stryker.jest.config.js'),
+    '--json',
+    `--outputFile=${raw}`,
+    '--testNamePattern',
+    '^wurk-no-test-has-this-name$',
+    '--runInBand',
+    '--silent',
     // Jest's own order: the Stryker sequencer would keep only the files missing from the previous list.
-    `--testSequencer=${require.resolve('@jest/test-sequencer')}`],
+    `--testSequencer=${require.resolve('@jest/test-sequencer')}`,
+  ],
   { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
 );
 const namesByFile = {};

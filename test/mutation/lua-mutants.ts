@@ -32,7 +32,11 @@ const REPLACEMENTS: Replacement[] = [
   // A constant moved by one: off-by-one limits, counts and ranks. KEYS[n] and
   // ARGV[n] indexes are left alone: a wrong index breaks every call at once,
   // which any test of the script notices, and would only inflate the count.
-  { operator: 'constant', pattern: /(?<![\w.[])\d+(?![\w.\]])/g, replace: (m) => String(Number(m) === 1 ? 0 : Number(m) + 1) },
+  {
+    operator: 'constant',
+    pattern: /(?<![\w.[])\d+(?![\w.\]])/g,
+    replace: (m) => String(Number(m) === 1 ? 0 : Number(m) + 1),
+  },
   { operator: 'boolean', pattern: /\btrue\b|\bfalse\b/g, replace: (m) => (m === 'true' ? 'false' : 'true') },
 ];
 
@@ -138,7 +142,13 @@ export function mutantsOf(script: string, source: string): LuaMutant[] {
     const returned = /\breturn (0|1)\b/.exec(text);
     if (returned && inSpans(returned.index, spans)) {
       const flipped = returned[1] === '0' ? '1' : '0';
-      add(index, 'return', returned.index, `\`return ${returned[1]}\` → \`return ${flipped}\``, text.replace(returned[0], `return ${flipped}`));
+      add(
+        index,
+        'return',
+        returned.index,
+        `\`return ${returned[1]}\` → \`return ${flipped}\``,
+        text.replace(returned[0], `return ${flipped}`),
+      );
     }
   });
   return dedupe(mutants);

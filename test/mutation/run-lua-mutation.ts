@@ -92,7 +92,8 @@ function restore(): void {
 function restoreLeftover(): void {
   const left = readJson<Journal | null>(JOURNAL_FILE, null);
   if (!left) return;
-  if (readFileSync(left.file, 'utf8') !== left.original) console.log(`restored ${relative(ROOT, left.file)} left mutated by an interrupted run`);
+  if (readFileSync(left.file, 'utf8') !== left.original)
+    console.log(`restored ${relative(ROOT, left.file)} left mutated by an interrupted run`);
   journal = left;
   restore();
 }
@@ -115,7 +116,9 @@ function guardExit(): void {
   });
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) {
     process.on(signal, () => {
-      console.log(`\n${signal}: stopping, ${journal ? `restoring ${relative(ROOT, journal.file)}` : 'nothing to restore'}`);
+      console.log(
+        `\n${signal}: stopping, ${journal ? `restoring ${relative(ROOT, journal.file)}` : 'nothing to restore'}`,
+      );
       process.exit(130);
     });
   }
@@ -143,7 +146,10 @@ function callersOf(script: string): string[] {
 function relatedTests(script: string): string[] {
   const callers = callersOf(script);
   if (callers.length === 0) return [];
-  const listed = spawnSync(process.execPath, [JEST, '--listTests', '--findRelatedTests', ...callers], { cwd: ROOT, encoding: 'utf8' });
+  const listed = spawnSync(process.execPath, [JEST, '--listTests', '--findRelatedTests', ...callers], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
   return listed.stdout
     .split('\n')
     .map((line) => line.trim())
@@ -172,7 +178,11 @@ async function runFile(file: string, timeoutMs: number): Promise<FileRun> {
     cwd: ROOT,
     stdio: 'ignore',
     detached: true,
-    env: { ...process.env, REDIS_SERVER: CAPPED_REDIS, WURK_MUTATION_REDIS_BINARY: process.env.REDIS_SERVER || 'redis-server' },
+    env: {
+      ...process.env,
+      REDIS_SERVER: CAPPED_REDIS,
+      WURK_MUTATION_REDIS_BINARY: process.env.REDIS_SERVER || 'redis-server',
+    },
   });
   running = child;
   let timedOut = false;
@@ -236,22 +246,29 @@ async function mutateScript(
   const original = readFileSync(file, 'utf8');
   const related = relatedTests(script);
   const curated = curatedTests(script);
-  if (curated.length === 0 && related.length === 0) throw new Error(`no test loads lua/${script}.lua: every script needs one`);
+  if (curated.length === 0 && related.length === 0)
+    throw new Error(`no test loads lua/${script}.lua: every script needs one`);
   const mutants = mutantsOf(script, original).filter((mutant) => lines(mutant.line));
   const pending = mutants.filter((mutant) => !equivalent[mutant.id] && !killedCache[sha(mutant.source)]);
-  console.log(`\n${script}.lua: ${mutants.length} mutants, ${pending.length} to run; ${curated.length} curated, ${related.length} related test files`);
+  console.log(
+    `\n${script}.lua: ${mutants.length} mutants, ${pending.length} to run; ${curated.length} curated, ${related.length} related test files`,
+  );
 
   const killers: string[] = [];
   let first: Tier | undefined;
   let wide: Tier | undefined;
   const tierOf = async (files: string[], name: string): Promise<Tier> => {
     const baseline = await runTests(files, undefined, false);
-    if (!baseline.passed) throw new Error(`the ${name} tests of lua/${script}.lua fail on the unmutated script (${baseline.failedFile})`);
+    if (!baseline.passed)
+      throw new Error(`the ${name} tests of lua/${script}.lua fail on the unmutated script (${baseline.failedFile})`);
     const order = [...files].sort((a, b) => baseline.durations.get(a)! - baseline.durations.get(b)!);
     return { files, order, deadlines: deadlinesOf(baseline) };
   };
   // A file that killed a mutant of this script is likeliest to kill the next: it goes first.
-  const ordered = (tier: Tier): string[] => [...killers.filter((k) => tier.files.includes(k)), ...tier.order.filter((test) => !killers.includes(test))];
+  const ordered = (tier: Tier): string[] => [
+    ...killers.filter((k) => tier.files.includes(k)),
+    ...tier.order.filter((test) => !killers.includes(test)),
+  ];
   const run = async (tier: Tier): Promise<TestRun> => {
     const result = await runTests(ordered(tier), tier.deadlines, true);
     if (result.failedFile && !killers.includes(result.failedFile)) killers.unshift(result.failedFile);
@@ -287,7 +304,8 @@ async function mutateScript(
           result = await run(wide);
         }
       }
-      if (result!.passed) outcome = quick && related.some((test) => !curated.includes(test)) ? 'unconfirmed' : 'survived';
+      if (result!.passed)
+        outcome = quick && related.some((test) => !curated.includes(test)) ? 'unconfirmed' : 'survived';
       else {
         outcome = result!.timedOut ? 'timeout' : 'killed';
         killer = result!.timedOut ? 'timeout' : relative(ROOT, result!.failedFile ?? 'jest');
@@ -298,7 +316,9 @@ async function mutateScript(
       restore();
     }
     const ms = Date.now() - started;
-    console.log(`  ${outcome.padEnd(11)} ${mutant.id.padEnd(42)} ${(ms / 1000).toFixed(1).padStart(6)} s  ${killer ?? mutant.description}`);
+    console.log(
+      `  ${outcome.padEnd(11)} ${mutant.id.padEnd(42)} ${(ms / 1000).toFixed(1).padStart(6)} s  ${killer ?? mutant.description}`,
+    );
     results.push({ ...base, outcome, killer, ms });
   }
   if (readFileSync(file, 'utf8') !== original) throw new Error(`lua/${script}.lua was not restored`);
@@ -312,7 +332,9 @@ function count(results: MutantResult[], ...outcomes: Outcome[]): number {
 }
 
 function printSummary(summary: Array<{ script: string; results: MutantResult[] }>, elapsedMs: number): void {
-  console.log('\n| script | mutants | killed | timed out | survived | equivalent | score |\n|---|---|---|---|---|---|---|');
+  console.log(
+    '\n| script | mutants | killed | timed out | survived | equivalent | score |\n|---|---|---|---|---|---|---|',
+  );
   const all = summary.flatMap(({ results }) => results);
   const score = (results: MutantResult[]): string => {
     const detected = count(results, 'killed', 'timeout');
@@ -330,7 +352,10 @@ function printSummary(summary: Array<{ script: string; results: MutantResult[] }
   const survivors = all.filter((r) => r.outcome === 'survived' || r.outcome === 'unconfirmed');
   if (survivors.length > 0) {
     console.log('\nSurvivors (kill with a test, or list in test/mutation/lua-equivalent.json with a reason):');
-    for (const survivor of survivors) console.log(`  ${survivor.id}  ${survivor.outcome === 'unconfirmed' ? '(curated tests only) ' : ''}${survivor.description}`);
+    for (const survivor of survivors)
+      console.log(
+        `  ${survivor.id}  ${survivor.outcome === 'unconfirmed' ? '(curated tests only) ' : ''}${survivor.description}`,
+      );
   }
 }
 

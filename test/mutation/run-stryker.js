@@ -60,7 +60,10 @@ function add(into, counts) {
 }
 
 function printScores() {
-  const rows = ['| unit | mutants | killed | timed out | survived | no coverage | invalid | ignored | score |', '|---|---|---|---|---|---|---|---|---|'];
+  const rows = [
+    '| unit | mutants | killed | timed out | survived | no coverage | invalid | ignored | score |',
+    '|---|---|---|---|---|---|---|---|---|',
+  ];
   const total = Object.fromEntries(KEYS.map((key) => [key, 0]));
   for (const folder of FOLDERS) {
     const units = Object.keys(UNITS).filter((unit) => unit === folder || unit.startsWith(`${folder}-`));
@@ -71,7 +74,9 @@ function printScores() {
       if (!counts || counts.checkpoint) {
         missing.push(unit);
         // A unit cut short is not measured: its row says how far it got, and its folder is summed without it.
-        const state = counts ? `cut short: ${counts.checkpoint.decided} of ${counts.checkpoint.planned} decided, ${scoreOf(counts)} of those` : 'not run';
+        const state = counts
+          ? `cut short: ${counts.checkpoint.decided} of ${counts.checkpoint.planned} decided, ${scoreOf(counts)} of those`
+          : 'not run';
         if (units.length > 1 || counts) rows.push(`| ${unit} | ${state} | | | | | | | |`);
         continue;
       }
@@ -100,10 +105,29 @@ function writeRelatedTests(unit) {
   const globs = UNITS[unit];
   const files = spawnSync('git', ['ls-files', 'src'], { cwd: root, encoding: 'utf8' })
     .stdout.split('\n')
-    .filter((file) => globs.some((glob) => !glob.startsWith('!') && minimatch(file, glob)) && !globs.some((glob) => glob.startsWith('!') && minimatch(file, glob.slice(1))));
-  const listed = spawnSync(process.execPath, [require.resolve('jest/bin/jest'), '--config', join(__dirname, 'stryker.jest.config.js'), '--listTests', '--findRelatedTests', ...files], { cwd: root, encoding: 'utf8' });
+    .filter(
+      (file) =>
+        globs.some((glob) => !glob.startsWith('!') && minimatch(file, glob)) &&
+        !globs.some((glob) => glob.startsWith('!') && minimatch(file, glob.slice(1))),
+    );
+  const listed = spawnSync(
+    process.execPath,
+    [
+      require.resolve('jest/bin/jest'),
+      '--config',
+      join(__dirname, 'stryker.jest.config.js'),
+      '--listTests',
+      '--findRelatedTests',
+      ...files,
+    ],
+    { cwd: root, encoding: 'utf8' },
+  );
   if (listed.status !== 0) throw new Error(`jest --listTests failed for ${unit}: ${listed.stderr}`);
-  const tests = listed.stdout.split('\n').filter(Boolean).map((path) => relative(root, path)).sort();
+  const tests = listed.stdout
+    .split('\n')
+    .filter(Boolean)
+    .map((path) => relative(root, path))
+    .sort();
   const out = join(root, 'test', '.artifacts', `related-${unit}.json`);
   writeFileSync(out, JSON.stringify(tests, null, 1));
   console.log(`${unit}: ${files.length} source file(s), ${tests.length} related test file(s)`);
@@ -116,7 +140,11 @@ if (!reportOnly) {
   for (const unit of chosen.length > 0 ? chosen : Object.keys(UNITS)) {
     const related = writeRelatedTests(unit);
     // A unit that fails (a flaky test in its initial run) keeps its old result; the units after it still run.
-    const status = run(process.execPath, [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'], { WURK_MUTATE_UNIT: unit, WURK_RELATED_TESTS: related });
+    const status = run(
+      process.execPath,
+      [join(root, 'node_modules', '@stryker-mutator', 'core', 'bin', 'stryker.js'), 'run'],
+      { WURK_MUTATE_UNIT: unit, WURK_RELATED_TESTS: related },
+    );
     if (status !== 0) failed.push(unit);
   }
 }

@@ -28,7 +28,9 @@ const leftOut = [
 ];
 
 // Set by run-stryker.js: the test files that import the unit under mutation; no other file can cover it.
-const related = process.env.WURK_RELATED_TESTS ? JSON.parse(readFileSync(process.env.WURK_RELATED_TESTS, 'utf8')) : undefined;
+const related = process.env.WURK_RELATED_TESTS
+  ? JSON.parse(readFileSync(process.env.WURK_RELATED_TESTS, 'utf8'))
+  : undefined;
 
 module.exports = {
   ...base,

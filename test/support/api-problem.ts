@@ -14,7 +14,8 @@ export interface ProblemFields {
  * (`freshEachTest`), whose class is another copy of the same code.
  */
 function fieldsOf(error: unknown): ProblemFields {
-  if (!(error instanceof ApiProblem)) expect([error instanceof Error, (error as Error).name]).toEqual([true, 'ApiProblem']);
+  if (!(error instanceof ApiProblem))
+    expect([error instanceof Error, (error as Error).name]).toEqual([true, 'ApiProblem']);
   const { type, status, detail, extensions, headers } = error as ApiProblem;
   return { type, status, detail, extensions, headers };
 }

@@ -11,8 +11,13 @@ export function thrownBy<E extends Error>(type: abstract new (...args: never[]) 
   throw new Error(`expected a ${type.name}`);
 }
 
-/** The error of class `type` that the promise `run` returns rejects with; a throw or any other outcome fails the test. */
-export async function rejectedBy<E extends Error>(type: abstract new (...args: never[]) => E, run: () => Promise<unknown>): Promise<E> {
+/**
+ * The error of class `type` that the promise `run` returns rejects with; a throw or any other outcome fails the test.
+ */
+export async function rejectedBy<E extends Error>(
+  type: abstract new (...args: never[]) => E,
+  run: () => Promise<unknown>,
+): Promise<E> {
   const outcome = await run().then(
     () => new Error(`expected a rejection with a ${type.name}`),
     (error: unknown) => error,

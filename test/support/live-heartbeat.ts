@@ -9,11 +9,23 @@ import type { ProcessIdentity } from '../../src/server/identity';
  * process registry (wurk's admin API, Sidekiq's API and Web UI) are tested
  * against. Stop it with `stop()`.
  */
-export async function startLiveHeartbeat(url: string, identity: ProcessIdentity, received: RemoteSignal[]): Promise<Heartbeat> {
+export async function startLiveHeartbeat(
+  url: string,
+  identity: ProcessIdentity,
+  received: RemoteSignal[],
+): Promise<Heartbeat> {
   const heartbeat = new Heartbeat({
     redis: { url },
     identity,
-    info: { tag: 'billing', labels: ['blue'], concurrency: 10, queues: ['critical', 'default'], weights: [{ critical: 2, default: 1 }], version: '0.1.0', startedAt: Date.now() / 1000 - 60 },
+    info: {
+      tag: 'billing',
+      labels: ['blue'],
+      concurrency: 10,
+      queues: ['critical', 'default'],
+      weights: [{ critical: 2, default: 1 }],
+      version: '0.1.0',
+      startedAt: Date.now() / 1000 - 60,
+    },
     interval: 0.2,
     ttl: 60,
   });

@@ -12,8 +12,18 @@ import type { PeriodicTickerEvents } from '../../src/entries/internals';
  * at first sight here as in seed 004 (`periodicNewEntryGrace: Infinity`);
  * periodic-catch-up.test.ts tests the grace itself.
  */
-export async function periodicApp(url: string, options: WurkModuleOptions = {}, providers: unknown[] = []): Promise<INestApplicationContext> {
-  const defaults: WurkModuleOptions = { redis: { url }, tickInterval: 0.5, processing: false, periodicTicker: true, periodicNewEntryGrace: Infinity };
+export async function periodicApp(
+  url: string,
+  options: WurkModuleOptions = {},
+  providers: unknown[] = [],
+): Promise<INestApplicationContext> {
+  const defaults: WurkModuleOptions = {
+    redis: { url },
+    tickInterval: 0.5,
+    processing: false,
+    periodicTicker: true,
+    periodicNewEntryGrace: Infinity,
+  };
   @Module({ imports: [WurkModule.forRoot({ ...defaults, ...options })], providers: providers as never })
   class PeriodicAppModule {}
   const app = await NestFactory.createApplicationContext(PeriodicAppModule, { logger: false, abortOnError: false });
@@ -22,9 +32,19 @@ export async function periodicApp(url: string, options: WurkModuleOptions = {}, 
 }
 
 /** Records every event of an app's ticker, for assertions. */
-export function recordTicker(app: INestApplicationContext): { [K in keyof PeriodicTickerEvents]: PeriodicTickerEvents[K][] } {
+export function recordTicker(app: INestApplicationContext): {
+  [K in keyof PeriodicTickerEvents]: PeriodicTickerEvents[K][];
+} {
   const ticker = app.get(PeriodicService).ticker;
-  const seen = { enqueued: [], skipped: [], disabled: [], rolledBack: [], rollbackFailed: [], entryFailed: [], tick: [] } as {
+  const seen = {
+    enqueued: [],
+    skipped: [],
+    disabled: [],
+    rolledBack: [],
+    rollbackFailed: [],
+    entryFailed: [],
+    tick: [],
+  } as {
     [K in keyof PeriodicTickerEvents]: PeriodicTickerEvents[K][];
   };
   for (const event of Object.keys(seen) as (keyof PeriodicTickerEvents)[]) {

@@ -4,8 +4,14 @@ import { RespConnection } from '../../src/server/heartbeat/resp-connection';
 import type { RedisServer } from './redis-server';
 
 /** A plain RESP connection to `server`, as the heartbeat thread opens one (not yet connected). */
-export function plainConnection(server: RedisServer, options: { commandTimeout?: number; url?: string } = {}): RespConnection {
-  return new RespConnection(plainTarget({ url: options.url ?? server.url })!, { commandTimeout: options.commandTimeout ?? 5000, connectionName: 'heartbeat' });
+export function plainConnection(
+  server: RedisServer,
+  options: { commandTimeout?: number; url?: string } = {},
+): RespConnection {
+  return new RespConnection(plainTarget({ url: options.url ?? server.url })!, {
+    commandTimeout: options.commandTimeout ?? 5000,
+    connectionName: 'heartbeat',
+  });
 }
 
 /**

@@ -135,4 +135,3 @@ export class RedisServer {
     rmSync(this.dir, { recursive: true, force: true });
   }
 }
-

@@ -17,7 +17,11 @@ export function fetchJob(jid: string): string {
 /** `client` opens a connection (usePrivateRedis's `client()`); the fetch blocks at most 1 s on an empty queue. */
 export function reliableFetch(client: () => Redis): ReliableFetch {
   const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
-  return new ReliableFetch(client(), client(), new QueueOrder(['default']), FETCH_IDENTITY, { fetchTimeout: 1, dead: { maxJobs: 10, timeout: 3600 }, logger });
+  return new ReliableFetch(client(), client(), new QueueOrder(['default']), FETCH_IDENTITY, {
+    fetchTimeout: 1,
+    dead: { maxJobs: 10, timeout: 3600 },
+    logger,
+  });
 }
 
 /** Resolves once some connection is blocked in Redis (an idle fetch's BLMOVE). */

@@ -76,7 +76,10 @@ export class SentinelCluster {
     await replica.boot();
     this.servers.push(master, replica);
     const admin = this.admin(replica.port);
-    await waitFor(async () => (await admin.info('replication')).includes('master_link_status:up'), { timeout: 10000, what: 'the replica in sync' });
+    await waitFor(async () => (await admin.info('replication')).includes('master_link_status:up'), {
+      timeout: 10000,
+      what: 'the replica in sync',
+    });
     for (let i = 0; i < 3; i++) {
       const sentinel = new SentinelProcess(await freePort());
       await sentinel.boot(master.port);
@@ -102,7 +105,11 @@ export class SentinelCluster {
 
   /** The port of the server the Sentinels currently call master. */
   async masterPort(): Promise<number> {
-    const [, port] = (await this.admin(this.sentinels[0].port).call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', MASTER_NAME)) as string[];
+    const [, port] = (await this.admin(this.sentinels[0].port).call(
+      'SENTINEL',
+      'GET-MASTER-ADDR-BY-NAME',
+      MASTER_NAME,
+    )) as string[];
     return Number(port);
   }
 
@@ -121,18 +128,29 @@ export class SentinelCluster {
     return client;
   }
 
-  /** A graceful `SENTINEL FAILOVER` (what a managed service does for maintenance); resolves once the Sentinels name the new master. */
+  /**
+   * A graceful `SENTINEL FAILOVER` (what a managed service does for maintenance); resolves once the Sentinels name the
+   * new master.
+   */
   async failover(): Promise<number> {
     const before = await this.masterPort();
     await this.admin(this.sentinels[0].port).call('SENTINEL', 'FAILOVER', MASTER_NAME);
-    await waitFor(async () => (await this.masterPort()) !== before, { timeout: 20000, interval: 20, what: 'the Sentinels to name a new master' });
+    await waitFor(async () => (await this.masterPort()) !== before, {
+      timeout: 20000,
+      interval: 20,
+      what: 'the Sentinels to name a new master',
+    });
     return this.masterPort();
   }
 
   /** Waits until the server on `port` reports the role given (the old master demoted, a restarted one re-attached). */
   async waitForRole(port: number, role: 'master' | 'slave', timeout = 30000): Promise<void> {
     const client = this.admin(port);
-    await waitFor(async () => (await client.info('replication')).includes(`role:${role}`), { timeout, interval: 50, what: `${port} to become ${role}` });
+    await waitFor(async () => (await client.info('replication')).includes(`role:${role}`), {
+      timeout,
+      interval: 50,
+      what: `${port} to become ${role}`,
+    });
   }
 
   async stop(): Promise<void> {

@@ -39,7 +39,12 @@ export function buildManager(
   const connections = new RedisConnections({ url });
   const registry = new WorkerRegistry();
   for (const worker of workers) {
-    registry.register({ name: worker.name, target: worker.instance.constructor as WorkerClass, options: worker.options ?? {}, instance: worker.instance });
+    registry.register({
+      name: worker.name,
+      target: worker.instance.constructor as WorkerClass,
+      options: worker.options ?? {},
+      instance: worker.instance,
+    });
   }
   const heartbeat = new FakeHeartbeat();
   const identity = newProcessIdentity();
@@ -83,7 +88,9 @@ export function buildManager(
  * between tests: `const harness = useHarnesses(server)`, then
  * `harness(workers, options)` inside a test.
  */
-export function useHarnesses(server: RedisServer): (...args: Parameters<typeof buildManager> extends [string, ...infer Rest] ? Rest : never) => Harness {
+export function useHarnesses(
+  server: RedisServer,
+): (...args: Parameters<typeof buildManager> extends [string, ...infer Rest] ? Rest : never) => Harness {
   const built: Harness[] = [];
   afterEach(async () => {
     while (built.length > 0) await (built.pop() as Harness).stop();
@@ -96,13 +103,20 @@ export function useHarnesses(server: RedisServer): (...args: Parameters<typeof b
   };
 }
 
-/** A Poller over its own connections for the enclosing describe block (Sidekiq's default dead-set limits); `poller()` inside a test. */
+/**
+ * A Poller over its own connections for the enclosing describe block (Sidekiq's default dead-set limits); `poller()`
+ * inside a test.
+ */
 export function usePoller(server: RedisServer): () => Poller {
   let connections: RedisConnections;
   let poller: Poller;
   beforeAll(() => {
     connections = new RedisConnections({ url: server.url });
-    poller = new Poller(connections.command, { pollInterval: 5, timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 15552000 } });
+    poller = new Poller(connections.command, {
+      pollInterval: 5,
+      timestamps: 'seconds',
+      dead: { maxJobs: 10000, timeout: 15552000 },
+    });
   });
   afterAll(() => connections.close());
   return () => poller;

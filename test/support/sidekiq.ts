@@ -43,18 +43,44 @@ export function sidekiqSourceDir(): string {
     if (existsSync(join(candidate, 'bin', 'sidekiq7'))) return candidate;
     if (dirname(dir) === dir) break;
   }
-  throw new Error(`Sidekiq 7/8 sources not found (tried ${tried.join(', ')}); set WURK_SIDEKIQ_SRC to tools/sidekiq-src`);
+  throw new Error(
+    `Sidekiq 7/8 sources not found (tried ${tried.join(', ')}); set WURK_SIDEKIQ_SRC to tools/sidekiq-src`,
+  );
 }
 
 function fromSource(bin: string): () => string[] {
   return () => [join(sidekiqSourceDir(), 'bin', bin)];
 }
 
-export const SIDEKIQ_6: SidekiqVersion = { version: '6.4.1', major: 6, timestamps: 'seconds', webUi: true, server: () => ['sidekiq'], ruby: () => ['ruby'] };
-export const SIDEKIQ_7: SidekiqVersion = { version: '7.3.10', major: 7, timestamps: 'seconds', webUi: true, server: fromSource('sidekiq7'), ruby: fromSource('ruby-sidekiq7') };
-export const SIDEKIQ_8: SidekiqVersion = { version: '8.1.7', major: 8, timestamps: 'millis', webUi: false, server: fromSource('sidekiq8'), ruby: fromSource('ruby-sidekiq8') };
+export const SIDEKIQ_6: SidekiqVersion = {
+  version: '6.4.1',
+  major: 6,
+  timestamps: 'seconds',
+  webUi: true,
+  server: () => ['sidekiq'],
+  ruby: () => ['ruby'],
+};
+export const SIDEKIQ_7: SidekiqVersion = {
+  version: '7.3.10',
+  major: 7,
+  timestamps: 'seconds',
+  webUi: true,
+  server: fromSource('sidekiq7'),
+  ruby: fromSource('ruby-sidekiq7'),
+};
+export const SIDEKIQ_8: SidekiqVersion = {
+  version: '8.1.7',
+  major: 8,
+  timestamps: 'millis',
+  webUi: false,
+  server: fromSource('sidekiq8'),
+  ruby: fromSource('ruby-sidekiq8'),
+};
 
-/** Every major in use: Debian's 6.4.1 and stock 7.3.10 and 8.1.7. Use with `describe.each(SIDEKIQ_VERSIONS)('... Sidekiq $version', ...)`. */
+/**
+ * Every major in use: Debian's 6.4.1 and stock 7.3.10 and 8.1.7. Use with `describe.each(SIDEKIQ_VERSIONS)('... Sidekiq
+ * $version', ...)`.
+ */
 export const SIDEKIQ_VERSIONS: readonly SidekiqVersion[] = [SIDEKIQ_6, SIDEKIQ_7, SIDEKIQ_8];
 
 export interface SidekiqProcess {
@@ -64,7 +90,9 @@ export interface SidekiqProcess {
   stop(): Promise<void>;
 }
 
-/** Runs a real Sidekiq server of `version` against a private redis-server, loading `requireFile` for its worker classes. */
+/**
+ * Runs a real Sidekiq server of `version` against a private redis-server, loading `requireFile` for its worker classes.
+ */
 export function startSidekiq(options: {
   /** Debian's 6.4.1 unless named. */
   version?: SidekiqVersion;
@@ -105,8 +133,16 @@ function stopChild(child: ChildProcess): Promise<void> {
   });
 }
 
-/** One-shot: runs a Ruby script with Sidekiq (6.4.1 unless named) loaded and REDIS_URL set; resolves to its stdout parsed as JSON. */
-export function runRuby<T = unknown>(script: string, url: string, env: Record<string, string> = {}, version: SidekiqVersion = SIDEKIQ_6): Promise<T> {
+/**
+ * One-shot: runs a Ruby script with Sidekiq (6.4.1 unless named) loaded and REDIS_URL set; resolves to its stdout
+ * parsed as JSON.
+ */
+export function runRuby<T = unknown>(
+  script: string,
+  url: string,
+  env: Record<string, string> = {},
+  version: SidekiqVersion = SIDEKIQ_6,
+): Promise<T> {
   const prelude = "require 'sidekiq'; require 'sidekiq/api'; require 'json'; Sidekiq.logger.level = Logger::WARN;";
   const [command, ...prefix] = version.ruby();
   return new Promise((resolve, reject) => {
@@ -159,15 +195,22 @@ export class RubySession {
       this.exited = error;
       for (const waiter of this.waiting.splice(0)) waiter.reject(error);
     };
-    this.child.on('error', (error) => fail(new Error(`could not start Ruby for Sidekiq ${version.version}: ${error.message}`)));
-    this.child.on('exit', (code, signal) => fail(new Error(`Ruby for Sidekiq ${version.version} exited (${code ?? signal}):\n${this.stderr}`)));
+    this.child.on('error', (error) =>
+      fail(new Error(`could not start Ruby for Sidekiq ${version.version}: ${error.message}`)),
+    );
+    this.child.on('exit', (code, signal) =>
+      fail(new Error(`Ruby for Sidekiq ${version.version} exited (${code ?? signal}):\n${this.stderr}`)),
+    );
   }
 
   /** Runs `script` and resolves to what it printed, parsed as JSON. */
   async run<T = unknown>(script: string): Promise<T> {
     if (this.exited) throw this.exited;
     const reply = await new Promise<Reply>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`Ruby script timed out after ${SCRIPT_TIMEOUT_MS} ms:\n${script}`)), SCRIPT_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`Ruby script timed out after ${SCRIPT_TIMEOUT_MS} ms:\n${script}`)),
+        SCRIPT_TIMEOUT_MS,
+      );
       this.waiting.push({
         resolve: (value) => {
           clearTimeout(timer);
@@ -199,7 +242,10 @@ export class RubySession {
  * first use (the redis-server's URL is known once it booted) and stopped
  * after the block. Its first script checks the version it loaded.
  */
-export function useSidekiqRuby(version: SidekiqVersion, server: { url: string }): { run<T = unknown>(script: string): Promise<T> } {
+export function useSidekiqRuby(
+  version: SidekiqVersion,
+  server: { url: string },
+): { run<T = unknown>(script: string): Promise<T> } {
   let session: RubySession | undefined;
   let ready: Promise<RubySession> | undefined;
   afterAll(async () => {

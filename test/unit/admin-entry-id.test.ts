@@ -11,7 +11,13 @@ describe('admin entry ids and lenient records', () => {
 
   it('reads a record without throwing, whatever the payload', () => {
     expect(readJobRecord('[1,2]')).toEqual({ raw: '[1,2]', parseError: expect.stringContaining('not a JSON object') });
-    expect(readJobRecord('{"class":5,"args":"x","enqueued_at":1795933842000}')).toMatchObject({ className: undefined, args: undefined, enqueuedAt: 1795933842 });
-    expect(readJobRecord('{"class":"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper","wrapped":"Mailer"}').displayClass).toBe('Mailer');
+    expect(readJobRecord('{"class":5,"args":"x","enqueued_at":1795933842000}')).toMatchObject({
+      className: undefined,
+      args: undefined,
+      enqueuedAt: 1795933842,
+    });
+    expect(
+      readJobRecord('{"class":"ActiveJob::QueueAdapters::SidekiqAdapter::JobWrapper","wrapped":"Mailer"}').displayClass,
+    ).toBe('Mailer');
   });
 });

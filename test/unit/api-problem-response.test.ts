@@ -53,10 +53,21 @@ describe('api: problems and responses', () => {
   it('a problem is an Error named by its type and detail, with no extensions or headers unless given', () => {
     const { ApiProblem, invalidRequest } = fresh.module.problem;
     const problem = new ApiProblem('job_not_found', 'No job.');
-    expect([problem.name, problem.message, problem.status, problem.extensions, problem.headers]).toEqual(['ApiProblem', 'job_not_found: No job.', 404, {}, {}]);
+    expect([problem.name, problem.message, problem.status, problem.extensions, problem.headers]).toEqual([
+      'ApiProblem',
+      'job_not_found: No job.',
+      404,
+      {},
+      {},
+    ]);
     expect(problem).toBeInstanceOf(Error);
     const invalid = invalidRequest('Bad.');
-    expect([invalid.type, invalid.detail, invalid.extensions, invalid.headers]).toEqual(['invalid_request', 'Bad.', {}, {}]);
+    expect([invalid.type, invalid.detail, invalid.extensions, invalid.headers]).toEqual([
+      'invalid_request',
+      'Bad.',
+      {},
+      {},
+    ]);
     expect(invalidRequest('Bad.', { field: 'at' }).extensions).toEqual({ field: 'at' });
   });
 
@@ -75,29 +86,52 @@ describe('api: problems and responses', () => {
   it('a JSON answer is compact, with raw members kept, and no headers unless given', () => {
     const { jsonResponse } = fresh.module.response;
     const { RawJson } = fresh.module.rawJson;
-    expect(jsonResponse(201, { jid: 'a', payload: new RawJson('{"args":[1.0]}') })).toEqual({ status: 201, contentType: 'application/json', headers: {}, body: '{"jid":"a","payload":{"args":[1.0]}}' });
-    expect(jsonResponse(200, null, { 'Idempotency-Replayed': 'true' }).headers).toEqual({ 'Idempotency-Replayed': 'true' });
+    expect(jsonResponse(201, { jid: 'a', payload: new RawJson('{"args":[1.0]}') })).toEqual({
+      status: 201,
+      contentType: 'application/json',
+      headers: {},
+      body: '{"jid":"a","payload":{"args":[1.0]}}',
+    });
+    expect(jsonResponse(200, null, { 'Idempotency-Replayed': 'true' }).headers).toEqual({
+      'Idempotency-Replayed': 'true',
+    });
   });
 
   it('writes status, the answer’s headers, content type, nosniff, no-store and the byte length, then the body', () => {
     const { res, headers, written } = recorder();
-    fresh.module.response.send(res, { status: 409, body: '{"é":1}', contentType: 'application/problem+json', headers: { 'Retry-After': '1' } }, false);
+    fresh.module.response.send(
+      res,
+      { status: 409, body: '{"é":1}', contentType: 'application/problem+json', headers: { 'Retry-After': '1' } },
+      false,
+    );
     expect(written).toEqual({ statusCode: 409, ended: true, body: '{"é":1}' });
     expect(headers).toEqual({
-      'Retry-After': '1', 'Content-Type': 'application/problem+json', 'X-Content-Type-Options': 'nosniff', 'Cache-Control': 'no-store', 'Content-Length': 8,
+      'Retry-After': '1',
+      'Content-Type': 'application/problem+json',
+      'X-Content-Type-Options': 'nosniff',
+      'Cache-Control': 'no-store',
+      'Content-Length': 8,
     });
   });
 
   it('a HEAD gets the GET’s headers, its length included, and no body', () => {
     const { res, headers, written } = recorder();
-    fresh.module.response.send(res, { status: 200, body: '{"a":1}', contentType: 'application/json', headers: {} }, true);
+    fresh.module.response.send(
+      res,
+      { status: 200, body: '{"a":1}', contentType: 'application/json', headers: {} },
+      true,
+    );
     expect(written).toEqual({ statusCode: 200, ended: true, body: undefined });
     expect(headers['Content-Length']).toBe(7);
   });
 
   it('writes nothing once headers were sent (a guard or filter answered first)', () => {
     const { res, headers, written } = recorder(true);
-    fresh.module.response.send(res, { status: 200, body: '{}', contentType: 'application/json', headers: { A: 'b' } }, false);
+    fresh.module.response.send(
+      res,
+      { status: 200, body: '{}', contentType: 'application/json', headers: { A: 'b' } },
+      false,
+    );
     expect([headers, written]).toEqual([{}, { ended: false }]);
   });
 });

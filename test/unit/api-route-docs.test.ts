@@ -17,9 +17,15 @@ describe('api: route descriptions', () => {
 
   it('every path capture of a route is a required path parameter of its description, and no other is', () => {
     for (const route of fresh.module.table.API_ROUTES) {
-      const captures = route.pattern.split('/').filter((part) => part.startsWith(':')).map((part) => part.slice(1));
+      const captures = route.pattern
+        .split('/')
+        .filter((part) => part.startsWith(':'))
+        .map((part) => part.slice(1));
       const params = route.doc.parameters.filter((parameter) => parameter.in === 'path');
-      expect([route.name, params.map((parameter) => [parameter.name, parameter.required])]).toEqual([route.name, captures.map((name) => [name, true])]);
+      expect([route.name, params.map((parameter) => [parameter.name, parameter.required])]).toEqual([
+        route.name,
+        captures.map((name) => [name, true]),
+      ]);
     }
   });
 
@@ -45,13 +51,34 @@ describe('api: route descriptions', () => {
 
   it('lists the produce routes’ refusals, the set searches (on the set lists only) and the problem slugs the contract names', () => {
     const { SCHEMAS } = fresh.module.openapi;
-    expect(Object.keys(doc('jobs.create').responses).sort()).toEqual(['200', '201', '400', '401', '403', '409', '413', '429', '500']);
-    expect(doc('jobs.create').responses[409].description).toBe('Idempotency Key Reused: idempotency_key_reused; request_in_progress');
+    expect(Object.keys(doc('jobs.create').responses).sort()).toEqual([
+      '200',
+      '201',
+      '400',
+      '401',
+      '403',
+      '409',
+      '413',
+      '429',
+      '500',
+    ]);
+    expect(doc('jobs.create').responses[409].description).toBe(
+      'Idempotency Key Reused: idempotency_key_reused; request_in_progress',
+    );
     // Paging alone where no search is taken: the set lists' search parameters once each, and nowhere else.
-    for (const name of ['processes.list', 'busy']) expect(doc(name).parameters.map((parameter) => parameter.name)).toEqual(['page', 'count']);
+    for (const name of ['processes.list', 'busy'])
+      expect(doc(name).parameters.map((parameter) => parameter.name)).toEqual(['page', 'count']);
     for (const segment of ['retries', 'scheduled', 'dead']) {
-      expect(doc(`${segment}.list`).parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual(['query:page', 'query:count', 'query:jid', 'query:class', 'query:cursor']);
+      expect(doc(`${segment}.list`).parameters.map((parameter) => `${parameter.in}:${parameter.name}`)).toEqual([
+        'query:page',
+        'query:count',
+        'query:jid',
+        'query:class',
+        'query:cursor',
+      ]);
     }
-    expect((SCHEMAS.Problem.properties as { type: { enum: string[] } }).type.enum).toEqual(Object.keys(require('../../src/api/problem').PROBLEM_TYPES));
+    expect((SCHEMAS.Problem.properties as { type: { enum: string[] } }).type.enum).toEqual(
+      Object.keys(require('../../src/api/problem').PROBLEM_TYPES),
+    );
   });
 });

@@ -21,19 +21,51 @@ describe('capsule groups and queue order: refusals named exactly', () => {
   });
 
   it('refuses a capsule name that is missing, empty, "default" or taken', () => {
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: '', queues: ['b'] }]))).toEqual(['capsules[0].name', 'must be a non-empty string']);
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ queues: ['b'] } as never]))).toEqual(['capsules[0].name', 'must be a non-empty string']);
+    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: '', queues: ['b'] }]))).toEqual([
+      'capsules[0].name',
+      'must be a non-empty string',
+    ]);
+    expect(refusal(() => capsuleGroups(['a'], 1, [{ queues: ['b'] } as never]))).toEqual([
+      'capsules[0].name',
+      'must be a non-empty string',
+    ]);
     expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'default', queues: ['b'] }]))).toEqual([
       'capsules[0].name',
       'may not be "default": that is the group of the top-level queues and concurrency',
     ]);
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: ['b'] }, { name: 'x', queues: ['c'] }]))).toEqual(['capsules[1].name', '"x" names two capsules']);
+    expect(
+      refusal(() =>
+        capsuleGroups(['a'], 1, [
+          { name: 'x', queues: ['b'] },
+          { name: 'x', queues: ['c'] },
+        ]),
+      ),
+    ).toEqual(['capsules[1].name', '"x" names two capsules']);
   });
 
   it('refuses a capsule without queues, and names its own queue errors by its path', () => {
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x' } as never]))).toEqual(['capsules[0].queues', 'is required: the queues this capsule processes']);
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: [] }]))).toEqual(['capsules[0].queues', 'must be a non-empty array']);
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: ['b', 'c'] }, { name: 'y', queues: [['d', 1], ['e', 0]] }]))).toEqual([
+    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x' } as never]))).toEqual([
+      'capsules[0].queues',
+      'is required: the queues this capsule processes',
+    ]);
+    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: [] }]))).toEqual([
+      'capsules[0].queues',
+      'must be a non-empty array',
+    ]);
+    expect(
+      refusal(() =>
+        capsuleGroups(['a'], 1, [
+          { name: 'x', queues: ['b', 'c'] },
+          {
+            name: 'y',
+            queues: [
+              ['d', 1],
+              ['e', 0],
+            ],
+          },
+        ]),
+      ),
+    ).toEqual([
       'capsules[1].queues[1]',
       'must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["e",0])',
     ]);
@@ -55,20 +87,42 @@ describe('capsule groups and queue order: refusals named exactly', () => {
       'capsules[0].queues',
       'lists "a", which the top-level queues (capsule "default") processes already; a queue belongs to one capsule',
     ]);
-    expect(refusal(() => capsuleGroups(['a'], 1, [{ name: 'x', queues: ['b'] }, { name: 'y', queues: ['b'] }]))).toEqual([
-      'capsules[1].queues',
-      'lists "b", which capsule "x" processes already; a queue belongs to one capsule',
-    ]);
+    expect(
+      refusal(() =>
+        capsuleGroups(['a'], 1, [
+          { name: 'x', queues: ['b'] },
+          { name: 'y', queues: ['b'] },
+        ]),
+      ),
+    ).toEqual(['capsules[1].queues', 'lists "b", which capsule "x" processes already; a queue belongs to one capsule']);
   });
 
   it("maps each capsule to its first queue, the default's included", () => {
-    expect(capsuleDefaultQueues(capsuleGroups(['a', 'b'], 1, [{ name: 'x', queues: [['c', 1], ['d', 2]] }]))).toEqual({ default: 'a', x: 'c' });
+    expect(
+      capsuleDefaultQueues(
+        capsuleGroups(['a', 'b'], 1, [
+          {
+            name: 'x',
+            queues: [
+              ['c', 1],
+              ['d', 2],
+            ],
+          },
+        ]),
+      ),
+    ).toEqual({ default: 'a', x: 'c' });
   });
 
   it("refuses a worker's unknown capsule listing the capsules, and a queue its capsule does not process listing the capsule's", () => {
     const groups = capsuleGroups(['a'], 1, [{ name: 'x', queues: ['b', 'c'] }]);
-    expect(refusal(() => checkWorkerCapsule('Mail', 'y', undefined, groups))).toEqual(['@Worker(Mail).capsule', '"y" is not a capsule of this app (capsules: "default", "x")']);
-    expect(refusal(() => checkWorkerCapsule('Mail', 'x', 'a', groups))).toEqual(['@Worker(Mail).queue', '"a" is not processed by capsule "x" (its queues: b, c)']);
+    expect(refusal(() => checkWorkerCapsule('Mail', 'y', undefined, groups))).toEqual([
+      '@Worker(Mail).capsule',
+      '"y" is not a capsule of this app (capsules: "default", "x")',
+    ]);
+    expect(refusal(() => checkWorkerCapsule('Mail', 'x', 'a', groups))).toEqual([
+      '@Worker(Mail).queue',
+      '"a" is not processed by capsule "x" (its queues: b, c)',
+    ]);
     expect(() => checkWorkerCapsule('Mail', undefined, 'anything', groups)).not.toThrow();
   });
 
@@ -78,19 +132,34 @@ describe('capsule groups and queue order: refusals named exactly', () => {
       expect(refusal(() => new QueueOrder('a' as never))).toEqual(['queues', 'must be a non-empty array']);
       expect(refusal(() => new QueueOrder([''] as never))).toEqual(['queues', 'names must be non-empty strings']);
       expect(refusal(() => new QueueOrder([['', 1]]))).toEqual(['queues', 'names must be non-empty strings']);
-      expect(refusal(() => new QueueOrder(['a', ['b', 1]] as never))).toEqual(['queues', 'mixes strict names and [name, weight] pairs; use one form']);
+      expect(refusal(() => new QueueOrder(['a', ['b', 1]] as never))).toEqual([
+        'queues',
+        'mixes strict names and [name, weight] pairs; use one form',
+      ]);
       // 1e308 was a bare "Invalid array length": the fetch order repeats a name `weight` times.
       for (const entry of [['b', 1.5], ['b', 0], [2, 1], 'b'.length, null, ['b', 1001], ['b', 1e308]]) {
-        expect(refusal(() => new QueueOrder([['a', 1], entry] as never))).toEqual(['queues[1]', `must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ${JSON.stringify(entry)})`]);
+        expect(refusal(() => new QueueOrder([['a', 1], entry] as never))).toEqual([
+          'queues[1]',
+          `must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ${JSON.stringify(entry)})`,
+        ]);
       }
     });
 
     it('takes a weight of exactly 1000', () => {
-      expect(new QueueOrder([['a', 1000], ['b', 1]]).weights).toEqual({ a: 1000, b: 1 });
+      expect(
+        new QueueOrder([
+          ['a', 1000],
+          ['b', 1],
+        ]).weights,
+      ).toEqual({ a: 1000, b: 1 });
     });
 
     it('takes a weight of exactly 1, gives strict queues weight 0, and lists a name once', () => {
-      const weighted = new QueueOrder([['a', 1], ['b', 2], ['a', 1]]);
+      const weighted = new QueueOrder([
+        ['a', 1],
+        ['b', 2],
+        ['a', 1],
+      ]);
       expect(weighted.names).toEqual(['a', 'b']);
       expect(weighted.strict).toBe(false);
       const strict = new QueueOrder(['a', 'b']);
@@ -99,7 +168,11 @@ describe('capsule groups and queue order: refusals named exactly', () => {
     });
 
     it('shuffles the weighted queues on every fetch, each queue listed once', () => {
-      const order = new QueueOrder([['a', 1], ['b', 1], ['c', 1]]);
+      const order = new QueueOrder([
+        ['a', 1],
+        ['b', 1],
+        ['c', 1],
+      ]);
       const firsts = new Set<string>();
       for (let i = 0; i < 200; i++) {
         const queues = order.next();

@@ -2,42 +2,101 @@ import { Client } from '../../src/client/client';
 import type { PushTransport } from '../../src/client/push-transport';
 import { defineWorker } from '../../src/job/worker-definition';
 import { resolveOptions } from '../../src/nest/wurk-options';
-import { capsuleDefaultQueues, capsuleGroups, capsuleHeartbeatInfo, checkWorkerCapsule } from '../../src/server/capsules';
+import {
+  capsuleDefaultQueues,
+  capsuleGroups,
+  capsuleHeartbeatInfo,
+  checkWorkerCapsule,
+} from '../../src/server/capsules';
 import { configError } from '../support/config-error';
 
 /** The capsules option and @Worker({ capsule }): checked at start-up, each error naming the option. */
 describe('capsule options', () => {
   it('refuses a queue in two groups, naming the capsule option and the other group', () => {
-    const overlap = configError(() => resolveOptions({ queues: ['default', 'mail'], capsules: [{ name: 'slow', queues: ['reports', 'mail'] }] }));
+    const overlap = configError(() =>
+      resolveOptions({ queues: ['default', 'mail'], capsules: [{ name: 'slow', queues: ['reports', 'mail'] }] }),
+    );
     expect(overlap.option).toBe('capsules[0].queues');
     expect(overlap.message).toContain('"mail"');
     expect(overlap.message).toContain('capsule "default"');
-    const twice = configError(() => resolveOptions({ capsules: [{ name: 'a', queues: ['x'] }, { name: 'b', queues: [['y', 2], ['x', 1]] }] }));
+    const twice = configError(() =>
+      resolveOptions({
+        capsules: [
+          { name: 'a', queues: ['x'] },
+          {
+            name: 'b',
+            queues: [
+              ['y', 2],
+              ['x', 1],
+            ],
+          },
+        ],
+      }),
+    );
     expect(twice.option).toBe('capsules[1].queues');
     expect(twice.message).toContain('capsule "a"');
   });
 
   it('checks each capsule like an option object: required keys, types, unknown keys, names', () => {
-    expect(configError(() => resolveOptions({ capsules: [{ queues: ['x'] } as never] })).option).toBe('capsules[0].name');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'slow' } as never] })).option).toBe('capsules[0].queues');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurrency: 0 }] })).option).toBe('capsules[0].concurrency');
-    const typo = configError(() => resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurency: 2 } as never] }));
+    expect(configError(() => resolveOptions({ capsules: [{ queues: ['x'] } as never] })).option).toBe(
+      'capsules[0].name',
+    );
+    expect(configError(() => resolveOptions({ capsules: [{ name: 'slow' } as never] })).option).toBe(
+      'capsules[0].queues',
+    );
+    expect(
+      configError(() => resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurrency: 0 }] })).option,
+    ).toBe('capsules[0].concurrency');
+    const typo = configError(() =>
+      resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurency: 2 } as never] }),
+    );
     expect(typo.option).toBe('capsules[0].concurency');
     expect(typo.message).toContain('concurrency');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'default', queues: ['x'] }] })).option).toBe('capsules[0].name');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'a', queues: ['x'] }, { name: 'a', queues: ['y'] }] })).option).toBe('capsules[1].name');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'a', queues: [] }] })).option).toBe('capsules[0].queues');
+    expect(configError(() => resolveOptions({ capsules: [{ name: 'default', queues: ['x'] }] })).option).toBe(
+      'capsules[0].name',
+    );
+    expect(
+      configError(() =>
+        resolveOptions({
+          capsules: [
+            { name: 'a', queues: ['x'] },
+            { name: 'a', queues: ['y'] },
+          ],
+        }),
+      ).option,
+    ).toBe('capsules[1].name');
+    expect(configError(() => resolveOptions({ capsules: [{ name: 'a', queues: [] }] })).option).toBe(
+      'capsules[0].queues',
+    );
     expect(configError(() => resolveOptions({ capsules: { name: 'a' } as never })).option).toBe('capsules');
   });
 
   it("a capsule's concurrency defaults to the top-level one; the heartbeat sums them and keeps one weight hash per capsule", () => {
-    const groups = capsuleGroups([['critical', 3], ['default', 1]], 4, [{ name: 'slow', queues: ['reports'] }, { name: 'one', queues: ['a', 'b'], concurrency: 1 }]);
-    expect(groups.map((group) => [group.name, group.concurrency])).toEqual([['default', 4], ['slow', 4], ['one', 1]]);
+    const groups = capsuleGroups(
+      [
+        ['critical', 3],
+        ['default', 1],
+      ],
+      4,
+      [
+        { name: 'slow', queues: ['reports'] },
+        { name: 'one', queues: ['a', 'b'], concurrency: 1 },
+      ],
+    );
+    expect(groups.map((group) => [group.name, group.concurrency])).toEqual([
+      ['default', 4],
+      ['slow', 4],
+      ['one', 1],
+    ]);
     expect(capsuleHeartbeatInfo(groups)).toEqual({
       concurrency: 9,
       queues: ['critical', 'default', 'reports', 'a', 'b'],
       weights: [{ critical: 3, default: 1 }, { reports: 0 }, { a: 0, b: 0 }],
-      capsules: [{ name: 'default', concurrency: 4 }, { name: 'slow', concurrency: 4 }, { name: 'one', concurrency: 1 }],
+      capsules: [
+        { name: 'default', concurrency: 4 },
+        { name: 'slow', concurrency: 4 },
+        { name: 'one', concurrency: 1 },
+      ],
     });
   });
 
@@ -45,7 +104,9 @@ describe('capsule options', () => {
     const groups = capsuleGroups(['default'], 5, [{ name: 'slow', queues: ['reports', 'exports'] }]);
     expect(() => checkWorkerCapsule('Report', 'slow', undefined, groups)).not.toThrow();
     expect(() => checkWorkerCapsule('Report', 'slow', 'exports', groups)).not.toThrow();
-    expect(configError(() => checkWorkerCapsule('Report', 'slw', undefined, groups)).option).toBe('@Worker(Report).capsule');
+    expect(configError(() => checkWorkerCapsule('Report', 'slw', undefined, groups)).option).toBe(
+      '@Worker(Report).capsule',
+    );
     const wrongQueue = configError(() => checkWorkerCapsule('Report', 'slow', 'default', groups));
     expect(wrongQueue.option).toBe('@Worker(Report).queue');
     expect(wrongQueue.message).toContain('reports, exports');

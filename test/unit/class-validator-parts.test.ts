@@ -7,15 +7,27 @@ const ROOT = join(__dirname, '..', '..');
 
 /** The class-validator parts wurk loads by their own files: the index's very functions, without the index's weight. */
 describe('class-validator parts', () => {
-  it.each(['Allow', 'ValidateBy', 'ValidateNested', 'IsOptional', 'ArrayMaxSize', 'Matches', 'getMetadataStorage'] as const)('%s is the function the index exports', (name) => {
+  it.each([
+    'Allow',
+    'ValidateBy',
+    'ValidateNested',
+    'IsOptional',
+    'ArrayMaxSize',
+    'Matches',
+    'getMetadataStorage',
+  ] as const)('%s is the function the index exports', (name) => {
     expect(parts[name]).toBe(classValidator[name]);
   });
 
   it('validateSync goes through the container an app may have set with useContainer, as the index does', () => {
     const seen: unknown[] = [];
     const validator = new classValidator.Validator();
-    // The app's container knows the Validator; everything else (the rules' constraint classes) falls back to class-validator's.
-    classValidator.useContainer({ get: (type: unknown) => (type === classValidator.Validator ? (seen.push(type), validator) : undefined) }, { fallback: true });
+    // The app's container knows the Validator; everything else (the rules' constraint classes) falls back to
+    // class-validator's.
+    classValidator.useContainer(
+      { get: (type: unknown) => (type === classValidator.Validator ? (seen.push(type), validator) : undefined) },
+      { fallback: true },
+    );
     try {
       class Shape {
         @parts.Matches(/^a/)

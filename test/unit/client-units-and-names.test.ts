@@ -37,7 +37,11 @@ describe('performIn units', () => {
 
   it('warns once per value when a number looks like milliseconds given as seconds, and schedules it as Sidekiq does', async () => {
     const warnings: string[] = [];
-    const logger: LoggerService = { log: () => undefined, error: () => undefined, warn: (message) => void warnings.push(String(message)) };
+    const logger: LoggerService = {
+      log: () => undefined,
+      error: () => undefined,
+      warn: (message) => void warnings.push(String(message)),
+    };
     const { client, testing, close } = await app(logger);
     const before = Date.now() / 1000;
     await client.performIn(60_000, WelcomeMailWorker, 'ada@example.com');
@@ -45,7 +49,7 @@ describe('performIn units', () => {
     await client.performIn(90, WelcomeMailWorker, 'cy@example.com');
     await client.performIn({ ms: 60_000 }, WelcomeMailWorker, 'dee@example.com');
     expect(warnings).toEqual([
-      'performIn(60000) schedules the job 16.7 h out: a number is seconds, as in Sidekiq. If you meant 60000 milliseconds (BullMQ\'s delay), write performIn({ ms: 60000 }), or performIn({ seconds: 60 })',
+      "performIn(60000) schedules the job 16.7 h out: a number is seconds, as in Sidekiq. If you meant 60000 milliseconds (BullMQ's delay), write performIn({ ms: 60000 }), or performIn({ seconds: 60 })",
     ]);
     const at = Object.fromEntries(testing.jobs().map((job) => [job.args[0], (job.at as number) - before]));
     expect(at['ada@example.com']).toBeGreaterThan(59_999);

@@ -1,8 +1,12 @@
 import { freshEachTest } from '../support/fresh-module';
 
 // Loaded per test: the zone patterns are built at import (see fresh-module.ts).
-const fresh = freshEachTest(() => require('../../src/periodic/cron-schedule') as typeof import('../../src/periodic/cron-schedule'));
-const CronSchedule = { parse: (expression: string, timeZone?: string) => fresh.module.CronSchedule.parse(expression, timeZone) };
+const fresh = freshEachTest(
+  () => require('../../src/periodic/cron-schedule') as typeof import('../../src/periodic/cron-schedule'),
+);
+const CronSchedule = {
+  parse: (expression: string, timeZone?: string) => fresh.module.CronSchedule.parse(expression, timeZone),
+};
 const isTimeZone = (zone: string) => fresh.module.isTimeZone(zone);
 
 const at = (iso: string) => Date.parse(iso);
@@ -42,7 +46,9 @@ describe('periodic: cron schedule', () => {
     }
     expect(CronSchedule.parse('0 9 * * * UTC').timeZone).toBe('UTC');
     expect(CronSchedule.parse('0 9 * * * GMT').timeZone).toBe('GMT');
-    expect(CronSchedule.parse('0 9 * * * America/Argentina/Buenos_Aires').timeZone).toBe('America/Argentina/Buenos_Aires');
+    expect(CronSchedule.parse('0 9 * * * America/Argentina/Buenos_Aires').timeZone).toBe(
+      'America/Argentina/Buenos_Aires',
+    );
   });
 
   it('refuses a written zone that contradicts the tz option, and a zone that does not exist', () => {
@@ -55,11 +61,15 @@ describe('periodic: cron schedule', () => {
   it('refuses an empty expression, one that is not a string, bad fields and more than six fields', () => {
     for (const empty of ['', '   ', undefined, 42]) expect(refused(empty)).toBe('must be a non-empty cron string');
     expect(refused('61 * * * *')).toMatch(/^is not a valid cron expression \(.+\)$/);
-    expect(refused('0 0 9 * * * 2026')).toBe('has more than 6 fields (seconds minutes hours day-of-month month day-of-week)');
+    expect(refused('0 0 9 * * * 2026')).toBe(
+      'has more than 6 fields (seconds minutes hours day-of-month month day-of-week)',
+    );
   });
 
   it('takes a leading seconds field and the @ aliases', () => {
-    expect(CronSchedule.parse('30 0 9 * * *').nextSlot(at('2026-03-01T09:00:00Z'))).toBe(seconds('2026-03-01T09:00:30Z'));
+    expect(CronSchedule.parse('30 0 9 * * *').nextSlot(at('2026-03-01T09:00:00Z'))).toBe(
+      seconds('2026-03-01T09:00:30Z'),
+    );
     expect(CronSchedule.parse('@hourly').nextSlot(at('2026-03-01T09:10:00Z'))).toBe(seconds('2026-03-01T10:00:00Z'));
   });
 

@@ -13,7 +13,12 @@ describe('fetch: dead trim and invalid-payload arguments', () => {
     const dead = { timeout: 60, maxJobs: 5 };
     const logger = { log: () => undefined, warn: () => undefined, error: () => undefined };
     expect(invalidPayloadArgs({ dead, logger }, NOW)).toEqual(['1795933729.5', 5, '1795933789.5', '1795933789.5']);
-    expect(invalidPayloadArgs({ dead, logger, timestamps: 'millis' }, NOW)).toEqual(['1795933729.5', 5, '1795933789.5', '1795933789500']);
+    expect(invalidPayloadArgs({ dead, logger, timestamps: 'millis' }, NOW)).toEqual([
+      '1795933729.5',
+      5,
+      '1795933789.5',
+      '1795933789500',
+    ]);
   });
 
   it('reads the clock when not given a time', () => {

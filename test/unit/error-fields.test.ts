@@ -92,8 +92,12 @@ describe('error fields of a failure', () => {
     });
 
     it('says that undefined or null was thrown, never the bare word that reads as "no error"', () => {
-      expect(errorMessageOf(undefined)).toBe('undefined was thrown, not an Error (throw an Error to give the failure a message and a stack)');
-      expect(errorMessageOf(null)).toBe('null was thrown, not an Error (throw an Error to give the failure a message and a stack)');
+      expect(errorMessageOf(undefined)).toBe(
+        'undefined was thrown, not an Error (throw an Error to give the failure a message and a stack)',
+      );
+      expect(errorMessageOf(null)).toBe(
+        'null was thrown, not an Error (throw an Error to give the failure a message and a stack)',
+      );
     });
 
     it('is the JSON of a plain object, not "[object Object]"', () => {
@@ -105,17 +109,31 @@ describe('error fields of a failure', () => {
     it('is the JSON of an object without a usable toString', () => {
       const bare = Object.assign(Object.create(null), { code: 7 });
       expect(errorMessageOf(bare)).toBe('{"code":7}');
-      const throwing = { toString: () => { throw new Error('no'); }, code: 8 };
+      const throwing = {
+        toString: () => {
+          throw new Error('no');
+        },
+        code: 8,
+      };
       expect(errorMessageOf(throwing)).toBe('{"code":8}');
     });
 
     it('names the class when there is nothing printable', () => {
-      const cyclic: Record<string, unknown> = { toString: () => { throw new Error('no'); } };
+      const cyclic: Record<string, unknown> = {
+        toString: () => {
+          throw new Error('no');
+        },
+      };
       cyclic.self = cyclic;
       expect(errorMessageOf(cyclic)).toBe('(an unprintable Object)');
       expect(errorMessageOf(hostile)).toBe('(an unprintable Error)');
       // JSON.stringify answers undefined (not a string) for a toJSON that returns nothing.
-      const silent = { toString: () => { throw new Error('no'); }, toJSON: () => undefined };
+      const silent = {
+        toString: () => {
+          throw new Error('no');
+        },
+        toJSON: () => undefined,
+      };
       expect(errorMessageOf(silent)).toBe('(an unprintable Object)');
     });
 
@@ -128,7 +146,8 @@ describe('error fields of a failure', () => {
 
   describe('backtraceOf and encodeBacktrace: error_backtrace as Sidekiq 7.2.1+ writes it', () => {
     const error = new Error('x');
-    error.stack = 'Error: missed the deadline at noon\n    at perform (/app/job.ts:3:9)\n  at  run (/app/x.ts:1:1)\n\tat tick (node:internal)\nnot a frame at all';
+    error.stack =
+      'Error: missed the deadline at noon\n    at perform (/app/job.ts:3:9)\n  at  run (/app/x.ts:1:1)\n\tat tick (node:internal)\nnot a frame at all';
 
     it('keeps the frame lines, without their indentation and "at "', () => {
       expect(backtraceOf(error)).toEqual(['perform (/app/job.ts:3:9)', ' run (/app/x.ts:1:1)', 'tick (node:internal)']);
@@ -140,7 +159,11 @@ describe('error fields of a failure', () => {
       (stackless as { stack: unknown }).stack = 42;
       expect(backtraceOf(stackless)).toEqual([]);
       const throwing = new Error('x');
-      Object.defineProperty(throwing, 'stack', { get: () => { throw new Error('no'); } });
+      Object.defineProperty(throwing, 'stack', {
+        get: () => {
+          throw new Error('no');
+        },
+      });
       expect(backtraceOf(throwing)).toEqual([]);
     });
 

@@ -4,7 +4,10 @@ import { freshEachTest } from '../support/fresh-module';
 /** Execution metrics counted in memory between heartbeats, as Sidekiq's ExecutionTracker counts them. */
 describe('ExecutionTally', () => {
   // The bucket limits are a table built at import.
-  const fresh = freshEachTest(() => require('../../src/server/metrics/execution-tally') as typeof import('../../src/server/metrics/execution-tally'));
+  const fresh = freshEachTest(
+    () =>
+      require('../../src/server/metrics/execution-tally') as typeof import('../../src/server/metrics/execution-tally'),
+  );
 
   it("puts a run in the first of Sidekiq's 26 buckets whose limit it is under", () => {
     const { HISTOGRAM_BUCKET_LIMITS_MS, histogramBucket } = fresh.module;

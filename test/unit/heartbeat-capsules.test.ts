@@ -12,7 +12,10 @@ describe("the heartbeat's capsules element", () => {
   });
 
   it('describes each capsule with its own weights; a capsule with none listed has no weights, strict', () => {
-    const capsules = [{ name: 'default', concurrency: 2 }, { name: 'bulk', concurrency: 1 }];
+    const capsules = [
+      { name: 'default', concurrency: 2 },
+      { name: 'bulk', concurrency: 1 },
+    ];
     expect(capsulesOf({ concurrency: 3, weights: [{ default: 1 }], capsules })).toEqual({
       default: { concurrency: 2, mode: 'random', weights: { default: 1 } },
       bulk: { concurrency: 1, mode: 'strict', weights: {} },

@@ -12,11 +12,22 @@ describe('heartbeat: thread data and identity', () => {
       url: 'redis://127.0.0.1:1',
       retryStrategy: () => 10,
       tls: { ca, checkServerIdentity: () => undefined, servername: 'redis' },
-      sentinels: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }],
+      sentinels: [
+        { host: 'a', port: 1 },
+        { host: 'b', port: 2 },
+      ],
       nothing: null,
     };
     const passed = transferableRedisOptions(options) as Record<string, unknown>;
-    expect(passed).toEqual({ url: 'redis://127.0.0.1:1', tls: { ca, servername: 'redis' }, sentinels: [{ host: 'a', port: 1 }, { host: 'b', port: 2 }], nothing: null });
+    expect(passed).toEqual({
+      url: 'redis://127.0.0.1:1',
+      tls: { ca, servername: 'redis' },
+      sentinels: [
+        { host: 'a', port: 1 },
+        { host: 'b', port: 2 },
+      ],
+      nothing: null,
+    });
     expect((passed.tls as { ca: Buffer }).ca).toBeInstanceOf(Buffer);
     // Gone, not kept as undefined members: one of those would override a default in a spread.
     expect(passed).not.toHaveProperty('retryStrategy');
@@ -28,11 +39,30 @@ describe('heartbeat: thread data and identity', () => {
   it("leaves the thread's own code to the thread: wurk's entry loads the messages and the options' copy, not the loop, its writers or its client", () => {
     const code = `require('ts-node').register({ transpileOnly: true }); require('./src');
       console.log(JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('/src/')).map((f) => f.replace(/.*\\/src\\//, ''))));`;
-    const run = spawnSync(process.execPath, ['-e', code], { cwd: join(__dirname, '..', '..'), encoding: 'utf8', timeout: 60_000 });
+    const run = spawnSync(process.execPath, ['-e', code], {
+      cwd: join(__dirname, '..', '..'),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).toBe('');
     const loaded = JSON.parse(run.stdout.trim().split('\n').pop()!) as string[];
-    expect(loaded).toEqual(expect.arrayContaining(['server/heartbeat/heartbeat.ts', 'server/heartbeat/heartbeat-messages.ts', 'server/heartbeat/heartbeat-redis-options.ts']));
-    const threadOnly = ['server/heartbeat/heartbeat-loop.ts', 'server/heartbeat/heartbeat-writer.ts', 'server/heartbeat/heartbeat-connection.ts', 'server/metrics/execution-metrics-writer.ts', 'server/heartbeat/resp-connection.ts', 'server/heartbeat/resp-protocol.ts', 'server/heartbeat/plain-target.ts', 'server/heartbeat/ioredis-command-connection.ts'];
+    expect(loaded).toEqual(
+      expect.arrayContaining([
+        'server/heartbeat/heartbeat.ts',
+        'server/heartbeat/heartbeat-messages.ts',
+        'server/heartbeat/heartbeat-redis-options.ts',
+      ]),
+    );
+    const threadOnly = [
+      'server/heartbeat/heartbeat-loop.ts',
+      'server/heartbeat/heartbeat-writer.ts',
+      'server/heartbeat/heartbeat-connection.ts',
+      'server/metrics/execution-metrics-writer.ts',
+      'server/heartbeat/resp-connection.ts',
+      'server/heartbeat/resp-protocol.ts',
+      'server/heartbeat/plain-target.ts',
+      'server/heartbeat/ioredis-command-connection.ts',
+    ];
     expect(loaded.filter((file) => threadOnly.includes(file))).toEqual([]);
   }, 60_000);
 

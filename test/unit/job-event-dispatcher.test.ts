@@ -6,7 +6,12 @@ import { waitFor } from '../support/wait';
 const JID = 'b'.repeat(24);
 
 function context(): ServerContext {
-  return { job: JobPayload.parse(`{"class":"MailJob","args":[],"jid":"${JID}","queue":"mail"}`), queue: 'mail', attempt: 1, execution: {} as ServerContext['execution'] };
+  return {
+    job: JobPayload.parse(`{"class":"MailJob","args":[],"jid":"${JID}","queue":"mail"}`),
+    queue: 'mail',
+    attempt: 1,
+    execution: {} as ServerContext['execution'],
+  };
 }
 
 /** @OnJobEvent handlers as the processor calls them: after its turn, and never able to break a job. */
@@ -14,7 +19,10 @@ describe('JobEventDispatcher', () => {
   it('calls each handler of the event a microtask later with the job it is about', async () => {
     const dispatcher = new JobEventDispatcher({ log: () => undefined, warn: () => undefined, error: () => undefined });
     const seen: string[] = [];
-    dispatcher.on('started', (event) => void seen.push(`${event.event} ${event.className} ${event.jid} ${event.queue} ${event.attempt}`));
+    dispatcher.on(
+      'started',
+      (event) => void seen.push(`${event.event} ${event.className} ${event.jid} ${event.queue} ${event.attempt}`),
+    );
     dispatcher.onStart(context());
     expect(seen).toEqual([]);
     await waitFor(() => seen.length === 1, { what: 'the handler' });
@@ -23,7 +31,11 @@ describe('JobEventDispatcher', () => {
 
   it('logs a handler that throws or rejects, naming the event and the job, and still calls the others', async () => {
     const errors: string[] = [];
-    const dispatcher = new JobEventDispatcher({ log: () => undefined, warn: () => undefined, error: (line) => void errors.push(line) });
+    const dispatcher = new JobEventDispatcher({
+      log: () => undefined,
+      warn: () => undefined,
+      error: (line) => void errors.push(line),
+    });
     const calls: string[] = [];
     dispatcher.on('completed', () => {
       throw new Error('handler bug');

@@ -10,16 +10,29 @@ const JID = 'a'.repeat(24);
 const NOW = Date.UTC(2026, 10, 30, 12);
 
 function context(): ServerContext {
-  return { job: JobPayload.parse(`{"class":"MailJob","args":[],"jid":"${JID}","queue":"mail"}`), queue: 'mail', attempt: 2, execution: {} as ServerContext['execution'] };
+  return {
+    job: JobPayload.parse(`{"class":"MailJob","args":[],"jid":"${JID}","queue":"mail"}`),
+    queue: 'mail',
+    attempt: 2,
+    execution: {} as ServerContext['execution'],
+  };
 }
 
 function logged(mode: 'failures' | 'all', registry = new WorkerRegistry()) {
   const lines: string[] = [];
-  const logger = { log: (line: string) => void lines.push(`log ${line}`), warn: (line: string) => void lines.push(`warn ${line}`), error: (line: string) => void lines.push(`error ${line}`), debug: (line: string) => void lines.push(`debug ${line}`) };
+  const logger = {
+    log: (line: string) => void lines.push(`log ${line}`),
+    warn: (line: string) => void lines.push(`warn ${line}`),
+    error: (line: string) => void lines.push(`error ${line}`),
+    debug: (line: string) => void lines.push(`debug ${line}`),
+  };
   return { lines, log: new JobLog(mode, logger, registry) };
 }
 
-/** Settles one job through the log, its execution begun `ms` earlier on the monotonic clock (as the processor stamps it). */
+/**
+ * Settles one job through the log, its execution begun `ms` earlier on the monotonic clock (as the processor stamps
+ * it).
+ */
 function settle(log: JobLog, outcome: JobOutcome, ms = 1500): void {
   const now = performance.now();
   const ctx = { ...context(), startedAt: now - ms };
@@ -77,8 +90,12 @@ describe('JobLog', () => {
     log.onSettled(context(), { kind: 'retrying', error: undefined, retryCount: 0, retryAt: Date.now() + 30_000 });
     log.onSettled(context(), { kind: 'interrupted', error: undefined });
     expect(lines).toEqual([
-      expect.stringMatching(/^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error \(throw an Error to give the failure a message and a stack\); retry #1 at /),
-      expect.stringMatching(/^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error .*; interrupted: its filing failed/),
+      expect.stringMatching(
+        /^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error \(throw an Error to give the failure a message and a stack\); retry #1 at /,
+      ),
+      expect.stringMatching(
+        /^warn class=MailJob jid=\w+ queue=mail attempt=2 fail: undefined: undefined was thrown, not an Error .*; interrupted: its filing failed/,
+      ),
     ]);
   });
 
@@ -129,7 +146,9 @@ describe('JobLog', () => {
     registry.register({ name: 'ReportJob', target: noop.constructor as WorkerClass, options: {}, instance: noop });
     const withWorkers = logged('failures', registry);
     settle(withWorkers.log, { kind: 'dead', error: new UnknownWorkerError('MailJob') });
-    expect(withWorkers.lines[0]).toMatch(/^error .*; moved to dead\. The workers of this process: ReportJob\. Likely fix: add the MailJob class to a module's providers \(or name the worker that should run it @Worker\(\{ name: "MailJob" \}\)\)$/);
+    expect(withWorkers.lines[0]).toMatch(
+      /^error .*; moved to dead\. The workers of this process: ReportJob\. Likely fix: add the MailJob class to a module's providers \(or name the worker that should run it @Worker\(\{ name: "MailJob" \}\)\)$/,
+    );
     const bare = logged('failures');
     settle(bare.log, { kind: 'dead', error: new UnknownWorkerError('MailJob') });
     expect(bare.lines[0]).toContain('moved to dead. This process has no workers. Likely fix');

@@ -11,7 +11,9 @@ describe('server: the listener chain', () => {
   };
 
   it('answer synchronously at no cost: notify returns nothing to await, and a non-promise answer is no error', () => {
-    const { chain: listeners, errors } = chain([{ onStart: () => 42 as never, onSettled: () => ({ then: 'no' }) as never }]);
+    const { chain: listeners, errors } = chain([
+      { onStart: () => 42 as never, onSettled: () => ({ then: 'no' }) as never },
+    ]);
     expect(listeners.notify(context, undefined)).toBeUndefined();
     expect(listeners.notify(context, { kind: 'complete', result: 1 })).toBeUndefined();
     expect(errors).toEqual([]);
@@ -37,7 +39,10 @@ describe('server: the listener chain', () => {
     releaseFirst();
     await done;
     expect(calls).toEqual(['async', 'after']);
-    expect(errors).toEqual(['job lifecycle listener failed (ignored): start bug', 'job lifecycle listener failed (ignored): rejected']);
+    expect(errors).toEqual([
+      'job lifecycle listener failed (ignored): start bug',
+      'job lifecycle listener failed (ignored): rejected',
+    ]);
   });
 
   it('tells onSettled with the outcome, and reads the listener list at each call (a listener added later is told)', async () => {
@@ -45,7 +50,10 @@ describe('server: the listener chain', () => {
     const list: JobLifecycleListener[] = [];
     const { chain: listeners } = chain(list);
     expect(listeners.notify(context, { kind: 'dead', error: new Error('x'), reason: 'x' })).toBeUndefined();
-    list.push({ onStart: () => void seen.push('start'), onSettled: async (_context, outcome) => void seen.push(outcome.kind) });
+    list.push({
+      onStart: () => void seen.push('start'),
+      onSettled: async (_context, outcome) => void seen.push(outcome.kind),
+    });
     await listeners.notify(context, { kind: 'interrupted' });
     expect(seen).toEqual(['interrupted']);
   });

@@ -21,7 +21,14 @@ describe('metrics label values', () => {
 
   it('maxLabelValues must be a positive integer, named in the error', () => {
     for (const bad of [0, -1, 1.5, Number.NaN]) {
-      expect(() => new WurkMetrics(prom, { redis: {} as never, busy: () => 0 }, { registry: new prom.Registry(), maxLabelValues: bad })).toThrow('wurk option metrics.maxLabelValues must be a positive integer');
+      expect(
+        () =>
+          new WurkMetrics(
+            prom,
+            { redis: {} as never, busy: () => 0 },
+            { registry: new prom.Registry(), maxLabelValues: bad },
+          ),
+      ).toThrow('wurk option metrics.maxLabelValues must be a positive integer');
     }
   });
 });

@@ -7,7 +7,9 @@ describe('MiddlewareChain', () => {
       await next();
       await next();
     });
-    await expect(chain.run({}, async () => void performed++)).rejects.toThrow(new Error('middleware called next() twice'));
+    await expect(chain.run({}, async () => void performed++)).rejects.toThrow(
+      new Error('middleware called next() twice'),
+    );
     expect(performed).toBe(1);
   });
 

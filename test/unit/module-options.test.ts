@@ -14,12 +14,16 @@ describe('module options (class-validator at start-up)', () => {
   });
 
   it('suggests the option a typo meant', () => {
-    expect(configError(resolving({ concurency: 5 })).message).toMatch(/concurency is not an option.*did you mean concurrency\?/);
+    expect(configError(resolving({ concurency: 5 })).message).toMatch(
+      /concurency is not an option.*did you mean concurrency\?/,
+    );
     expect(configError(resolving({ shutdownTimeOut: 5 })).message).toMatch(/did you mean shutdownTimeout\?/);
   });
 
   it('names an unknown key with no likely meaning without guessing', () => {
-    expect(configError(resolving({ zzzzzzzzzzzz: 1 })).message).toBe('wurk option zzzzzzzzzzzz is not an option of WurkModule.forRoot');
+    expect(configError(resolving({ zzzzzzzzzzzz: 1 })).message).toBe(
+      'wurk option zzzzzzzzzzzz is not an option of WurkModule.forRoot',
+    );
   });
 
   it('reports an unknown key inside api by its full path', () => {
@@ -29,19 +33,32 @@ describe('module options (class-validator at start-up)', () => {
   });
 
   it('refuses a wrong type, naming the option and the value', () => {
-    expect(configError(resolving({ concurrency: '10' })).message).toBe('wurk option concurrency must be an integer from 1 to 10000 (got "10")');
-    expect(configError(resolving({ processing: 'no' })).message).toBe('wurk option processing must be one of true, false (got "no")');
+    expect(configError(resolving({ concurrency: '10' })).message).toBe(
+      'wurk option concurrency must be an integer from 1 to 10000 (got "10")',
+    );
+    expect(configError(resolving({ processing: 'no' })).message).toBe(
+      'wurk option processing must be one of true, false (got "no")',
+    );
     expect(configError(resolving({ redis: 'redis://localhost' })).option).toBe('redis');
-    expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(/errorHandlers must be an array of functions/);
+    expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(
+      /errorHandlers must be an array of functions/,
+    );
     expect(configError(resolving({ api: 'on' })).option).toBe('api');
-    expect(configError(resolving({ executionMetrics: 'off' })).message).toBe('wurk option executionMetrics must be one of true, false (got "off")');
-    expect(configError(resolving({ periodicNewEntryGrace: -1 })).message).toMatch(/periodicNewEntryGrace must be a number of seconds >= 0, or Infinity/);
+    expect(configError(resolving({ executionMetrics: 'off' })).message).toBe(
+      'wurk option executionMetrics must be one of true, false (got "off")',
+    );
+    expect(configError(resolving({ periodicNewEntryGrace: -1 })).message).toMatch(
+      /periodicNewEntryGrace must be a number of seconds >= 0, or Infinity/,
+    );
     expect(resolveOptions({ periodicNewEntryGrace: Infinity }).periodicNewEntryGrace).toBe(Infinity);
   });
 
   it('bounds what a huge number would break: concurrency and prefetch (10,000), queue weights (1,000), seconds (ten years)', () => {
-    // concurrency 1e9 passed and the process never became ready (1.86 GB in 20 s); a weight of 1e308 was "Invalid array length".
-    expect(configError(resolving({ concurrency: 1e9 })).message).toBe('wurk option concurrency must be an integer from 1 to 10000 (got 1000000000)');
+    // concurrency 1e9 passed and the process never became ready (1.86 GB in 20 s); a weight of 1e308 was "Invalid array
+    // length".
+    expect(configError(resolving({ concurrency: 1e9 })).message).toBe(
+      'wurk option concurrency must be an integer from 1 to 10000 (got 1000000000)',
+    );
     expect(configError(resolving({ capsules: [{ name: 'io', queues: ['io'], concurrency: 10_001 }] })).message).toBe(
       'wurk option capsules[0].concurrency must be an integer from 1 to 10000 (got 10001)',
     );
@@ -49,20 +66,41 @@ describe('module options (class-validator at start-up)', () => {
     expect(configError(resolving({ queues: [['a', 1e308]] })).message).toBe(
       'wurk option queues[0] must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["a",1e+308])',
     );
-    expect(configError(resolving({ capsules: [{ name: 'io', queues: [['io', 5000]] }] })).option).toBe('capsules[0].queues[0]');
-    expect(configError(resolving({ statusTtl: 1e16 })).message).toBe('wurk option statusTtl must be an integer of seconds > 0 and <= 315576000 (ten years) (got 10000000000000000)');
+    expect(configError(resolving({ capsules: [{ name: 'io', queues: [['io', 5000]] }] })).option).toBe(
+      'capsules[0].queues[0]',
+    );
+    expect(configError(resolving({ statusTtl: 1e16 })).message).toBe(
+      'wurk option statusTtl must be an integer of seconds > 0 and <= 315576000 (ten years) (got 10000000000000000)',
+    );
     expect(configError(resolving({ api: { idempotencyTtl: 1e16 } })).message).toBe(
       'wurk option api.idempotencyTtl must be a whole number of seconds from 1 to 315576000 (ten years) (got 10000000000000000)',
     );
-    expect(configError(resolving({ api: { rateLimit: { limit: 1, interval: 1e16 } } })).option).toBe('api.rateLimit.interval');
-    expect(resolveOptions({ concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]], statusTtl: 315_576_000 }).concurrency).toBe(10_000);
+    expect(configError(resolving({ api: { rateLimit: { limit: 1, interval: 1e16 } } })).option).toBe(
+      'api.rateLimit.interval',
+    );
+    expect(
+      resolveOptions({ concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]], statusTtl: 315_576_000 })
+        .concurrency,
+    ).toBe(10_000);
   });
 
   it('bounds every interval this process waits out with a timer at 24.8 days: past 2^31 - 1 ms a Node timer fires after 1 ms', () => {
-    const timers = ['replicaTimeout', 'writeTimeout', 'tickInterval', 'shutdownTimeout', 'fetchTimeout', 'pollInterval', 'heartbeatInterval', 'orphanCheckInterval', 'progressInterval'];
+    const timers = [
+      'replicaTimeout',
+      'writeTimeout',
+      'tickInterval',
+      'shutdownTimeout',
+      'fetchTimeout',
+      'pollInterval',
+      'heartbeatInterval',
+      'orphanCheckInterval',
+      'progressInterval',
+    ];
     for (const option of timers) {
       expect(configError(resolving({ [option]: 2_147_484 })).message).toMatch(
-        new RegExp(`^wurk option ${option} must be an? (integer|number) of seconds >=? 0 and <= 2147483 \\(24\\.8 days, the longest wait of a Node timer\\) \\(got 2147484\\)$`),
+        new RegExp(
+          `^wurk option ${option} must be an? (integer|number) of seconds >=? 0 and <= 2147483 \\(24\\.8 days, the longest wait of a Node timer\\) \\(got 2147484\\)$`,
+        ),
       );
       expect(resolveOptions({ [option]: 2_147_483 })).toBeDefined();
     }
@@ -74,14 +112,24 @@ describe('module options (class-validator at start-up)', () => {
 
   it('keeps the inner paths of compound options', () => {
     expect(configError(resolving({ periodic: [{ cron: 'every day', class: 'X' }] })).option).toBe('periodic[0].cron');
-    expect(configError(resolving({ periodic: [{ cron: '@daily', class: 'X', catch_up: false }] })).message).toMatch(/periodic\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/);
+    expect(configError(resolving({ periodic: [{ cron: '@daily', class: 'X', catch_up: false }] })).message).toMatch(
+      /periodic\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/,
+    );
     expect(configError(resolving({ queues: [['a', 0]] })).option).toBe('queues[0]');
-    expect(configError(resolving({ api: { tokens: [{ token: 'short', scopes: ['read'] }] } })).option).toBe('api.tokens[0].token');
+    expect(configError(resolving({ api: { tokens: [{ token: 'short', scopes: ['read'] }] } })).option).toBe(
+      'api.tokens[0].token',
+    );
   });
 
   it('fills in defaults and keeps what was given; an undefined option takes its default', () => {
     const resolved = resolveOptions({ concurrency: 3, prefetch: undefined });
-    expect(resolved).toMatchObject({ concurrency: 3, prefetch: 10, processing: true, timestamps: 'seconds', executionMetrics: true });
+    expect(resolved).toMatchObject({
+      concurrency: 3,
+      prefetch: 10,
+      processing: true,
+      timestamps: 'seconds',
+      executionMetrics: true,
+    });
     expect(resolveOptions({}).labels).not.toBe(resolveOptions({}).labels);
   });
 });
@@ -90,13 +138,21 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
   it('refuses a misspelt option with a did-you-mean and the place for custom members', () => {
     const error = configError(() => validateWorkerOptions('Mailer', { retires: 5 } as never));
     expect(error.option).toBe('@Worker(Mailer).retires');
-    expect(error.message).toMatch(/is not a worker option; did you mean retry\? \(extra payload members go in custom: \{ \.\.\. \}\)/);
-    expect(configError(() => validateWorkerOptions('Mailer', { trak: true } as never)).message).toMatch(/did you mean track\?/);
+    expect(error.message).toMatch(
+      /is not a worker option; did you mean retry\? \(extra payload members go in custom: \{ \.\.\. \}\)/,
+    );
+    expect(configError(() => validateWorkerOptions('Mailer', { trak: true } as never)).message).toMatch(
+      /did you mean track\?/,
+    );
   });
 
   it('refuses custom members that shadow an option or a member wurk writes', () => {
-    expect(configError(() => validateWorkerOptions('M', { custom: { queue: 'x' } })).option).toBe('@Worker(M).custom.queue');
-    expect(configError(() => validateWorkerOptions('M', { custom: { jid: 'x' } })).option).toBe('@Worker(M).custom.jid');
+    expect(configError(() => validateWorkerOptions('M', { custom: { queue: 'x' } })).option).toBe(
+      '@Worker(M).custom.queue',
+    );
+    expect(configError(() => validateWorkerOptions('M', { custom: { jid: 'x' } })).option).toBe(
+      '@Worker(M).custom.jid',
+    );
     expect(() => validateWorkerOptions('M', { custom: { lock: 'until_executed' } })).not.toThrow();
   });
 
@@ -130,13 +186,25 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
     [{ dead: 'no' }, 'dead', 'must be a boolean'],
     [{ track: 1 }, 'track', 'must be a boolean'],
     [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 0)'],
-    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)'],
-    [{ uniqueFor: 9.3e15 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 9300000000000000)'],
+    [
+      { uniqueFor: Infinity },
+      'uniqueFor',
+      'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)',
+    ],
+    [
+      { uniqueFor: 9.3e15 },
+      'uniqueFor',
+      'must be a positive number of seconds up to 315576000 (ten years) (got 9300000000000000)',
+    ],
     [{ uniqueUntil: 'end' }, 'uniqueUntil', "must be 'success' or 'start'"],
     [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
     [{ custom: { unique_for: 5 } }, 'custom.unique_for', 'is written by a worker option; set uniqueFor instead'],
-    [{ custom: { unique_until: 'start' } }, 'custom.unique_until', 'is written by a worker option; set uniqueUntil instead'],
+    [
+      { custom: { unique_until: 'start' } },
+      'custom.unique_until',
+      'is written by a worker option; set uniqueUntil instead',
+    ],
   ])('refuses %p, naming %s', (options, option, reason) => {
     const error = configError(() => validateWorkerOptions('W', options as never));
     expect(error.option).toBe(`@Worker(W).${option}`);
@@ -144,9 +212,28 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
   });
 
   it('accepts each option at its edge', () => {
-    const edges: WorkerOptions = { name: 'N', queue: 'q', capsule: 'c', retry: 0, tags: [], backtrace: 1, dead: false, track: true, uniqueFor: 0.5, uniqueUntil: 'start' };
+    const edges: WorkerOptions = {
+      name: 'N',
+      queue: 'q',
+      capsule: 'c',
+      retry: 0,
+      tags: [],
+      backtrace: 1,
+      dead: false,
+      track: true,
+      uniqueFor: 0.5,
+      uniqueUntil: 'start',
+    };
     expect(() => validateWorkerOptions('W', edges)).not.toThrow();
-    expect(() => validateWorkerOptions('W', { retry: true, backtrace: false, uniqueUntil: 'success', uniqueFor: 1, custom: { encrypt: false } })).not.toThrow();
+    expect(() =>
+      validateWorkerOptions('W', {
+        retry: true,
+        backtrace: false,
+        uniqueUntil: 'success',
+        uniqueFor: 1,
+        custom: { encrypt: false },
+      }),
+    ).not.toThrow();
     expect(() => validateWorkerOptions('W', { uniqueFor: 315_576_000 })).not.toThrow();
   });
 

@@ -12,7 +12,12 @@ function nested(depth: number): unknown {
 
 describe('normalize', () => {
   it('orders keys as Sidekiq does: defaults, caller keys, jid, created_at', () => {
-    const payload = normalize(payloadFromHash({ class: 'HardWorker', args: [1], tags: ['a'] }), DEFAULT_JOB_OPTIONS, 'seconds', 1795933789761.5);
+    const payload = normalize(
+      payloadFromHash({ class: 'HardWorker', args: [1], tags: ['a'] }),
+      DEFAULT_JOB_OPTIONS,
+      'seconds',
+      1795933789761.5,
+    );
     expect(payload.keys()).toEqual(['retry', 'queue', 'class', 'args', 'tags', 'jid', 'created_at']);
     expect(payload.get('retry')).toBe(true);
     expect(payload.queue).toBe('default');
@@ -52,7 +57,8 @@ describe('normalize', () => {
 });
 
 describe('payload validation', () => {
-  const valid = (members: string) => () => validatePayload(JobPayload.parse(`{"class":"X","queue":"q","args":[],${members}}`));
+  const valid = (members: string) => () =>
+    validatePayload(JobPayload.parse(`{"class":"X","queue":"q","args":[],${members}}`));
   const deepArgs = (depth: number) => '['.repeat(depth) + ']'.repeat(depth);
 
   it("refuses stored args nested past Ruby's limit, which arrive as text and skip the argument check", () => {
@@ -66,7 +72,9 @@ describe('payload validation', () => {
   it('takes retry_for as whole seconds from 0 to 1e9, and null as absent', () => {
     for (const ok of ['0', '1000000000', 'null']) expect(valid(`"retry_for":${ok}`)).not.toThrow();
     for (const bad of ['-1', '1000000001', '1.5', '"60"']) {
-      expect(valid(`"retry_for":${bad}`)).toThrow(new InvalidJobError('retry_for', 'must be a whole number of seconds (relative, below 1e9)'));
+      expect(valid(`"retry_for":${bad}`)).toThrow(
+        new InvalidJobError('retry_for', 'must be a whole number of seconds (relative, below 1e9)'),
+      );
     }
   });
 
@@ -78,7 +86,11 @@ describe('payload validation', () => {
 
   it('refuses an at a middleware set to a number JSON cannot write', () => {
     for (const at of [Infinity, NaN]) {
-      const payload = JobPayload.fromEntries([['class', 'X'], ['queue', 'q'], ['args', []]]).set('at', at);
+      const payload = JobPayload.fromEntries([
+        ['class', 'X'],
+        ['queue', 'q'],
+        ['args', []],
+      ]).set('at', at);
       expect(() => validatePayload(payload)).toThrow(new InvalidJobError('at', 'must be a number of epoch seconds'));
     }
     expect(valid('"at":1795933800.5')).not.toThrow();
@@ -91,7 +103,9 @@ describe('payload validation', () => {
 
   it('refuses a job that is not a hash', () => {
     for (const item of [null, [], 'X']) {
-      expect(() => payloadFromHash(item as never)).toThrow(new InvalidJobError('job', "must be a hash with 'class' and 'args' keys"));
+      expect(() => payloadFromHash(item as never)).toThrow(
+        new InvalidJobError('job', "must be a hash with 'class' and 'args' keys"),
+      );
     }
   });
 });

@@ -4,14 +4,20 @@ import { join } from 'node:path';
 const root = join(__dirname, '..', '..');
 const PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/api', '@nestjs/swagger'];
 
-/** Runs `script` in a fresh Node with the optional peers unresolvable, the package's TypeScript loaded through ts-node. */
+/**
+ * Runs `script` in a fresh Node with the optional peers unresolvable, the package's TypeScript loaded through ts-node.
+ */
 function withoutPeers(script: string): { status: number | null; stdout: string; stderr: string } {
-  const result = spawnSync(process.execPath, ['-r', 'ts-node/register/transpile-only', '-r', join(__dirname, '..', 'support', 'hide-peers.js'), '-e', script], {
-    cwd: root,
-    env: { ...process.env, WURK_HIDDEN_PEERS: PEERS.join(','), TS_NODE_PROJECT: join(root, 'tsconfig.json') },
-    encoding: 'utf8',
-    timeout: 60000,
-  });
+  const result = spawnSync(
+    process.execPath,
+    ['-r', 'ts-node/register/transpile-only', '-r', join(__dirname, '..', 'support', 'hide-peers.js'), '-e', script],
+    {
+      cwd: root,
+      env: { ...process.env, WURK_HIDDEN_PEERS: PEERS.join(','), TS_NODE_PROJECT: join(root, 'tsconfig.json') },
+      encoding: 'utf8',
+      timeout: 60000,
+    },
+  );
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 

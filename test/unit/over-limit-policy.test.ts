@@ -31,7 +31,8 @@ describe('over-limit policy', () => {
   });
 
   it("reads the payload's overrated count, anything but a positive integer as none", () => {
-    const count = (overrated: unknown) => overratedCount(JobPayload.parse(JSON.stringify({ class: 'Api', args: [], jid: 'a'.repeat(24), overrated })));
+    const count = (overrated: unknown) =>
+      overratedCount(JobPayload.parse(JSON.stringify({ class: 'Api', args: [], jid: 'a'.repeat(24), overrated })));
     expect(count(3)).toBe(3);
     for (const none of [0, -1, 1.5, '3', null]) expect(count(none)).toBe(0);
     expect(overratedCount(JobPayload.parse(JSON.stringify({ class: 'Api', args: [], jid: 'a'.repeat(24) })))).toBe(0);

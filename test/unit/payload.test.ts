@@ -36,7 +36,8 @@ describe('JobPayload', () => {
   it('refuses text that is not a JSON object, saying which', () => {
     expect(() => JobPayload.parse('not json at all')).toThrow(InvalidPayloadError);
     expect(() => JobPayload.parse('{"class":')).toThrow(/^invalid job payload: not valid JSON \(.+\)$/);
-    for (const text of ['[1,2]', 'null', '5', '"X"']) expect(() => JobPayload.parse(text)).toThrow(new InvalidPayloadError('not a JSON object'));
+    for (const text of ['[1,2]', 'null', '5', '"X"'])
+      expect(() => JobPayload.parse(text)).toThrow(new InvalidPayloadError('not a JSON object'));
   });
 
   it('tolerates whitespace that other writers leave', () => {
@@ -68,8 +69,18 @@ describe('JobPayload', () => {
   it('lists keys and a plain object view in text order, members read as decoded values', () => {
     const payload = JobPayload.parse('{"b":1.0,"1":[2],"class":"A"}').set('queue', 'q');
     expect(payload.keys()).toEqual(['b', '1', 'class', 'queue']);
-    expect(payload.rawEntries()).toEqual([['b', '1.0'], ['1', '[2]'], ['class', '"A"'], ['queue', '"q"']]);
-    expect(Object.entries(payload.toObject())).toEqual([['1', [2]], ['b', 1], ['class', 'A'], ['queue', 'q']]);
+    expect(payload.rawEntries()).toEqual([
+      ['b', '1.0'],
+      ['1', '[2]'],
+      ['class', '"A"'],
+      ['queue', '"q"'],
+    ]);
+    expect(Object.entries(payload.toObject())).toEqual([
+      ['1', [2]],
+      ['b', 1],
+      ['class', 'A'],
+      ['queue', 'q'],
+    ]);
     expect(payload.get('1')).toEqual([2]);
     expect(payload.get('missing')).toBeUndefined();
     expect(payload.has('queue')).toBe(true);

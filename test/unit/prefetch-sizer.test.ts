@@ -1,7 +1,10 @@
 import { freshEachTest } from '../support/fresh-module';
 
-// Loaded per test: the payload and wait limits are built at import, and only then do the tests that pin them cover them.
-const fresh = freshEachTest(() => require('../../src/server/prefetch-sizer') as typeof import('../../src/server/prefetch-sizer'));
+// Loaded per test: the payload and wait limits are built at import, and only then do the tests that pin them cover
+// them.
+const fresh = freshEachTest(
+  () => require('../../src/server/prefetch-sizer') as typeof import('../../src/server/prefetch-sizer'),
+);
 
 const sizerOf = (limit: number, concurrency: number) => new fresh.module.PrefetchSizer(limit, concurrency);
 

@@ -6,7 +6,15 @@ import { WorkerRegistry } from '../../src/job/worker-registry';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { ClaimedJob, Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
 import { ExecutionCarrier, jobExecutionStorage } from '../../src/server/job-execution';
-import { attemptOf, DeathHandler, ErrorHandler, PendingFiling, perform, Processor, UnknownWorkerError } from '../../src/server/processor';
+import {
+  attemptOf,
+  DeathHandler,
+  ErrorHandler,
+  PendingFiling,
+  perform,
+  Processor,
+  UnknownWorkerError,
+} from '../../src/server/processor';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../src/server/server-middleware';
 import { FakeHeartbeat } from '../support/fake-heartbeat';
 
@@ -69,7 +77,8 @@ interface Setup {
 
 function processorWith(setup: Setup = {}) {
   const registry = new WorkerRegistry();
-  for (const [name, instance] of Object.entries(setup.workers ?? {})) registry.register({ name, target: instance.constructor as WorkerClass, options: {}, instance });
+  for (const [name, instance] of Object.entries(setup.workers ?? {}))
+    registry.register({ name, target: instance.constructor as WorkerClass, options: {}, instance });
   const fetcher = new RecordingFetcher();
   const heartbeat = new FakeHeartbeat();
   const errors: string[] = [];
@@ -82,7 +91,10 @@ function processorWith(setup: Setup = {}) {
   const processor = new Processor({
     registry,
     middleware: setup.middleware ?? new MiddlewareChain<ServerContext>(),
-    listeners: [{ onSettled: (context, outcome) => void (contexts.push(context), outcomes.push(outcome)) }, ...(setup.listeners ?? [])],
+    listeners: [
+      { onSettled: (context, outcome) => void (contexts.push(context), outcomes.push(outcome)) },
+      ...(setup.listeners ?? []),
+    ],
     heartbeat,
     fetcher,
     maxRetries: setup.maxRetries ?? 25,
@@ -100,7 +112,10 @@ function processorWith(setup: Setup = {}) {
 }
 
 function claimed(members: Record<string, unknown> = {}, queue = 'default'): ClaimedJob {
-  return { raw: JSON.stringify({ class: 'Work', args: [1], queue, jid: JID, created_at: 1795933789.5, ...members }), queue };
+  return {
+    raw: JSON.stringify({ class: 'Work', args: [1], queue, jid: JID, created_at: 1795933789.5, ...members }),
+    queue,
+  };
 }
 
 const failing = (error: unknown) => ({ perform: () => Promise.reject(error) });
@@ -114,7 +129,14 @@ describe('Processor: one job run and settled', () => {
         Work: {
           perform: (n: number) => {
             const execution = jobExecutionStorage.getStore();
-            seen.push(n, execution?.jid, execution?.queue, execution?.attempt, execution?.signal === signal, execution?.reporter);
+            seen.push(
+              n,
+              execution?.jid,
+              execution?.queue,
+              execution?.attempt,
+              execution?.signal === signal,
+              execution?.reporter,
+            );
             return 'result';
           },
         },
@@ -134,7 +156,9 @@ describe('Processor: one job run and settled', () => {
     const seen: Array<string | undefined> = [];
     const { processor, executions, outcomes } = processorWith({
       carry: false,
-      workers: { Work: { perform: async () => (await Promise.resolve(), void seen.push(jobExecutionStorage.getStore()?.jid)) } },
+      workers: {
+        Work: { perform: async () => (await Promise.resolve(), void seen.push(jobExecutionStorage.getStore()?.jid)) },
+      },
     });
     await processor.run(claimed());
     expect(seen).toEqual([undefined]);
@@ -146,7 +170,10 @@ describe('Processor: one job run and settled', () => {
 
   it('stamps when the execution began on the context, before the onStart listeners hear it (the job log times the job from it)', async () => {
     const heard: Array<number | undefined> = [];
-    const { processor, contexts } = processorWith({ workers: { Work: { perform: () => undefined } }, listeners: [{ onStart: (context) => void heard.push(context.startedAt) }] });
+    const { processor, contexts } = processorWith({
+      workers: { Work: { perform: () => undefined } },
+      listeners: [{ onStart: (context) => void heard.push(context.startedAt) }],
+    });
     const before = performance.now();
     await processor.run(claimed());
     const after = performance.now();
@@ -156,16 +183,19 @@ describe('Processor: one job run and settled', () => {
   });
 
   it('counts attempts as Sidekiq: 1 for a first run, retry_count + 2 after, 1 for a count that is not a number', () => {
-    const payload = (members: Record<string, unknown>) => JobPayload.parse(JSON.stringify({ class: 'Work', args: [], ...members }));
+    const payload = (members: Record<string, unknown>) =>
+      JobPayload.parse(JSON.stringify({ class: 'Work', args: [], ...members }));
     expect(attemptOf(payload({}))).toBe(1);
     expect(attemptOf(payload({ retry_count: 0 }))).toBe(2);
     expect(attemptOf(payload({ retry_count: 3 }))).toBe(5);
     expect(attemptOf(payload({ retry_count: '3' }))).toBe(1);
   });
 
-  it("hands the attempt of a retried job to the context and the execution", async () => {
+  it('hands the attempt of a retried job to the context and the execution', async () => {
     const attempts: number[] = [];
-    const { processor, contexts } = processorWith({ workers: { Work: { perform: () => void attempts.push(jobExecutionStorage.getStore()?.attempt as number) } } });
+    const { processor, contexts } = processorWith({
+      workers: { Work: { perform: () => void attempts.push(jobExecutionStorage.getStore()?.attempt as number) } },
+    });
     await processor.run(claimed({ retry_count: 1 }));
     expect(attempts).toEqual([3]);
     expect(contexts[0].attempt).toBe(3);
@@ -181,7 +211,10 @@ describe('Processor: one job run and settled', () => {
   });
 
   it("perform (the chain's terminal step) stores what the worker's perform returned as the result", async () => {
-    const context = { job: JobPayload.parse('{"class":"Work","args":[2,3]}'), worker: { instance: { perform: (a: number, b: number) => a * b } } } as unknown as ServerContext;
+    const context = {
+      job: JobPayload.parse('{"class":"Work","args":[2,3]}'),
+      worker: { instance: { perform: (a: number, b: number) => a * b } },
+    } as unknown as ServerContext;
     await perform(context);
     expect(context.result).toBe(6);
   });
@@ -189,7 +222,10 @@ describe('Processor: one job run and settled', () => {
   describe('execution metrics', () => {
     it('records each run of a known class with its milliseconds and whether it failed', async () => {
       const { processor, heartbeat } = processorWith({
-        workers: { Work: { perform: () => new Promise((resolve) => setTimeout(resolve, 30)) }, Bad: failing(new Error('x')) },
+        workers: {
+          Work: { perform: () => new Promise((resolve) => setTimeout(resolve, 30)) },
+          Bad: failing(new Error('x')),
+        },
       });
       await processor.run(claimed());
       await processor.run(claimed({ class: 'Bad', retry: false }));
@@ -231,7 +267,9 @@ describe('Processor: one job run and settled', () => {
       expect(ok.fetcher.acks).toEqual([]);
       expect(ok.outcomes).toEqual([]);
 
-      const bad = processorWith({ workers: { Work: { perform: () => ((job.handedBack = true), Promise.reject(new Error('late'))) } } });
+      const bad = processorWith({
+        workers: { Work: { perform: () => ((job.handedBack = true), Promise.reject(new Error('late'))) } },
+      });
       job = claimed({ retry: true });
       await bad.processor.run(job);
       expect([bad.heartbeat.processed, bad.heartbeat.failed]).toEqual([1, 1]);
@@ -253,7 +291,11 @@ describe('Processor: one job run and settled', () => {
       await processor.run(claimed({ retry: true }));
       expect(fetcher.filed).toHaveLength(1);
       const [filing] = fetcher.filed;
-      expect(filing).toMatchObject({ jid: JID, set: 'retry', payload: { retry_count: 0, error_class: 'TypeError', error_message: 'boom' } });
+      expect(filing).toMatchObject({
+        jid: JID,
+        set: 'retry',
+        payload: { retry_count: 0, error_class: 'TypeError', error_message: 'boom' },
+      });
       expect(filing.score * 1000).toBeGreaterThanOrEqual(before + 15000 - 1);
       expect(filing.score * 1000).toBeLessThan(Date.now() + 25000);
       expect(outcomes).toEqual([{ kind: 'retrying', error, retryCount: 0, retryAt: expect.any(Number) }]);
@@ -265,7 +307,11 @@ describe('Processor: one job run and settled', () => {
 
     it('uses the maxRetries default when the job says retry: true, and a number of its own otherwise', async () => {
       const deaths: string[] = [];
-      const capped = processorWith({ workers: { Work: failing(new Error('x')) }, maxRetries: 2, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      const capped = processorWith({
+        workers: { Work: failing(new Error('x')) },
+        maxRetries: 2,
+        deathHandlers: [(job) => void deaths.push(job.jid)],
+      });
       await capped.processor.run(claimed({ retry: true, retry_count: 0 }));
       await capped.processor.run(claimed({ retry: true, retry_count: 1 }));
       await capped.processor.run(claimed({ retry: 5, retry_count: 1 }));
@@ -277,7 +323,10 @@ describe('Processor: one job run and settled', () => {
     it('out of retries is filed in dead scored now, and the death handlers get the filed payload and the error', async () => {
       const deaths: Array<[unknown, unknown]> = [];
       const error = new Error('last');
-      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job, caught) => void deaths.push([job.get('error_message'), caught])] });
+      const { processor, fetcher, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        deathHandlers: [(job, caught) => void deaths.push([job.get('error_message'), caught])],
+      });
       const before = Date.now();
       await processor.run(claimed({ retry: 0 }));
       expect(fetcher.filed.map((filing) => filing.set)).toEqual(['dead']);
@@ -290,7 +339,10 @@ describe('Processor: one job run and settled', () => {
     it('with retry: false is acknowledged, not filed, and its death handlers run: failed', async () => {
       const deaths: string[] = [];
       const error = new Error('gone');
-      const { processor, fetcher, heartbeat, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        deathHandlers: [(job) => void deaths.push(job.jid)],
+      });
       await processor.run(claimed({ retry: false }));
       expect(fetcher.acks).toEqual([JID]);
       expect(fetcher.filed).toEqual([]);
@@ -302,7 +354,10 @@ describe('Processor: one job run and settled', () => {
     it('whose filing finds the job no longer ours is interrupted, with no death handler', async () => {
       const deaths: string[] = [];
       const error = new Error('x');
-      const { processor, fetcher, outcomes } = processorWith({ workers: { Work: failing(error) }, deathHandlers: [(job) => void deaths.push(job.jid)] });
+      const { processor, fetcher, outcomes } = processorWith({
+        workers: { Work: failing(error) },
+        deathHandlers: [(job) => void deaths.push(job.jid)],
+      });
       fetcher.filings = [false];
       await processor.run(claimed({ retry: 0 }));
       expect(outcomes).toEqual([{ kind: 'interrupted', error }]);
@@ -323,7 +378,10 @@ describe('Processor: one job run and settled', () => {
       });
       await processor.run(claimed({ retry: 0 }));
       expect(calls).toEqual(['death 2', 'error 2']);
-      expect(errors).toEqual(['death handler failed (ignored): death bug', 'error handler failed (ignored): handler bug']);
+      expect(errors).toEqual([
+        'death handler failed (ignored): death bug',
+        'error handler failed (ignored): handler bug',
+      ]);
     });
   });
 
@@ -355,7 +413,10 @@ describe('Processor: one job run and settled', () => {
         context.job.setRaw('wrapped', '{not json');
         await next();
       });
-      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: { perform: () => 1 } }, middleware });
+      const { processor, fetcher, errors, outcomes } = processorWith({
+        workers: { Work: { perform: () => 1 } },
+        middleware,
+      });
       await processor.run(claimed());
       expect(errors[0]).toMatch(new RegExp(`^a step after perform failed for job ${JID} \\(.+\\); acknowledging it$`));
       expect(fetcher.acks).toEqual([JID]);
@@ -372,7 +433,11 @@ describe('Processor: one job run and settled', () => {
       await processor.run(claimed({ retry: true }));
       expect(errors).toEqual([`could not file failed job ${JID} (Error): WRONGTYPE retry; interrupting it`]);
       expect(fetcher.filed).toHaveLength(1);
-      expect(fetcher.filed[0]).toMatchObject({ jid: JID, set: 'retry', payload: { interrupted_count: 1, retry_count: 0, error_message: 'stuck' } });
+      expect(fetcher.filed[0]).toMatchObject({
+        jid: JID,
+        set: 'retry',
+        payload: { interrupted_count: 1, retry_count: 0, error_message: 'stuck' },
+      });
       const retryAt = fetcher.filed[0].score * 1000;
       expect(retryAt).toBeGreaterThanOrEqual(before + 30000 - 1);
       expect(retryAt).toBeLessThanOrEqual(Date.now() + 30000 + 1);
@@ -391,7 +456,9 @@ describe('Processor: one job run and settled', () => {
     });
 
     it('is remembered for a later filing when the interrupt fails too, and says so', async () => {
-      const { processor, fetcher, errors, outcomes, pending } = processorWith({ workers: { Work: failing(new Error('stuck')) } });
+      const { processor, fetcher, errors, outcomes, pending } = processorWith({
+        workers: { Work: failing(new Error('stuck')) },
+      });
       fetcher.filings = [new Error('first'), new Error('second')];
       await processor.run(claimed({ retry: true }));
       expect(errors[1]).toBe(`could not interrupt job ${JID} either (second); will file it in retry later`);
@@ -407,7 +474,10 @@ describe('Processor: one job run and settled', () => {
         context.job.setRaw('retry', '{not json');
         await next();
       });
-      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware });
+      const { processor, fetcher, errors, outcomes } = processorWith({
+        workers: { Work: failing(new Error('x')) },
+        middleware,
+      });
       await processor.run(claimed({ retry: true }));
       expect(errors[0]).toMatch(new RegExp(`^could not file failed job ${JID} \\(Error\\): .+; interrupting it$`));
       expect(fetcher.filed.map((filing) => filing.set)).toEqual(['retry']);
@@ -419,11 +489,17 @@ describe('Processor: one job run and settled', () => {
         context.job.set('args', ['changed by middleware']).set('tenant', 'injected').setRaw('retry_count', '{not json');
         await next();
       });
-      const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware });
+      const { processor, fetcher, errors, outcomes } = processorWith({
+        workers: { Work: failing(new Error('x')) },
+        middleware,
+      });
       await processor.run(claimed({ retry: true }));
       expect(errors).toHaveLength(1);
       expect(fetcher.filed).toHaveLength(1);
-      expect(fetcher.filed[0]).toMatchObject({ set: 'retry', payload: { args: [1], interrupted_count: 1, retry_count: 0, error_message: 'x' } });
+      expect(fetcher.filed[0]).toMatchObject({
+        set: 'retry',
+        payload: { args: [1], interrupted_count: 1, retry_count: 0, error_message: 'x' },
+      });
       expect(fetcher.filed[0].payload.tenant).toBeUndefined();
       expect(outcomes[0]).toMatchObject({ kind: 'interrupted', filedIn: 'retry' });
     });
@@ -444,7 +520,17 @@ describe('Processor: one job run and settled', () => {
       expect(fetcher.filed).toHaveLength(1);
       const [filing] = fetcher.filed;
       expect(filing).toMatchObject({ jid: JID, set: 'dead' });
-      expect(filing.payload).toEqual({ class: 'Work', args: [1], queue: 'default', jid: JID, created_at: 1795933789.5, retry: true, failed_at: 1795933000.25, error_class: 'RangeError', error_message: 'deep' });
+      expect(filing.payload).toEqual({
+        class: 'Work',
+        args: [1],
+        queue: 'default',
+        jid: JID,
+        created_at: 1795933789.5,
+        retry: true,
+        failed_at: 1795933000.25,
+        error_class: 'RangeError',
+        error_message: 'deep',
+      });
       expect(filing.score * 1000).toBeGreaterThanOrEqual(before - 1);
       expect(filing.score * 1000).toBeLessThanOrEqual(Date.now() + 1);
       expect(outcomes).toEqual([{ kind: 'interrupted', error, filedIn: 'dead', retryAt: undefined }]);
@@ -459,7 +545,11 @@ describe('Processor: one job run and settled', () => {
         throw new SyntaxError('unplannable');
       });
       for (const timestamps of ['seconds', 'millis'] as const) {
-        const { processor, fetcher } = processorWith({ workers: { Work: failing(new Error('x')) }, middleware, timestamps });
+        const { processor, fetcher } = processorWith({
+          workers: { Work: failing(new Error('x')) },
+          middleware,
+          timestamps,
+        });
         const before = Date.now();
         await processor.run(claimed({ retry: true }));
         const failedAt = fetcher.filed[0].payload.failed_at as number;
@@ -504,7 +594,10 @@ describe('Processor: one job run and settled', () => {
     });
 
     it('fails like any error once rescheduled overLimitRetries times', async () => {
-      const { processor, fetcher, heartbeat, outcomes } = processorWith({ workers: { Work: failing(new OverLimitError('api')) }, overLimit: { retries: 2, backoff: () => 1 } });
+      const { processor, fetcher, heartbeat, outcomes } = processorWith({
+        workers: { Work: failing(new OverLimitError('api')) },
+        overLimit: { retries: 2, backoff: () => 1 },
+      });
       await processor.run(claimed({ retry: true, overrated: 1 }));
       await processor.run(claimed({ retry: true, overrated: 2 }));
       expect(fetcher.filed.map((filing) => filing.set)).toEqual(['schedule', 'retry']);
@@ -534,7 +627,9 @@ describe('Processor: one job run and settled', () => {
       });
       await expect(processor.run(claimed({ retry: true }))).resolves.toBeUndefined();
       expect(errors).toEqual([`could not reschedule job ${JID} over its limiter: bad backoff; filing it as a failure`]);
-      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([['retry', 'OverLimitError']]);
+      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([
+        ['retry', 'OverLimitError'],
+      ]);
       expect(outcomes[0].kind).toBe('retrying');
     });
 
@@ -543,8 +638,12 @@ describe('Processor: one job run and settled', () => {
       const { processor, fetcher, heartbeat, errors, outcomes } = processorWith({ workers: { Work: failing(error) } });
       fetcher.filings = [new Error('WRONGTYPE schedule')];
       await processor.run(claimed({ retry: true }));
-      expect(errors).toEqual([`could not reschedule job ${JID} over its limiter: WRONGTYPE schedule; filing it as a failure`]);
-      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([['retry', 'OverLimitError']]);
+      expect(errors).toEqual([
+        `could not reschedule job ${JID} over its limiter: WRONGTYPE schedule; filing it as a failure`,
+      ]);
+      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([
+        ['retry', 'OverLimitError'],
+      ]);
       expect(outcomes[0].kind).toBe('retrying');
       expect(heartbeat.failed).toBe(1);
     });
@@ -580,7 +679,11 @@ describe('Processor: one job run and settled', () => {
       expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 1]);
       expect(deaths).toEqual([['Wurk::InvalidPayload', 'InvalidPayloadError']]);
       expect(outcomes).toEqual([{ kind: 'dead', error: expect.any(Error), reason: 'unparseable payload' }]);
-      expect(contexts[0]).toMatchObject({ queue: 'mail', attempt: 1, execution: { jid: filing.jid, queue: 'mail', attempt: 1, signal } });
+      expect(contexts[0]).toMatchObject({
+        queue: 'mail',
+        attempt: 1,
+        execution: { jid: filing.jid, queue: 'mail', attempt: 1, signal },
+      });
       expect(contexts[0].job.jid).toBe(filing.jid);
       expect(starts).toEqual([]);
     });
@@ -600,7 +703,11 @@ describe('Processor: one job run and settled', () => {
       expect(errors).toEqual(['could not file an unparseable job in dead (WRONGTYPE dead); will retry']);
       expect(pending).toHaveLength(1);
       expect(pending[0]).toMatchObject({ set: 'dead' });
-      expect(JSON.parse(pending[0].payload)).toMatchObject({ class: 'Wurk::InvalidPayload', args: ['nope'], jid: pending[0].jid });
+      expect(JSON.parse(pending[0].payload)).toMatchObject({
+        class: 'Wurk::InvalidPayload',
+        args: ['nope'],
+        jid: pending[0].jid,
+      });
       expect(outcomes[0].kind).toBe('dead');
     });
   });

@@ -4,7 +4,9 @@ import { RawJson, stringifyWithRaw } from '../../src/api/raw-json';
 describe('api: JSON with raw members', () => {
   it('writes each raw member as its own text, keeping a Ruby 1.0 and a big integer as stored', () => {
     const payload = '{"class":"A","args":[1.0,12345678901234567890]}';
-    expect(stringifyWithRaw({ job: new RawJson(payload), list: [new RawJson('2.50'), new RawJson('[]')] })).toBe(`{"job":${payload},"list":[2.50,[]]}`);
+    expect(stringifyWithRaw({ job: new RawJson(payload), list: [new RawJson('2.50'), new RawJson('[]')] })).toBe(
+      `{"job":${payload},"list":[2.50,[]]}`,
+    );
   });
 
   it('is JSON.stringify when there is no raw member, and a string that looks like a marker stays a string', () => {

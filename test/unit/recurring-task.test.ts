@@ -13,7 +13,12 @@ describe('RecurringTask', () => {
 
   it('runs after the first delay, then every delay(), and not after stop()', async () => {
     let runs = 0;
-    const task = new RecurringTask('poll', async () => void runs++, () => 1000, recordingLogger());
+    const task = new RecurringTask(
+      'poll',
+      async () => void runs++,
+      () => 1000,
+      recordingLogger(),
+    );
     task.start(50);
     await jest.advanceTimersByTimeAsync(49);
     expect(runs).toBe(0);
@@ -58,11 +63,18 @@ describe('RecurringTask', () => {
     const logger = recordingLogger();
     const { lines } = logger;
     let failing = true;
-    const task = new RecurringTask('orphan check', async () => {
-      if (failing) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
-    }, () => 1000, logger);
+    const task = new RecurringTask(
+      'orphan check',
+      async () => {
+        if (failing) throw new Error('WRONGTYPE Operation against a key holding the wrong kind of value');
+      },
+      () => 1000,
+      logger,
+    );
     expect(await task.runNow()).toBe(false);
-    expect(lines).toEqual(['error orphan check failed (will retry): WRONGTYPE Operation against a key holding the wrong kind of value']);
+    expect(lines).toEqual([
+      'error orphan check failed (will retry): WRONGTYPE Operation against a key holding the wrong kind of value',
+    ]);
     jest.setSystemTime(Date.now() + 60000);
     expect(await task.runNow()).toBe(false);
     expect(lines).toHaveLength(1);
@@ -83,9 +95,14 @@ describe('RecurringTask', () => {
     const logger = recordingLogger();
     const { lines } = logger;
     let away = true;
-    const task = new RecurringTask('poll', async () => {
-      if (away) throw unreachable;
-    }, () => 1000, logger);
+    const task = new RecurringTask(
+      'poll',
+      async () => {
+        if (away) throw unreachable;
+      },
+      () => 1000,
+      logger,
+    );
     expect(await task.runNow()).toBe(false);
     away = false;
     expect(await task.runNow()).toBe(true);

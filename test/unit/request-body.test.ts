@@ -1,7 +1,14 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { once } from 'node:events';
 import { PassThrough } from 'node:stream';
-import { BodyBytesLostError, earlyBodyProblem, earlyBodyReader, readBody, readEarly, requestBody } from '../../src/api/body';
+import {
+  BodyBytesLostError,
+  earlyBodyProblem,
+  earlyBodyReader,
+  readBody,
+  readEarly,
+  requestBody,
+} from '../../src/api/body';
 import type { ApiProblem } from '../../src/api/problem';
 
 /** A request stream with the given headers; the test writes its body. */
@@ -98,7 +105,12 @@ describe('readBody', () => {
     const refused = rejectionOf(readBody(req, 4));
     req.write('abcde');
     expectTooLarge(await refused, 4);
-    expect([req.listenerCount('data'), req.listenerCount('end'), req.listenerCount('aborted'), req.listenerCount('error')]).toEqual([1, 0, 0, 1]);
+    expect([
+      req.listenerCount('data'),
+      req.listenerCount('end'),
+      req.listenerCount('aborted'),
+      req.listenerCount('error'),
+    ]).toEqual([1, 0, 0, 1]);
     expect(() => req.emit('error', new Error('ECONNRESET'))).not.toThrow();
     const declared = request({ 'content-length': '5' });
     expectTooLarge(await rejectionOf(readBody(declared, 4)), 4);
@@ -112,7 +124,12 @@ describe('readBody', () => {
       if (event === 'error') req.emit('error', new Error('socket hang up'));
       else req.emit('aborted');
       await failed;
-      expect([req.listenerCount('data'), req.listenerCount('end'), req.listenerCount('aborted'), req.listenerCount('error')]).toEqual([0, 0, 0, 0]);
+      expect([
+        req.listenerCount('data'),
+        req.listenerCount('end'),
+        req.listenerCount('aborted'),
+        req.listenerCount('error'),
+      ]).toEqual([0, 0, 0, 0]);
     }
   });
 
@@ -143,12 +160,18 @@ describe('readBody', () => {
 describe('earlyBodyReader', () => {
   const res = {} as ServerResponse;
   /** Runs the middleware; resolves with what it passed to next once it did. */
-  const run = (reader: ReturnType<typeof earlyBodyReader>, req: IncomingMessage) => new Promise<unknown>((resolve) => reader(req, res, resolve));
+  const run = (reader: ReturnType<typeof earlyBodyReader>, req: IncomingMessage) =>
+    new Promise<unknown>((resolve) => reader(req, res, resolve));
 
   it('leaves a request outside the mount alone: nothing read, nothing stored', async () => {
     const req = request({ 'content-length': '3' });
     req.end('abc');
-    expect(await run(earlyBodyReader(() => false, 10), req)).toBeUndefined();
+    expect(
+      await run(
+        earlyBodyReader(() => false, 10),
+        req,
+      ),
+    ).toBeUndefined();
     expect(req.readableLength).toBe(3);
     expect(earlyBodyProblem(req)).toBeUndefined();
   });
@@ -156,22 +179,36 @@ describe('earlyBodyReader', () => {
   it('a request without a framing header has an empty body, read from nowhere', async () => {
     const req = request({ 'content-length': 'abc' });
     req.write('ignored');
-    await run(earlyBodyReader(() => true, 10), req);
+    await run(
+      earlyBodyReader(() => true, 10),
+      req,
+    );
     expect(await requestBody(req, 10)).toEqual(Buffer.alloc(0));
     expect(req.readableLength).toBe(7);
   });
 
-  it.each<Record<string, string>>([{ 'content-length': '3' }, { 'transfer-encoding': 'chunked' }])('reads a body announced by %j and keeps it for the handler', async (headers) => {
-    const req = request(headers);
-    req.end('abc');
-    await run(earlyBodyReader(() => true, 10), req);
-    expect(earlyBodyProblem(req)).toBeUndefined();
-    expect((await requestBody(req, 10)).toString()).toBe('abc');
-  });
+  it.each<Record<string, string>>([{ 'content-length': '3' }, { 'transfer-encoding': 'chunked' }])(
+    'reads a body announced by %j and keeps it for the handler',
+    async (headers) => {
+      const req = request(headers);
+      req.end('abc');
+      await run(
+        earlyBodyReader(() => true, 10),
+        req,
+      );
+      expect(earlyBodyProblem(req)).toBeUndefined();
+      expect((await requestBody(req, 10)).toString()).toBe('abc');
+    },
+  );
 
   it('a refusal is stored for the handler, not answered: next() gets no error', async () => {
     const req = request({ 'content-length': '11' });
-    expect(await run(earlyBodyReader(() => true, 10), req)).toBeUndefined();
+    expect(
+      await run(
+        earlyBodyReader(() => true, 10),
+        req,
+      ),
+    ).toBeUndefined();
     expectTooLarge(earlyBodyProblem(req), 10);
     expectTooLarge(await rejectionOf(requestBody(req, 10)), 10);
   });
@@ -181,11 +218,21 @@ describe('earlyBodyReader', () => {
     ended.end('abc');
     ended.resume();
     await once(ended, 'end');
-    expect(await run(earlyBodyReader(() => true, 10), ended)).toBeUndefined();
+    expect(
+      await run(
+        earlyBodyReader(() => true, 10),
+        ended,
+      ),
+    ).toBeUndefined();
     expect(await rejectionOf(requestBody(ended, 10))).toBeInstanceOf(BodyBytesLostError);
 
     const parsed = Object.assign(request({ 'content-length': '3' }), { body: {} });
-    expect(await run(earlyBodyReader(() => true, 10), parsed)).toBeUndefined();
+    expect(
+      await run(
+        earlyBodyReader(() => true, 10),
+        parsed,
+      ),
+    ).toBeUndefined();
     expect(await rejectionOf(requestBody(parsed, 10))).toBeInstanceOf(BodyBytesLostError);
   });
 });

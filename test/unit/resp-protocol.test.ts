@@ -22,15 +22,18 @@ describe('RESP2 replies', () => {
     expect(readReply(bytes, next)).toEqual(['NEXT', bytes.length]);
   });
 
-  it.each(cases)('%s: not read from any part of it, each part saying how far the buffer must grow, never past the reply', (_, wire) => {
-    const bytes = Buffer.from(wire);
-    for (let end = 0; end < bytes.length; end++) {
-      const wanting = { bytes: 0 };
-      expect(readReply(bytes.subarray(0, end), 0, wanting)).toBeUndefined();
-      expect(wanting.bytes).toBeGreaterThan(end);
-      expect(wanting.bytes).toBeLessThanOrEqual(bytes.length);
-    }
-  });
+  it.each(cases)(
+    '%s: not read from any part of it, each part saying how far the buffer must grow, never past the reply',
+    (_, wire) => {
+      const bytes = Buffer.from(wire);
+      for (let end = 0; end < bytes.length; end++) {
+        const wanting = { bytes: 0 };
+        expect(readReply(bytes.subarray(0, end), 0, wanting)).toBeUndefined();
+        expect(wanting.bytes).toBeGreaterThan(end);
+        expect(wanting.bytes).toBeLessThanOrEqual(bytes.length);
+      }
+    },
+  );
 
   it("wants a bulk string's whole length once its header is in, also inside an array", () => {
     const wanting = { bytes: 0 };

@@ -9,23 +9,80 @@ const row = ({ operation, name, method, pattern, scope }: ApiRoute) => ({ operat
 
 const setEntryRows = (segment: string, one: string, kill: boolean) => [
   { operation: segment, name: `${segment}.list`, method: 'GET', pattern: `/v1/${segment}`, scope: 'read' },
-  { operation: `run${one}`, name: `${segment}.run`, method: 'POST', pattern: `/v1/${segment}/:jid/run`, scope: 'admin' },
-  ...(kill ? [{ operation: `kill${one}`, name: `${segment}.kill`, method: 'POST', pattern: `/v1/${segment}/:jid/kill`, scope: 'admin' }] : []),
-  { operation: `delete${one}`, name: `${segment}.delete`, method: 'DELETE', pattern: `/v1/${segment}/:jid`, scope: 'admin' },
+  {
+    operation: `run${one}`,
+    name: `${segment}.run`,
+    method: 'POST',
+    pattern: `/v1/${segment}/:jid/run`,
+    scope: 'admin',
+  },
+  ...(kill
+    ? [
+        {
+          operation: `kill${one}`,
+          name: `${segment}.kill`,
+          method: 'POST',
+          pattern: `/v1/${segment}/:jid/kill`,
+          scope: 'admin',
+        },
+      ]
+    : []),
+  {
+    operation: `delete${one}`,
+    name: `${segment}.delete`,
+    method: 'DELETE',
+    pattern: `/v1/${segment}/:jid`,
+    scope: 'admin',
+  },
 ];
 const setWideRows = (segment: string, kill: boolean) => [
-  { operation: `${segment}RunAll`, name: `${segment}.run_all`, method: 'POST', pattern: `/v1/${segment}/run-all`, scope: 'admin' },
-  ...(kill ? [{ operation: `${segment}KillAll`, name: `${segment}.kill_all`, method: 'POST', pattern: `/v1/${segment}/kill-all`, scope: 'admin' }] : []),
-  { operation: `${segment}Clear`, name: `${segment}.clear`, method: 'DELETE', pattern: `/v1/${segment}`, scope: 'admin' },
+  {
+    operation: `${segment}RunAll`,
+    name: `${segment}.run_all`,
+    method: 'POST',
+    pattern: `/v1/${segment}/run-all`,
+    scope: 'admin',
+  },
+  ...(kill
+    ? [
+        {
+          operation: `${segment}KillAll`,
+          name: `${segment}.kill_all`,
+          method: 'POST',
+          pattern: `/v1/${segment}/kill-all`,
+          scope: 'admin',
+        },
+      ]
+    : []),
+  {
+    operation: `${segment}Clear`,
+    name: `${segment}.clear`,
+    method: 'DELETE',
+    pattern: `/v1/${segment}`,
+    scope: 'admin',
+  },
 ];
 
 /** Every handler of AdminRoutes and JobsRoutes a row may call, recording the call. */
 function recordingHandlers() {
   const calls: unknown[][] = [];
   const recorder = (owner: string) =>
-    new Proxy({}, { get: (_target, method: string) => async (...args: unknown[]) => (calls.push([`${owner}.${method}`, ...args]), { status: 200, body: '', contentType: 'application/json', headers: {} }) });
+    new Proxy(
+      {},
+      {
+        get:
+          (_target, method: string) =>
+          async (...args: unknown[]) => (
+            calls.push([`${owner}.${method}`, ...args]),
+            { status: 200, body: '', contentType: 'application/json', headers: {} }
+          ),
+      },
+    );
   const handlers = {
-    discovery: (...args: unknown[]) => (calls.push(['discovery', ...args]), { status: 200, body: '', contentType: 'application/json', headers: {} }),
+    discovery: (...args: unknown[]) => (
+      calls.push(['discovery', ...args]),
+      { status: 200, body: '', contentType: 'application/json', headers: {} }
+    ),
     jobs: recorder('jobs'),
     admin: recorder('admin'),
   } as unknown as RouteHandlers;
@@ -57,28 +114,82 @@ describe('api: the route table', () => {
       { operation: 'queues', name: 'queues.list', method: 'GET', pattern: '/v1/queues', scope: 'read' },
       { operation: 'queue', name: 'queues.show', method: 'GET', pattern: '/v1/queues/:name', scope: 'read' },
       { operation: 'pause', name: 'queues.pause', method: 'POST', pattern: '/v1/queues/:name/pause', scope: 'admin' },
-      { operation: 'unpause', name: 'queues.unpause', method: 'POST', pattern: '/v1/queues/:name/unpause', scope: 'admin' },
+      {
+        operation: 'unpause',
+        name: 'queues.unpause',
+        method: 'POST',
+        pattern: '/v1/queues/:name/unpause',
+        scope: 'admin',
+      },
       ...setEntryRows('retries', 'Retry', true),
       ...setEntryRows('scheduled', 'Scheduled', true),
       ...setEntryRows('dead', 'Dead', false),
       { operation: 'processes', name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
-      { operation: 'process', name: 'processes.show', method: 'GET', pattern: '/v1/processes/:identity', scope: 'read' },
-      { operation: 'quiet', name: 'processes.quiet', method: 'POST', pattern: '/v1/processes/:identity/quiet', scope: 'admin' },
-      { operation: 'stop', name: 'processes.stop', method: 'POST', pattern: '/v1/processes/:identity/stop', scope: 'admin' },
+      {
+        operation: 'process',
+        name: 'processes.show',
+        method: 'GET',
+        pattern: '/v1/processes/:identity',
+        scope: 'read',
+      },
+      {
+        operation: 'quiet',
+        name: 'processes.quiet',
+        method: 'POST',
+        pattern: '/v1/processes/:identity/quiet',
+        scope: 'admin',
+      },
+      {
+        operation: 'stop',
+        name: 'processes.stop',
+        method: 'POST',
+        pattern: '/v1/processes/:identity/stop',
+        scope: 'admin',
+      },
       { operation: 'busy', name: 'busy', method: 'GET', pattern: '/v1/busy', scope: 'read' },
       { operation: 'cron', name: 'cron', method: 'GET', pattern: '/v1/cron', scope: 'read' },
       { operation: 'history', name: 'stats.history', method: 'GET', pattern: '/v1/stats/history', scope: 'read' },
       ...setWideRows('retries', true),
       ...setWideRows('scheduled', true),
       ...setWideRows('dead', false),
-      { operation: 'cronEnable', name: 'cron.enable', method: 'POST', pattern: '/v1/cron/:pjid/enable', scope: 'admin' },
-      { operation: 'cronDisable', name: 'cron.disable', method: 'POST', pattern: '/v1/cron/:pjid/disable', scope: 'admin' },
+      {
+        operation: 'cronEnable',
+        name: 'cron.enable',
+        method: 'POST',
+        pattern: '/v1/cron/:pjid/enable',
+        scope: 'admin',
+      },
+      {
+        operation: 'cronDisable',
+        name: 'cron.disable',
+        method: 'POST',
+        pattern: '/v1/cron/:pjid/disable',
+        scope: 'admin',
+      },
       { operation: 'queueClear', name: 'queues.clear', method: 'DELETE', pattern: '/v1/queues/:name', scope: 'admin' },
-      { operation: 'queueDeleteJob', name: 'queues.delete_job', method: 'DELETE', pattern: '/v1/queues/:name/jobs/:jid', scope: 'admin' },
+      {
+        operation: 'queueDeleteJob',
+        name: 'queues.delete_job',
+        method: 'DELETE',
+        pattern: '/v1/queues/:name/jobs/:jid',
+        scope: 'admin',
+      },
       { operation: 'metricsJobs', name: 'metrics.jobs', method: 'GET', pattern: '/v1/metrics/jobs', scope: 'read' },
-      { operation: 'metricsJob', name: 'metrics.job', method: 'GET', pattern: '/v1/metrics/jobs/:class', scope: 'read' },
+      {
+        operation: 'metricsJob',
+        name: 'metrics.job',
+        method: 'GET',
+        pattern: '/v1/metrics/jobs/:class',
+        scope: 'read',
+      },
       { operation: 'redis', name: 'redis', method: 'GET', pattern: '/v1/redis', scope: 'read' },
-      { operation: 'jobLocations', name: 'jobs.locations', method: 'GET', pattern: '/v1/jobs/:jid/locations', scope: 'read' },
+      {
+        operation: 'jobLocations',
+        name: 'jobs.locations',
+        method: 'GET',
+        pattern: '/v1/jobs/:jid/locations',
+        scope: 'read',
+      },
     ]);
     expect(fresh.module.API_ROUTES).toEqual([...fresh.module.PRODUCE_ROUTES, ...fresh.module.ADMIN_ROUTES]);
   });
@@ -94,10 +205,18 @@ describe('api: the route table', () => {
   it('has no two rows of one verb that match one path, so the row a framework served is the row a search finds', () => {
     const overlap = (a: string, b: string) => {
       const [left, right] = [a.split('/'), b.split('/')];
-      return left.length === right.length && left.every((part, index) => part === right[index] || part.startsWith(':') || right[index].startsWith(':'));
+      return (
+        left.length === right.length &&
+        left.every((part, index) => part === right[index] || part.startsWith(':') || right[index].startsWith(':'))
+      );
     };
     const routes = fresh.module.API_ROUTES;
-    const pairs = routes.flatMap((a, i) => routes.slice(i + 1).filter((b) => a.method === b.method && overlap(a.pattern, b.pattern)).map((b) => `${a.method} ${a.pattern} ~ ${b.pattern}`));
+    const pairs = routes.flatMap((a, i) =>
+      routes
+        .slice(i + 1)
+        .filter((b) => a.method === b.method && overlap(a.pattern, b.pattern))
+        .map((b) => `${a.method} ${a.pattern} ~ ${b.pattern}`),
+    );
     expect(pairs).toEqual([]);
   });
 

@@ -1,5 +1,11 @@
 import { InvalidJobError } from '../../src/job/errors';
-import { ABSOLUTE_EPOCH_THRESHOLD, epochForAt, epochForInterval, InvalidScheduleError, MAX_SCHEDULE_SECONDS } from '../../src/client/schedule-time';
+import {
+  ABSOLUTE_EPOCH_THRESHOLD,
+  epochForAt,
+  epochForInterval,
+  InvalidScheduleError,
+  MAX_SCHEDULE_SECONDS,
+} from '../../src/client/schedule-time';
 import { thrownBy } from '../support/config-error';
 
 const NOW = 1_795_942_246.5; // 2026-11-30, epoch seconds
@@ -24,7 +30,9 @@ describe('performAt / performIn times', () => {
     const error = refusal(() => epochForAt((NOW + 60) * 1000, NOW));
     expect(error).toBeInstanceOf(InvalidJobError);
     expect(error.field).toBe('at');
-    expect(error.message).toMatch(/epoch in milliseconds \(read as seconds it is the year 58,\d{3}\).*pass 1795942306\.5, a Date/);
+    expect(error.message).toMatch(
+      /epoch in milliseconds \(read as seconds it is the year 58,\d{3}\).*pass 1795942306\.5, a Date/,
+    );
     expect(refusal(() => epochForInterval((NOW + 60) * 1000, NOW)).message).toMatch(/epoch in milliseconds/);
   });
 
@@ -32,7 +40,9 @@ describe('performAt / performIn times', () => {
     expect(epochForInterval(9 * 365 * DAY, NOW)).toBe(NOW + 9 * 365 * DAY);
     expect(refusal(() => epochForInterval(11 * 365 * DAY, NOW)).message).toMatch(/more than ten years away/);
     expect(refusal(() => epochForInterval({ weeks: 600 }, NOW)).message).toMatch(/more than ten years away/);
-    expect(refusal(() => epochForAt(new Date((NOW + 11 * 365 * DAY) * 1000), NOW)).message).toMatch(/more than ten years away/);
+    expect(refusal(() => epochForAt(new Date((NOW + 11 * 365 * DAY) * 1000), NOW)).message).toMatch(
+      /more than ten years away/,
+    );
   });
 
   it('refuses a malformed duration, naming the unit', () => {
@@ -52,16 +62,22 @@ describe('performAt / performIn: the edges of each rule', () => {
     expect(epochForAt(NOW + TEN_YEARS, NOW)).toBe(NOW + TEN_YEARS);
     const beyond = refusal(() => epochForInterval(TEN_YEARS + 1, NOW));
     expect(beyond.field).toBe('interval');
-    expect(beyond.message).toBe(`interval is more than ten years away (${TEN_YEARS + 1} lands in the year 2,036); a number is seconds, as in Sidekiq`);
+    expect(beyond.message).toBe(
+      `interval is more than ten years away (${TEN_YEARS + 1} lands in the year 2,036); a number is seconds, as in Sidekiq`,
+    );
     const duration = refusal(() => epochForInterval({ weeks: 600 }, NOW));
     expect(duration.field).toBe('interval');
-    expect(duration.message).toBe('interval is more than ten years away ({"weeks":600} lands in the year 2,038); a number is seconds, as in Sidekiq');
+    expect(duration.message).toBe(
+      'interval is more than ten years away ({"weeks":600} lands in the year 2,038); a number is seconds, as in Sidekiq',
+    );
   });
 
   it('reads exactly 1e9 as an absolute epoch (Sidekiq: below 1e9 is relative)', () => {
     expect(epochForInterval(ABSOLUTE_EPOCH_THRESHOLD, NOW)).toBe(ABSOLUTE_EPOCH_THRESHOLD);
     // Just below, it is seconds from now: some thirty years out, so refused.
-    expect(refusal(() => epochForInterval(ABSOLUTE_EPOCH_THRESHOLD - 1, NOW)).message).toMatch(/^interval is more than ten years away \(999999999 lands/);
+    expect(refusal(() => epochForInterval(ABSOLUTE_EPOCH_THRESHOLD - 1, NOW)).message).toMatch(
+      /^interval is more than ten years away \(999999999 lands/,
+    );
   });
 
   it('names the interval field when an absolute epoch given to performIn is refused', () => {
@@ -76,7 +92,9 @@ describe('performAt / performIn: the edges of each rule', () => {
     for (const bad of [Number.NaN, Infinity, -Infinity]) {
       const error = refusal(() => epochForInterval(bad, NOW));
       expect(error.field).toBe('interval');
-      expect(error.message).toBe(`interval must be a number of seconds, a Date or a duration such as { minutes: 5 } (got ${bad})`);
+      expect(error.message).toBe(
+        `interval must be a number of seconds, a Date or a duration such as { minutes: 5 } (got ${bad})`,
+      );
     }
   });
 
@@ -112,8 +130,12 @@ describe('performAt / performIn: the edges of each rule', () => {
       expect(error.field).toBe('interval');
       expect(error.message).toBe('interval must be a number of seconds or a duration such as { minutes: 5 }');
     }
-    expect(refusal(() => epochForInterval({}, NOW)).message).toBe('interval is an empty duration; give one of weeks, days, hours, minutes, seconds, ms');
-    expect(refusal(() => epochForInterval({ mins: 5 } as never, NOW)).message).toBe('interval.mins is not a duration unit; use weeks, days, hours, minutes, seconds, ms');
+    expect(refusal(() => epochForInterval({}, NOW)).message).toBe(
+      'interval is an empty duration; give one of weeks, days, hours, minutes, seconds, ms',
+    );
+    expect(refusal(() => epochForInterval({ mins: 5 } as never, NOW)).message).toBe(
+      'interval.mins is not a duration unit; use weeks, days, hours, minutes, seconds, ms',
+    );
     for (const bad of ['5', Number.NaN, Infinity]) {
       const error = refusal(() => epochForInterval({ minutes: bad } as never, NOW));
       expect(error.field).toBe('interval.minutes');

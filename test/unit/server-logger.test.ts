@@ -3,7 +3,9 @@ import { freshEachTest } from '../support/fresh-module';
 describe('consoleLogger (standalone use, without Nest)', () => {
   afterEach(() => jest.restoreAllMocks());
   // The logger is an object built at import.
-  const fresh = freshEachTest(() => require('../../src/server/server-logger') as typeof import('../../src/server/server-logger'));
+  const fresh = freshEachTest(
+    () => require('../../src/server/server-logger') as typeof import('../../src/server/server-logger'),
+  );
 
   it('writes each level to its console method, prefixed [wurk]', () => {
     const log = jest.spyOn(console, 'log').mockImplementation(() => undefined);

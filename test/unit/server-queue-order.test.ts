@@ -10,7 +10,10 @@ describe('queue order', () => {
   });
 
   it('puts a queue first in proportion to its weight', () => {
-    const order = new QueueOrder([['critical', 3], ['default', 1]]);
+    const order = new QueueOrder([
+      ['critical', 3],
+      ['default', 1],
+    ]);
     expect(order.strict).toBe(false);
     expect(order.weights).toEqual({ critical: 3, default: 1 });
     let first = 0;

@@ -35,14 +35,22 @@ describe('waitForStatus', () => {
     const error = await settle(waitForStatus(read, 'j1', { timeout: 5000 }), 6000);
     expect(at).toEqual([0, 50, 150, 350, 750, 1550, 2550, 3550, 4550, 5000]);
     expect(error).toBeInstanceOf(StatusWaitTimeoutError);
-    expect(error).toMatchObject({ jid: 'j1', timeout: 5000, last: { state: 'running' }, message: 'job j1 did not finish within 5000 ms (last state: running)' });
+    expect(error).toMatchObject({
+      jid: 'j1',
+      timeout: 5000,
+      last: { state: 'running' },
+      message: 'job j1 did not finish within 5000 ms (last state: running)',
+    });
   });
 
   it('says so when there was never a row to read', async () => {
     const { read } = scriptedRead(null);
     const error = await settle(waitForStatus(read, 'gone', { timeout: 100 }), 200);
     expect(error).toBeInstanceOf(StatusWaitTimeoutError);
-    expect(error).toMatchObject({ last: null, message: 'job gone did not finish within 100 ms (last state: no status row)' });
+    expect(error).toMatchObject({
+      last: null,
+      message: 'job gone did not finish within 100 ms (last state: no status row)',
+    });
   });
 
   it.each(['complete', 'failed', 'dead'] as StatusState[])('ends by default at the first %s row', async (final) => {
@@ -51,13 +59,20 @@ describe('waitForStatus', () => {
     expect(at).toEqual([0, 50, 150]);
   });
 
-  it.each(['enqueued', 'running', 'retrying', 'interrupted'] as StatusState[])('keeps waiting by default through %s: the job runs again', async (state) => {
-    const { read } = scriptedRead(state);
-    await expect(settle(waitForStatus(read, 'j1', { timeout: 1000 }), 2000)).resolves.toBeInstanceOf(StatusWaitTimeoutError);
-  });
+  it.each(['enqueued', 'running', 'retrying', 'interrupted'] as StatusState[])(
+    'keeps waiting by default through %s: the job runs again',
+    async (state) => {
+      const { read } = scriptedRead(state);
+      await expect(settle(waitForStatus(read, 'j1', { timeout: 1000 }), 2000)).resolves.toBeInstanceOf(
+        StatusWaitTimeoutError,
+      );
+    },
+  );
 
   it('ends at the states given in `until` instead', async () => {
     const { read } = scriptedRead('enqueued', 'running', 'complete');
-    await expect(settle(waitForStatus(read, 'j1', { timeout: 1000, until: ['running'] }), 2000)).resolves.toMatchObject({ state: 'running' });
+    await expect(settle(waitForStatus(read, 'j1', { timeout: 1000, until: ['running'] }), 2000)).resolves.toMatchObject(
+      { state: 'running' },
+    );
   });
 });

@@ -45,7 +45,9 @@ describe('WurkTestingModule under an app that mounts every module the package sh
   let base: string;
 
   beforeAll(async () => {
-    const moduleRef = await Test.createTestingModule({ imports: [WurkTestingModule.forRoot(), FeaturesModule] }).compile();
+    const moduleRef = await Test.createTestingModule({
+      imports: [WurkTestingModule.forRoot(), FeaturesModule],
+    }).compile();
     app = moduleRef.createNestApplication({ logger: false });
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
@@ -64,7 +66,9 @@ describe('WurkTestingModule under an app that mounts every module the package sh
   it('answers a call that needs Redis with TestingNeedsRedisError naming the call', async () => {
     const stats = app.get(AdminService).stats.fast();
     await expect(stats).rejects.toBeInstanceOf(TestingNeedsRedisError);
-    await expect(app.get(AdminService).stats.fast()).rejects.toThrow(/^redis\.\w+\(\) needs Redis, and WurkTestingModule runs none/);
+    await expect(app.get(AdminService).stats.fast()).rejects.toThrow(
+      /^redis\.\w+\(\) needs Redis, and WurkTestingModule runs none/,
+    );
     await expect(app.get(PeriodicService).disable('a'.repeat(40))).rejects.toBeInstanceOf(TestingNeedsRedisError);
   });
 });

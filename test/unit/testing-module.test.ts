@@ -4,7 +4,15 @@ import { Test, TestingModule } from '@nestjs/testing';
 import { ClientService, InvalidJobError, JobContext, ServerContext, StatusService, Worker } from '../../src';
 import { recordConnections } from '../../sample/test/no-network';
 import { InvalidScheduleError } from '../../src';
-import { EmptyQueueError, EnqueuedAssertionError, RunawayJobsError, TestModeAlreadySetError, WurkTesting, WurkTestingModule, WurkTestingOptions } from '../../src/entries/testing';
+import {
+  EmptyQueueError,
+  EnqueuedAssertionError,
+  RunawayJobsError,
+  TestModeAlreadySetError,
+  WurkTesting,
+  WurkTestingModule,
+  WurkTestingOptions,
+} from '../../src/entries/testing';
 
 const performed: string[] = [];
 
@@ -46,11 +54,19 @@ class DoomedWorker {
 }
 
 const trail: string[] = [];
-/** What each job's context said about when it began: listeners (the job log, the metrics histogram) time jobs from it. */
+/**
+ * What each job's context said about when it began: listeners (the job log, the metrics histogram) time jobs from it.
+ */
 const startStamps: unknown[] = [];
 const options: WurkTestingOptions = {
   clientMiddleware: [(context, next) => (trail.push(`client ${context.job.className}`), next())],
-  serverMiddleware: [(context: ServerContext, next) => (trail.push(`server ${context.job.className}`), startStamps.push(context.startedAt), next())],
+  serverMiddleware: [
+    (context: ServerContext, next) => (
+      trail.push(`server ${context.job.className}`),
+      startStamps.push(context.startedAt),
+      next()
+    ),
+  ],
 };
 
 async function compile(mode: 'fake' | 'inline'): Promise<TestingModule> {
@@ -108,10 +124,15 @@ describe('WurkTestingModule, fake mode', () => {
   });
 
   it('refuses a jid or a queue outside the push rules, naming the field, as the real client does', async () => {
-    for (const push of [() => client.push({ class: 'Ruby::Job', args: [], jid: '../dead/run-all#' }), () => client.pushBulk({ class: 'Ruby::Job', args: [[1]], jid: '..' })]) {
+    for (const push of [
+      () => client.push({ class: 'Ruby::Job', args: [], jid: '../dead/run-all#' }),
+      () => client.pushBulk({ class: 'Ruby::Job', args: [[1]], jid: '..' }),
+    ]) {
       await expect(push()).rejects.toMatchObject({ field: 'jid' });
     }
-    await expect(client.set({ queue: 'a b' }).performAsync(GreetWorker, 'ada', 1)).rejects.toMatchObject({ field: 'queue' });
+    await expect(client.set({ queue: 'a b' }).performAsync(GreetWorker, 'ada', 1)).rejects.toMatchObject({
+      field: 'queue',
+    });
     await expect(client.push({ class: 'Ruby::Job', args: [], queue: '..' })).rejects.toMatchObject({ field: 'queue' });
     expect(wurk.jobs()).toEqual([]);
   });
@@ -121,7 +142,13 @@ describe('WurkTestingModule, fake mode', () => {
     const status = moduleRef.get(StatusService);
     expect(await status.get(jid)).toMatchObject({ state: 'enqueued', class: 'GreetWorker', queue: 'mail' });
     await wurk.drain();
-    expect(await status.get(jid)).toMatchObject({ state: 'complete', result: 'ada!', progress: 1, message: 'greeted', attempt: 1 });
+    expect(await status.get(jid)).toMatchObject({
+      state: 'complete',
+      result: 'ada!',
+      progress: 1,
+      message: 'greeted',
+      attempt: 1,
+    });
   });
 
   it('drains through the server middleware, follows jobs pushed meanwhile, and reports failures without scheduling them', async () => {
@@ -135,7 +162,12 @@ describe('WurkTestingModule, fake mode', () => {
       'DoomedWorker[]',
       'GreetWorker["after ok",1]',
     ]);
-    expect(trail.filter((line) => line.startsWith('server'))).toEqual(['server FlakyWorker', 'server FlakyWorker', 'server DoomedWorker', 'server GreetWorker']);
+    expect(trail.filter((line) => line.startsWith('server'))).toEqual([
+      'server FlakyWorker',
+      'server FlakyWorker',
+      'server DoomedWorker',
+      'server GreetWorker',
+    ]);
     // Stamped as a processor stamps it, so listeners that time jobs work in tests too.
     expect(startStamps).toHaveLength(4);
     for (const stamp of startStamps) expect(stamp).toEqual(expect.any(Number));
@@ -153,8 +185,18 @@ describe('WurkTestingModule, fake mode', () => {
     const doomed = (await client.performAsync(DoomedWorker))!;
     const ok = (await client.performAsync(GreetWorker, 'fine', 1))!;
     await wurk.drain();
-    expect(await wurk.attempts(boom)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'retrying', error_class: 'Error', error_message: 'failed boom', retry_at: expect.any(Number) })]);
-    expect(await wurk.attempts(doomed)).toEqual([expect.objectContaining({ attempt: 1, outcome: 'dead', error_class: 'TypeError', error_message: 'never works' })]);
+    expect(await wurk.attempts(boom)).toEqual([
+      expect.objectContaining({
+        attempt: 1,
+        outcome: 'retrying',
+        error_class: 'Error',
+        error_message: 'failed boom',
+        retry_at: expect.any(Number),
+      }),
+    ]);
+    expect(await wurk.attempts(doomed)).toEqual([
+      expect.objectContaining({ attempt: 1, outcome: 'dead', error_class: 'TypeError', error_message: 'never works' }),
+    ]);
     expect(await wurk.attempts(ok)).toEqual([]);
   });
 
@@ -217,7 +259,10 @@ class SelfWorker {
 describe('WurkTestingModule: a job that enqueues itself is bounded (10,000 jobs), in both modes', () => {
   let moduleRef: TestingModule;
   const build = async (mode: 'fake' | 'inline') => {
-    moduleRef = await Test.createTestingModule({ imports: [WurkTestingModule.forRoot({ mode })], providers: [SelfWorker] }).compile();
+    moduleRef = await Test.createTestingModule({
+      imports: [WurkTestingModule.forRoot({ mode })],
+      providers: [SelfWorker],
+    }).compile();
     await moduleRef.init();
     selfRuns = 0;
     return moduleRef.get(ClientService);
@@ -232,7 +277,9 @@ describe('WurkTestingModule: a job that enqueues itself is bounded (10,000 jobs)
     );
     expect(error).toBeInstanceOf(RunawayJobsError);
     expect((error as RunawayJobsError).limit).toBe(10_000);
-    expect((error as Error).message).toMatch(/^inline mode stopped after 10000 jobs run for one push: a job keeps enqueuing more/);
+    expect((error as Error).message).toMatch(
+      /^inline mode stopped after 10000 jobs run for one push: a job keeps enqueuing more/,
+    );
     expect(selfRuns).toBe(10_000);
     // The count is per outermost push: a bounded chain afterwards runs in full.
     selfRuns = 0;
@@ -250,7 +297,9 @@ describe('WurkTestingModule: a job that enqueues itself is bounded (10,000 jobs)
   it('fake: a push past the ten-year horizon is refused as in production, not collected', async () => {
     const client = await build('fake');
     await expect(client.push({ class: 'Ruby::Job', args: [], at: 1e308 })).rejects.toThrow(InvalidScheduleError);
-    await expect(client.pushBulk({ class: 'Ruby::Job', args: [[1]], spread_interval: 1e308 })).rejects.toThrow(InvalidScheduleError);
+    await expect(client.pushBulk({ class: 'Ruby::Job', args: [[1]], spread_interval: 1e308 })).rejects.toThrow(
+      InvalidScheduleError,
+    );
     await expect(client.performIn(11 * 365 * 86_400, SelfWorker, 1, 1)).rejects.toThrow(InvalidScheduleError);
     expect(moduleRef.get(WurkTesting).jobs()).toEqual([]);
   });

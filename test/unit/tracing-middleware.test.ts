@@ -35,7 +35,9 @@ describe('WurkTracing middleware', () => {
   describe('with an SDK registered', () => {
     const exporter = new InMemorySpanExporter();
     beforeAll(() => {
-      api.trace.setGlobalTracerProvider(new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }));
+      api.trace.setGlobalTracerProvider(
+        new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] }),
+      );
       api.context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
       api.propagation.setGlobalPropagator(new W3CTraceContextPropagator());
     });

@@ -10,7 +10,10 @@ import {
   workerOptionsOf,
 } from '../../src/job/worker-definition';
 
-const DEFAULTS = [['retry', true], ['queue', 'default']] as const;
+const DEFAULTS = [
+  ['retry', true],
+  ['queue', 'default'],
+] as const;
 
 type WorkerDefinitionModule = typeof import('../../src/job/worker-definition');
 
@@ -36,8 +39,16 @@ describe('validateWorkerOptions', () => {
     [{ name: '' }, 'name', 'must be a non-empty string'],
     [{ name: 7 }, 'name', 'must be a non-empty string'],
     [{ queue: '' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
-    [{ queue: ['mail'] }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
-    [{ queue: 'a b' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
+    [
+      { queue: ['mail'] },
+      'queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
+    [
+      { queue: 'a b' },
+      'queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
     [{ queue: '..' }, 'queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
     [{ capsule: '' }, 'capsule', 'must be a non-empty string'],
     [{ capsule: 1 }, 'capsule', 'must be a non-empty string'],
@@ -48,10 +59,26 @@ describe('validateWorkerOptions', () => {
     [{ retry_for: -1 }, 'retry_for', 'must be a whole number of seconds (relative, below 1e9)'],
     [{ retry_for: 1e9 + 1 }, 'retry_for', 'must be a whole number of seconds (relative, below 1e9)'],
     [{ retry_for: '3600' }, 'retry_for', 'must be a whole number of seconds (relative, below 1e9)'],
-    [{ retry_queue: '' }, 'retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
-    [{ retry_queue: 5 }, 'retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
-    [{ retry_queue: 'low priority' }, 'retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
-    [{ retry_queue: '..' }, 'retry_queue', 'must be 1 to 255 characters without whitespace or control characters, and not . or ..'],
+    [
+      { retry_queue: '' },
+      'retry_queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
+    [
+      { retry_queue: 5 },
+      'retry_queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
+    [
+      { retry_queue: 'low priority' },
+      'retry_queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
+    [
+      { retry_queue: '..' },
+      'retry_queue',
+      'must be 1 to 255 characters without whitespace or control characters, and not . or ..',
+    ],
     [{ tags: 'urgent' }, 'tags', 'must be an array of strings'],
     [{ tags: ['urgent', 1] }, 'tags', 'must be an array of strings'],
     [{ backtrace: 0 }, 'backtrace', 'must be a boolean or a positive integer'],
@@ -62,11 +89,23 @@ describe('validateWorkerOptions', () => {
     [{ track: 1 }, 'track', 'must be a boolean'],
     [{ uniqueFor: 0 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 0)'],
     [{ uniqueFor: -5 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got -5)'],
-    [{ uniqueFor: Infinity }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)'],
+    [
+      { uniqueFor: Infinity },
+      'uniqueFor',
+      'must be a positive number of seconds up to 315576000 (ten years) (got Infinity)',
+    ],
     [{ uniqueFor: '60' }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 60)'],
     // Redis refuses an EX this large: every push of the class would fail with a 500.
-    [{ uniqueFor: 1e16 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 10000000000000000)'],
-    [{ uniqueFor: 315_576_001 }, 'uniqueFor', 'must be a positive number of seconds up to 315576000 (ten years) (got 315576001)'],
+    [
+      { uniqueFor: 1e16 },
+      'uniqueFor',
+      'must be a positive number of seconds up to 315576000 (ten years) (got 10000000000000000)',
+    ],
+    [
+      { uniqueFor: 315_576_001 },
+      'uniqueFor',
+      'must be a positive number of seconds up to 315576000 (ten years) (got 315576001)',
+    ],
     [{ uniqueUntil: 'finish' }, 'uniqueUntil', "must be 'success' or 'start'"],
     [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
@@ -107,10 +146,17 @@ describe('validateWorkerOptions', () => {
 
   it('refuses a key that is no worker option, suggesting the one meant and where extra members go', () => {
     expect(refusal({ retries: 3 })).toEqual(
-      new WurkConfigError('@Worker(Mailer).retries', 'is not a worker option; did you mean retry? (extra payload members go in custom: { ... })'),
+      new WurkConfigError(
+        '@Worker(Mailer).retries',
+        'is not a worker option; did you mean retry? (extra payload members go in custom: { ... })',
+      ),
     );
-    expect(refusal({ trak: true })?.reason).toBe('is not a worker option; did you mean track? (extra payload members go in custom: { ... })');
-    expect(refusal({ lock: 'until_executed' })?.reason).toBe('is not a worker option (extra payload members go in custom: { ... })');
+    expect(refusal({ trak: true })?.reason).toBe(
+      'is not a worker option; did you mean track? (extra payload members go in custom: { ... })',
+    );
+    expect(refusal({ lock: 'until_executed' })?.reason).toBe(
+      'is not a worker option (extra payload members go in custom: { ... })',
+    );
   });
 });
 
@@ -125,29 +171,60 @@ describe('validateCustomMembers', () => {
   });
 
   it('refuses a member that shadows a worker option, telling to set the option directly', () => {
-    expect(refused({ queue: 'mail' })).toThrow(new fresh.module.WurkConfigError(`${where}.queue`, 'is a worker option; set queue directly, not in custom'));
+    expect(refused({ queue: 'mail' })).toThrow(
+      new fresh.module.WurkConfigError(`${where}.queue`, 'is a worker option; set queue directly, not in custom'),
+    );
   });
 
   it('refuses the payload member a worker option writes, naming that option', () => {
-    expect(refused({ unique_for: 60 })).toThrow(new fresh.module.WurkConfigError(`${where}.unique_for`, 'is written by a worker option; set uniqueFor instead'));
-    expect(refused({ unique_until: 'start' })).toThrow(new fresh.module.WurkConfigError(`${where}.unique_until`, 'is written by a worker option; set uniqueUntil instead'));
+    expect(refused({ unique_for: 60 })).toThrow(
+      new fresh.module.WurkConfigError(`${where}.unique_for`, 'is written by a worker option; set uniqueFor instead'),
+    );
+    expect(refused({ unique_until: 'start' })).toThrow(
+      new fresh.module.WurkConfigError(
+        `${where}.unique_until`,
+        'is written by a worker option; set uniqueUntil instead',
+      ),
+    );
   });
 
-  it.each(['class', 'args', 'jid', 'created_at', 'enqueued_at', 'at', 'error_class', 'error_message', 'error_backtrace', 'failed_at', 'retried_at', 'retry_count', 'interrupted_count'])(
-    'refuses %s, a member wurk writes itself',
-    (member) => {
-      expect(refused({ [member]: 1 })).toThrow(new fresh.module.WurkConfigError(`${where}.${member}`, 'is a payload member wurk writes itself'));
-    },
-  );
+  it.each([
+    'class',
+    'args',
+    'jid',
+    'created_at',
+    'enqueued_at',
+    'at',
+    'error_class',
+    'error_message',
+    'error_backtrace',
+    'failed_at',
+    'retried_at',
+    'retry_count',
+    'interrupted_count',
+  ])('refuses %s, a member wurk writes itself', (member) => {
+    expect(refused({ [member]: 1 })).toThrow(
+      new fresh.module.WurkConfigError(`${where}.${member}`, 'is a payload member wurk writes itself'),
+    );
+  });
 });
 
 describe('payloadDefaults', () => {
   const fresh = freshDefinition();
   const payloadDefaults: WorkerDefinitionModule['payloadDefaults'] = (...args) => fresh.module.payloadDefaults(...args);
 
-  it("puts retry and queue first, then the options as declared under their payload names, custom members where custom stands", () => {
+  it('puts retry and queue first, then the options as declared under their payload names, custom members where custom stands', () => {
     const defaults = payloadDefaults(
-      { name: 'Mailer', capsule: 'io', tags: ['mail'], custom: { lock: 'until_executed', skipped: undefined }, queue: 'mail', uniqueFor: 60, uniqueUntil: 'start', track: undefined },
+      {
+        name: 'Mailer',
+        capsule: 'io',
+        tags: ['mail'],
+        custom: { lock: 'until_executed', skipped: undefined },
+        queue: 'mail',
+        uniqueFor: 60,
+        uniqueUntil: 'start',
+        track: undefined,
+      },
       DEFAULTS,
     );
     expect(defaults).toEqual([
@@ -161,15 +238,24 @@ describe('payloadDefaults', () => {
   });
 
   it('keeps the global defaults when the worker sets nothing', () => {
-    expect(payloadDefaults({}, DEFAULTS)).toEqual([['retry', true], ['queue', 'default']]);
+    expect(payloadDefaults({}, DEFAULTS)).toEqual([
+      ['retry', true],
+      ['queue', 'default'],
+    ]);
     expect(payloadDefaults({ retry: 3 }, [])).toEqual([['retry', 3]]);
-    expect(payloadDefaults({ custom: undefined, queue: 'q' }, DEFAULTS)).toEqual([['retry', true], ['queue', 'q']]);
+    expect(payloadDefaults({ custom: undefined, queue: 'q' }, DEFAULTS)).toEqual([
+      ['retry', true],
+      ['queue', 'q'],
+    ]);
   });
 });
 
 describe('mergeWorkerOptions', () => {
   it('lays per-call overrides over the worker options and merges custom members instead of replacing them', () => {
-    const merged = mergeWorkerOptions({ name: 'Mailer', queue: 'mail', retry: 3, custom: { a: 1, b: 2 } }, { queue: 'urgent', custom: { b: 3, c: 4 } });
+    const merged = mergeWorkerOptions(
+      { name: 'Mailer', queue: 'mail', retry: 3, custom: { a: 1, b: 2 } },
+      { queue: 'urgent', custom: { b: 3, c: 4 } },
+    );
     expect(merged).toEqual({ name: 'Mailer', queue: 'urgent', retry: 3, custom: { a: 1, b: 3, c: 4 } });
   });
 

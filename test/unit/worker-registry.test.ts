@@ -32,14 +32,20 @@ describe('WorkerRegistry', () => {
   it('refuses a second class under a taken name, naming both classes', () => {
     const registry = new WorkerRegistry();
     registry.register({ name: 'SendMail', target: SendMail, options: {}, instance: new SendMail() });
-    expect(() => registry.register({ name: 'SendMail', target: OtherSendMail, options: {}, instance: new OtherSendMail() })).toThrow(
-      new WurkConfigError('@Worker(SendMail)', 'is declared twice: by SendMail and by OtherSendMail; give one a different name'),
+    expect(() =>
+      registry.register({ name: 'SendMail', target: OtherSendMail, options: {}, instance: new OtherSendMail() }),
+    ).toThrow(
+      new WurkConfigError(
+        '@Worker(SendMail)',
+        'is declared twice: by SendMail and by OtherSendMail; give one a different name',
+      ),
     );
   });
 
   it('refuses a class without a perform() method, naming it', () => {
     const registry = new WorkerRegistry();
-    const register = (instance: unknown) => () => registry.register({ name: 'Lazy', target: Lazy as never, options: {}, instance: instance as never });
+    const register = (instance: unknown) => () =>
+      registry.register({ name: 'Lazy', target: Lazy as never, options: {}, instance: instance as never });
     expect(register(new Lazy())).toThrow(new WurkConfigError('@Worker(Lazy)', 'Lazy has no perform() method'));
     expect(register(undefined)).toThrow(new WurkConfigError('@Worker(Lazy)', 'Lazy has no perform() method'));
     expect(registry.get('Lazy')).toBeUndefined();

@@ -1,10 +1,16 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-/** `dashboard/dist` sits at the package root, three levels above both `src/nest/dashboard` and `dist/nest/dashboard`. */
+/**
+ * `dashboard/dist` sits at the package root, three levels above both `src/nest/dashboard` and `dist/nest/dashboard`.
+ */
 const CANDIDATES = [join(__dirname, '..', '..', '..', 'dashboard', 'dist')];
 
-const TYPES: Record<string, string> = { js: 'text/javascript; charset=utf-8', css: 'text/css; charset=utf-8', html: 'text/html; charset=utf-8' };
+const TYPES: Record<string, string> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+  html: 'text/html; charset=utf-8',
+};
 
 /** Only files of these names are ever read: a request path never reaches the file system as given. */
 const ASSET_NAME = /^[a-z][a-z0-9-]*\.(js|css)$/;
@@ -31,7 +37,10 @@ export class DashboardAssets {
    */
   get dir(): string {
     this.found ??= this.given ?? CANDIDATES.find((candidate) => existsSync(join(candidate, 'index.html')));
-    if (!this.found) throw new Error(`wurk dashboard assets not found (looked in ${CANDIDATES.join(', ')}); run npm run build:dashboard`);
+    if (!this.found)
+      throw new Error(
+        `wurk dashboard assets not found (looked in ${CANDIDATES.join(', ')}); run npm run build:dashboard`,
+      );
     return this.found;
   }
 
@@ -40,7 +49,10 @@ export class DashboardAssets {
     if (!ASSET_NAME.test(name)) return null;
     if (!this.cache.has(name)) {
       const path = join(this.dir, name);
-      this.cache.set(name, existsSync(path) ? { body: readFileSync(path), type: TYPES[name.split('.').pop() as string] } : null);
+      this.cache.set(
+        name,
+        existsSync(path) ? { body: readFileSync(path), type: TYPES[name.split('.').pop() as string] } : null,
+      );
     }
     return this.cache.get(name) ?? null;
   }
@@ -48,7 +60,9 @@ export class DashboardAssets {
   /** The page, with its settings in data attributes (the CSP allows no inline script to carry them). */
   page(settings: { apiUrl: string; readOnly: boolean }): string {
     const template = readFileSync(join(this.dir, 'index.html'), 'utf8');
-    return template.replace('__WURK_API__', escapeAttribute(settings.apiUrl)).replace('__WURK_READ_ONLY__', String(settings.readOnly));
+    return template
+      .replace('__WURK_API__', escapeAttribute(settings.apiUrl))
+      .replace('__WURK_READ_ONLY__', String(settings.readOnly));
   }
 }
 

@@ -70,7 +70,11 @@ export class WurkDashboardController {
 
   /** An asset; on Fastify also the page at the trailing slash, which its router does not give to `index`. */
   @below(Get, ':file')
-  asset(@Param() params: Record<string, string | undefined>, @Req() request: PlatformRequest, @Res() reply: PlatformResponse): void {
+  asset(
+    @Param() params: Record<string, string | undefined>,
+    @Req() request: PlatformRequest,
+    @Res() reply: PlatformResponse,
+  ): void {
     const file = params.file ?? params['*'] ?? '';
     if (file === '') return this.index(request, reply);
     const asset = this.assets.asset(file);

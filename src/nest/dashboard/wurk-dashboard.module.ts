@@ -6,9 +6,14 @@ import { DashboardAssets } from './dashboard-assets';
 import { WurkDashboardController } from './wurk-dashboard.controller';
 import { WURK_DASHBOARD_SETTINGS } from './wurk-dashboard.tokens';
 
-/** Options of `WurkDashboardModule.register()`: `path` (default `dashboard`), `apiUrl` (default `../api/v1`), `readOnly`. */
+/**
+ * Options of `WurkDashboardModule.register()`: `path` (default `dashboard`), `apiUrl` (default `../api/v1`),
+ * `readOnly`.
+ */
 export interface WurkDashboardModuleOptions {
-  /** The dashboard's path, default `dashboard` (under the app's global prefix and RouterModule path, as any controller). */
+  /**
+   * The dashboard's path, default `dashboard` (under the app's global prefix and RouterModule path, as any controller).
+   */
   path?: string;
   /**
    * Where the page reaches the HTTP API's `/v1` (`WurkApiModule`): default
@@ -39,7 +44,13 @@ export class WurkDashboardModule {
       providers: [
         RouterSyntax,
         { provide: DashboardAssets, useFactory: () => new DashboardAssets() },
-        { provide: WURK_DASHBOARD_SETTINGS, useValue: { apiUrl: (options.apiUrl ?? '../api/v1').replace(/\/+$/, ''), readOnly: options.readOnly ?? false } },
+        {
+          provide: WURK_DASHBOARD_SETTINGS,
+          useValue: {
+            apiUrl: (options.apiUrl ?? '../api/v1').replace(/\/+$/, ''),
+            readOnly: options.readOnly ?? false,
+          },
+        },
       ],
     };
   }

@@ -1,7 +1,12 @@
 import { DynamicModule, Inject, Injectable, Module, Optional } from '@nestjs/common';
 import type { HealthIndicatorResult, HealthIndicatorService } from '@nestjs/terminus';
 import { loadPeer } from '../../observability/load-peer';
-import { HealthSubject, WurkHealthOptions, WurkHealthProbe, WurkHealthReport } from '../../observability/health/wurk-health-probe';
+import {
+  HealthSubject,
+  WurkHealthOptions,
+  WurkHealthProbe,
+  WurkHealthReport,
+} from '../../observability/health/wurk-health-probe';
 import { RedisConnections } from '../../redis/connections';
 import { WURK_RESOLVED_OPTIONS } from '../tokens';
 import type { ResolvedWurkOptions } from '../wurk-options';

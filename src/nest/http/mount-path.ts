@@ -15,7 +15,12 @@ function segments(path: string | undefined): string[] {
  * prefix, then the module's RouterModule path, then the controller path,
  * as Nest joins them. `''` when all three are empty.
  */
-export function resolvedMountPath(config: ApplicationConfig, modules: ModulesContainer, moduleClass: Function, path: string): string {
+export function resolvedMountPath(
+  config: ApplicationConfig,
+  modules: ModulesContainer,
+  moduleClass: Function,
+  path: string,
+): string {
   const modulePath =
     (Reflect.getMetadata(MODULE_PATH + modules.applicationId, moduleClass) as string | undefined) ??
     (Reflect.getMetadata(MODULE_PATH, moduleClass) as string | undefined);

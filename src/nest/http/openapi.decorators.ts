@@ -3,7 +3,10 @@ import type { ApiRoute } from '../../api/route-table';
 import { RouteDoc, SCHEMAS } from '../../api/openapi';
 import { WURK_ROUTE } from './wurk-api.tokens';
 
-/** The security scheme name wurk's operations refer to; add it to your DocumentBuilder with `.addBearerAuth(undefined, WURK_BEARER_SCHEME)`. */
+/**
+ * The security scheme name wurk's operations refer to; add it to your DocumentBuilder with `.addBearerAuth(undefined,
+ * WURK_BEARER_SCHEME)`.
+ */
 export const WURK_BEARER_SCHEME = 'wurk-bearer';
 
 type Decorator = ClassDecorator & MethodDecorator;
@@ -25,7 +28,9 @@ function swagger(): Swagger | null {
     loaded = require('@nestjs/swagger') as Swagger;
   } catch (error) {
     const code = (error as { code?: string }).code;
-    const missing = (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') && String((error as Error).message).includes('@nestjs/swagger');
+    const missing =
+      (code === 'MODULE_NOT_FOUND' || code === 'ERR_MODULE_NOT_FOUND') &&
+      String((error as Error).message).includes('@nestjs/swagger');
     if (!missing) throw error;
     loaded = null;
   }
@@ -45,9 +50,17 @@ let problemDescribed = false;
 function problemSchema(api: Swagger): { $ref: string } {
   if (!problemDescribed) {
     problemDescribed = true;
-    const { properties, required, description } = SCHEMAS.Problem as { properties: Record<string, object>; required: string[]; description: string };
+    const { properties, required, description } = SCHEMAS.Problem as {
+      properties: Record<string, object>;
+      required: string[];
+      description: string;
+    };
     for (const [name, property] of Object.entries(properties)) {
-      api.ApiProperty({ ...property, required: required.includes(name) })(WurkProblem.prototype as never, name, undefined as never);
+      api.ApiProperty({ ...property, required: required.includes(name) })(
+        WurkProblem.prototype as never,
+        name,
+        undefined as never,
+      );
     }
     api.ApiSchema?.({ name: 'WurkProblem', description })(WurkProblem as never, undefined as never, undefined as never);
   }
@@ -55,8 +68,16 @@ function problemSchema(api: Swagger): { $ref: string } {
 }
 
 /** A response's content, with the shared problem schema as a reference. */
-function contentOf(api: Swagger, content: RouteDoc['responses'][number]['content']): RouteDoc['responses'][number]['content'] {
-  return Object.fromEntries(Object.entries(content).map(([type, media]) => [type, media.schema === SCHEMAS.Problem ? { schema: problemSchema(api) } : media]));
+function contentOf(
+  api: Swagger,
+  content: RouteDoc['responses'][number]['content'],
+): RouteDoc['responses'][number]['content'] {
+  return Object.fromEntries(
+    Object.entries(content).map(([type, media]) => [
+      type,
+      media.schema === SCHEMAS.Problem ? { schema: problemSchema(api) } : media,
+    ]),
+  );
 }
 
 function routeDecorators(api: Swagger, { doc, scope }: ApiRoute): Decorator[] {
@@ -69,7 +90,13 @@ function routeDecorators(api: Swagger, { doc, scope }: ApiRoute): Decorator[] {
   }
   if (doc.requestBody) decorators.push(api.ApiBody({ required: true, schema: doc.requestBody }));
   for (const [status, response] of Object.entries(doc.responses)) {
-    decorators.push(api.ApiResponse({ status: Number(status), description: response.description, content: contentOf(api, response.content) }));
+    decorators.push(
+      api.ApiResponse({
+        status: Number(status),
+        description: response.description,
+        content: contentOf(api, response.content),
+      }),
+    );
   }
   return decorators;
 }
@@ -91,9 +118,14 @@ export function documentController(controller: Type<unknown>, routes: readonly A
     if (key === 'constructor' || typeof descriptor?.value !== 'function') continue;
     const name = Reflect.getMetadata(WURK_ROUTE, descriptor.value) as string | undefined;
     const served = name === undefined ? undefined : routes.find((route) => route.name === name);
-    if (name !== undefined && served === undefined) throw new Error(`${controller.name}.${key} serves route ${name}, which is not in the route table`);
+    if (name !== undefined && served === undefined)
+      throw new Error(`${controller.name}.${key} serves route ${name}, which is not in the route table`);
     const decorators = served === undefined ? [api.ApiExcludeEndpoint()] : routeDecorators(api, served);
     applyDecorators(...decorators)(prototype, key, descriptor);
   }
-  applyDecorators(api.ApiTags('wurk'), api.ApiBearerAuth(WURK_BEARER_SCHEME), api.ApiExtraModels(WurkProblem))(controller);
+  applyDecorators(
+    api.ApiTags('wurk'),
+    api.ApiBearerAuth(WURK_BEARER_SCHEME),
+    api.ApiExtraModels(WurkProblem),
+  )(controller);
 }

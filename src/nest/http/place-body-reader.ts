@@ -8,7 +8,12 @@ interface FastifyRequestLike {
   raw: IncomingMessage;
   headers: Record<string, string | string[] | undefined>;
 }
-type PreParsingHook = (request: FastifyRequestLike, reply: unknown, payload: IncomingMessage, done: (error: Error | null, payload?: IncomingMessage) => void) => void;
+type PreParsingHook = (
+  request: FastifyRequestLike,
+  reply: unknown,
+  payload: IncomingMessage,
+  done: (error: Error | null, payload?: IncomingMessage) => void,
+) => void;
 interface FastifyLike {
   addHook(name: 'preParsing', hook: PreParsingHook): unknown;
 }
@@ -43,10 +48,15 @@ function fastifyReader(isUnderMount: (req: IncomingMessage) => boolean, maxBytes
  * `rawBody: true`. On Express the reader is a middleware, on Fastify a
  * preParsing hook; another adapter gets none (the API then needs `rawBody: true`).
  */
-export function placeBodyReader(adapterHost: HttpAdapterHost, isUnderMount: (req: IncomingMessage) => boolean, maxBytes: number): void {
+export function placeBodyReader(
+  adapterHost: HttpAdapterHost,
+  isUnderMount: (req: IncomingMessage) => boolean,
+  maxBytes: number,
+): void {
   onAdapter(adapterHost, (adapter) => {
     const type = adapter.getType?.();
     if (type === 'express') adapter.use(earlyBodyReader(isUnderMount, maxBytes));
-    if (type === 'fastify') (adapter.getInstance() as FastifyLike).addHook('preParsing', fastifyReader(isUnderMount, maxBytes));
+    if (type === 'fastify')
+      (adapter.getInstance() as FastifyLike).addHook('preParsing', fastifyReader(isUnderMount, maxBytes));
   });
 }

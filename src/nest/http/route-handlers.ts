@@ -22,13 +22,19 @@ export interface RouteController {
 export function serveRoutes(controller: Type<RouteController>, routes: readonly ApiRoute[]): void {
   const prototype = controller.prototype as Record<string, unknown>;
   for (const route of routes) {
-    if (Object.prototype.hasOwnProperty.call(prototype, route.operation)) throw new Error(`${controller.name} already has a handler ${route.operation}`);
+    if (Object.prototype.hasOwnProperty.call(prototype, route.operation))
+      throw new Error(`${controller.name} already has a handler ${route.operation}`);
     const handler = {
       [route.operation](this: RouteController, req: PlatformRequest, res: PlatformResponse): Promise<void> {
         return this.api.serve(route, req, res);
       },
     }[route.operation];
-    Object.defineProperty(prototype, route.operation, { value: handler, writable: true, configurable: true, enumerable: false });
+    Object.defineProperty(prototype, route.operation, {
+      value: handler,
+      writable: true,
+      configurable: true,
+      enumerable: false,
+    });
     const descriptor = Object.getOwnPropertyDescriptor(prototype, route.operation)!;
     Req()(prototype, route.operation, 0);
     Res()(prototype, route.operation, 1);

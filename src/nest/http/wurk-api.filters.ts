@@ -52,7 +52,9 @@ function translate(exception: unknown): ApiProblem | undefined {
  * fallback controller takes those; Fastify flags them `is404`.
  */
 function unrouted(req: PlatformRequest): ApiProblem | undefined {
-  return (req as { is404?: unknown }).is404 === true ? new ApiProblem('not_found', 'No route matches this path.') : undefined;
+  return (req as { is404?: unknown }).is404 === true
+    ? new ApiProblem('not_found', 'No route matches this path.')
+    : undefined;
 }
 
 /**
@@ -98,7 +100,10 @@ export class WurkApiUnroutedFilter extends BaseExceptionFilter {
     this.api.sendError(answer, req, res);
   }
 
-  /** Nest tries global filters last-registered first and stops at the first whose types match; so do we, from below ourselves. */
+  /**
+   * Nest tries global filters last-registered first and stops at the first whose types match; so do we, from below
+   * ourselves.
+   */
   private passOn(exception: unknown, host: ArgumentsHost): void {
     const filters = this.config.getGlobalFilters() as ExceptionFilter[];
     for (let index = filters.indexOf(this) - 1; index >= 0; index--) {

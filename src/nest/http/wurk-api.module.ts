@@ -12,7 +12,9 @@ import { WurkApiGuard } from './wurk-api.guard';
 import { WurkApiService } from './wurk-api.service';
 import { WURK_API_MOUNT } from './wurk-api.tokens';
 
-/** Options of `WurkApiModule.register()`: `path`, where the routes are mounted below the global prefix (default `api`). */
+/**
+ * Options of `WurkApiModule.register()`: `path`, where the routes are mounted below the global prefix (default `api`).
+ */
 export interface WurkApiModuleOptions {
   /**
    * The controllers' path, default `api`: routes at `<global prefix>/<RouterModule path>/<path>/v1/...`.
@@ -39,7 +41,11 @@ export class WurkApiModule {
     return {
       module: WurkApiModule,
       // The fallback last: on Nest versions that route in registration order it must not shadow a real route.
-      controllers: [mountController(WurkJobsController, path), mountController(WurkAdminController, path), mountController(WurkApiFallbackController, path)],
+      controllers: [
+        mountController(WurkJobsController, path),
+        mountController(WurkAdminController, path),
+        mountController(WurkApiFallbackController, path),
+      ],
       providers: [
         { provide: WURK_API_MOUNT, useValue: { path, module: WurkApiModule } },
         RouterSyntax,

@@ -56,9 +56,20 @@ export class WurkApiService implements OnModuleInit {
   ) {
     this.options = resolveApiOptions(wurk.api ?? {});
     this.gate = new ApiGate(this.options, connections.command, API_ROUTES, this.logger);
-    this.jobs = new JobsRoutes({ redis: connections.command, cancellable: admin, client, status, options: this.options, logger: this.logger });
+    this.jobs = new JobsRoutes({
+      redis: connections.command,
+      cancellable: admin,
+      client,
+      status,
+      options: this.options,
+      logger: this.logger,
+    });
     this.admin = new AdminRoutes({ admin, periodic });
-    this.handlers = { jobs: this.jobs, admin: this.admin, discovery: (request) => discoveryResponse(this.options, this.mountedAt, request.principal) };
+    this.handlers = {
+      jobs: this.jobs,
+      admin: this.admin,
+      discovery: (request) => discoveryResponse(this.options, this.mountedAt, request.principal),
+    };
     placeBodyReader(adapterHost, (req) => this.isUnderMount(req), this.options.maxBodyBytes);
   }
 
@@ -80,16 +91,28 @@ export class WurkApiService implements OnModuleInit {
     return path.startsWith(`${mount}/`) ? path.slice(mount.length) : undefined;
   }
 
-  /** Whether the request's path lies under the API's mount (global prefix + module path + controller path); the body reader only reads those. */
+  /**
+   * Whether the request's path lies under the API's mount (global prefix + module path + controller path); the body
+   * reader only reads those.
+   */
   isUnderMount(req: PlatformRequest): boolean {
     return this.relative(requestPath(nodeRequest(req))) !== undefined;
   }
 
-  /** The request as the platform-free gate reads it (method, path, path relative to the mount, query string, headers), from Express or Fastify alike. */
+  /**
+   * The request as the platform-free gate reads it (method, path, path relative to the mount, query string, headers),
+   * from Express or Fastify alike.
+   */
   incoming(platformRequest: PlatformRequest): IncomingApiRequest {
     const req = nodeRequest(platformRequest);
     const path = requestPath(req);
-    return { method: req.method ?? 'GET', path, relative: this.relative(path), search: requestSearch(req), headers: req.headers };
+    return {
+      method: req.method ?? 'GET',
+      path,
+      relative: this.relative(path),
+      search: requestSearch(req),
+      headers: req.headers,
+    };
   }
 
   /**
@@ -128,7 +151,9 @@ export class WurkApiService implements OnModuleInit {
 
   /** Answers an admitted request with its route's handler; the produce routes read the body through the API's cap. */
   serve(route: ApiRoute, req: PlatformRequest, res: PlatformResponse): Promise<void> {
-    return this.respond(req, res, (request) => route.handle(this.handlers, { request, body: () => requestBody(nodeRequest(req), this.options.maxBodyBytes) }));
+    return this.respond(req, res, (request) =>
+      route.handle(this.handlers, { request, body: () => requestBody(nodeRequest(req), this.options.maxBodyBytes) }),
+    );
   }
 
   /**
@@ -136,7 +161,11 @@ export class WurkApiService implements OnModuleInit {
    * the body is exact contract bytes, so nothing a host interceptor maps
    * (a `{ data }` envelope, a serializer) may reshape it.
    */
-  async respond(req: PlatformRequest, res: PlatformResponse, handler: (request: ApiRequest) => Promise<ApiResponse>): Promise<void> {
+  async respond(
+    req: PlatformRequest,
+    res: PlatformResponse,
+    handler: (request: ApiRequest) => Promise<ApiResponse>,
+  ): Promise<void> {
     const admission = (nodeRequest(req) as AdmittedRequest)[ADMISSION];
     let response: ApiResponse;
     try {

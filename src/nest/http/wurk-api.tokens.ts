@@ -1,4 +1,7 @@
-/** Where one `WurkApiModule.register()` put its controllers: the path option and the module class RouterModule may have given a path. */
+/**
+ * Where one `WurkApiModule.register()` put its controllers: the path option and the module class RouterModule may have
+ * given a path.
+ */
 export interface WurkApiMountInfo {
   path: string;
   module: Function;

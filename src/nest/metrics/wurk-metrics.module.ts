@@ -10,7 +10,10 @@ import { WorkerRegistry } from '../../job/worker-registry';
 // Loaded when this entry (`nestjs-wurk/metrics`) is imported, never from the package root.
 const prom = loadPeer<typeof import('prom-client')>('prom-client', 'nestjs-wurk/metrics');
 
-/** Options of `WurkMetricsModule.forRoot()`: the metrics' options plus `path` (default `metrics`; `false` mounts no route). */
+/**
+ * Options of `WurkMetricsModule.forRoot()`: the metrics' options plus `path` (default `metrics`; `false` mounts no
+ * route).
+ */
 export interface WurkMetricsModuleOptions extends WurkMetricsOptions {
   /** Route that serves the registry in Prometheus' text format (default `metrics`); false mounts nothing. */
   path?: string | false;
@@ -56,8 +59,20 @@ export class WurkMetricsModule {
       providers: [
         {
           provide: WurkMetrics,
-          inject: [RedisConnections, WurkServer, ClientService, WorkerRegistry, { token: AttemptsHooks, optional: true }],
-          useFactory: (connections: RedisConnections, server: WurkServer, client: ClientService, workers: WorkerRegistry, history: AttemptsHooks | undefined) => {
+          inject: [
+            RedisConnections,
+            WurkServer,
+            ClientService,
+            WorkerRegistry,
+            { token: AttemptsHooks, optional: true },
+          ],
+          useFactory: (
+            connections: RedisConnections,
+            server: WurkServer,
+            client: ClientService,
+            workers: WorkerRegistry,
+            history: AttemptsHooks | undefined,
+          ) => {
             const subject = {
               redis: connections.command,
               busy: () => server.manager?.busy,

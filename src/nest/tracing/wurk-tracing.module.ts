@@ -18,7 +18,8 @@ class WurkTracingInstaller implements OnModuleInit {
 
   onModuleInit(): void {
     // A test may override ClientService with a plain mock.
-    if (typeof (this.client as Partial<ClientService>).use === 'function') this.client.use(this.tracing.clientMiddleware);
+    if (typeof (this.client as Partial<ClientService>).use === 'function')
+      this.client.use(this.tracing.clientMiddleware);
     this.server.use(this.tracing.serverMiddleware);
   }
 }

@@ -4,9 +4,13 @@ import { readQueueGauges } from '../queue-gauges';
 
 /** Options of the health checks (`WurkHealthModule.forRoot`). */
 export interface WurkHealthOptions {
-  /** Seconds the oldest job of a queue may wait before the queue counts as late: one number, or per queue (default 60). */
+  /**
+   * Seconds the oldest job of a queue may wait before the queue counts as late: one number, or per queue (default 60).
+   */
   queueLatency?: number | Record<string, number>;
-  /** Seconds since the heartbeat thread last beat before liveness fails (default: 3 heartbeat intervals, at least 30). */
+  /**
+   * Seconds since the heartbeat thread last beat before liveness fails (default: 3 heartbeat intervals, at least 30).
+   */
   maxHeartbeatAge?: number;
   /** Milliseconds a Redis probe may take before Redis counts as unreachable (default 1000). */
   timeout?: number;
@@ -28,7 +32,10 @@ export interface HealthSubject {
   draining: boolean;
 }
 
-/** What a health check found: Redis, the heartbeat, the processors and queue latency, with every number behind the verdict. */
+/**
+ * What a health check found: Redis, the heartbeat, the processors and queue latency, with every number behind the
+ * verdict.
+ */
 export interface WurkHealthReport {
   redis: { reachable: boolean; rttMs: number | null; error?: string };
   heartbeat: { ageSeconds: number | null; lastAttemptAgeSeconds: number | null } | null;
@@ -43,11 +50,17 @@ const DEFAULT_TIMEOUT_MS = 1000;
 export function validateHealthOptions(options: WurkHealthOptions): void {
   const { queueLatency, maxHeartbeatAge, timeout } = options;
   const positive = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value > 0;
-  if (queueLatency !== undefined && !positive(queueLatency) && !(typeof queueLatency === 'object' && queueLatency !== null && Object.values(queueLatency).every(positive))) {
+  if (
+    queueLatency !== undefined &&
+    !positive(queueLatency) &&
+    !(typeof queueLatency === 'object' && queueLatency !== null && Object.values(queueLatency).every(positive))
+  ) {
     throw new WurkConfigError('health.queueLatency', 'must be a number of seconds > 0, or an object of them by queue');
   }
-  if (maxHeartbeatAge !== undefined && !positive(maxHeartbeatAge)) throw new WurkConfigError('health.maxHeartbeatAge', 'must be a number of seconds > 0');
-  if (timeout !== undefined && !positive(timeout)) throw new WurkConfigError('health.timeout', 'must be a number of milliseconds > 0');
+  if (maxHeartbeatAge !== undefined && !positive(maxHeartbeatAge))
+    throw new WurkConfigError('health.maxHeartbeatAge', 'must be a number of seconds > 0');
+  if (timeout !== undefined && !positive(timeout))
+    throw new WurkConfigError('health.timeout', 'must be a number of milliseconds > 0');
 }
 
 /**
@@ -72,12 +85,26 @@ export class WurkHealthProbe {
   async report(): Promise<WurkHealthReport> {
     const subject = this.subject();
     const now = Date.now();
-    const report: WurkHealthReport = { redis: { reachable: false, rttMs: null }, heartbeat: null, processors: null, queues: {}, draining: subject.draining };
+    const report: WurkHealthReport = {
+      redis: { reachable: false, rttMs: null },
+      heartbeat: null,
+      processors: null,
+      queues: {},
+      draining: subject.draining,
+    };
     const processing = subject.processing;
     if (processing) {
       const age = (at: number | undefined) => (at === undefined ? null : (now - at) / 1000);
-      report.heartbeat = { ageSeconds: age(processing.lastBeat.succeededAt), lastAttemptAgeSeconds: age(processing.lastBeat.attemptedAt) };
-      report.processors = { running: processing.running, quiet: processing.quiet, busy: processing.busy, concurrency: processing.concurrency };
+      report.heartbeat = {
+        ageSeconds: age(processing.lastBeat.succeededAt),
+        lastAttemptAgeSeconds: age(processing.lastBeat.attemptedAt),
+      };
+      report.processors = {
+        running: processing.running,
+        quiet: processing.quiet,
+        busy: processing.busy,
+        concurrency: processing.concurrency,
+      };
     }
     try {
       const started = performance.now();
@@ -94,12 +121,18 @@ export class WurkHealthProbe {
     return report;
   }
 
-  /** Healthy: Redis answers, processors run (when this app processes), no queue is late, and the heartbeat reaches Redis. */
+  /**
+   * Healthy: Redis answers, processors run (when this app processes), no queue is late, and the heartbeat reaches
+   * Redis.
+   */
   isHealthy(report: WurkHealthReport): boolean {
     if (!report.redis.reachable) return false;
     if (Object.values(report.queues).some((queue) => queue.late)) return false;
     if (report.processors && !report.processors.running) return false;
-    return report.heartbeat === null || (report.heartbeat.ageSeconds !== null && report.heartbeat.ageSeconds <= this.maxHeartbeatAge());
+    return (
+      report.heartbeat === null ||
+      (report.heartbeat.ageSeconds !== null && report.heartbeat.ageSeconds <= this.maxHeartbeatAge())
+    );
   }
 
   /**

@@ -7,7 +7,9 @@ import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../serv
 import { knownQueues, QueueGauge, readQueueGauges } from '../queue-gauges';
 import { DEFAULT_MAX_LABEL_VALUES, LabelValues } from './label-values';
 
-/** The Prometheus metrics' options: the registry, the name prefix (`wurk_`), the duration buckets and the queue gauges. */
+/**
+ * The Prometheus metrics' options: the registry, the name prefix (`wurk_`), the duration buckets and the queue gauges.
+ */
 export interface WurkMetricsOptions {
   /** Where the metrics register (default: prom-client's global `register`). */
   registry?: Registry;
@@ -37,7 +39,10 @@ export interface WurkMetricsOptions {
 /** What the metrics read at scrape time; `busy` is undefined in an app that does not process. */
 export interface MetricsSubject {
   redis: Redis;
-  /** Jobs this process is performing now, read at each scrape for `jobs_in_flight`; undefined leaves the gauge as it was (an app that does not process). */
+  /**
+   * Jobs this process is performing now, read at each scrape for `jobs_in_flight`; undefined leaves the gauge as it was
+   * (an app that does not process).
+   */
   busy(): number | undefined;
   /** Whether a class is a registered worker's (reported by name); none is when absent. */
   isWorkerClass?(name: string): boolean;
@@ -76,65 +81,100 @@ export class WurkMetrics {
     // Read at each new name: the fetched queues are settled at bootstrap, after this constructor.
     this.queueLabels = new LabelValues((name) => (subject.fetchedQueues ?? []).includes(name), cap);
     const prefix = options.prefix ?? 'wurk_';
-    this.jobs = reuse(registry, `${prefix}jobs_total`, () => new prom.Counter({
-      name: `${prefix}jobs_total`,
-      help: 'Jobs performed by this process, by class, queue and outcome (complete, retrying, dead, failed, interrupted).',
-      labelNames: ['class', 'queue', 'outcome'],
-      registers: [registry],
-    }));
-    this.duration = reuse(registry, `${prefix}job_duration_seconds`, () => new prom.Histogram({
-      name: `${prefix}job_duration_seconds`,
-      help: 'Time from the start of perform (middleware included) to the job settled, by class, queue and outcome.',
-      labelNames: ['class', 'queue', 'outcome'],
-      buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
-      registers: [registry],
-    }));
-    this.pushes = reuse(registry, `${prefix}pushes_total`, () => new prom.Counter({
-      name: `${prefix}pushes_total`,
-      help: 'Jobs pushed by this process, by class and queue.',
-      labelNames: ['class', 'queue'],
-      registers: [registry],
-    }));
+    this.jobs = reuse(
+      registry,
+      `${prefix}jobs_total`,
+      () =>
+        new prom.Counter({
+          name: `${prefix}jobs_total`,
+          help: 'Jobs performed by this process, by class, queue and outcome (complete, retrying, dead, failed, interrupted).',
+          labelNames: ['class', 'queue', 'outcome'],
+          registers: [registry],
+        }),
+    );
+    this.duration = reuse(
+      registry,
+      `${prefix}job_duration_seconds`,
+      () =>
+        new prom.Histogram({
+          name: `${prefix}job_duration_seconds`,
+          help: 'Time from the start of perform (middleware included) to the job settled, by class, queue and outcome.',
+          labelNames: ['class', 'queue', 'outcome'],
+          buckets: options.durationBuckets ?? DEFAULT_BUCKETS,
+          registers: [registry],
+        }),
+    );
+    this.pushes = reuse(
+      registry,
+      `${prefix}pushes_total`,
+      () =>
+        new prom.Counter({
+          name: `${prefix}pushes_total`,
+          help: 'Jobs pushed by this process, by class and queue.',
+          labelNames: ['class', 'queue'],
+          registers: [registry],
+        }),
+    );
     // Gauges read this instance's subject when scraped, so a newer app's replace an older app's.
     const metrics = this;
-    replace(registry, `${prefix}jobs_in_flight`, () => new prom.Gauge({
-      name: `${prefix}jobs_in_flight`,
-      help: 'Jobs this process is performing right now.',
-      registers: [registry],
-      collect() {
-        const busy = subject.busy();
-        if (busy !== undefined) this.set(busy);
-      },
-    }));
-    replace(registry, `${prefix}attempts_log_write_failures_total`, () => new prom.Counter({
-      name: `${prefix}attempts_log_write_failures_total`,
-      help: 'Attempt records this process could not append to a job\'s attempts log (each also logged); the jobs themselves were filed.',
-      registers: [registry],
-      collect() {
-        const failures = subject.attemptsWriteFailures?.();
-        this.reset();
-        if (failures !== undefined) this.inc(failures);
-      },
-    }));
+    replace(
+      registry,
+      `${prefix}jobs_in_flight`,
+      () =>
+        new prom.Gauge({
+          name: `${prefix}jobs_in_flight`,
+          help: 'Jobs this process is performing right now.',
+          registers: [registry],
+          collect() {
+            const busy = subject.busy();
+            if (busy !== undefined) this.set(busy);
+          },
+        }),
+    );
+    replace(
+      registry,
+      `${prefix}attempts_log_write_failures_total`,
+      () =>
+        new prom.Counter({
+          name: `${prefix}attempts_log_write_failures_total`,
+          help: "Attempt records this process could not append to a job's attempts log (each also logged); the jobs themselves were filed.",
+          registers: [registry],
+          collect() {
+            const failures = subject.attemptsWriteFailures?.();
+            this.reset();
+            if (failures !== undefined) this.inc(failures);
+          },
+        }),
+    );
     if (options.queueGauges ?? true) {
-      const size: Gauge<'queue'> = replace(registry, `${prefix}queue_size`, () => new prom.Gauge({
-        name: `${prefix}queue_size`,
-        help: 'Jobs waiting in each queue (cluster-wide: the same value from every process).',
-        labelNames: ['queue'],
-        registers: [registry],
-        async collect() {
-          await metrics.collectQueues(size, latency);
-        },
-      }));
-      const latency: Gauge<'queue'> = replace(registry, `${prefix}queue_latency_seconds`, () => new prom.Gauge({
-        name: `${prefix}queue_latency_seconds`,
-        help: 'Seconds the oldest job of each queue has waited (cluster-wide: the same value from every process).',
-        labelNames: ['queue'],
-        registers: [registry],
-        async collect() {
-          await metrics.collectQueues(size, latency);
-        },
-      }));
+      const size: Gauge<'queue'> = replace(
+        registry,
+        `${prefix}queue_size`,
+        () =>
+          new prom.Gauge({
+            name: `${prefix}queue_size`,
+            help: 'Jobs waiting in each queue (cluster-wide: the same value from every process).',
+            labelNames: ['queue'],
+            registers: [registry],
+            async collect() {
+              await metrics.collectQueues(size, latency);
+            },
+          }),
+      );
+      const latency: Gauge<'queue'> = replace(
+        registry,
+        `${prefix}queue_latency_seconds`,
+        () =>
+          new prom.Gauge({
+            name: `${prefix}queue_latency_seconds`,
+            help: 'Seconds the oldest job of each queue has waited (cluster-wide: the same value from every process).',
+            labelNames: ['queue'],
+            registers: [registry],
+            async collect() {
+              await metrics.collectQueues(size, latency);
+            },
+          }),
+      );
     }
     // No onStart: the processor stamps when each execution began on its context.
     this.listener = { onSettled: (context, outcome) => this.settled(context, outcome) };
@@ -146,14 +186,21 @@ export class WurkMetrics {
   };
 
   private settled(context: ServerContext, outcome: JobOutcome): void {
-    const labels = { class: this.classLabels.of(context.job.className), queue: this.queueLabels.of(context.queue), outcome: outcome.kind };
+    const labels = {
+      class: this.classLabels.of(context.job.className),
+      queue: this.queueLabels.of(context.queue),
+      outcome: outcome.kind,
+    };
     this.jobs.inc(labels);
     const { startedAt } = context;
     // A job handed back at shutdown settles through a fresh context: counted, but it has no duration.
     if (startedAt !== undefined) this.duration.observe(labels, (performance.now() - startedAt) / 1000);
   }
 
-  /** Every queue while `queues` holds at most maxLabelValues (one SCARD decides), else the fetched ones only: never 50,000 series. */
+  /**
+   * Every queue while `queues` holds at most maxLabelValues (one SCARD decides), else the fetched ones only: never
+   * 50,000 series.
+   */
   private async gaugedQueues(): Promise<string[]> {
     const cap = this.options.maxLabelValues ?? DEFAULT_MAX_LABEL_VALUES;
     if ((await this.subject.redis.scard(Keys.queues)) <= cap) return knownQueues(this.subject.redis);
@@ -184,14 +231,24 @@ export class WurkMetrics {
 }
 
 function validateMetricsOptions(options: WurkMetricsOptions): void {
-  if (options.maxLabelValues !== undefined && !(Number.isInteger(options.maxLabelValues) && options.maxLabelValues >= 1)) {
+  if (
+    options.maxLabelValues !== undefined &&
+    !(Number.isInteger(options.maxLabelValues) && options.maxLabelValues >= 1)
+  ) {
     throw new WurkConfigError('metrics.maxLabelValues', 'must be a positive integer');
   }
-  if (options.prefix !== undefined && !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(options.prefix)) throw new WurkConfigError('metrics.prefix', 'must be a valid Prometheus metric name prefix');
-  if (options.queueGaugesCacheMs !== undefined && !(Number.isFinite(options.queueGaugesCacheMs) && options.queueGaugesCacheMs >= 0)) {
+  if (options.prefix !== undefined && !/^[a-zA-Z_:][a-zA-Z0-9_:]*$/.test(options.prefix))
+    throw new WurkConfigError('metrics.prefix', 'must be a valid Prometheus metric name prefix');
+  if (
+    options.queueGaugesCacheMs !== undefined &&
+    !(Number.isFinite(options.queueGaugesCacheMs) && options.queueGaugesCacheMs >= 0)
+  ) {
     throw new WurkConfigError('metrics.queueGaugesCacheMs', 'must be a number of milliseconds >= 0');
   }
-  if (options.durationBuckets !== undefined && !(Array.isArray(options.durationBuckets) && options.durationBuckets.every((b) => typeof b === 'number' && b > 0))) {
+  if (
+    options.durationBuckets !== undefined &&
+    !(Array.isArray(options.durationBuckets) && options.durationBuckets.every((b) => typeof b === 'number' && b > 0))
+  ) {
     throw new WurkConfigError('metrics.durationBuckets', 'must be an array of positive numbers of seconds');
   }
 }

@@ -23,7 +23,9 @@ export const MESSAGING_OPERATION_TYPE_VALUE_PROCESS = 'process';
 /** The system's value: jobs are Sidekiq's, whichever side pushes or runs them (what Ruby's instrumentation reports). */
 export const MESSAGING_SYSTEM_VALUE_SIDEKIQ = 'sidekiq';
 
-/** Ruby's opentelemetry-instrumentation-sidekiq names the class this way; the same name lets one query cover both sides. */
+/**
+ * Ruby's opentelemetry-instrumentation-sidekiq names the class this way; the same name lets one query cover both sides.
+ */
 export const ATTR_SIDEKIQ_JOB_CLASS = 'messaging.sidekiq.job_class';
 /** wurk's own: 1 for the first run, then retry_count + 2. */
 export const ATTR_WURK_ATTEMPT = 'wurk.attempt';

@@ -17,7 +17,10 @@ import {
   MESSAGING_SYSTEM_VALUE_SIDEKIQ,
 } from './semconv';
 
-/** Options of `WurkTracingModule.forRoot()`: `propagation`, how a job's span relates to its producer's (`child`, `link` or `none`). */
+/**
+ * Options of `WurkTracingModule.forRoot()`: `propagation`, how a job's span relates to its producer's (`child`, `link`
+ * or `none`).
+ */
 export interface WurkTracingOptions {
   /**
    * How a job's `process` span relates to the producer's trace: `child`
@@ -67,7 +70,8 @@ export class WurkTracing {
     options: WurkTracingOptions = {},
   ) {
     const propagation = options.propagation ?? 'child';
-    if (!['child', 'link', 'none'].includes(propagation)) throw new WurkConfigError('tracing.propagation', 'must be "child", "link" or "none"');
+    if (!['child', 'link', 'none'].includes(propagation))
+      throw new WurkConfigError('tracing.propagation', 'must be "child", "link" or "none"');
     this.propagation = propagation;
     this.tracer = options.tracer ?? api.trace.getTracer('nestjs-wurk');
   }
@@ -85,13 +89,18 @@ export class WurkTracing {
 
   readonly serverMiddleware: ServerMiddlewareFn = async ({ job, queue, attempt }: ServerContext, next) => {
     const { api } = this;
-    const producer = this.propagation === 'none' ? api.ROOT_CONTEXT : api.propagation.extract(api.ROOT_CONTEXT, job, payloadGetter);
+    const producer =
+      this.propagation === 'none' ? api.ROOT_CONTEXT : api.propagation.extract(api.ROOT_CONTEXT, job, payloadGetter);
     const producerSpan = api.trace.getSpanContext(producer);
-    const attributes = { ...this.attributes(job, MESSAGING_OPERATION_TYPE_VALUE_PROCESS, 'process', queue), [ATTR_WURK_ATTEMPT]: attempt };
+    const attributes = {
+      ...this.attributes(job, MESSAGING_OPERATION_TYPE_VALUE_PROCESS, 'process', queue),
+      [ATTR_WURK_ATTEMPT]: attempt,
+    };
     const options = { kind: api.SpanKind.CONSUMER, attributes, links: [] as OtelApi.Link[] };
     let parent: Context = api.ROOT_CONTEXT;
     if (this.propagation === 'child') parent = producer;
-    else if (this.propagation === 'link' && producerSpan && api.isSpanContextValid(producerSpan)) options.links.push({ context: producerSpan });
+    else if (this.propagation === 'link' && producerSpan && api.isSpanContextValid(producerSpan))
+      options.links.push({ context: producerSpan });
     const span = this.tracer.startSpan(`${queue || job.queue} process`, options, parent);
     await this.finish(span, () => api.context.with(api.trace.setSpan(parent, span), next));
   };
@@ -113,7 +122,10 @@ export class WurkTracing {
       await body();
     } catch (error) {
       span.recordException(error instanceof Error ? error : String(error));
-      span.setStatus({ code: this.api.SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({
+        code: this.api.SpanStatusCode.ERROR,
+        message: error instanceof Error ? error.message : String(error),
+      });
       throw error;
     } finally {
       span.end();

@@ -21,7 +21,9 @@ import { FilingDurability, runSettle } from './settle';
 export class BasicFetch implements Fetcher {
   private readonly paused: PausedQueues;
   private readonly idle = new IdleWait();
-  /** CLIENT ID of the fetch connection, learned before blocking (asked while blocked, it would queue behind the BRPOP). */
+  /**
+   * CLIENT ID of the fetch connection, learned before blocking (asked while blocked, it would queue behind the BRPOP).
+   */
   private fetchClientId: number | undefined;
   private blocking = false;
 
@@ -29,7 +31,14 @@ export class BasicFetch implements Fetcher {
     private readonly fetchConnection: Redis,
     private readonly command: Redis,
     private readonly order: QueueOrder,
-    private readonly options: { fetchTimeout: number; dead: DeadTrim; logger: ServerLogger; paused?: PausedQueues; durability?: FilingDurability; timestamps?: TimestampMode },
+    private readonly options: {
+      fetchTimeout: number;
+      dead: DeadTrim;
+      logger: ServerLogger;
+      paused?: PausedQueues;
+      durability?: FilingDurability;
+      timestamps?: TimestampMode;
+    },
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
     fetchConnection.on('ready', () => (this.fetchClientId = undefined));
@@ -42,7 +51,12 @@ export class BasicFetch implements Fetcher {
       return [];
     }
     // Read as bytes: decoded, a payload that is not valid UTF-8 would run as something else.
-    const reply = await runScriptForBytes<Array<number | Buffer>>(this.fetchConnection, 'basic_fetch', [...queues.map((queue) => Keys.queue(queue)), Keys.paused], queues);
+    const reply = await runScriptForBytes<Array<number | Buffer>>(
+      this.fetchConnection,
+      'basic_fetch',
+      [...queues.map((queue) => Keys.queue(queue)), Keys.paused],
+      queues,
+    );
     if (reply[0] !== 0) return this.checked(reply[1] as Buffer, queues[Number(reply[0]) - 1]);
     const pausedNow = new Set(reply.slice(1).map((index) => queues[Number(index) - 1]));
     const ready = queues.filter((queue) => !pausedNow.has(queue));
@@ -68,7 +82,12 @@ export class BasicFetch implements Fetcher {
   private async block(queues: string[]): Promise<ClaimedJob[]> {
     this.fetchClientId ??= Number(await this.fetchConnection.client('ID'));
     this.blocking = true;
-    const reply = await this.fetchConnection.brpopBuffer(queues.map((queue) => Keys.queue(queue)), this.options.fetchTimeout).finally(() => (this.blocking = false));
+    const reply = await this.fetchConnection
+      .brpopBuffer(
+        queues.map((queue) => Keys.queue(queue)),
+        this.options.fetchTimeout,
+      )
+      .finally(() => (this.blocking = false));
     if (!reply) return [];
     const [job] = await this.checked(reply[1], reply[0].toString('utf8').slice(Keys.queuePrefix.length));
     if (!job) return [];
@@ -91,7 +110,12 @@ export class BasicFetch implements Fetcher {
   async file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const [cutoff, maxJobs] = set === 'dead' ? deadTrimArgs(this.options.dead) : ['', 0];
     const key = Keys[set];
-    await runSettle(this.command, [key, Keys.queue(job.queue), Keys.recovered(jid)], [score, payload, job.raw, '', cutoff, maxJobs], this.options.durability);
+    await runSettle(
+      this.command,
+      [key, Keys.queue(job.queue), Keys.recovered(jid)],
+      [score, payload, job.raw, '', cutoff, maxJobs],
+      this.options.durability,
+    );
     return true;
   }
 
@@ -112,8 +136,16 @@ export class BasicFetch implements Fetcher {
    */
   async release(unfiled: UnfiledFailure[] = []): Promise<void> {
     if (unfiled.length === 0) return;
-    const lost = await runScript<string[]>(this.command, 'park_unsettled', [Keys.unsettled, Keys.retry, Keys.dead], unfiled.map((failure) => failure.record));
-    for (const record of lost) this.options.logger.error(`a failed job could be filed nowhere (${Keys.unsettled}, retry and dead refused it): ${record}`);
+    const lost = await runScript<string[]>(
+      this.command,
+      'park_unsettled',
+      [Keys.unsettled, Keys.retry, Keys.dead],
+      unfiled.map((failure) => failure.record),
+    );
+    for (const record of lost)
+      this.options.logger.error(
+        `a failed job could be filed nowhere (${Keys.unsettled}, retry and dead refused it): ${record}`,
+      );
   }
 
   /** A BRPOP cut short could lose the job it popped, so it is left to time out. */
@@ -122,6 +154,7 @@ export class BasicFetch implements Fetcher {
   /** CLIENT UNBLOCK answers a blocked BRPOP as a timeout: nothing popped, nothing lost. */
   wake(): void {
     this.idle.wake();
-    if (this.blocking && this.fetchClientId !== undefined) void this.command.client('UNBLOCK', this.fetchClientId).catch(() => 0);
+    if (this.blocking && this.fetchClientId !== undefined)
+      void this.command.client('UNBLOCK', this.fetchClientId).catch(() => 0);
   }
 }

@@ -5,7 +5,9 @@ import type { ServerLogger } from '../server-logger';
 /** Longest one WAIT of the fence blocks: a master switch announced meanwhile is noticed within this. */
 const FENCE_SLICE_MS = 200;
 
-/** A claim or start that no replica acknowledged before the master moved (or the deadline's role check failed): not run. */
+/**
+ * A claim or start that no replica acknowledged before the master moved (or the deadline's role check failed): not run.
+ */
 export class ClaimNotDurableError extends Error {
   constructor(reason: string) {
     super(`a claim was not run: ${reason}`);
@@ -29,7 +31,9 @@ export class ClaimNotDurableError extends Error {
  * server keeps working; said once in the log).
  */
 export class ClaimFence {
-  /** Past a deadline with no replica and no switch: claims run on the master alone until a replica acknowledges again. */
+  /**
+   * Past a deadline with no replica and no switch: claims run on the master alone until a replica acknowledges again.
+   */
   private alone = false;
   private epoch = 0;
 
@@ -53,7 +57,10 @@ export class ClaimFence {
     return this.epoch;
   }
 
-  /** Resolves when the writes of `connection` since `mark` are on a replica (or past the deadline on a master); else rejects. */
+  /**
+   * Resolves when the writes of `connection` since `mark` are on a replica (or past the deadline on a master); else
+   * rejects.
+   */
   async confirm(connection: Redis, mark: number): Promise<void> {
     const writes = this.writes;
     if (!writes || writes.replicas === 0) return;
@@ -77,7 +84,10 @@ export class ClaimFence {
   private async lastResort(connection: Redis): Promise<void> {
     const role = (await connection.call('ROLE')) as unknown[];
     if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
-    if (!this.alone) this.logger.warn('no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)');
+    if (!this.alone)
+      this.logger.warn(
+        'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',
+      );
     this.alone = true;
   }
 }

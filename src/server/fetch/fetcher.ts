@@ -27,7 +27,10 @@ export interface NotStarted {
   notStarted: ClaimedJob;
 }
 
-/** Where a job that ran is filed instead of being acknowledged alone: failed (retry, dead) or over its limiter (schedule). */
+/**
+ * Where a job that ran is filed instead of being acknowledged alone: failed (retry, dead) or over its limiter
+ * (schedule).
+ */
 export type FilingSet = 'retry' | 'dead' | 'schedule';
 
 /** A fetch strategy: how jobs are taken, acknowledged, filed and handed back. */

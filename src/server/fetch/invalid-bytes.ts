@@ -13,7 +13,10 @@ interface InvalidPayloadOptions {
 }
 
 /** What the scripts that file an invalid payload in dead take: trim cutoff, size limit, score, failed_at. */
-export function invalidPayloadArgs(options: InvalidPayloadOptions, now: number = nowMs()): [string, number, string, string] {
+export function invalidPayloadArgs(
+  options: InvalidPayloadOptions,
+  now: number = nowMs(),
+): [string, number, string, string] {
   const [cutoff, maxJobs] = deadTrimArgs(options.dead, now);
   return [cutoff, maxJobs, scoreText(now), timestampText(now, options.timestamps ?? 'seconds')];
 }
@@ -23,11 +26,24 @@ export function invalidPayloadArgs(options: InvalidPayloadOptions, now: number =
  * than Sidekiq wrote them): filed in dead by bury_invalid.lua, bytes sent
  * back as they came, from `list` when it sits in one.
  */
-export async function buryInvalidBytes(redis: Redis, bytes: Buffer, queue: string, list: string | undefined, options: InvalidPayloadOptions): Promise<void> {
-  const filed = await runScript<number>(redis, 'bury_invalid', [list ?? Keys.dead, Keys.dead], [bytes, queue, ...invalidPayloadArgs(options), list ? 'L' : '']);
+export async function buryInvalidBytes(
+  redis: Redis,
+  bytes: Buffer,
+  queue: string,
+  list: string | undefined,
+  options: InvalidPayloadOptions,
+): Promise<void> {
+  const filed = await runScript<number>(
+    redis,
+    'bury_invalid',
+    [list ?? Keys.dead, Keys.dead],
+    [bytes, queue, ...invalidPayloadArgs(options), list ? 'L' : ''],
+  );
   if (filed === 1) logInvalidBytes(options.logger, queue);
 }
 
 export function logInvalidBytes(logger: ServerLogger, queue: string): void {
-  logger.error(`a job on ${queue} whose bytes are not valid UTF-8 was filed in dead as Wurk::InvalidPayload (bytes kept base64-encoded)`);
+  logger.error(
+    `a job on ${queue} whose bytes are not valid UTF-8 was filed in dead as Wurk::InvalidPayload (bytes kept base64-encoded)`,
+  );
 }

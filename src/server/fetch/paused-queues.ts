@@ -72,7 +72,9 @@ export class PausedQueues {
     this.paused = next;
   }
 
-  /** The read under way, or one started now when the last is older than REFRESH_MS; undefined when the last is fresh. */
+  /**
+   * The read under way, or one started now when the last is older than REFRESH_MS; undefined when the last is fresh.
+   */
   private refresh(): Promise<void> | undefined {
     if (this.reading) return this.reading;
     if (Date.now() - this.readAt < REFRESH_MS) return undefined;
@@ -93,7 +95,10 @@ export class PausedQueues {
       .catch((error) => {
         this.paused = new Set();
         // Redis away is said once, by the connection watch.
-        if (!this.loggedFailure && !isUnreachable(error)) this.logger.error(`cannot read ${Keys.paused} (pausing nothing): ${error instanceof Error ? error.message : String(error)}`);
+        if (!this.loggedFailure && !isUnreachable(error))
+          this.logger.error(
+            `cannot read ${Keys.paused} (pausing nothing): ${error instanceof Error ? error.message : String(error)}`,
+          );
         this.loggedFailure = true;
       })
       .finally(() => {

@@ -16,9 +16,19 @@ export interface FilingDurability {
  * job only while the job still sits in its list (and ZADD of the same
  * member is a no-op). Resolves to 1 when any run filed the job.
  */
-export async function runSettle(command: Redis, keys: string[], args: (string | number)[], durability?: FilingDurability): Promise<number> {
+export async function runSettle(
+  command: Redis,
+  keys: string[],
+  args: (string | number)[],
+  durability?: FilingDurability,
+): Promise<number> {
   const writes = durability?.writes;
   if (!durability || !writes || writes.replicas === 0) return runScript<number>(command, 'settle', keys, args);
-  const replies = await runDurably(command, () => runScript<number>(command, 'settle', keys, args), writes, durability.server);
+  const replies = await runDurably(
+    command,
+    () => runScript<number>(command, 'settle', keys, args),
+    writes,
+    durability.server,
+  );
   return replies.some((reply) => Number(reply) === 1) ? 1 : 0;
 }

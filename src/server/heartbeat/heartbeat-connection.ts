@@ -11,12 +11,20 @@ import type { HeartbeatThreadData } from './heartbeat-messages';
  * connection does not know) gets ioredis, loaded only then, so the beat
  * always goes where the app's own connections go.
  */
-export async function openHeartbeatConnection(options: HeartbeatThreadData['redis'], commandTimeout: number): Promise<CommandConnection> {
+export async function openHeartbeatConnection(
+  options: HeartbeatThreadData['redis'],
+  commandTimeout: number,
+): Promise<CommandConnection> {
   const target = plainTarget(options);
   if (target) return new RespConnection(target, { commandTimeout, connectionName: 'heartbeat' });
-  const [{ createConnection }, { ioredisCommandConnection }] = await Promise.all([import('../../redis/connection'), import('./ioredis-command-connection')]);
+  const [{ createConnection }, { ioredisCommandConnection }] = await Promise.all([
+    import('../../redis/connection'),
+    import('./ioredis-command-connection'),
+  ]);
   // No offline queue: a flush sent while Redis is away fails at once and
   // is added to the next one, instead of waiting in a queue past its
   // timeout and then being applied as well (counted twice).
-  return ioredisCommandConnection(createConnection({ ...(options ?? {}), commandTimeout, enableOfflineQueue: false }, 'heartbeat'));
+  return ioredisCommandConnection(
+    createConnection({ ...(options ?? {}), commandTimeout, enableOfflineQueue: false }, 'heartbeat'),
+  );
 }

@@ -5,7 +5,14 @@ import { Keys } from '../../redis/keys';
 import { runScriptOn } from '../../redis/scripts';
 import { openHeartbeatConnection } from './heartbeat-connection';
 import type { RemoteSignal } from './heartbeat-port';
-import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatThreadData, LogLevel, Snapshot, ToThread } from './heartbeat-messages';
+import {
+  COMMAND_TIMEOUT_MS,
+  FromThread,
+  HeartbeatThreadData,
+  LogLevel,
+  Snapshot,
+  ToThread,
+} from './heartbeat-messages';
 import { HeartbeatWriter } from './heartbeat-writer';
 import { writeExecutionMetrics } from '../metrics/execution-metrics-writer';
 import { ExecutionTally } from '../metrics/execution-tally';
@@ -93,15 +100,25 @@ export class HeartbeatLoop {
     while (!this.stopping) {
       try {
         await this.beatOnce(writer, redis);
-        await this.handBackIfStuck(redis).catch((error) => this.log('error', `could not hand back the unstarted jobs of a stuck event loop (will retry): ${describeFailure(error)}`));
-        if (failing?.reported) this.log('log', `heartbeat resumed after ${((Date.now() - failing.since) / 1000).toFixed(1)}s of failed beats`);
+        await this.handBackIfStuck(redis).catch((error) =>
+          this.log(
+            'error',
+            `could not hand back the unstarted jobs of a stuck event loop (will retry): ${describeFailure(error)}`,
+          ),
+        );
+        if (failing?.reported)
+          this.log(
+            'log',
+            `heartbeat resumed after ${((Date.now() - failing.since) / 1000).toFixed(1)}s of failed beats`,
+          );
         failing = undefined;
         this.send({ type: 'beat', ok: true });
       } catch (error) {
         if (failing === undefined) {
           // In an app, Redis away is said once by the connection watch; the heartbeat says only its own trouble.
           failing = { since: Date.now(), reported: this.data.reportOutages || !isUnreachable(error) };
-          if (failing.reported) this.log('error', `heartbeat failed, retrying every ${this.data.interval}s: ${describeFailure(error)}`);
+          if (failing.reported)
+            this.log('error', `heartbeat failed, retrying every ${this.data.interval}s: ${describeFailure(error)}`);
         }
         this.send({ type: 'beat', ok: false });
       }
@@ -201,8 +218,13 @@ export class HeartbeatLoop {
    */
   private async dumpWork(signal: RemoteSignal): Promise<void> {
     const answeredIn = await this.pingMainThread();
-    const loop = answeredIn === undefined ? `main thread did not answer within ${this.pongTimeoutMs} ms: its event loop is blocked` : `main thread answered in ${answeredIn} ms`;
-    const dump = [`${signal} received: ${this.work.length} job(s) in flight; ${loop}`, ...this.describeWork()].join('\n');
+    const loop =
+      answeredIn === undefined
+        ? `main thread did not answer within ${this.pongTimeoutMs} ms: its event loop is blocked`
+        : `main thread answered in ${answeredIn} ms`;
+    const dump = [`${signal} received: ${this.work.length} job(s) in flight; ${loop}`, ...this.describeWork()].join(
+      '\n',
+    );
     if (answeredIn === undefined) this.stderr(`[wurk heartbeat] ${dump}\n`);
     this.log('log', dump);
   }
@@ -249,7 +271,12 @@ export class HeartbeatLoop {
     const silentMs = Date.now() - this.lastHeard;
     if (silentMs < handBack.afterMs) return;
     for (const { claimed, queue } of handBack.lists) {
-      const moved = await runScriptOn<number>(redis, 'hand_back_unstarted', [claimed, Keys.queue(queue), Keys.queues], [queue]);
+      const moved = await runScriptOn<number>(
+        redis,
+        'hand_back_unstarted',
+        [claimed, Keys.queue(queue), Keys.queues],
+        [queue],
+      );
       if (moved > 0) {
         const message = `event loop silent for ${Math.round(silentMs / 1000)}s: handed ${moved} unstarted job(s) of ${queue} back to the queue`;
         this.stderr(`[wurk heartbeat] ${message}\n`);
@@ -264,7 +291,10 @@ export class HeartbeatLoop {
     try {
       await this.flushStats(writer);
     } catch (error) {
-      this.log('error', `heartbeat could not flush ${processed} processed / ${failed} failed at stop: ${describeFailure(error)}`);
+      this.log(
+        'error',
+        `heartbeat could not flush ${processed} processed / ${failed} failed at stop: ${describeFailure(error)}`,
+      );
     }
     try {
       await this.flushExecutions(redis);

@@ -22,7 +22,9 @@ export interface HeartbeatInfo {
   queues: string[];
   /** One hash per capsule (queue → weight, 0 for strict order), in the order of `capsules`. */
   weights: Record<string, number>[];
-  /** Name and concurrency of each capsule, aligned with `weights`; absent = one capsule, "default", of `concurrency`. */
+  /**
+   * Name and concurrency of each capsule, aligned with `weights`; absent = one capsule, "default", of `concurrency`.
+   */
   capsules?: Array<{ name: string; concurrency: number }>;
   version: string;
   /** Epoch seconds. */

@@ -34,14 +34,20 @@ export interface HeartbeatPort {
    * processor does; failures count here as well as in `countFailed`.
    */
   countProcessed(count?: number): void;
-  /** Adds `count` (default 1) failures to the tally flushed at the next beat into `stat:failed` and `stat:failed:<UTC day>`. */
+  /**
+   * Adds `count` (default 1) failures to the tally flushed at the next beat into `stat:failed` and `stat:failed:<UTC
+   * day>`.
+   */
   countFailed(count?: number): void;
   /**
    * One run of `className` for Sidekiq 7+'s execution metrics: `ms` counts
    * only when it did not fail. Kept in memory, written with the next beat.
    */
   recordExecution(className: string, ms: number, failed: boolean): void;
-  /** Sets the heartbeat hash's `quiet` field (written at the next beat), which the Web UI and ProcessSet show as "stopping". */
+  /**
+   * Sets the heartbeat hash's `quiet` field (written at the next beat), which the Web UI and ProcessSet show as
+   * "stopping".
+   */
   setQuiet(quiet: boolean): void;
   /**
    * Adds a handler for each signal popped from `<identity>-signals` at a beat
@@ -49,6 +55,8 @@ export interface HeartbeatPort {
    * there is no way to remove one.
    */
   onSignal(handler: (signal: RemoteSignal) => void): void;
-  /** Flushes counters, SREMs `processes`, UNLINKs the work hashes, stops beating; gives up after `limitMs` when given. */
+  /**
+   * Flushes counters, SREMs `processes`, UNLINKs the work hashes, stops beating; gives up after `limitMs` when given.
+   */
   stop(limitMs?: number): Promise<void>;
 }

@@ -11,7 +11,9 @@ import type { HeartbeatThreadData } from './heartbeat-messages';
  * applies wurk's own reconnect policy.
  */
 export function transferableRedisOptions(redis: RedisConnectionOptions | undefined): HeartbeatThreadData['redis'] {
-  const source = isRedisInstance(redis) ? (redis.options as Record<string, unknown>) : (redis as Record<string, unknown>);
+  const source = isRedisInstance(redis)
+    ? (redis.options as Record<string, unknown>)
+    : (redis as Record<string, unknown>);
   return withoutFunctions(source) as HeartbeatThreadData['redis'];
 }
 

@@ -81,7 +81,10 @@ export class HeartbeatWriter {
         const hset: string[] = ['HSET', key];
         for (const item of items) {
           // payload stays the raw string: JSON.stringify encodes it a second time, as Sidekiq stores it.
-          hset.push(item.tid, JSON.stringify({ queue: item.queue, payload: item.payload, run_at: Math.floor(item.runAt) }));
+          hset.push(
+            item.tid,
+            JSON.stringify({ queue: item.queue, payload: item.payload, run_at: Math.floor(item.runAt) }),
+          );
         }
         commands.push(hset, ['EXPIRE', key, this.ttl]);
       }
@@ -104,14 +107,22 @@ export class HeartbeatWriter {
       ['SADD', Keys.processes, identity],
       ['EXISTS', Keys.process(identity)],
       [
-        'HSET', Keys.process(identity),
-        'info', this.infoJson,
-        'busy', busy,
-        'beat', beatAt,
-        'quiet', quiet ? 'true' : 'false',
-        'rtt_us', rttUs,
-        'rss', rssKb(),
-        'concurrency', this.info.concurrency,
+        'HSET',
+        Keys.process(identity),
+        'info',
+        this.infoJson,
+        'busy',
+        busy,
+        'beat',
+        beatAt,
+        'quiet',
+        quiet ? 'true' : 'false',
+        'rtt_us',
+        rttUs,
+        'rss',
+        rssKb(),
+        'concurrency',
+        this.info.concurrency,
       ],
       ['EXPIRE', Keys.process(identity), this.ttl],
       ['RPOP', Keys.signals(identity)],
@@ -150,16 +161,25 @@ export function capsulesOf(
   const capsules = info.capsules ?? [{ name: 'default', concurrency: info.concurrency }];
   return Object.fromEntries(
     capsules.map(({ name, concurrency }, index) => {
-      const weights = info.capsules ? (info.weights[index] ?? {}) : (Object.assign({}, ...info.weights) as Record<string, number>);
+      const weights = info.capsules
+        ? (info.weights[index] ?? {})
+        : (Object.assign({}, ...info.weights) as Record<string, number>);
       const values = Object.values(weights);
-      const mode = values.every((weight) => weight === 0) ? 'strict' : values.every((weight) => weight === 1) ? 'random' : 'weighted';
+      const mode = values.every((weight) => weight === 0)
+        ? 'strict'
+        : values.every((weight) => weight === 1)
+          ? 'random'
+          : 'weighted';
       return [name, { concurrency, mode, weights }];
     }),
   );
 }
 
 /** Runs a MULTI and surfaces any failed command as an error. */
-export async function execChecked(redis: CommandConnection, commands: readonly RedisCommand[]): Promise<TransactionReplies> {
+export async function execChecked(
+  redis: CommandConnection,
+  commands: readonly RedisCommand[],
+): Promise<TransactionReplies> {
   const replies = await redis.transaction(commands);
   for (const [error] of replies) if (error) throw error;
   return replies;

@@ -4,7 +4,16 @@ import { Worker } from 'node:worker_threads';
 import type { RedisConnectionOptions } from '../../redis/connection';
 import type { HeartbeatPort, RemoteSignal, WorkItem } from './heartbeat-port';
 import { Keys } from '../../redis/keys';
-import { COMMAND_TIMEOUT_MS, FromThread, HeartbeatInfo, HeartbeatThreadData, LogLevel, Snapshot, StuckLoopHandBack, ToThread } from './heartbeat-messages';
+import {
+  COMMAND_TIMEOUT_MS,
+  FromThread,
+  HeartbeatInfo,
+  HeartbeatThreadData,
+  LogLevel,
+  Snapshot,
+  StuckLoopHandBack,
+  ToThread,
+} from './heartbeat-messages';
 import { transferableRedisOptions } from './heartbeat-redis-options';
 import type { ProcessIdentity } from '../identity';
 import { ExecutionTally } from '../metrics/execution-tally';
@@ -160,7 +169,12 @@ export class Heartbeat implements HeartbeatPort {
   private spawn(): void {
     const data: HeartbeatThreadData = {
       redis: transferableRedisOptions(this.options.redis),
-      info: { ...this.options.info, hostname: this.options.identity.hostname, pid: this.options.identity.pid, identity: this.options.identity.identity },
+      info: {
+        ...this.options.info,
+        hostname: this.options.identity.hostname,
+        pid: this.options.identity.pid,
+        identity: this.options.identity.identity,
+      },
       interval: this.options.interval,
       reportOutages: this.options.reportOutages ?? true,
       ttl: this.options.ttl,
@@ -183,7 +197,10 @@ export class Heartbeat implements HeartbeatPort {
     const { hostname, pid, nonce } = this.options.identity;
     return {
       afterMs: after * 1000,
-      lists: [...new Set(this.options.info.queues)].map((queue) => ({ claimed: Keys.claimedQueue(queue, hostname, pid, nonce), queue })),
+      lists: [...new Set(this.options.info.queues)].map((queue) => ({
+        claimed: Keys.claimedQueue(queue, hostname, pid, nonce),
+        queue,
+      })),
     };
   }
 
@@ -216,7 +233,9 @@ export class Heartbeat implements HeartbeatPort {
       try {
         handler(signal);
       } catch (error) {
-        this.logger.error(`signal handler for ${signal} threw: ${error instanceof Error ? error.message : String(error)}`);
+        this.logger.error(
+          `signal handler for ${signal} threw: ${error instanceof Error ? error.message : String(error)}`,
+        );
       }
     }
   }
@@ -225,7 +244,10 @@ export class Heartbeat implements HeartbeatPort {
     this.logger[level](message);
   }
 
-  /** A thread that dies outside stop() is restarted with backoff: a dead heartbeat would get this process's jobs recovered. */
+  /**
+   * A thread that dies outside stop() is restarted with backoff: a dead heartbeat would get this process's jobs
+   * recovered.
+   */
   private exited(thread: Worker, code: number): void {
     if (this.thread !== thread) return;
     this.thread = undefined;
@@ -258,7 +280,13 @@ export class Heartbeat implements HeartbeatPort {
     clearTimeout(this.snapshotTimer);
     this.snapshotTimer = undefined;
     if (!this.thread) return;
-    const snapshot: Snapshot = { work: this.work, quiet: this.quiet, processed: this.processed, failed: this.failed, executions: this.executions.take() };
+    const snapshot: Snapshot = {
+      work: this.work,
+      quiet: this.quiet,
+      processed: this.processed,
+      failed: this.failed,
+      executions: this.executions.take(),
+    };
     this.processed = 0;
     this.failed = 0;
     this.post({ type: 'snapshot', snapshot });

@@ -2,7 +2,9 @@ import type Redis from 'ioredis';
 import type { CommandConnection, TransactionReplies } from '../../redis/command-connection';
 import { closeConnection } from '../../redis/connection';
 
-/** An ioredis connection behind the heartbeat's narrow interface (the one for what the plain connection does not speak). */
+/**
+ * An ioredis connection behind the heartbeat's narrow interface (the one for what the plain connection does not speak).
+ */
 export function ioredisCommandConnection(redis: Redis): CommandConnection {
   return {
     connect: () => redis.connect(),

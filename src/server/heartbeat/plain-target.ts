@@ -2,10 +2,29 @@ import type { RedisOptions } from 'ioredis';
 import type { PlainTarget } from './resp-connection';
 
 /** ioredis's defaults for what a plain connection reads (DEFAULT_REDIS_OPTIONS). */
-const DEFAULTS: PlainTarget = { host: 'localhost', port: 6379, family: 0, db: 0, connectTimeout: 10000, keepAlive: 30000, noDelay: true };
+const DEFAULTS: PlainTarget = {
+  host: 'localhost',
+  port: 6379,
+  family: 0,
+  db: 0,
+  connectTimeout: 10000,
+  keepAlive: 30000,
+  noDelay: true,
+};
 
 /** Options a plain connection reads, beside `url`. */
-const READ = new Set(['host', 'port', 'path', 'family', 'username', 'password', 'db', 'connectTimeout', 'keepAlive', 'noDelay']);
+const READ = new Set([
+  'host',
+  'port',
+  'path',
+  'family',
+  'username',
+  'password',
+  'db',
+  'connectTimeout',
+  'keepAlive',
+  'noDelay',
+]);
 
 /**
  * Options that change nothing about where a connection goes, how it logs in
@@ -14,12 +33,41 @@ const READ = new Set(['host', 'port', 'path', 'family', 'username', 'password', 
  * the Sentinel ones matter only with `sentinels`, which it never has.
  */
 const IMMATERIAL = new Set([
-  'connectionName', 'lazyConnect', 'enableOfflineQueue', 'enableReadyCheck', 'autoResubscribe', 'autoResendUnfulfilledCommands',
-  'commandTimeout', 'maxRetriesPerRequest', 'retryStrategy', 'reconnectOnError', 'disconnectTimeout', 'protocol', 'replyMapping',
-  'showFriendlyErrorStack', 'enableAutoPipelining', 'autoPipeliningIgnoredCommands', 'maxLoadingRetryTime', 'blockingTimeoutGrace',
-  'disableClientInfo', 'clientInfoTag', 'stringNumbers',
-  'name', 'role', 'sentinelRetryStrategy', 'sentinelReconnectStrategy', 'natMap', 'enableTLSForSentinelMode', 'updateSentinels',
-  'failoverDetector', 'sentinelMaxConnections', 'sentinelUsername', 'sentinelPassword', 'sentinelTLS', 'sentinelCommandTimeout', 'preferredSlaves',
+  'connectionName',
+  'lazyConnect',
+  'enableOfflineQueue',
+  'enableReadyCheck',
+  'autoResubscribe',
+  'autoResendUnfulfilledCommands',
+  'commandTimeout',
+  'maxRetriesPerRequest',
+  'retryStrategy',
+  'reconnectOnError',
+  'disconnectTimeout',
+  'protocol',
+  'replyMapping',
+  'showFriendlyErrorStack',
+  'enableAutoPipelining',
+  'autoPipeliningIgnoredCommands',
+  'maxLoadingRetryTime',
+  'blockingTimeoutGrace',
+  'disableClientInfo',
+  'clientInfoTag',
+  'stringNumbers',
+  'name',
+  'role',
+  'sentinelRetryStrategy',
+  'sentinelReconnectStrategy',
+  'natMap',
+  'enableTLSForSentinelMode',
+  'updateSentinels',
+  'failoverDetector',
+  'sentinelMaxConnections',
+  'sentinelUsername',
+  'sentinelPassword',
+  'sentinelTLS',
+  'sentinelCommandTimeout',
+  'preferredSlaves',
 ]);
 
 /** Unset, as ioredis leaves an option it was not given. */
@@ -60,11 +108,14 @@ export function plainTarget(options: (RedisOptions & { url?: string }) | undefin
   target.family = Number(target.family);
   // ioredis would send AUTH with an empty password here; rare enough to leave to it.
   if (target.username && !target.password) return undefined;
-  if (!Number.isInteger(target.port) || !Number.isInteger(target.db) || !Number.isInteger(target.family)) return undefined;
+  if (!Number.isInteger(target.port) || !Number.isInteger(target.db) || !Number.isInteger(target.family))
+    return undefined;
   return target;
 }
 
-/** `redis://[[user]:password@]host[:port][/db]`; anything else (rediss://, a query, a socket path) is left to ioredis. */
+/**
+ * `redis://[[user]:password@]host[:port][/db]`; anything else (rediss://, a query, a socket path) is left to ioredis.
+ */
 function parseRedisUrl(url: string): Partial<PlainTarget> | undefined {
   let parsed: URL;
   try {

@@ -47,7 +47,8 @@ export class CommandTimeoutError extends Error {
 const reconnectDelay = (attempt: number): number => Math.min(50 * 2 ** attempt, 2000);
 
 /** AUTH replies ioredis only warns about (handleAuthError): the connection goes on. */
-const TOLERATED_AUTH_REPLIES = /no password is set|without any password configured for the default user|wrong number of arguments for 'auth' command/;
+const TOLERATED_AUTH_REPLIES =
+  /no password is set|without any password configured for the default user|wrong number of arguments for 'auth' command/;
 
 /** Waiting for Redis to say OK to QUIT before the socket is cut anyway. */
 const QUIT_WAIT_MS = 1000;
@@ -103,11 +104,15 @@ export class RespConnection implements CommandConnection {
     const replies = await this.send([['MULTI'], ...commands, ['EXEC']]);
     const exec = replies[replies.length - 1];
     if (exec instanceof RespReplyError) {
-      exec.previousErrors = replies.slice(1, -1).filter((reply): reply is RespReplyError => reply instanceof RespReplyError);
+      exec.previousErrors = replies
+        .slice(1, -1)
+        .filter((reply): reply is RespReplyError => reply instanceof RespReplyError);
       throw exec;
     }
     if (!Array.isArray(exec)) throw new Error('MULTI was discarded');
-    return exec.map((reply): [Error | null, unknown] => (reply instanceof RespReplyError ? [reply, null] : [null, reply]));
+    return exec.map((reply): [Error | null, unknown] =>
+      reply instanceof RespReplyError ? [reply, null] : [null, reply],
+    );
   }
 
   async close(): Promise<void> {
@@ -169,7 +174,10 @@ export class RespConnection implements CommandConnection {
     socket.setNoDelay(noDelay);
     return new Promise((resolve, reject) => {
       let failure: Error | undefined;
-      const timer = setTimeout(() => socket.destroy(new Error(`connect ETIMEDOUT after ${connectTimeout} ms`)), connectTimeout);
+      const timer = setTimeout(
+        () => socket.destroy(new Error(`connect ETIMEDOUT after ${connectTimeout} ms`)),
+        connectTimeout,
+      );
       socket.once('connect', () => {
         if (keepAlive > 0) socket.setKeepAlive(true, keepAlive);
         this.logIn().then(

@@ -45,7 +45,11 @@ export interface Wanting {
  * length once its header is in), so a large reply arriving in many chunks
  * is read once, not again from its start after each chunk.
  */
-export function readReply(buffer: Buffer, at: number, wanting: Wanting = { bytes: 0 }): [RespReply, number] | undefined {
+export function readReply(
+  buffer: Buffer,
+  at: number,
+  wanting: Wanting = { bytes: 0 },
+): [RespReply, number] | undefined {
   wanting.bytes = buffer.length + 1;
   if (at >= buffer.length) return undefined;
   const lineEnd = buffer.indexOf(CR, at + 1);

@@ -15,14 +15,19 @@ const MID_TERM_TTL = 3 * 24 * 60 * 60;
  * `Class|p`, `Class|f`, `Class|ms` counters of the minute (and 8.x's ten
  * minutes). `|ms` and the histogram count successful runs only, as Sidekiq's.
  */
-export async function writeExecutionMetrics(redis: CommandConnection, counts: ExecutionCounts, epochMs: number): Promise<void> {
+export async function writeExecutionMetrics(
+  redis: CommandConnection,
+  counts: ExecutionCounts,
+  epochMs: number,
+): Promise<void> {
   const commands: RedisCommand[] = [];
   for (const [className, entry] of counts) {
     const increments: Array<string | number> = [];
     entry.buckets.forEach((count, index) => {
       if (count > 0) increments.push('INCRBY', 'u16', `#${index}`, count);
     });
-    // Stryker disable next-line ConditionalExpression: without it, a BITFIELD with no counter and an EXPIRE of a missing key write nothing either; two commands saved.
+    // without it, a BITFIELD with no counter and an EXPIRE of a missing key write nothing either; two commands saved.
+    // Stryker disable next-line ConditionalExpression
     if (increments.length === 0) continue;
     for (const key of [Keys.metricsHistogramV7(className, epochMs), Keys.metricsHistogramV8(className, epochMs)]) {
       commands.push(['BITFIELD', key, 'OVERFLOW', 'SAT', ...increments], ['EXPIRE', key, SHORT_TERM_TTL]);

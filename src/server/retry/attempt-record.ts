@@ -3,7 +3,6 @@ import type { JobOutcome } from '../server-middleware';
 import type { AttemptRecord } from '../../job/attempt-record';
 import { capUtf8 } from '../../job/utf8-cap';
 
-
 /** Caps that bound one record: message + frames + the fixed fields stay under ~2.5 KB of JSON. */
 export const ATTEMPT_MESSAGE_CAP_BYTES = 1024;
 export const ATTEMPT_BACKTRACE_LINES = 5;

@@ -4,7 +4,10 @@ import type { RegisteredWorker } from '../../job/worker-registry';
 import { INTERRUPT_DELAY_SECONDS, MAX_INTERRUPTS, retryDelaySeconds } from './backoff';
 import { encodeBacktrace, errorClassOf, errorMessageOf } from './error-fields';
 
-/** What `retryIn` may answer: seconds, `discard` (drop, no dead entry), `kill` (straight to dead), or nothing (default backoff). */
+/**
+ * What `retryIn` may answer: seconds, `discard` (drop, no dead entry), `kill` (straight to dead), or nothing (default
+ * backoff).
+ */
 export type RetryInResult = number | 'discard' | 'kill' | null | undefined;
 
 /**

@@ -17,7 +17,10 @@ interface SentAck {
   raw: string;
 }
 
-/** The acks one call takes along: by private list, the jids whose recovery counters go, and whether a replay rides with them. */
+/**
+ * The acks one call takes along: by private list, the jids whose recovery counters go, and whether a replay rides with
+ * them.
+ */
 export interface AckBatch {
   held: Map<string, string[]>;
   jids: string[];

@@ -69,7 +69,10 @@ export class BlockingWait {
     }
   }
 
-  /** Shutdown: the waiters' BLMOVEs end with their connections (release() sweeps back what one moved with its reply lost). */
+  /**
+   * Shutdown: the waiters' BLMOVEs end with their connections (release() sweeps back what one moved with its reply
+   * lost).
+   */
   endWaiters(end: (connection: Redis) => void): void {
     for (const connection of this.waiters.values()) end(connection);
   }
@@ -156,7 +159,8 @@ export class BlockingWait {
         // it outlived scavenges: under jobs 2 ms apart the old generation grew by about 1.5 MB a second
         // and each scavenge paused the worker 3-5 ms; without it, flat and 0.5-1 ms (the pickup tail).
         const moving = connection.blmoveBuffer(Keys.queue(queue), claimedKey, 'RIGHT', 'LEFT', fetchTimeout);
-        // The start failed (NOSCRIPT after a script flush, a key of the wrong type): the job waits claimed, started the usual way.
+        // The start failed (NOSCRIPT after a script flush, a key of the wrong type): the job waits claimed, started the
+        // usual way.
         const starting = this.deps.script.startBehindBlmove(connection, queue).then(
           (reply) => reply,
           () => undefined,
@@ -196,14 +200,20 @@ export class BlockingWait {
       // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
       this.deps.paused.sawPaused(queue);
       await this.deps.giveBack([{ raw, queue, privateKey: claimedKey }]).catch((error) => {
-        this.deps.logger.error(`giving back a job of paused ${queue} failed (reconcile will): ${error instanceof Error ? error.message : String(error)}`);
+        this.deps.logger.error(
+          `giving back a job of paused ${queue} failed (reconcile will): ${error instanceof Error ? error.message : String(error)}`,
+        );
       });
       return [];
     }
     // Not known a suspect or not: a recovered suspect often arrives this way
     // (the reaper's push wakes an idle process), so its start looks at the
     // suspects set, in the same call.
-    return [started?.answer === 'suspect' ? { raw, queue, privateKey: claimedKey, suspect: true } : { raw, queue, privateKey: claimedKey, unchecked: started === undefined }];
+    return [
+      started?.answer === 'suspect'
+        ? { raw, queue, privateKey: claimedKey, suspect: true }
+        : { raw, queue, privateKey: claimedKey, unchecked: started === undefined },
+    ];
   }
 
   /** A start behind a BLMOVE moved `moved`, an older claimed job, not `waiting` (the BLMOVE's, if any). */

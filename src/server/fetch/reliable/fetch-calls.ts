@@ -62,7 +62,10 @@ export class FetchCalls {
     return this.fencedCalls;
   }
 
-  /** The call on its way that drops an in-progress list whole, if any: a start waits for it (read it again after each wait). */
+  /**
+   * The call on its way that drops an in-progress list whole, if any: a start waits for it (read it again after each
+   * wait).
+   */
   get dropOnItsWay(): Promise<unknown> | undefined {
     return this.dropping;
   }
@@ -82,7 +85,12 @@ export class FetchCalls {
     const batch = this.starts.take();
     const acks = this.ledger.take();
     // Queues not fetched from this time (paused, or a call for starts only) still get their acks and starts.
-    const listed = [...queues, ...this.order.names.filter((name) => !queues.includes(name) && (acks.held.has(this.lists.privateKey(name)) || batch.byQueue.has(name)))];
+    const listed = [
+      ...queues,
+      ...this.order.names.filter(
+        (name) => !queues.includes(name) && (acks.held.has(this.lists.privateKey(name)) || batch.byQueue.has(name)),
+      ),
+    ];
     const triples: FetchTriple[] = [];
     let dropsWhole = false;
     const outsideLua: Array<{ key: string; raw: string }> = [];
@@ -90,7 +98,8 @@ export class FetchCalls {
       const privateKey = this.lists.privateKey(queue);
       const held = acks.held.get(privateKey) ?? [];
       const unchecked = batch.starts.some(({ expected }) => expected.queue === queue && expected.unchecked);
-      const whole = mayDrop && held.length > 0 && this.lists.startedIn(privateKey) === 0 && !this.strays.isTainted(privateKey);
+      const whole =
+        mayDrop && held.length > 0 && this.lists.startedIn(privateKey) === 0 && !this.strays.isTainted(privateKey);
       dropsWhole ||= whole;
       // A whole-list drop names no payloads (see fetch.lua); large ones go by plain LREM, sent ahead of the script.
       const byValue: string[] = [];
@@ -100,14 +109,30 @@ export class FetchCalls {
       }
       const starts = batch.byQueue.get(queue) ?? 0;
       const mode = whole ? AckMode.DropWhole : AckMode.ByValue;
-      triples.push({ queue, mode, count: whole ? held.length : byValue.length, payloads: byValue, starts, look: unchecked ? StartLook.Unchecked : StartLook.Checked });
+      triples.push({
+        queue,
+        mode,
+        count: whole ? held.length : byValue.length,
+        payloads: byValue,
+        starts,
+        look: unchecked ? StartLook.Unchecked : StartLook.Checked,
+      });
     }
     let reply: FetchEntry[];
     // Same connection, so they land before the script: settled with it (a failure of either restores every ack).
-    const removals = outsideLua.map(({ key, raw }) => connection.lrem(key, -1, raw).then((count) => count > 0, () => false));
+    const removals = outsideLua.map(({ key, raw }) =>
+      connection.lrem(key, -1, raw).then(
+        (count) => count > 0,
+        () => false,
+      ),
+    );
     const mark = this.fence.mark();
     const call = this.script.fetch(connection, { triples, claimable: queues.length, max, startNow, jids: acks.jids });
-    if (dropsWhole) this.dropping = call.then(() => (this.dropping = undefined), () => (this.dropping = undefined));
+    if (dropsWhole)
+      this.dropping = call.then(
+        () => (this.dropping = undefined),
+        () => (this.dropping = undefined),
+      );
     try {
       reply = await call;
       // A claim or start the deposed master alone took must not run: it fails here as a lost reply does.
@@ -125,7 +150,8 @@ export class FetchCalls {
       this.ledger.settled(acks);
     }
     this.ledger.rememberSent(acks.held);
-    const refused = this.keepRefusedDrops(reply, acks) || this.ledger.keepUnmatched(acks, outsideLua, await Promise.all(removals));
+    const refused =
+      this.keepRefusedDrops(reply, acks) || this.ledger.keepUnmatched(acks, outsideLua, await Promise.all(removals));
     const jobs: ClaimedJob[] = [];
     const begun: ClaimedJob[] = [];
     const suspects = new Map<string, string>();
@@ -160,11 +186,14 @@ export class FetchCalls {
       const list = started ? this.lists.privateKey(queue) : this.lists.claimedKey(queue);
       if (!isUtf8(bytes)) {
         // Decoded, it would no longer match itself in Redis: filed in dead from its list, bytes as they came.
-        // Not counted down here: the start that moved it (Begun) finds no job of its own and is counted down once, by settle.
+        // Not counted down here: the start that moved it (Begun) finds no job of its own and is counted down once, by
+        // settle.
         await buryInvalidBytes(this.command, bytes, queue, list, this.options).catch((error) => {
           // Still in our list: reconcile hands it back to its queue, and the next claim files it again.
           this.strays.taint(list);
-          this.options.logger.error(`filing a job of ${queue} that is not valid UTF-8 in dead failed (kept, will retry): ${error instanceof Error ? error.message : String(error)}`);
+          this.options.logger.error(
+            `filing a job of ${queue} that is not valid UTF-8 in dead failed (kept, will retry): ${error instanceof Error ? error.message : String(error)}`,
+          );
         });
         continue;
       }

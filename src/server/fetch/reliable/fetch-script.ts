@@ -100,11 +100,17 @@ export interface StartOnArrival {
 export class FetchScript {
   constructor(private readonly lists: OwnLists) {}
 
-  /** The usual call: acks, starts and a claim. Payloads come back as bytes: whether they are valid UTF-8 is checked by the caller, not in Lua. */
+  /**
+   * The usual call: acks, starts and a claim. Payloads come back as bytes: whether they are valid UTF-8 is checked by
+   * the caller, not in Lua.
+   */
   async fetch(connection: Redis, call: FetchRequest): Promise<FetchEntry[]> {
     const [keys, args] = this.keysAndArgs(call);
     const reply = await runScriptForBytes<Array<Buffer | number>>(connection, 'fetch', keys, args);
-    return decode(reply, call.triples.map(({ queue }) => queue));
+    return decode(
+      reply,
+      call.triples.map(({ queue }) => queue),
+    );
   }
 
   /**
@@ -121,7 +127,9 @@ export class FetchScript {
       startNow: 0,
       jids: [],
     });
-    const reply = (await connection.callBuffer('evalsha', scriptSha('fetch'), keys.length, ...keys, ...args)) as Array<Buffer | number>;
+    const reply = (await connection.callBuffer('evalsha', scriptSha('fetch'), keys.length, ...keys, ...args)) as Array<
+      Buffer | number
+    >;
     // One start of one job answers with at most one entry.
     const [entry] = decode(reply, [queue]);
     if (entry?.kind === 'paused') return { answer: 'paused' };
@@ -143,10 +151,13 @@ export class FetchScript {
   }
 }
 
-/** The payloads a reply claimed or started (job entries but a suspect left claimed): what the start fence must confirm. */
+/**
+ * The payloads a reply claimed or started (job entries but a suspect left claimed): what the start fence must confirm.
+ */
 export function movedPayloads(entries: FetchEntry[]): Buffer[] {
   const moved: Buffer[] = [];
-  for (const entry of entries) if (entry.kind === 'job' && entry.state !== JobState.SuspectLeft) moved.push(entry.bytes);
+  for (const entry of entries)
+    if (entry.kind === 'job' && entry.state !== JobState.SuspectLeft) moved.push(entry.bytes);
   return moved;
 }
 

@@ -69,12 +69,19 @@ export class LargeClaim {
       return undefined;
     }
     const transaction = connection.multi();
-    for (const [queue, take] of plan) for (let n = 0; n < take; n++) transaction.lmoveBuffer(Keys.queue(queue), this.lists.privateKey(queue), 'RIGHT', 'LEFT');
+    for (const [queue, take] of plan)
+      for (let n = 0; n < take; n++)
+        transaction.lmoveBuffer(Keys.queue(queue), this.lists.privateKey(queue), 'RIGHT', 'LEFT');
     let moved: Array<[Error | null, unknown]> | null;
     const mark = this.fence.mark();
     try {
       moved = await transaction.exec();
-      if (moved) await this.strays.confirmClaims(connection, mark, moved.map(([, bytes]) => bytes).filter((bytes): bytes is Buffer => Buffer.isBuffer(bytes)));
+      if (moved)
+        await this.strays.confirmClaims(
+          connection,
+          mark,
+          moved.map(([, bytes]) => bytes).filter((bytes): bytes is Buffer => Buffer.isBuffer(bytes)),
+        );
     } catch (error) {
       // Not known to have run: what it moved is a stray of the in-progress list, for reconcile.
       for (const [queue] of plan) this.strays.taint(this.lists.privateKey(queue));
@@ -87,7 +94,8 @@ export class LargeClaim {
     for (const [queue, take] of plan) {
       const privateKey = this.lists.privateKey(queue);
       for (let n = 0; n < take; n++) {
-        // Nil (taken by another process meanwhile) or an error (a key of the wrong type, which fetch.lua reports next): nothing moved.
+        // Nil (taken by another process meanwhile) or an error (a key of the wrong type, which fetch.lua reports next):
+        // nothing moved.
         const bytes = moved[index++][1];
         if (!bytes) continue;
         this.lists.count(privateKey, 1);

@@ -52,8 +52,12 @@ export class OwnLists {
     let names = this.listNames.get(queue);
     if (names === undefined) {
       const { hostname, pid, nonce } = this.identity;
-      names = { privateKey: Keys.privateQueue(queue, hostname, pid, nonce), claimedKey: Keys.claimedQueue(queue, hostname, pid, nonce) };
-      // Only the queues of this fetcher's order are kept: any other name (none today) is built each time rather than held for good.
+      names = {
+        privateKey: Keys.privateQueue(queue, hostname, pid, nonce),
+        claimedKey: Keys.claimedQueue(queue, hostname, pid, nonce),
+      };
+      // Only the queues of this fetcher's order are kept: any other name (none today) is built each time rather than
+      // held for good.
       if (this.order.names.includes(queue)) this.listNames.set(queue, names);
     }
     return names;
@@ -87,7 +91,13 @@ export class OwnLists {
   async decodeOrBury(bytes: Buffer, queue: string, started: boolean): Promise<string | undefined> {
     if (isUtf8(bytes)) return bytes.toString('utf8');
     if (started) this.count(this.privateKey(queue), -1);
-    await buryInvalidBytes(this.command, bytes, queue, started ? this.privateKey(queue) : this.claimedKey(queue), this.bury);
+    await buryInvalidBytes(
+      this.command,
+      bytes,
+      queue,
+      started ? this.privateKey(queue) : this.claimedKey(queue),
+      this.bury,
+    );
     return undefined;
   }
 }

@@ -97,11 +97,37 @@ export class ReliableFetch implements Fetcher {
       await this.calls.run(this.calls.outsideClaim(), [], 0, 0, false).catch(() => undefined);
     };
     this.starts = new StartBatcher(this.lists, (key) => this.strays.taint(key), sendStarts);
-    this.calls = new FetchCalls(script, this.lists, this.ledger, this.starts, this.strays, this.fence, order, command, options, openConnection);
+    this.calls = new FetchCalls(
+      script,
+      this.lists,
+      this.ledger,
+      this.starts,
+      this.strays,
+      this.fence,
+      order,
+      command,
+      options,
+      openConnection,
+    );
     const { logger, fetchTimeout } = options;
-    const parts = { script, lists: this.lists, strays: this.strays, fence: this.fence, paused: this.paused, giveBack: (jobs: ClaimedJob[]) => this.giveBack(jobs) };
+    const parts = {
+      script,
+      lists: this.lists,
+      strays: this.strays,
+      fence: this.fence,
+      paused: this.paused,
+      giveBack: (jobs: ClaimedJob[]) => this.giveBack(jobs),
+    };
     this.waits = new BlockingWait({ fetchConnection, command, openConnection, order, logger, fetchTimeout, ...parts });
-    this.large = new LargeClaim(fetchConnection, this.calls, this.ledger, this.starts, this.lists, this.strays, this.fence);
+    this.large = new LargeClaim(
+      fetchConnection,
+      this.calls,
+      this.ledger,
+      this.starts,
+      this.lists,
+      this.strays,
+      this.fence,
+    );
   }
 
   /** The in-progress list: jobs whose perform started, until acknowledged. */
@@ -135,11 +161,15 @@ export class ReliableFetch implements Fetcher {
       const claimed = await this.calls.exclusive(() => this.large.claim(queues, max));
       if (claimed) return claimed;
     }
-    const { jobs, badKeys, pausedNow, refused } = await this.calls.exclusive(() => this.calls.run(this.fetchConnection, queues, max, startNow));
+    const { jobs, badKeys, pausedNow, refused } = await this.calls.exclusive(() =>
+      this.calls.run(this.fetchConnection, queues, max, startNow),
+    );
     // Jobs that ran must not wait in the ledger through a blocked fetch: a crash meanwhile would run them again.
     if (refused) await this.flush();
     if (jobs.length > 0 || this.interrupted) return jobs;
-    const ready = queues.filter((name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)));
+    const ready = queues.filter(
+      (name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)),
+    );
     if (ready.length === 0) {
       await this.idle.wait(this.options.fetchTimeout * 1000);
       return [];
@@ -160,10 +190,13 @@ export class ReliableFetch implements Fetcher {
       // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
       // one read (see BlockingWait.block), and is checked and decoded as below: that code is compiled now, not
       // on the job's way to perform.
-      // Stryker disable next-line all: a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
+      // a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
+      // Stryker disable next-line all
       ...[this.fetchConnection.callBuffer('PING'), this.fetchConnection.callBuffer('PING')],
       // Stryker disable next-line all: as above.
-      first === undefined ? undefined : this.lists.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
+      first === undefined
+        ? undefined
+        : this.lists.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
     ]).catch(() => undefined);
   }
 
@@ -204,7 +237,9 @@ export class ReliableFetch implements Fetcher {
     // own: until the acks land, a crash would run their jobs again.
     if (onlyWhenIdle && this.claiming && !this.waits.blocking && !this.idle.waiting) return;
     // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
-    while ((await this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), this.order.names, 0, 0))).refused);
+    while (
+      (await this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), this.order.names, 0, 0))).refused
+    );
   }
 
   file(job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
@@ -227,7 +262,10 @@ export class ReliableFetch implements Fetcher {
     this.waits.endWaiters(endConnection);
   }
 
-  /** The master moved: the fence fails what is under way, and the acks of the replay window go again (see AckLedger.replay). */
+  /**
+   * The master moved: the fence fails what is under way, and the acks of the replay window go again (see
+   * AckLedger.replay).
+   */
   replayAcks(): void {
     this.fence.switched();
     this.ledger.replay();

@@ -42,14 +42,23 @@ export class Settling {
     );
     this.lists.count(job.privateKey as string, -1);
     if (job.suspect) this.clearSuspect(job);
-    if (filed !== 1) this.options.logger.error(`filing job ${jid} in ${set} matched nothing in ${job.privateKey}: it was no longer ours (recovered by another process, or an earlier attempt landed)`);
+    if (filed !== 1)
+      this.options.logger.error(
+        `filing job ${jid} in ${set} matched nothing in ${job.privateKey}: it was no longer ours (recovered by another process, or an earlier attempt landed)`,
+      );
     return filed === 1;
   }
 
   /** It ran to its end here: it was not what killed its earlier process. A leftover member only isolates a twin. */
   clearSuspect(job: ClaimedJob): void {
     job.suspect = false;
-    this.command.srem(Keys.suspects, job.raw).catch((error) => this.options.logger.error(`could not clear a suspect mark (harmless): ${error instanceof Error ? error.message : String(error)}`));
+    this.command
+      .srem(Keys.suspects, job.raw)
+      .catch((error) =>
+        this.options.logger.error(
+          `could not clear a suspect mark (harmless): ${error instanceof Error ? error.message : String(error)}`,
+        ),
+      );
   }
 
   async giveBack(jobs: ClaimedJob[]): Promise<void> {
@@ -62,7 +71,12 @@ export class Settling {
     for (const [privateKey, list] of byList) {
       let moved: number;
       try {
-        moved = await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(list[0].queue)], list.map((job) => job.raw));
+        moved = await runScript<number>(
+          this.command,
+          'give_back',
+          [privateKey, Keys.queue(list[0].queue)],
+          list.map((job) => job.raw),
+        );
       } catch (error) {
         // Not known to have moved: what stays in the list and the caller no longer holds is a stray, which
         // reconcile hands back while the process lives (and the taint keeps an ack from DELing the list).
@@ -84,7 +98,12 @@ export class Settling {
   async release(held: Map<string, string[]>, unfiled: UnfiledFailure[]): Promise<void> {
     for (const queue of this.order.names) {
       // Claims that never started (strays of a lost reply included) first, to the head of the queue.
-      await runScript(this.command, 'hand_back_unstarted', [this.lists.claimedKey(queue), Keys.queue(queue), Keys.queues], [queue]);
+      await runScript(
+        this.command,
+        'hand_back_unstarted',
+        [this.lists.claimedKey(queue), Keys.queue(queue), Keys.queues],
+        [queue],
+      );
       const privateKey = this.lists.privateKey(queue);
       const drops = held.get(privateKey) ?? [];
       const parked = unfiled.filter((failure) => failure.job.privateKey === privateKey);
@@ -92,7 +111,13 @@ export class Settling {
         this.command,
         'release',
         [privateKey, Keys.queue(queue), Keys.queues, Keys.unsettled, Keys.retry, Keys.dead],
-        [queue, drops.length, parked.length, ...drops, ...parked.flatMap((failure) => [failure.job.raw, failure.record])],
+        [
+          queue,
+          drops.length,
+          parked.length,
+          ...drops,
+          ...parked.flatMap((failure) => [failure.job.raw, failure.record]),
+        ],
       );
       held.delete(privateKey);
       this.lists.forget(privateKey);

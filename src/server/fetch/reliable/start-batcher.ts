@@ -107,7 +107,10 @@ export class StartBatcher {
       }
       // A list of the wrong type moved nothing: the caller retries, as after any failed start.
       const refused = [this.lists.claimedKey(expected.queue), privateKey].find((key) => badKeys.has(key));
-      if (refused) reject(new Error(`could not mark a job of ${expected.queue} started: ${refused} holds the wrong kind of value`));
+      if (refused)
+        reject(
+          new Error(`could not mark a job of ${expected.queue} started: ${refused} holds the wrong kind of value`),
+        );
       else resolve(null);
     }
     for (const settle of notStarted.reverse()) settle();

@@ -26,7 +26,9 @@ export class StrayReconciler {
   private taintEpoch = 0;
   /** `<private list>\n<payload>` of strays seen by the previous reconcile pass. */
   private strayCandidates = new Set<string>();
-  /** Payloads (as latin1) of claims and starts whose fence is under way: ours, not strays, though nobody holds them yet. */
+  /**
+   * Payloads (as latin1) of claims and starts whose fence is under way: ours, not strays, though nobody holds them yet.
+   */
   private readonly fencing = new Map<string, number>();
 
   constructor(
@@ -85,13 +87,21 @@ export class StrayReconciler {
         // and decoded it would no longer match itself for give_back.
         const items = await this.command.lrangeBuffer(privateKey, 0, -1);
         const texts = items.map((bytes) => (isUtf8(bytes) ? bytes.toString('utf8') : undefined));
-        const isStray = (raw: string | undefined): boolean => raw === undefined || (!known.has(privateKey, raw) && !held.has(raw));
+        const isStray = (raw: string | undefined): boolean =>
+          raw === undefined || (!known.has(privateKey, raw) && !held.has(raw));
         const strays = items.filter((bytes, i) => isStray(texts[i]) && !this.fencing.has(bytes.toString('latin1')));
         const candidate = (bytes: Buffer): string => `${privateKey}\n${bytes.toString('latin1')}`;
         const confirmed = strays.filter((bytes) => this.strayCandidates.has(candidate(bytes)));
         for (const bytes of strays) seen.add(candidate(bytes));
-        // LRANGE reads newest first (claims are LPUSHed); give_back wants oldest first, so the oldest is fetched first again.
-        if (confirmed.length > 0) handedBack += await runScript<number>(this.command, 'give_back', [privateKey, Keys.queue(queue)], confirmed.reverse());
+        // LRANGE reads newest first (claims are LPUSHed); give_back wants oldest first, so the oldest is fetched first
+        // again.
+        if (confirmed.length > 0)
+          handedBack += await runScript<number>(
+            this.command,
+            'give_back',
+            [privateKey, Keys.queue(queue)],
+            confirmed.reverse(),
+          );
         // Untainted only once all it holds is settled as ours: a job whose start is on its way may come back
         // not started and be dropped, and in a list no pass looks at it would stay for good (or go with the
         // whole-list DEL of a later ack).
