@@ -3,7 +3,7 @@
  * OpenAPI description side by side.
  *
  * Why over 400 lines: it is data, about 40 rows of ten lines each; one row per route in one list is what lets a
- * reader (and `route-table.ts`'s duplicate checks) see every path and scope of the admin API at once.
+ * reader see every path and scope of the admin API at once.
  */
 import { route, type ApiRoute } from './api-route';
 import { SETS, type SetSegment } from './admin.routes';
