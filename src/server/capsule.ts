@@ -10,7 +10,8 @@ import type { RedisConnections } from '../redis/connections';
 import { isUnreachable } from '../redis/redis-errors';
 import type { CapsuleGroup } from './capsules';
 import { BasicFetch } from './fetch/basic-fetch';
-import type { ClaimedJob, DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
+import { type ClaimedJob, inheritSuspicion, markHandedBack } from './fetch/claimed-job';
+import type { DeadTrim, Fetcher, NotStarted } from './fetch/fetcher';
 import type { PausedQueues } from './fetch/paused-queues';
 import { KnownJobs } from './fetch/known-jobs';
 import { ReliableFetch } from './fetch/reliable/reliable-fetch';
@@ -298,7 +299,7 @@ export class Capsule implements GatedPool {
   /** Past the deadline: the jobs still running go back to their queues (they run again: at-least-once). */
   async handBackUnfinished(bestEffort: BestEffort): Promise<{ jobs: ClaimedJob[]; done: boolean }> {
     const unfinished = [...this.running.keys()];
-    for (const job of unfinished) job.handedBack = true;
+    for (const job of unfinished) markHandedBack(job);
     // An empty hand-back is a no-op in every fetcher.
     const done = await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));
     return { jobs: unfinished, done };
@@ -388,7 +389,7 @@ export class Capsule implements GatedPool {
       for (const job of jobs) this.sizer.observePayload(job.raw.length);
       // Claimed straight into the in-progress list for the free slots; quiet
       // meanwhile, they go back like the prefetched ones (none has begun).
-      const direct = jobs.filter((job) => job.started);
+      const direct = jobs.filter((job) => job.state === 'started');
       if (this.quieted) this.prefetched.push(...direct);
       else this.dispatchDirect(direct);
       // a Busy snapshot with nothing new in it costs time, not correctness.
@@ -396,7 +397,7 @@ export class Capsule implements GatedPool {
       if (direct.length > 0) this.deps.workChanged(false);
       // Only now, with its direct starts counted as running, may a suspect waiting elsewhere judge the process empty.
       this.deps.gate.nudge(this);
-      this.prefetched.push(...jobs.filter((job) => !job.started));
+      this.prefetched.push(...jobs.filter((job) => job.state !== 'started'));
       // Quiet meanwhile: this starts nothing, and the loop ends below.
       this.startPrefetched();
       // The jobs just dispatched reach their perform in microtasks: let them,
@@ -607,7 +608,7 @@ export class Capsule implements GatedPool {
     if (job && job !== expected) {
       // `expected` was handed back meanwhile; `job` is the one now started. Its own entry here is stale too.
       const twin = this.prefetched.findIndex((other) => other.raw === job?.raw && other.queue === job.queue);
-      if (twin >= 0) job.suspect = this.prefetched.splice(twin, 1)[0].suspect;
+      if (twin >= 0) inheritSuspicion(job, this.prefetched.splice(twin, 1)[0]);
     }
     // Its queue was paused while the start mark was on its way: `pause()` has
     // returned, so nothing of that queue may begin now; it goes back unstarted.

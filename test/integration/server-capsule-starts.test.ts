@@ -1,6 +1,7 @@
 import { Keys } from '../../src/redis/keys';
 import { Capsule } from '../../src/server/capsule';
-import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
+import type { ClaimedJob } from '../../src/server/fetch/claimed-job';
+import type { NotStarted } from '../../src/server/fetch/fetcher';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import type { RecurringTask } from '../../src/server/recurring-task';
 import { usePrivateRedis } from '../support/private-redis';
