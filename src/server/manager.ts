@@ -8,9 +8,10 @@ import { isUnreachable } from '../redis/redis-errors';
 import { JobPayload } from '../job/payload';
 import type { WorkerRegistry } from '../job/worker-registry';
 import type { RedisConnections } from '../redis/connections';
-import { Capsule } from './capsule';
+import { Capsule } from './capsule/capsule';
 import { CapsuleGroup, capsuleGroups } from './capsules';
-import type { ClaimedJob, DeadTrim } from './fetch/fetcher';
+import type { ClaimedJob } from './fetch/claimed-job';
+import type { DeadTrim } from './fetch/fetcher';
 import { PausedQueues } from './fetch/paused-queues';
 import type { HeartbeatPort, RemoteSignal } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
@@ -328,7 +329,7 @@ export class Manager {
     this.quieted = true;
     this.deps.heartbeat.setQuiet(true);
     // A fetch blocked on empty queues returns within fetchTimeout; a job it
-    // takes meanwhile is handed straight back (see Capsule.runFetchLoop).
+    // takes meanwhile is handed straight back (see FetchLoop.run).
     for (const capsule of this.capsules) capsule.quiet();
     this.logger.log('quiet: no longer fetching new jobs');
   }

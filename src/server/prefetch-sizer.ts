@@ -19,7 +19,7 @@ const NEWEST_WEIGHT = 0.2;
  * under MAX_PREFETCH_WAIT_MS: the whole option for no-op and millisecond
  * jobs, none for jobs of 100 ms and more. Before any job finished the
  * option applies as given (no-op throughput from the first claim); a
- * stall check in the capsule (Capsule.checkStall) corrects that within a tenth of a second when
+ * stall check in the capsule (PrefetchBuffer.checkStall) corrects that within a tenth of a second when
  * the jobs turn out slow.
  */
 export class PrefetchSizer {

@@ -1,6 +1,7 @@
 import { MiddlewareChain } from '../job/middleware-chain';
 import { WorkerRegistry } from '../job/worker-registry';
-import type { ClaimedJob, Fetcher } from './fetch/fetcher';
+import { startedJob } from './fetch/claimed-job';
+import type { Fetcher } from './fetch/fetcher';
 import type { HeartbeatPort } from './heartbeat/heartbeat-port';
 import type { ExecutionCarrier } from './job-execution';
 import { Processor } from './processor';
@@ -67,10 +68,9 @@ export async function warmProcessor(
     overLimit: { retries: 0, backoff: () => 0 },
     executions,
   });
-  const job: ClaimedJob = {
-    raw: `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`,
-    queue: 'default',
-    started: true,
-  };
+  const job = startedJob(
+    `{"class":"${WARM_CLASS}","args":[1.0,"x"],"jid":"0","queue":"default","created_at":1.5}`,
+    'default',
+  );
   await processor.run(job);
 }

@@ -4,7 +4,8 @@ import type { MiddlewareChain } from '../job/middleware-chain';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
-import type { ClaimedJob, Fetcher } from './fetch/fetcher';
+import type { ClaimedJob } from './fetch/claimed-job';
+import type { Fetcher } from './fetch/fetcher';
 import type { HeartbeatPort } from './heartbeat/heartbeat-port';
 import type { ExecutionCarrier, JobExecution } from './job-execution';
 import { ListenerChain } from './listener-chain';
@@ -121,7 +122,7 @@ export class Processor {
     deps.heartbeat.countProcessed();
     // Handed back at the shutdown deadline: it runs again elsewhere, so
     // settling it here as well would be a second fate for one job.
-    if (job.handedBack) {
+    if (job.state === 'handedBack') {
       if (failed) deps.heartbeat.countFailed();
       return;
     }

@@ -22,7 +22,7 @@ export interface ServerOptions {
   prefetch: number;
   /**
    * Milliseconds without a job starting or finishing after which prefetched
-   * jobs are handed back (default 100; see Capsule.checkStall). Not a module
+   * jobs are handed back (default 100; see PrefetchBuffer.checkStall). Not a module
    * option: tests of the prefetch itself hold jobs on purpose and raise it.
    */
   prefetchStallMs?: number;

@@ -1,4 +1,4 @@
-import type { ClaimedJob } from './fetch/fetcher';
+import type { ClaimedJob } from './fetch/claimed-job';
 
 /** How many jobs a shutdown line names one by one; the rest are counted. */
 const NAMED = 10;

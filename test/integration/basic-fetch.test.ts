@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
 import { BasicFetch } from '../../src/server/fetch/basic-fetch';
+import { claimedJob, startedJob } from '../../src/server/fetch/claimed-job';
 import { PausedQueues } from '../../src/server/fetch/paused-queues';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
@@ -69,9 +70,9 @@ describe('basic fetch', () => {
     await server.redis.lpush(Keys.queue('b'), 'b1', 'b2');
     await server.redis.lpush(Keys.queue('c'), 'c1');
     const basic = fetcher(['a', 'b', 'c']);
-    expect(await basic.claim()).toEqual([{ raw: 'b1', queue: 'b' }]);
-    expect(await basic.claim()).toEqual([{ raw: 'b2', queue: 'b' }]);
-    expect(await basic.claim()).toEqual([{ raw: 'c1', queue: 'c' }]);
+    expect(await basic.claim()).toEqual([{ raw: 'b1', queue: 'b', state: 'claimed' }]);
+    expect(await basic.claim()).toEqual([{ raw: 'b2', queue: 'b', state: 'claimed' }]);
+    expect(await basic.claim()).toEqual([{ raw: 'c1', queue: 'c', state: 'claimed' }]);
   });
 
   it('with every queue paused as far as the process knows, idles a whole fetch timeout without a BRPOP, and wake() ends the wait', async () => {
@@ -114,13 +115,13 @@ describe('basic fetch', () => {
     const claim = basic.claim();
     await waitFor(async () => (await blockedClients()) === 1, { what: 'the BRPOP' });
     await server.redis.lpush(Keys.queue('b'), 'b1');
-    expect(await claim).toEqual([{ raw: 'b1', queue: 'b' }]);
+    expect(await claim).toEqual([{ raw: 'b1', queue: 'b', state: 'claimed' }]);
   });
 
   it('a job popped from a queue paused while it blocked goes back to the tail, to be the next one fetched', async () => {
     const basic = fetcher(['a'], { fetchTimeout: 5, paused: await staleView() });
     await server.redis.lpush(Keys.queue('a'), 'a0');
-    expect(await basic.claim()).toEqual([{ raw: 'a0', queue: 'a' }]);
+    expect(await basic.claim()).toEqual([{ raw: 'a0', queue: 'a', state: 'claimed' }]);
     const claim = basic.claim();
     await waitFor(async () => (await blockedClients()) === 1, { what: 'the BRPOP' });
     await server.redis.sadd(Keys.paused, 'a');
@@ -179,33 +180,21 @@ describe('basic fetch', () => {
         await server.redis.zadd(Keys[set], String(Date.now() / 1000 - old), `old-${old}`);
     }
     await server.redis.set(Keys.recovered('j1'), '1');
-    expect(await basic.file({ raw: 'raw-1', queue: 'a' }, 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(
-      true,
-    );
+    expect(await basic.file(startedJob('raw-1', 'a'), 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(true);
     expect(await server.redis.zrange(Keys.dead, 0, '-1')).toEqual(['old-1', 'filed-1']);
     expect(await server.redis.exists(Keys.recovered('j1'))).toBe(0);
-    expect(await basic.file({ raw: 'raw-2', queue: 'a' }, 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(
-      true,
-    );
+    expect(await basic.file(startedJob('raw-2', 'a'), 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(true);
     expect(await server.redis.zcard(Keys.retry)).toBe(4);
   });
 
   it('gives jobs back to the tail of their queues, and says so when Redis refused one', async () => {
     const basic = fetcher(['a', 'b']);
     await server.redis.lpush(Keys.queue('a'), 'newer');
-    await basic.giveBack([
-      { raw: 'a1', queue: 'a' },
-      { raw: 'b1', queue: 'b' },
-    ]);
+    await basic.giveBack([claimedJob('a1', 'a'), claimedJob('b1', 'b')]);
     expect(await server.redis.lrange(Keys.queue('a'), 0, -1)).toEqual(['newer', 'a1']);
     expect(await server.redis.lrange(Keys.queue('b'), 0, -1)).toEqual(['b1']);
     await server.redis.set(Keys.queue('c'), 'not a list');
-    await expect(
-      basic.giveBack([
-        { raw: 'a2', queue: 'a' },
-        { raw: 'c1', queue: 'c' },
-      ]),
-    ).rejects.toThrow(/WRONGTYPE/);
+    await expect(basic.giveBack([claimedJob('a2', 'a'), claimedJob('c1', 'c')])).rejects.toThrow(/WRONGTYPE/);
   });
 
   it('parks failures it could not file in wurk:unsettled at release, and writes nothing when there are none', async () => {
@@ -215,8 +204,8 @@ describe('basic fetch', () => {
     await basic.release();
     expect(calls).not.toHaveBeenCalled();
     await basic.release([
-      { job: { raw: 'r1', queue: 'a' }, record: 'record-1' },
-      { job: { raw: 'r2', queue: 'a' }, record: 'record-2' },
+      { job: startedJob('r1', 'a'), record: 'record-1' },
+      { job: startedJob('r2', 'a'), record: 'record-2' },
     ]);
     expect(await server.redis.lrange(Keys.unsettled, 0, -1)).toEqual(['record-1', 'record-2']);
   });
@@ -227,8 +216,8 @@ describe('basic fetch', () => {
       JSON.stringify({ set, score: '1700000000.5', payload: JSON.stringify({ jid }) });
     await server.redis.set(Keys.unsettled, 'not a list');
     await basic.release([
-      { job: { raw: 'r1', queue: 'a' }, record: record('retry', 'to-retry') },
-      { job: { raw: 'r2', queue: 'a' }, record: record('dead', 'to-dead') },
+      { job: startedJob('r1', 'a'), record: record('retry', 'to-retry') },
+      { job: startedJob('r2', 'a'), record: record('dead', 'to-dead') },
     ]);
     expect(await server.redis.zrange(Keys.retry, '0', '-1', 'WITHSCORES')).toEqual([
       JSON.stringify({ jid: 'to-retry' }),
@@ -238,7 +227,7 @@ describe('basic fetch', () => {
     await server.redis.set(Keys.retry, 'not a set');
     await server.redis.set(Keys.dead, 'not a set');
     errors.length = 0;
-    await basic.release([{ job: { raw: 'r3', queue: 'a' }, record: record('retry', 'nowhere') }]);
+    await basic.release([{ job: startedJob('r3', 'a'), record: record('retry', 'nowhere') }]);
     expect(errors).toEqual([expect.stringContaining(record('retry', 'nowhere'))]);
   });
 });

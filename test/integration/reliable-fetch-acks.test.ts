@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
-import type { ClaimedJob } from '../../src/server/fetch/fetcher';
+import { type ClaimedJob, startedJob } from '../../src/server/fetch/claimed-job';
 import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { usePrivateRedis } from '../support/private-redis';
@@ -284,7 +284,7 @@ describe('reliable fetch: acknowledgments', () => {
   it('flush(onlyWhenIdle) sends at once when no claim is under way, before any claim too', async () => {
     await server.redis.rpush(IN_PROGRESS, fetchJob('a'));
     const fetch = fetcher();
-    fetch.acknowledge({ raw: fetchJob('a'), queue: 'default', privateKey: IN_PROGRESS, started: true }, '');
+    fetch.acknowledge(startedJob(fetchJob('a'), 'default', IN_PROGRESS), '');
     await fetch.flush(true);
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
   });
@@ -325,23 +325,22 @@ describe('reliable fetch: acknowledgments', () => {
 
   it('a job that ran as a suspect is cleared from the suspects set when acknowledged', async () => {
     const fetch = fetcher();
-    const [a] = await running(fetch, ['a']);
+    const [ran] = await running(fetch, ['a']);
+    const a: ClaimedJob = { ...ran, suspect: true };
     await server.redis.sadd(Keys.suspects, a.raw, 'other');
-    a.suspect = true;
     fetch.acknowledge(a, 'a');
-    expect(a.suspect).toBe(false);
+    expect(a).toMatchObject({ state: 'settled', suspect: false });
     await waitFor(async () => (await server.redis.smembers(Keys.suspects)).length === 1, { what: 'the SREM' });
     expect(await server.redis.smembers(Keys.suspects)).toEqual(['other']);
   });
 
   it('a suspect mark that cannot be cleared is said, and the acknowledgment goes on', async () => {
     const fetch = fetcher();
-    const [a] = await running(fetch, ['a']);
+    const [started] = await running(fetch, ['a']);
     jest
       .spyOn(command, 'srem')
       .mockRejectedValueOnce(new Error("READONLY You can't write against a read only replica."));
-    a.suspect = true;
-    fetch.acknowledge(a, 'a');
+    fetch.acknowledge({ ...started, suspect: true }, 'a');
     await fetch.flush();
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
     expect(errors).toEqual([

@@ -19,7 +19,7 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
   it('the wait times out: the older job comes back started', async () => {
     await server.redis.lpush(CLAIMED, 'older');
     const jobs = await fetcher().claim(1, 1);
-    expect(jobs).toEqual([{ raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(jobs).toEqual([{ raw: 'older', queue: 'default', state: 'started', privateKey: IN_PROGRESS }]);
     expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
   });
 
@@ -31,8 +31,8 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     await server.redis.lpush(Keys.queue('default'), 'arrival');
     const jobs = await claim;
     expect(jobs).toEqual([
-      { raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true },
-      { raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true },
+      { raw: 'older', queue: 'default', state: 'started', privateKey: IN_PROGRESS },
+      { raw: 'arrival', queue: 'default', state: 'claimed', privateKey: CLAIMED, unchecked: true },
     ]);
     expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
     expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
@@ -57,7 +57,7 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     expect(await fetch.reconcile(new KnownJobs())).toBe(0);
     await server.redis.lpush(Keys.queue('default'), fetchJob('j'));
     const [job] = await fetch.claim(1, 1);
-    expect(job.started).toBe(true);
+    expect(job.state).toBe('started');
     fetch.acknowledge(job, 'j');
     await fetch.flush();
     expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual(['older']);
@@ -69,7 +69,7 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     const claim = fetcher().claim(1, 1);
     await untilBlocked(server.redis);
     await server.redis.lpush(Keys.queue('default'), 'arrival');
-    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', state: 'started', privateKey: IN_PROGRESS }]);
   });
 
   it('an older job that is not valid UTF-8 is filed in dead from the in-progress list it was moved to; the arrival stays claimed', async () => {
@@ -78,7 +78,9 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     const claim = fetcher().claim(1, 1);
     await untilBlocked(server.redis);
     await server.redis.lpush(Keys.queue('default'), 'arrival');
-    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true }]);
+    expect(await claim).toEqual([
+      { raw: 'arrival', queue: 'default', state: 'claimed', privateKey: CLAIMED, unchecked: true },
+    ]);
     expect(await server.redis.zcard(Keys.dead)).toBe(1);
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
     expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
@@ -90,7 +92,7 @@ describe('reliable fetch: a start behind a BLMOVE that moved an older claimed jo
     const claim = fetcher().claim(1, 1);
     await untilBlocked(server.redis);
     await server.redis.lpush(Keys.queue('default'), bytes);
-    expect(await claim).toEqual([{ raw: 'older', queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(await claim).toEqual([{ raw: 'older', queue: 'default', state: 'started', privateKey: IN_PROGRESS }]);
     expect(await server.redis.zcard(Keys.dead)).toBe(1);
     expect(await server.redis.exists(CLAIMED)).toBe(0);
   });
@@ -105,7 +107,9 @@ describe('reliable fetch: a blocked claim', () => {
     const claim = fetcher().claim(1, 0);
     await untilBlocked(server.redis);
     await server.redis.lpush(Keys.queue('default'), 'arrival');
-    expect(await claim).toEqual([{ raw: 'arrival', queue: 'default', privateKey: CLAIMED, unchecked: true }]);
+    expect(await claim).toEqual([
+      { raw: 'arrival', queue: 'default', state: 'claimed', privateKey: CLAIMED, unchecked: true },
+    ]);
     expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
     expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['arrival']);
   });
@@ -127,7 +131,7 @@ describe('reliable fetch: a blocked claim', () => {
     const pushed = Date.now();
     await server.redis.lpush(Keys.queue('b'), 'arrival');
     const jobs = await claim;
-    expect(jobs).toEqual([{ raw: 'arrival', queue: 'b', privateKey: fetch.privateKey('b'), started: true }]);
+    expect(jobs).toEqual([{ raw: 'arrival', queue: 'b', state: 'started', privateKey: fetch.privateKey('b') }]);
     // The claim waits for every wait to end: the one on queue a was cut short, not left to its 5 s timeout.
     expect(Date.now() - pushed).toBeLessThan(2500);
     expect(await server.redis.info('clients')).toMatch(/blocked_clients:0/);

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
-import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
+import { type ClaimedJob, startedJob } from '../../src/server/fetch/claimed-job';
+import type { NotStarted } from '../../src/server/fetch/fetcher';
 import { PausedQueues } from '../../src/server/fetch/paused-queues';
 import { ReliableFetch, ReliableFetchOptions } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
@@ -91,7 +92,7 @@ describe('reliable fetch: claims and starts', () => {
       await server.redis.rpush(inProgressOf('a'), job('a', 'ran'));
       const fetch = fetcher(['a'], { fetchTimeout: 1 });
       const blmove = jest.spyOn(fetchConnection, 'blmoveBuffer');
-      fetch.acknowledge({ raw: job('a', 'ran'), queue: 'a', privateKey: inProgressOf('a'), started: true }, '');
+      fetch.acknowledge(startedJob(job('a', 'ran'), 'a', inProgressOf('a')), '');
       const claim = fetch.claim(1);
       await waitFor(async () => (await server.redis.exists(inProgressOf('a'))) === 0, { what: 'the ack' });
       expect(await pendingAfter(claim, 300)).toBe('pending');
@@ -165,9 +166,11 @@ describe('reliable fetch: claims and starts', () => {
       await server.redis.sadd(Keys.suspects, job('a', 'a2'));
       const fetch = fetcher(['a']);
       const claimed = await fetch.claim(1);
-      expect(claimed).toEqual([{ raw: job('a', 'a1'), queue: 'a', privateKey: claimedOf('a'), suspect: false }]);
+      expect(claimed).toEqual([
+        { raw: job('a', 'a1'), queue: 'a', state: 'claimed', privateKey: claimedOf('a'), suspect: false },
+      ]);
       expect(await fetch.claim(1)).toEqual([
-        { raw: job('a', 'a2'), queue: 'a', privateKey: claimedOf('a'), suspect: true },
+        { raw: job('a', 'a2'), queue: 'a', state: 'claimed', privateKey: claimedOf('a'), suspect: true },
       ]);
     });
   });
@@ -179,7 +182,7 @@ describe('reliable fetch: claims and starts', () => {
       await blocked(3);
       await server.redis.lpush(Keys.queue('b'), job('b', 'b1'));
       expect(await pendingAfter(claim, 2000)).toEqual([
-        { raw: job('b', 'b1'), queue: 'b', privateKey: claimedOf('b'), unchecked: true },
+        { raw: job('b', 'b1'), queue: 'b', state: 'claimed', privateKey: claimedOf('b'), unchecked: true },
       ]);
       await blocked(0);
       expect(opened).toEqual(['fetch:b', 'fetch:c']);
@@ -238,8 +241,8 @@ describe('reliable fetch: claims and starts', () => {
         expect(started).toEqual({
           raw: job('a', `s${round}`),
           queue: 'a',
+          state: 'started',
           privateKey: inProgressOf('a'),
-          started: true,
         });
         expect(await server.redis.lrange(inProgressOf('a'), 0, -1)).toEqual([job('a', `s${round}`)]);
         // Acknowledged, it leaves nothing counted: the next round starts on arrival again.
@@ -249,7 +252,9 @@ describe('reliable fetch: claims and starts', () => {
       const claim = fetch.claim(1, 0);
       await blocked(1);
       await server.redis.lpush(Keys.queue('a'), job('a', 'c1'));
-      expect(await claim).toEqual([{ raw: job('a', 'c1'), queue: 'a', privateKey: claimedOf('a'), unchecked: true }]);
+      expect(await claim).toEqual([
+        { raw: job('a', 'c1'), queue: 'a', state: 'claimed', privateKey: claimedOf('a'), unchecked: true },
+      ]);
     });
 
     it('a job that arrives at a queue paused while the claim blocked goes back unstarted, and the queue is then known paused', async () => {
@@ -288,7 +293,7 @@ describe('reliable fetch: claims and starts', () => {
       const claim = fetch.claim(2, 2);
       await blocked(2);
       await server.redis.lpush(Keys.queue('a'), job('a', 'first'));
-      expect(await claim).toEqual([expect.objectContaining({ raw: job('a', 'first'), started: true })]);
+      expect(await claim).toEqual([expect.objectContaining({ raw: job('a', 'first'), state: 'started' })]);
       expect(opened).toEqual(['fetch:b']);
     });
 
@@ -302,6 +307,7 @@ describe('reliable fetch: claims and starts', () => {
       expect(a).toEqual({
         raw: job('a', 'a1'),
         queue: 'a',
+        state: 'started',
         privateKey: inProgressOf('a'),
         suspect: false,
         unchecked: false,
@@ -309,6 +315,7 @@ describe('reliable fetch: claims and starts', () => {
       expect(b).toEqual({
         raw: job('b', 'b1'),
         queue: 'b',
+        state: 'started',
         privateKey: inProgressOf('b'),
         suspect: false,
         unchecked: false,
@@ -320,7 +327,12 @@ describe('reliable fetch: claims and starts', () => {
       const fetch = fetcher(['a']);
       const claimed = await fetch.claim(2);
       await server.redis.lrem(claimedOf('a'), 1, job('a', 'a1'));
-      expect(await fetch.start(claimed[0])).toEqual({ raw: job('a', 'a2'), queue: 'a', privateKey: inProgressOf('a') });
+      expect(await fetch.start(claimed[0])).toEqual({
+        raw: job('a', 'a2'),
+        queue: 'a',
+        state: 'started',
+        privateKey: inProgressOf('a'),
+      });
       expect(await fetch.start(claimed[1])).toBeNull();
     });
 
@@ -372,6 +384,7 @@ describe('reliable fetch: claims and starts', () => {
       expect(answer.notStarted).toEqual({
         raw: job('a', 'sus'),
         queue: 'a',
+        state: 'claimed',
         privateKey: claimedOf('a'),
         suspect: true,
       });

@@ -50,7 +50,7 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     const { fetch } = fenced(30_000);
     await master.redis.lpush(Keys.queue('default'), fetchJob('a1'), fetchJob('a2'));
     const jobs = await fetch.claim(2, 1);
-    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started === true])).toEqual([
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.state === 'started'])).toEqual([
       ['a1', true],
       ['a2', false],
     ]);

@@ -9,7 +9,7 @@ describe('reliable fetch: giving back started jobs', () => {
     const fetch = reliableFetch(() => server.client());
     await server.redis.lpush(Keys.queue('default'), fetchJob('a'), fetchJob('b'), fetchJob('c'));
     const jobs = await fetch.claim(3, 3);
-    expect(jobs.map((job) => job.started)).toEqual([true, true, true]);
+    expect(jobs.map((job) => job.state)).toEqual(['started', 'started', 'started']);
     const [first, second, third] = jobs;
     await fetch.giveBack([third]);
     // Tried again after a failure that came after it had landed: it moves nothing the second time.

@@ -27,7 +27,7 @@ describe('reliable fetch: an acknowledgment sent again after a call in doubt', (
     try {
       await server.redis.lpush(Keys.queue('default'), 'job-a');
       const [job] = await fetch.claim(1, 1);
-      expect(job).toMatchObject({ raw: 'job-a', started: true });
+      expect(job).toMatchObject({ raw: 'job-a', state: 'started' });
       fetch.acknowledge(job, '');
 
       // The ack's call is written behind a sleep on the same socket, which closes before either is

@@ -65,9 +65,9 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'), large('default', 'b'), large('default', 'c'));
     const ran = await watch();
     const jobs = await fetcher(['default']).claim(2, 2, true);
-    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started, job.privateKey])).toEqual([
-      ['a', true, inProgressOf('default')],
-      ['b', true, inProgressOf('default')],
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.state, job.privateKey])).toEqual([
+      ['a', 'started', inProgressOf('default')],
+      ['b', 'started', inProgressOf('default')],
     ]);
     expect((await redis.lrange(inProgressOf('default'), 0, -1)).map((raw) => JSON.parse(raw).jid)).toEqual(['b', 'a']);
     expect(await redis.lrange(Keys.queue('default'), 0, -1)).toEqual([large('default', 'c')]);
@@ -88,8 +88,8 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'), large('default', 'b'));
     const ran = await watch();
     const fetch = fetcher(['default']);
-    expect((await fetch.claim(1, 1)).map((job) => job.started)).toEqual([true]);
-    expect((await fetch.claim(1, 0, true)).map((job) => job.started)).toEqual([undefined]);
+    expect((await fetch.claim(1, 1)).map((job) => job.state)).toEqual(['started']);
+    expect((await fetch.claim(1, 0, true)).map((job) => job.state)).toEqual(['claimed']);
     const commands = await ran();
     expect(commands.some((args) => args[0].toUpperCase() === 'LMOVE')).toBe(false);
     expect(commands.some((args) => args[0].toUpperCase() === 'EVALSHA')).toBe(true);
@@ -120,7 +120,7 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.rpush(inProgressOf('default'), large('default', 'stray'));
     fetch.acknowledge(a, '');
     const [b] = await fetch.claim(1, 1, true);
-    expect([JSON.parse(b.raw).jid, b.started]).toEqual(['b', true]);
+    expect([JSON.parse(b.raw).jid, b.state]).toEqual(['b', 'started']);
     expect((await redis.lrange(inProgressOf('default'), 0, -1)).map((raw) => JSON.parse(raw).jid).sort()).toEqual([
       'b',
       'stray',
@@ -146,7 +146,7 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.lpush(Keys.queue('default'), suspect);
     await redis.sadd(Keys.suspects, suspect);
     const jobs = await fetcher(['default']).claim(1, 1, true);
-    expect(jobs.map((job) => [job.started, job.suspect])).toEqual([[undefined, true]]);
+    expect(jobs.map((job) => [job.state, job.suspect])).toEqual([['claimed', true]]);
     expect(await redis.lrange(claimedOf('default'), 0, -1)).toEqual([suspect]);
   });
 
@@ -175,8 +175,8 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await redis.set(inProgressOf('default'), 'not a list');
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     const jobs = await fetcher(['default']).claim(1, 1, true);
-    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started, job.privateKey])).toEqual([
-      ['a', undefined, claimedOf('default')],
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.state, job.privateKey])).toEqual([
+      ['a', 'claimed', claimedOf('default')],
     ]);
     expect(errors).toEqual([
       expect.stringMatching(
@@ -225,6 +225,6 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     await waitFor(async () => /blocked_clients:1/.test(await redis.info('clients')), { what: 'the BLMOVE' });
     await redis.lpush(Keys.queue('default'), large('default', 'a'));
     const jobs = await claim;
-    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.started])).toEqual([['a', true]]);
+    expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.state])).toEqual([['a', 'started']]);
   });
 });

@@ -1,6 +1,6 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../src/redis/keys';
-import type { ClaimedJob } from '../../src/server/fetch/fetcher';
+import { type ClaimedJob, startedJob } from '../../src/server/fetch/claimed-job';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
@@ -76,7 +76,7 @@ describe('reliable fetch: replies lost on the way back', () => {
     const lrange = jest.spyOn(command, 'lrangeBuffer');
     loseNextReply(command);
     await server.redis.rpush(IN_PROGRESS, fetchJob('ran'));
-    fetch.acknowledge({ raw: fetchJob('ran'), queue: 'default', privateKey: IN_PROGRESS, started: true }, '');
+    fetch.acknowledge(startedJob(fetchJob('ran'), 'default', IN_PROGRESS), '');
     await expect(fetch.flush()).rejects.toThrow('Connection is closed.');
     expect(await twoPasses()).toBe(0);
     expect(lrange).not.toHaveBeenCalled();
@@ -98,7 +98,7 @@ describe('reliable fetch: replies lost on the way back', () => {
     const next = fetch.claim(1, 1);
     await untilBlocked(server.redis);
     await server.redis.lpush(Keys.queue('default'), fetchJob('b'));
-    expect(await next).toEqual([{ raw: fetchJob('b'), queue: 'default', privateKey: IN_PROGRESS, started: true }]);
+    expect(await next).toEqual([{ raw: fetchJob('b'), queue: 'default', state: 'started', privateKey: IN_PROGRESS }]);
   });
 
   it('a hand-back that failed leaves the list tainted: what stayed goes back after two passes', async () => {

@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { startedJob } from '../../src/server/fetch/claimed-job';
 import { KnownJobs } from '../../src/server/fetch/known-jobs';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
@@ -62,7 +63,7 @@ describe('reliable fetch: reconcile', () => {
   it('an acknowledgment on its way is no stray: a claim carrying it, stuck behind its connection, lands it and nothing runs twice', async () => {
     const { fetch } = await taintedInProgress();
     const internals = fetch as unknown as { fetchConnection: Redis; ledger: { held: Map<string, string[]> } };
-    fetch.acknowledge({ raw: 'job-a', queue: 'default', privateKey: IN_PROGRESS }, 'jid-a');
+    fetch.acknowledge(startedJob('job-a', 'default', IN_PROGRESS), 'jid-a');
     // The claim's connection is busy for a second (as one reconnecting holds its commands offline).
     const busy = internals.fetchConnection.blpop('never-filled', 1);
     const claiming = fetch.claim(1, 0);

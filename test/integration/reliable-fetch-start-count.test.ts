@@ -13,7 +13,7 @@ describe('reliable fetch: the count of started jobs', () => {
     const fetch = reliableFetch(() => server.client());
     await server.redis.lpush(Keys.queue('default'), fetchJob('r'), fetchJob('s'), fetchJob('e'));
     const [running, alsoRunning, waiting] = await fetch.claim(3, 2);
-    expect([running.started, alsoRunning.started, waiting.started]).toEqual([true, true, undefined]);
+    expect([running.state, alsoRunning.state, waiting.state]).toEqual(['started', 'started', 'claimed']);
     // A stray of a lost claim reply, older than the waiting job, and not valid UTF-8.
     const stray = Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0x22, 0x7d]);
     await server.redis.rpush(CLAIMED, stray);

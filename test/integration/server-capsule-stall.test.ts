@@ -1,5 +1,5 @@
 import { Keys } from '../../src/redis/keys';
-import type { Capsule } from '../../src/server/capsule';
+import type { Capsule } from '../../src/server/capsule/capsule';
 import { PrefetchSizer } from '../../src/server/prefetch-sizer';
 import type { ServerLogger } from '../../src/server/server-logger';
 import { recordingLogger } from '../support/recording-logger';
@@ -25,8 +25,13 @@ interface StallGuard {
 
 const WINDOW_MS = 60_000;
 
+function capsuleOf(h: Harness): Capsule {
+  return (h.manager as unknown as { capsules: Capsule[] }).capsules[0];
+}
+
+/** The stall guard is the prefetch buffer's. */
 function guardOf(h: Harness): StallGuard {
-  return (h.manager as unknown as { capsules: StallGuard[] }).capsules[0];
+  return (capsuleOf(h) as unknown as { buffer: StallGuard }).buffer;
 }
 
 /**
@@ -65,7 +70,7 @@ describe('capsule: the stall check of prefetched jobs', () => {
     await waitFor(() => guard.prefetched.length === 3 && gates.length === 1, { what: 'one running, three prefetched' });
     clearTimeout(guard.stallTimer);
     guard.stallTimer = undefined;
-    const giveBack = jest.spyOn((guard as unknown as Capsule).fetcher, 'giveBack');
+    const giveBack = jest.spyOn(capsuleOf(h).fetcher, 'giveBack');
     return { h, guard, giveBack };
   }
 
@@ -202,8 +207,8 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
     await h.client.pushBulk({ class: 'Held', args: [[1], [2]] });
     await h.manager.start();
     await waitFor(() => releases.size === 2, { what: 'both jobs running' });
-    const guard = guardOf(h) as unknown as Capsule;
-    const fetcher = guard.fetcher as unknown as { paused: { filter(queues: string[]): Promise<string[]> } };
+    const capsule = capsuleOf(h);
+    const fetcher = capsule.fetcher as unknown as { paused: { filter(queues: string[]): Promise<string[]> } };
     // The next claim is held once under way (its acknowledgments already taken): job 2 ends meanwhile and the capsule
     // is quieted.
     const filter = fetcher.paused.filter.bind(fetcher.paused);
@@ -220,7 +225,7 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
     await claimUnderWay;
     releases.get(2)!();
     const inProgress = Keys.privateQueue('default', h.identity.hostname, h.identity.pid, h.identity.nonce);
-    await waitFor(() => (guard as unknown as { running: Map<unknown, unknown> }).running.size === 0, {
+    await waitFor(() => capsule.runningCount === 0, {
       what: 'job 2 to end',
     });
     h.manager.quiet();
@@ -241,7 +246,7 @@ describe('capsule: a quiet fetch loop sends the acknowledgments held for it', ()
   it('says so when that acknowledgment fails, and keeps it for later', async () => {
     const logger = recordingLogger();
     const { h } = await endedDuringLastClaim(logger);
-    const fetcher = (guardOf(h) as unknown as Capsule).fetcher;
+    const fetcher = capsuleOf(h).fetcher;
     // Only the loop's own last flush fails (the wake-up's idle-only flush would say the same line).
     const flush = fetcher.flush.bind(fetcher);
     jest

@@ -1,6 +1,7 @@
 import { Keys } from '../../src/redis/keys';
-import { Capsule } from '../../src/server/capsule';
-import type { ClaimedJob, NotStarted } from '../../src/server/fetch/fetcher';
+import { Capsule } from '../../src/server/capsule/capsule';
+import type { ClaimedJob } from '../../src/server/fetch/claimed-job';
+import type { NotStarted } from '../../src/server/fetch/fetcher';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import type { RecurringTask } from '../../src/server/recurring-task';
 import { usePrivateRedis } from '../support/private-redis';
@@ -67,7 +68,7 @@ describe('capsule: a start on its way', () => {
     await Promise.all([tasks.poller.stop(), tasks.reaper.stop()]);
     const stopped = h.manager.stop().then(() => events.push('stopped'));
     // Released only once the fetch loop has ended: stop is then waiting on the start alone.
-    await (capsuleOf(h, 0) as unknown as { fetchLoop: Promise<void> }).fetchLoop;
+    await (capsuleOf(h, 0) as unknown as { loop: { finished(): Promise<void> } }).loop.finished();
     await new Promise((resolve) => setImmediate(resolve));
     events.push('start released');
     starts.release();

@@ -1,6 +1,6 @@
 import { Keys } from '../../src/redis/keys';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
-import type { Capsule } from '../../src/server/capsule';
+import type { Capsule } from '../../src/server/capsule/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
 import { IdleWait } from '../../src/server/fetch/idle-wait';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';

@@ -1,4 +1,4 @@
-import { Capsule } from '../../src/server/capsule';
+import { Capsule } from '../../src/server/capsule/capsule';
 import { jobExecutionStorage } from '../../src/server/job-execution';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { OrphanReaper } from '../../src/server/orphan-reaper';

@@ -4,7 +4,8 @@ import { JobPayload } from '../../src/job/payload';
 import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
-import type { ClaimedJob, Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
+import { type ClaimedJob, markHandedBack, startedJob } from '../../src/server/fetch/claimed-job';
+import type { Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
 import { ExecutionCarrier, jobExecutionStorage } from '../../src/server/job-execution';
 import {
   attemptOf,
@@ -112,10 +113,10 @@ function processorWith(setup: Setup = {}) {
 }
 
 function claimed(members: Record<string, unknown> = {}, queue = 'default'): ClaimedJob {
-  return {
-    raw: JSON.stringify({ class: 'Work', args: [1], queue, jid: JID, created_at: 1795933789.5, ...members }),
+  return startedJob(
+    JSON.stringify({ class: 'Work', args: [1], queue, jid: JID, created_at: 1795933789.5, ...members }),
     queue,
-  };
+  );
 }
 
 const failing = (error: unknown) => ({ perform: () => Promise.reject(error) });
@@ -260,7 +261,7 @@ describe('Processor: one job run and settled', () => {
   describe('a job handed back at the shutdown deadline', () => {
     it('is counted but never settled: no ack, no filing, no settled listener', async () => {
       let job!: ClaimedJob;
-      const ok = processorWith({ workers: { Work: { perform: () => void (job.handedBack = true) } } });
+      const ok = processorWith({ workers: { Work: { perform: () => markHandedBack(job) } } });
       job = claimed();
       await ok.processor.run(job);
       expect([ok.heartbeat.processed, ok.heartbeat.failed]).toEqual([1, 0]);
@@ -268,7 +269,7 @@ describe('Processor: one job run and settled', () => {
       expect(ok.outcomes).toEqual([]);
 
       const bad = processorWith({
-        workers: { Work: { perform: () => ((job.handedBack = true), Promise.reject(new Error('late'))) } },
+        workers: { Work: { perform: () => (markHandedBack(job), Promise.reject(new Error('late'))) } },
       });
       job = claimed({ retry: true });
       await bad.processor.run(job);
@@ -658,7 +659,7 @@ describe('Processor: one job run and settled', () => {
         listeners: [{ onStart: (context) => void starts.push(context.job.jid) }],
       });
       const before = Date.now();
-      await processor.run({ raw: 'not json', queue: 'mail' });
+      await processor.run(startedJob('not json', 'mail'));
       expect(fetcher.filed).toHaveLength(1);
       const [filing] = fetcher.filed;
       expect(filing.set).toBe('dead');
@@ -690,7 +691,7 @@ describe('Processor: one job run and settled', () => {
 
     it('stamps failed_at in milliseconds in millis mode', async () => {
       const { processor, fetcher } = processorWith({ timestamps: 'millis' });
-      await processor.run({ raw: '[1,2]', queue: 'default' });
+      await processor.run(startedJob('[1,2]', 'default'));
       const failedAt = fetcher.filed[0].payload.failed_at as number;
       expect(Number.isInteger(failedAt)).toBe(true);
       expect(failedAt).toBeGreaterThan(1e12);
@@ -699,7 +700,7 @@ describe('Processor: one job run and settled', () => {
     it('is remembered for a later filing when dead cannot be written, and says so', async () => {
       const { processor, fetcher, errors, pending, outcomes } = processorWith();
       fetcher.filings = [new Error('WRONGTYPE dead')];
-      await processor.run({ raw: 'nope', queue: 'default' });
+      await processor.run(startedJob('nope', 'default'));
       expect(errors).toEqual(['could not file an unparseable job in dead (WRONGTYPE dead); will retry']);
       expect(pending).toHaveLength(1);
       expect(pending[0]).toMatchObject({ set: 'dead' });

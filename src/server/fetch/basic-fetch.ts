@@ -6,7 +6,8 @@ import { runScript, runScriptForBytes } from '../../redis/scripts';
 import type { QueueOrder } from '../queue-order';
 import { deadTrimArgs } from './dead-trim';
 import type { ServerLogger } from '../server-logger';
-import type { ClaimedJob, DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
+import { type ClaimedJob, claimedJob, markHandedBack, markSettled, markStarted } from './claimed-job';
+import type { DeadTrim, Fetcher, FilingSet, UnfiledFailure } from './fetcher';
 import { IdleWait } from './idle-wait';
 import { buryInvalidBytes } from './invalid-bytes';
 import { PausedQueues } from './paused-queues';
@@ -69,7 +70,7 @@ export class BasicFetch implements Fetcher {
 
   /** A popped payload whose bytes are not valid UTF-8 goes to dead, wrapped, its bytes kept; never run. */
   private async checked(bytes: Buffer, queue: string): Promise<ClaimedJob[]> {
-    if (isUtf8(bytes)) return [{ raw: bytes.toString('utf8'), queue }];
+    if (isUtf8(bytes)) return [claimedJob(bytes.toString('utf8'), queue)];
     await buryInvalidBytes(this.command, bytes, queue, undefined, this.options);
     return [];
   }
@@ -98,12 +99,16 @@ export class BasicFetch implements Fetcher {
     return [job];
   }
 
-  /** A BRPOPed job lives only in memory: nothing to mark. */
+  /** A BRPOPed job lives only in memory: nothing to mark in Redis. */
   async start(expected: ClaimedJob): Promise<ClaimedJob> {
+    markStarted(expected);
     return expected;
   }
 
-  acknowledge(): void {}
+  /** Nothing to remove: the job left Redis with its pop. */
+  acknowledge(job: ClaimedJob): void {
+    markSettled(job);
+  }
 
   async flush(): Promise<void> {}
 
@@ -116,6 +121,7 @@ export class BasicFetch implements Fetcher {
       [score, payload, job.raw, '', cutoff, maxJobs],
       this.options.durability,
     );
+    markSettled(job);
     return true;
   }
 
@@ -127,6 +133,7 @@ export class BasicFetch implements Fetcher {
     const results = await pipeline.exec();
     const failure = results?.find(([error]) => error);
     if (failure) throw failure[0];
+    for (const job of jobs) markHandedBack(job);
   }
 
   /**

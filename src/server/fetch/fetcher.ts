@@ -1,22 +1,5 @@
+import type { ClaimedJob } from './claimed-job';
 import type { KnownJobs } from './known-jobs';
-
-/** One job taken off a queue, as it sits in Redis. */
-export interface ClaimedJob {
-  /** The payload text exactly as fetched (what acknowledging removes by value). */
-  readonly raw: string;
-  /** The queue it was fetched from (retries go back there unless `retry_queue` says otherwise). */
-  readonly queue: string;
-  /** Reliable fetch: the list it sits in (claimed, then in progress once started) until acknowledged. */
-  privateKey?: string;
-  /** Recovered from a dead process after it started there: it may be what killed it, so it runs alone. */
-  suspect?: boolean;
-  /** Taken by a blocking wait, which cannot look at the suspects set: its start looks instead. */
-  unchecked?: boolean;
-  /** Claimed straight into the in-progress list for a free slot: it must start now, with no `start` call. */
-  started?: boolean;
-  /** Set at shutdown once the job was handed back: its late finish must not settle it. */
-  handedBack?: boolean;
-}
 
 /**
  * A start that did not happen: `job` (`expected` or the claimed job found in
@@ -38,7 +21,7 @@ export interface Fetcher {
   /**
    * Takes up to `max` jobs; when none is waiting, blocks up to the fetch
    * timeout for one. Up to `startNow` of them (the caller's free slots) may
-   * come back already `started`. `largePayloads`: the jobs average 16 KB or
+   * come back already started (state `started`). `largePayloads`: the jobs average 16 KB or
    * more (see PrefetchSizer), which a fetch may then keep out of Lua.
    */
   claim(max: number, startNow?: number, largePayloads?: boolean): Promise<ClaimedJob[]>;

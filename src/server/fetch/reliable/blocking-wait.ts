@@ -10,7 +10,7 @@ import { Keys } from '../../../redis/keys';
 import type { QueueOrder } from '../../queue-order';
 import type { ServerLogger } from '../../server-logger';
 import type { ClaimFence } from '../claim-fence';
-import type { ClaimedJob } from '../fetcher';
+import { type ClaimedJob, claimedJob, startedJob } from '../claimed-job';
 import type { PausedQueues } from '../paused-queues';
 import type { FetchScript, StartOnArrival } from './fetch-script';
 import type { OwnLists } from './own-lists';
@@ -195,11 +195,11 @@ export class BlockingWait {
     if (bytes === null) return [];
     const raw = await lists.decodeOrBury(bytes, queue, begun);
     if (raw === undefined) return [];
-    if (begun) return [{ raw, queue, privateKey, started: true }];
+    if (begun) return [startedJob(raw, queue, privateKey)];
     if (started?.answer === 'paused') {
       // Paused while we waited: it goes back unstarted, and this process now knows the queue is paused.
       this.deps.paused.sawPaused(queue);
-      await this.deps.giveBack([{ raw, queue, privateKey: claimedKey }]).catch((error) => {
+      await this.deps.giveBack([claimedJob(raw, queue, { privateKey: claimedKey })]).catch((error) => {
         this.deps.logger.error(
           `giving back a job of paused ${queue} failed (reconcile will): ${error instanceof Error ? error.message : String(error)}`,
         );
@@ -211,8 +211,8 @@ export class BlockingWait {
     // suspects set, in the same call.
     return [
       started?.answer === 'suspect'
-        ? { raw, queue, privateKey: claimedKey, suspect: true }
-        : { raw, queue, privateKey: claimedKey, unchecked: started === undefined },
+        ? claimedJob(raw, queue, { privateKey: claimedKey, suspect: true })
+        : claimedJob(raw, queue, { privateKey: claimedKey, unchecked: started === undefined }),
     ];
   }
 
@@ -221,9 +221,10 @@ export class BlockingWait {
     const { lists } = this.deps;
     const jobs: ClaimedJob[] = [];
     const started = await lists.decodeOrBury(moved, queue, true);
-    if (started !== undefined) jobs.push({ raw: started, queue, privateKey: lists.privateKey(queue), started: true });
+    if (started !== undefined) jobs.push(startedJob(started, queue, lists.privateKey(queue)));
     const claimed = waiting === null ? undefined : await lists.decodeOrBury(waiting, queue, false);
-    if (claimed !== undefined) jobs.push({ raw: claimed, queue, privateKey: lists.claimedKey(queue), unchecked: true });
+    if (claimed !== undefined)
+      jobs.push(claimedJob(claimed, queue, { privateKey: lists.claimedKey(queue), unchecked: true }));
     return jobs;
   }
 }

@@ -9,7 +9,7 @@ import { isUtf8 } from 'node:buffer';
 import type Redis from 'ioredis';
 import type { QueueOrder } from '../../queue-order';
 import type { ClaimFence } from '../claim-fence';
-import type { ClaimedJob } from '../fetcher';
+import { type ClaimedJob, claimedJob, startedJob } from '../claimed-job';
 import { buryInvalidBytes } from '../invalid-bytes';
 import type { AckBatch, AckLedger } from './ack-ledger';
 import { AckMode, FetchEntry, FetchScript, FetchTriple, JobState, movedPayloads, StartLook } from './fetch-script';
@@ -198,11 +198,11 @@ export class FetchCalls {
         continue;
       }
       const raw = bytes.toString('utf8');
-      if (state === JobState.Begun) begun.push({ raw, queue, privateKey: list });
+      if (state === JobState.Begun) begun.push(startedJob(raw, queue, list));
       else if (state === JobState.Started) {
         this.lists.count(list, 1);
-        jobs.push({ raw, queue, privateKey: list, started: true });
-      } else jobs.push({ raw, queue, privateKey: list, suspect: state === JobState.ClaimedSuspect });
+        jobs.push(startedJob(raw, queue, list));
+      } else jobs.push(claimedJob(raw, queue, { privateKey: list, suspect: state === JobState.ClaimedSuspect }));
     }
     this.starts.settle(batch, begun, suspects, badKeys);
     return { jobs, badKeys, pausedNow, refused };

@@ -8,7 +8,7 @@
 import type Redis from 'ioredis';
 import { Keys } from '../../../redis/keys';
 import type { ClaimFence } from '../claim-fence';
-import type { ClaimedJob } from '../fetcher';
+import { type ClaimedJob, startedJob } from '../claimed-job';
 import type { AckLedger } from './ack-ledger';
 import type { FetchCalls } from './fetch-calls';
 import type { OwnLists } from './own-lists';
@@ -100,7 +100,7 @@ export class LargeClaim {
         if (!bytes) continue;
         this.lists.count(privateKey, 1);
         const raw = await this.lists.decodeOrBury(bytes as Buffer, queue, true);
-        if (raw !== undefined) jobs.push({ raw, queue, privateKey, started: true });
+        if (raw !== undefined) jobs.push(startedJob(raw, queue, privateKey));
       }
     }
     return jobs.length > 0 ? jobs : undefined;

@@ -14,7 +14,8 @@ import { Keys } from '../../../redis/keys';
 import type { ProcessIdentity } from '../../identity';
 import type { QueueOrder } from '../../queue-order';
 import { ClaimFence } from '../claim-fence';
-import type { ClaimedJob, Fetcher, FilingSet, NotStarted, UnfiledFailure } from '../fetcher';
+import { type ClaimedJob, markSettled } from '../claimed-job';
+import type { Fetcher, FilingSet, NotStarted, UnfiledFailure } from '../fetcher';
 import { IdleWait } from '../idle-wait';
 import type { KnownJobs } from '../known-jobs';
 import { PausedQueues } from '../paused-queues';
@@ -225,7 +226,7 @@ export class ReliableFetch implements Fetcher {
   acknowledge(job: ClaimedJob, jid: string): void {
     const key = job.privateKey as string;
     this.lists.count(key, -1);
-    if (job.suspect) this.settling.clearSuspect(job);
+    if (markSettled(job)) this.settling.clearSuspect(job.raw);
     this.ledger.hold(key, job.raw, jid);
   }
 

@@ -12,7 +12,8 @@ import { runScript } from '../../../redis/scripts';
 import type { QueueOrder } from '../../queue-order';
 import type { ServerLogger } from '../../server-logger';
 import { deadTrimArgs } from '../dead-trim';
-import type { ClaimedJob, DeadTrim, FilingSet, UnfiledFailure } from '../fetcher';
+import { type ClaimedJob, markHandedBack, markSettled } from '../claimed-job';
+import type { DeadTrim, FilingSet, UnfiledFailure } from '../fetcher';
 import { FilingDurability, runSettle } from '../settle';
 import type { OwnLists } from './own-lists';
 import type { StrayReconciler } from './strays';
@@ -41,7 +42,7 @@ export class Settling {
       this.options.durability,
     );
     this.lists.count(job.privateKey as string, -1);
-    if (job.suspect) this.clearSuspect(job);
+    if (markSettled(job)) this.clearSuspect(job.raw);
     if (filed !== 1)
       this.options.logger.error(
         `filing job ${jid} in ${set} matched nothing in ${job.privateKey}: it was no longer ours (recovered by another process, or an earlier attempt landed)`,
@@ -50,10 +51,9 @@ export class Settling {
   }
 
   /** It ran to its end here: it was not what killed its earlier process. A leftover member only isolates a twin. */
-  clearSuspect(job: ClaimedJob): void {
-    job.suspect = false;
+  clearSuspect(raw: string): void {
     this.command
-      .srem(Keys.suspects, job.raw)
+      .srem(Keys.suspects, raw)
       .catch((error) =>
         this.options.logger.error(
           `could not clear a suspect mark (harmless): ${error instanceof Error ? error.message : String(error)}`,
@@ -87,6 +87,7 @@ export class Settling {
       // (an undercount would let an acknowledgment DEL a list that still holds a running job).
       if (privateKey === this.lists.privateKey(list[0].queue)) this.lists.count(privateKey, -moved);
     }
+    for (const job of jobs) markHandedBack(job);
   }
 
   /**

@@ -5,7 +5,8 @@
  * when one is on its way, so a slot that frees up costs no round trip of its
  * own; and each start's answer goes back to the job that asked for it.
  */
-import type { ClaimedJob, NotStarted } from '../fetcher';
+import { type ClaimedJob, claimedJob, markStarted, markSuspectFound } from '../claimed-job';
+import type { NotStarted } from '../fetcher';
 import type { OwnLists } from './own-lists';
 
 export interface PendingStart {
@@ -91,8 +92,7 @@ export class StartBatcher {
       if (job) {
         if (job.raw !== expected.raw) resolve(job);
         else {
-          expected.privateKey = privateKey;
-          expected.unchecked = false;
+          markStarted(expected, privateKey);
           resolve(expected);
         }
         continue;
@@ -120,12 +120,11 @@ export class StartBatcher {
   private waitingJob(expected: ClaimedJob, suspect: string): ClaimedJob {
     if (suspect === '') return expected;
     if (suspect === expected.raw) {
-      expected.suspect = true;
-      expected.unchecked = false;
+      markSuspectFound(expected);
       return expected;
     }
     // `expected` was handed back meanwhile; the suspect found in its place is ours to run, alone.
-    return { raw: suspect, queue: expected.queue, privateKey: this.lists.claimedKey(expected.queue), suspect: true };
+    return claimedJob(suspect, expected.queue, { privateKey: this.lists.claimedKey(expected.queue), suspect: true });
   }
 
   /** The call carrying them failed: each start is rejected, its list tainted. */
