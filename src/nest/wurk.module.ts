@@ -36,7 +36,7 @@ import { withProcessOverrides } from './process-overrides';
       provide: WURK_RESOLVED_OPTIONS,
       inject: [WURK_MODULE_OPTIONS],
       // A standalone worker entry may turn processing on and set concurrency and queues (process-overrides.ts).
-      useFactory: (options: WurkModuleOptions) => resolveOptions(withProcessOverrides(options)),
+      useFactory: (options: WurkModuleOptions) => resolveOptions(options, { adjust: withProcessOverrides }),
     },
     {
       provide: RedisConnections,
