@@ -11,7 +11,7 @@
 const LAYERS = [
   // rank 0, the base: imports nothing of ours.
   ['job', 'redis'],
-  // rank 1: option rules (uses job/ errors).
+  // rank 1: the module options, their rules and validation (uses job/ errors and types).
   ['config'],
   // rank 2, the planes.
   ['client', 'server', 'limiter'],

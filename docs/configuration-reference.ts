@@ -1,11 +1,13 @@
 /**
  * `npm run docs:config`: rewrites the generated part of
- * `docs/configuration.md`, one row per option of `WurkModule.forRoot`
- * (and of its nested `api` and `capsules[]` objects), from the code itself:
+ * `docs/configuration.md`, one row per option of `WurkModule.forRoot`: each
+ * group (`server`, `heartbeat`, ...) followed by its options, and the nested
+ * `api` and `server.capsules[]` objects, from the code itself:
  * - the names, types and descriptions from the TSDoc of the option classes
- *   (`src/nest/wurk-options.ts`, `src/api/api-options.ts`), read with the
- *   TypeScript compiler;
- * - the defaults from `resolveOptions({})`, the function the module calls;
+ *   (`src/config/wurk-options.ts` and a file per group, `src/config/*-group.ts`),
+ *   read with the TypeScript compiler;
+ * - the defaults from `resolveOptions({})`, the function the module calls
+ *   (read under the flat names it resolves to, through FLAT_OPTION_PATHS);
  * - the validation from the option rules themselves: each option is given
  *   a few wrong values and the start-up errors they raise are quoted.
  * `test/docs/configuration-reference.test.ts` fails when the committed page
@@ -15,9 +17,13 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import * as ts from 'typescript';
 import { getMetadataStorage } from '../src/config/class-validator-parts';
-import { resolveApiOptions, WurkApiOptionKeys } from '../src/api/api-options';
+import { resolveApiOptions } from '../src/api/api-options';
+import { FLAT_OPTION_PATHS } from '../src/config/flat-options';
+import { nestedOptionClasses } from '../src/config/option-rules';
+import { CapsuleOptions } from '../src/config/server-group';
+import { WurkOptions } from '../src/config/wurk-options';
 import { WurkConfigError } from '../src/job/errors';
-import { CapsuleOptions, resolveOptions, WurkModuleOptions } from '../src/nest/wurk-options';
+import { resolveOptions } from '../src/nest/wurk-options';
 
 const ROOT = join(__dirname, '..');
 export const CONFIGURATION_PAGE = join(__dirname, 'configuration.md');
@@ -26,7 +32,7 @@ export const END_MARKER = '<!-- END GENERATED OPTIONS -->';
 
 /** One documented option: where it is declared and what its TSDoc says. */
 export interface OptionDoc {
-  /** The option's path as a user writes it: `concurrency`, `api.tokens`, `capsules[].name`. */
+  /** The option's path as a user writes it: `server.concurrency`, `api.tokens`, `server.capsules[].name`. */
   path: string;
   /** The declared type, as written in the source. */
   type: string;
@@ -34,12 +40,26 @@ export interface OptionDoc {
   description: string;
 }
 
-/** The option groups: which declaration holds them, and how a probe value reaches the validator. */
-const GROUPS = [
-  { file: 'src/nest/wurk-options.ts', declaration: 'WurkModuleOptions', prefix: '' },
-  { file: 'src/api/api-options.ts', declaration: 'WurkApiOptions', prefix: 'api.' },
-  { file: 'src/nest/wurk-options.ts', declaration: 'CapsuleOptions', prefix: 'capsules[].' },
-] as const;
+/** Where each group's options are declared (the class or interface with their TSDoc). */
+const GROUP_DECLARATIONS: Readonly<Record<string, { file: string; declaration: string }>> = {
+  writes: { file: 'src/config/writes-group.ts', declaration: 'WurkWritesOptions' },
+  server: { file: 'src/config/server-group.ts', declaration: 'WurkServerOptions' },
+  heartbeat: { file: 'src/config/heartbeat-group.ts', declaration: 'WurkHeartbeatOptions' },
+  retries: { file: 'src/config/retries-group.ts', declaration: 'WurkRetriesOptions' },
+  client: { file: 'src/config/client-group.ts', declaration: 'WurkClientOptions' },
+  status: { file: 'src/config/status-group.ts', declaration: 'WurkStatusOptions' },
+  history: { file: 'src/config/history-group.ts', declaration: 'WurkHistoryOptions' },
+  periodic: { file: 'src/config/periodic-group.ts', declaration: 'WurkPeriodicOptions' },
+  api: { file: 'src/config/api-group.ts', declaration: 'WurkApiOptions' },
+};
+
+/** The prefix of the options of one capsule, an element of `server.capsules`. */
+const CAPSULE_PREFIX = 'server.capsules[].';
+
+/** The groups of the top level (`server`, `api`, ...): the options whose value is an option object of its own. */
+function groupNames(): string[] {
+  return [...(nestedOptionClasses.get(WurkOptions) ?? new Map()).keys()];
+}
 
 /** Reads the properties of one class or interface with their types and TSDoc. */
 function declaredOptions(file: string, declaration: string, prefix: string): OptionDoc[] {
@@ -71,9 +91,16 @@ function declaredOptions(file: string, declaration: string, prefix: string): Opt
   return found;
 }
 
-/** Every documented option, top level first, then `api.*`, then `capsules[].*`. */
+/** Every documented option in declaration order, each group followed by its options (`server`, `server.tag`). */
 export function documentedOptions(): OptionDoc[] {
-  return GROUPS.flatMap((group) => declaredOptions(group.file, group.declaration, group.prefix));
+  return declaredOptions('src/config/wurk-options.ts', 'WurkOptions', '').flatMap((option) => {
+    const group = GROUP_DECLARATIONS[option.path];
+    if (!group) return [option];
+    const inner = declaredOptions(group.file, group.declaration, `${option.path}.`);
+    const capsules =
+      option.path === 'server' ? declaredOptions('src/config/server-group.ts', 'CapsuleOptions', CAPSULE_PREFIX) : [];
+    return [option, ...inner, ...capsules];
+  });
 }
 
 /**
@@ -91,10 +118,11 @@ export function validatedKeys(): string[] {
         .map((entry) => `${prefix}${entry.propertyName}`),
     ),
   ];
+  const groups = nestedOptionClasses.get(WurkOptions) ?? new Map<string, () => new () => object>();
   return [
-    ...keysOf(WurkModuleOptions, ''),
-    ...keysOf(WurkApiOptionKeys, 'api.'),
-    ...keysOf(CapsuleOptions, 'capsules[].'),
+    ...keysOf(WurkOptions, ''),
+    ...[...groups].flatMap(([group, type]) => keysOf(type(), `${group}.`)),
+    ...keysOf(CapsuleOptions, CAPSULE_PREFIX),
   ].filter((key) => !RETIRED_KEYS.includes(key));
 }
 
@@ -103,23 +131,29 @@ const PROBES: unknown[] = ['text', -1, 0.5, 1000.5, [], {}, 0, 1, ['probe', 'pro
 
 /** The options object that puts `value` at `path` (a capsule gets the members it needs to reach the rule). */
 function optionsWith(path: string, value: unknown): Record<string, unknown> {
-  if (path.startsWith('api.')) return { api: { [path.slice(4)]: value } };
-  if (path.startsWith('capsules[].'))
-    return { capsules: [{ name: 'probe', queues: ['probe'], [path.slice('capsules[].'.length)]: value }] };
+  if (path.startsWith(CAPSULE_PREFIX))
+    return { server: { capsules: [{ name: 'probe', queues: ['probe'], [path.slice(CAPSULE_PREFIX.length)]: value }] } };
+  const dot = path.indexOf('.');
+  if (dot > 0) return { [path.slice(0, dot)]: { [path.slice(dot + 1)]: value } };
   return { [path]: value };
 }
+
+/** Deprecation warnings are the table's business elsewhere (CHANGELOG.md); the probes give none worth printing. */
+const quiet = { warn: () => undefined };
 
 /** What the start-up check says about wrong values of an option: its own reasons, without the value quoted. */
 export function validationOf(path: string): string[] {
   const reasons = new Set<string>();
   for (const probe of PROBES) {
     try {
-      resolveOptions(optionsWith(path, probe) as never);
+      resolveOptions(optionsWith(path, probe) as never, quiet);
     } catch (error) {
       if (!(error instanceof WurkConfigError)) throw error;
-      // Only what this option's rules say (a probe can trip another option's rule, e.g. capsules[0].queues).
+      // Only what this option's rules say (a probe can trip another option's rule, e.g. server.capsules[0].queues); a
+      // group's row says what the group must be, its options have rows of their own.
       const option = error.option.replace(/\[\d+\]/g, '[]');
-      if (option !== path && !option.startsWith(`${path}[`) && !option.startsWith(`${path}.`)) continue;
+      const inner = option.startsWith(`${path}[`) || option.startsWith(`${path}.`);
+      if (option !== path && (!inner || groupNames().includes(path))) continue;
       reasons.add(
         `${option === path ? '' : `\`${option}\` `}${error.reason.replace(/\s*\(got [^)]*\)$/, '').replace(/; did you mean.*$/, '')}`,
       );
@@ -137,10 +171,13 @@ export function defaultOf(path: string): string {
     if (path.startsWith('api.')) {
       const resolved = resolveApiOptions({}) as unknown as Record<string, unknown>;
       value = resolved[path.slice(4)];
-    } else if (path.startsWith('capsules[].')) {
-      return path === 'capsules[].concurrency' ? 'the top-level `concurrency`' : 'required';
+    } else if (path.startsWith(CAPSULE_PREFIX)) {
+      return path === `${CAPSULE_PREFIX}concurrency` ? '`server.concurrency`' : 'required';
+    } else if (groupNames().includes(path)) {
+      return 'unset';
     } else {
-      value = (resolveOptions({}) as unknown as Record<string, unknown>)[path];
+      const flat = Object.entries(FLAT_OPTION_PATHS).find(([, [group, key]]) => `${group}.${key}` === path)?.[0];
+      value = (resolveOptions({}, quiet) as unknown as Record<string, unknown>)[flat ?? path];
     }
     return shownDefault(value);
   } finally {

@@ -17,17 +17,19 @@ import { Mailer, WelcomeMailWorker } from './workers/welcome-mail.worker';
 export const sampleWurk = WurkModule.forRootAsync({
   useFactory: () => ({
     redis: { url: process.env.REDIS_URL },
-    queues: [
-      ['critical', 3],
-      ['mail', 2],
-      ['billing', 1],
-      ['default', 1],
-    ],
+    server: {
+      queues: [
+        ['critical', 3],
+        ['mail', 2],
+        ['billing', 1],
+        ['default', 1],
+      ],
+      // WURK_LOG_JOBS=all adds a start and a done line per job; a bad value stops start-up naming server.logJobs.
+      logJobs: (process.env.WURK_LOG_JOBS ?? 'failures') as 'failures',
+    },
     api: sampleApiOptions(),
     // ReportWorker's progress shows up at most once a second (default 5).
-    progressInterval: 1,
-    // WURK_LOG_JOBS=all adds a start and a done line per job; a bad value stops start-up naming logJobs.
-    logJobs: (process.env.WURK_LOG_JOBS ?? 'failures') as 'failures',
+    status: { progressInterval: 1 },
   }),
 });
 

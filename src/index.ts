@@ -9,7 +9,7 @@
 
 // --- The module, workers and jobs ---------------------------------------------------
 export { WurkModule } from './nest/wurk.module';
-export type { WurkModuleOptions } from './nest/wurk-options';
+export type { WurkModuleOptions } from './config/module-options';
 export { Worker } from './nest/worker.decorator';
 export type { WorkerOptions, JobHash, BulkJobHash } from './job/job-hash';
 export { JobContext } from './nest/job-context';

@@ -12,7 +12,8 @@ import type Redis from 'ioredis';
 import { InvalidJobError } from '../job/errors';
 import { newJid } from '../job/jid';
 import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
-import { MiddlewareChain, MiddlewareFn } from '../job/middleware-chain';
+import { MiddlewareChain } from '../job/middleware-chain';
+import type { ClientContext, ClientMiddleware, ClientMiddlewareFn } from '../job/middleware-types';
 import { checkNames, DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
 import { NormalizedText, normalizeToText } from '../job/normalize-text';
 import { JobPayload } from '../job/payload';
@@ -35,22 +36,7 @@ import { describeSeconds, Duration, epochForAt, epochForInterval, looksLikeMilli
 
 export type { PushPipelineHook, PushTransport, ScheduledPush } from './push-transport';
 
-/** What a client middleware sees: the normalized payload it may change, and the worker class when known. */
-export interface ClientContext {
-  job: JobPayload;
-  workerClass?: WorkerClass;
-}
-
-/**
- * A client middleware as a function `(context, next) => …`: change `context.job`, or skip `next()` to drop the push.
- */
-export type ClientMiddlewareFn = MiddlewareFn<ClientContext>;
-
-/** A class-shaped client middleware, e.g. a Nest provider with injected dependencies. */
-export interface ClientMiddleware {
-  /** Runs around one push: change `context.job`, await `next()` to push, or return without it to drop the push. */
-  call(context: ClientContext, next: () => Promise<void>): Promise<void> | void;
-}
+export type { ClientContext, ClientMiddleware, ClientMiddlewareFn } from '../job/middleware-types';
 
 /** Hears every job the transport accepted: its class, queue, and how many (a bulk slice at once). */
 export type PushObserver = (className: string, queue: string, count: number) => void;

@@ -1,5 +1,5 @@
 import { getMetadataStorage, ValidationError, validateSync } from './class-validator-parts';
-import { didYouMeanText } from '../job/did-you-mean';
+import { didYouMean } from '../job/did-you-mean';
 import { WurkConfigError } from '../job/errors';
 import { nestedOptionClasses, shown } from './option-rules';
 
@@ -12,6 +12,11 @@ export interface OptionsShape {
   owner: string;
   /** Names other libraries use for our options (BullMQ's `connection` → `redis`). */
   aliases?: Readonly<Record<string, string>>;
+  /**
+   * More names an unknown top-level key may be a misspelling of, each with the path to suggest: the flat names of
+   * earlier versions and the options inside groups (`concurency` → `server.concurrency`).
+   */
+  suggestions?: Readonly<Record<string, string>>;
 }
 
 /**
@@ -36,11 +41,16 @@ export function validateOptions(options: unknown, shape: OptionsShape): void {
   const where = `${prefix}${formatPath(path)}`;
   if (constraint === 'whitelistValidation') {
     const known = knownKeys(error.target?.constructor as (new () => object) | undefined);
-    const aliases = path.length === 1 ? shape.aliases : undefined;
-    throw new WurkConfigError(
-      where,
-      `is not an option of ${shape.owner}${didYouMeanText(String(error.property), known, aliases)}`,
+    const topLevel = path.length === 1;
+    const suggestions = topLevel ? (shape.suggestions ?? {}) : {};
+    const meant = didYouMean(
+      String(error.property),
+      [...known, ...Object.keys(suggestions)],
+      topLevel ? shape.aliases : {},
     );
+    const hint =
+      meant === undefined ? '' : `; did you mean ${Object.hasOwn(suggestions, meant) ? suggestions[meant] : meant}?`;
+    throw new WurkConfigError(where, `is not an option of ${shape.owner}${hint}`);
   }
   throw new WurkConfigError(where, message);
 }

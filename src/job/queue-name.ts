@@ -24,3 +24,6 @@ export function isValidQueueName(value: unknown): value is string {
 export function isRetryQueue(value: unknown): boolean {
   return value === undefined || value === null || isValidQueueName(value);
 }
+
+/** `['a', 'b']` = strict order; `[['a', 3], ['b', 1]]` = weighted random order, as `sidekiq -q a,3 -q b,1`. */
+export type QueueSpec = ReadonlyArray<string> | ReadonlyArray<readonly [string, number]>;

@@ -9,7 +9,7 @@ import { WurkServer } from './wurk-server';
 /**
  * Plugs the attempts log (docs/job-history.md) into the processing plane:
  * its listener appends a record when an attempt fails, after the job is
- * filed. `attemptsMax: 0` leaves it out.
+ * filed. `history: { maxRecords: 0 }` leaves it out.
  */
 @Injectable()
 export class AttemptsHooks {

@@ -52,7 +52,7 @@ export class JobContext {
    * The earlier attempts of this job from its attempts log (oldest first:
    * error class, message, first frames, outcome), so a `perform` can adapt
    * to how it failed before. Empty on a first run, or when the log expired
-   * (`attemptsTtl`) or could not be read: reading never fails the job.
+   * (`history.ttl`) or could not be read: reading never fails the job.
    */
   async previousAttempts(): Promise<AttemptRecord[]> {
     const read = this.require().previousAttempts;

@@ -42,7 +42,7 @@ export class PeriodicLifecycle implements OnApplicationBootstrap, BeforeApplicat
     });
   }
 
-  /** On when forced by `periodicTicker`, else exactly when this app processes jobs. */
+  /** On when forced by `periodic.ticker`, else exactly when this app processes jobs. */
   get tickerEnabled(): boolean {
     return this.options.periodicTicker ?? this.server.processing;
   }

@@ -27,7 +27,7 @@ export class PeriodicService extends PeriodicManager {
       capsuleGroups(options.queues ?? SERVER_DEFAULTS.queues, options.concurrency, options.capsules),
     );
     const entries = resolvePeriodicEntries(
-      options.periodic.map((input, index) => ({ input, source: `periodic[${index}]` })),
+      options.periodic.map((input, index) => ({ input, source: `periodic.entries[${index}]` })),
       capsuleQueues,
     );
     // Through the client, so client middleware (status, uniqueness, the app's own) sees periodic pushes too.

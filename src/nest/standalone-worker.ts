@@ -9,9 +9,9 @@ import { setProcessOverrides } from './process-overrides';
 export interface StandaloneWorkerOptions {
   /** The app's root module (the one that imports WurkModule). */
   module: Type<unknown>;
-  /** Jobs in flight at once; overrides the module's `concurrency`. */
+  /** Jobs in flight at once; overrides the module's `server.concurrency`. */
   concurrency?: number;
-  /** Queues to process; overrides the module's `queues`. */
+  /** Queues to process; overrides the module's `server.queues`. */
   queues?: QueueSpec;
   /** Signals that start the drain (default SIGTERM and SIGINT). */
   signals?: NodeJS.Signals[];
@@ -22,8 +22,8 @@ export interface StandaloneWorkerOptions {
 /**
  * Runs only the processors of an app: an application context (no HTTP
  * server) of the app's module with processing forced on, which drains on
- * SIGTERM (running jobs get `shutdownTimeout`, then are handed back) and
- * exits. The web processes of the same app keep `processing: false`.
+ * SIGTERM (running jobs get `server.shutdownTimeout`, then are handed back) and
+ * exits. The web processes of the same app keep `server: { processing: false }`.
  */
 export async function runStandaloneWorker(options: StandaloneWorkerOptions): Promise<INestApplicationContext> {
   const logger = new Logger('WurkWorker');

@@ -33,10 +33,10 @@ function packageVersion(): string {
  */
 @Injectable()
 export class WurkServer {
-  /** Undefined when `processing: false`. */
+  /** Undefined when `server: { processing: false }`. */
   readonly manager: Manager | undefined;
   readonly identity: ProcessIdentity;
-  /** Undefined when `processing: false`. */
+  /** Undefined when `server: { processing: false }`. */
   readonly heartbeat: Heartbeat | undefined;
   private closing = false;
   private readonly logger = new Logger('Wurk');

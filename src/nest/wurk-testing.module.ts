@@ -24,12 +24,16 @@ import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkServer } from './wurk-server';
 import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
+import { withServerValues } from './process-overrides';
 
-/** The module's options plus the mode; `redis`, `api`, processing and periodic options are accepted and ignored. */
-export interface WurkTestingOptions extends WurkModuleOptions {
+/**
+ * The module's options plus the mode; `redis`, `writes`, `api`, `server.processing` and `periodic` are accepted and
+ * ignored.
+ */
+export type WurkTestingOptions = WurkModuleOptions & {
   /** `fake` (default): pushes are collected for the test; `inline`: each push performs its job at once. */
   mode?: TestMode;
-}
+};
 
 /**
  * The test's handle on wurk: collected jobs (`jobs`, `expectEnqueued`,
@@ -137,7 +141,9 @@ export class WurkTestingModule {
     const { mode = 'fake', ...moduleOptions } = options;
     if (mode !== 'fake' && mode !== 'inline')
       throw new WurkConfigError('mode', `must be "fake" or "inline" (got ${JSON.stringify(mode)})`);
-    const resolved = resolveOptions({ ...moduleOptions, processing: false });
+    const resolved = resolveOptions(moduleOptions, {
+      adjust: (grouped) => withServerValues(grouped, { processing: false }),
+    });
     return {
       module: WurkTestingModule,
       global: true,

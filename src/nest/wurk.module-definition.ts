@@ -1,5 +1,5 @@
 import { ConfigurableModuleBuilder } from '@nestjs/common';
-import { WurkModuleOptions } from './wurk-options';
+import type { WurkModuleOptions } from '../config/module-options';
 
 /** `forRoot` / `forRootAsync` built by Nest's configurable module builder; the module is global. */
 export const {

@@ -36,7 +36,7 @@ import { withProcessOverrides } from './process-overrides';
       provide: WURK_RESOLVED_OPTIONS,
       inject: [WURK_MODULE_OPTIONS],
       // A standalone worker entry may turn processing on and set concurrency and queues (process-overrides.ts).
-      useFactory: (options: WurkModuleOptions) => resolveOptions(withProcessOverrides(options)),
+      useFactory: (options: WurkModuleOptions) => resolveOptions(options, { adjust: withProcessOverrides }),
     },
     {
       provide: RedisConnections,
@@ -86,7 +86,7 @@ import { withProcessOverrides } from './process-overrides';
   ],
 })
 export class WurkModule extends WurkConfigurableModule {
-  /** Registers wurk with options given inline: `WurkModule.forRoot({ redis: { url }, queues: ['default'] })`. */
+  /** Registers wurk with inline options: `WurkModule.forRoot({ redis: { url }, server: { concurrency: 20 } })`. */
   declare static forRoot: typeof WurkConfigurableModule.forRoot;
   /** Registers wurk with options from a factory: `WurkModule.forRootAsync({ imports, inject, useFactory })`. */
   declare static forRootAsync: typeof WurkConfigurableModule.forRootAsync;

@@ -1,28 +1,11 @@
 import { createHash } from 'node:crypto';
 import { didYouMeanText } from '../job/did-you-mean';
 import { WurkConfigError } from '../job/errors';
-import { payloadDefaults, WorkerClass, workerName, workerOptionsOf } from '../job/worker-definition';
+import { payloadDefaults, workerName, workerOptionsOf } from '../job/worker-definition';
+import type { PeriodicEntryOptions } from '../config/periodic-group';
 import { CronSchedule, CronSyntaxError } from './cron-schedule';
 
-/** One periodic job as declared: in `periodic: [...]` or by `@Periodic(cron, options)`. */
-export interface PeriodicEntryOptions {
-  /** 5 fields, 6 with a leading seconds field, or `@hourly`-style; may name its zone (`TZ=Europe/Paris 0 9 * * *`). */
-  cron: string;
-  /** A `@Worker` class; its options (queue, retry, …) are the job's defaults. */
-  worker?: WorkerClass;
-  /** The Sidekiq class string, for a worker defined elsewhere (a Ruby one included); global defaults only. */
-  class?: string;
-  args?: unknown[];
-  queue?: string;
-  /** Defaults to the worker's own `retry`, else Sidekiq's default. */
-  retry?: boolean | number;
-  /** `until_executed`: a slot is not pushed while the previous run of this entry is queued or running. */
-  unique?: 'until_executed';
-  /** IANA zone the cron is read in (default UTC). */
-  tz?: string;
-  /** After downtime, fire the most recent missed slot once (default true); false: never fire a late slot. */
-  catchUp?: boolean;
-}
+export type { PeriodicEntryOptions } from '../config/periodic-group';
 
 /** An entry after validation, with its stable id. */
 export interface PeriodicEntry {

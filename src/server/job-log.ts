@@ -4,9 +4,10 @@ import { errorClassOf, errorMessageOf } from './retry/error-fields';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 import type { ServerLogger } from './server-logger';
 
-/** What the job log says: failures only (default), start and done lines too, or nothing. */
-export type JobLogMode = 'failures' | 'all' | 'none';
-export const JOB_LOG_MODES: readonly JobLogMode[] = ['failures', 'all', 'none'];
+import type { JobLogMode } from '../config/server-group';
+
+export { JOB_LOG_MODES } from '../config/server-group';
+export type { JobLogMode } from '../config/server-group';
 
 /**
  * The per-job log, a lifecycle listener so it hears the fate the settle step

@@ -1,6 +1,7 @@
 import { WurkError } from '../job/errors';
 import { newJid } from '../job/jid';
 import type { MiddlewareChain } from '../job/middleware-chain';
+import type { DeathHandler, ErrorHandler } from '../job/middleware-types';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
 import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
@@ -22,10 +23,7 @@ export class UnknownWorkerError extends WurkError {
   }
 }
 
-/** Sidekiq's error_handlers: every failure of a job, after it is filed. */
-export type ErrorHandler = (error: unknown, context: ServerContext) => void | Promise<void>;
-/** Sidekiq's death_handlers: a job out of retries (filed in dead or discarded). */
-export type DeathHandler = (job: JobPayload, error: unknown) => void | Promise<void>;
+export type { DeathHandler, ErrorHandler } from '../job/middleware-types';
 
 /** Whether the write that decides a job's fate happened, for a step that throws after it. */
 interface Settled {

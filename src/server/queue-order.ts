@@ -1,8 +1,8 @@
 import { MAX_QUEUE_WEIGHT } from '../config/option-rules';
 import { WurkConfigError } from '../job/errors';
+import type { QueueSpec } from '../job/queue-name';
 
-/** `['a', 'b']` = strict order; `[['a', 3], ['b', 1]]` = weighted random order, as `sidekiq -q a,3 -q b,1`. */
-export type QueueSpec = ReadonlyArray<string> | ReadonlyArray<readonly [string, number]>;
+export type { QueueSpec } from '../job/queue-name';
 
 /**
  * The order queues are tried in for one fetch. Strict mode is the declared

@@ -1,41 +1,6 @@
-import type { JobPayload } from '../job/payload';
-import type { JobExecution } from './job-execution';
-import type { MiddlewareFn } from '../job/middleware-chain';
-import type { RegisteredWorker } from '../job/worker-registry';
+import type { ServerContext } from '../job/middleware-types';
 
-/**
- * What a server middleware sees around one execution of `perform`.
- * Sidekiq's `call(job_instance, job_hash, queue)`: `worker` is undefined when
- * the payload names a class this process does not know; the chain still runs
- * and the terminal step throws, so the job fails through the chain like any
- * other error.
- */
-export interface ServerContext {
-  job: JobPayload;
-  /** The queue the job was fetched from (not necessarily payload `queue`). */
-  queue: string;
-  worker?: RegisteredWorker;
-  /** 1 for the first run, then retry_count + 2. */
-  attempt: number;
-  /** What `perform` returned, set once it has returned. */
-  result?: unknown;
-  /** The execution `perform` sees through JobContext; an onStart listener may set its `reporter`. */
-  execution: JobExecution;
-  /**
-   * `performance.now()` when this execution began, before the onStart listeners; absent for a job that did not run here
-   * (handed back, an orphan).
-   */
-  startedAt?: number;
-}
-
-/** A server middleware as a function `(context, next) => …` around `perform`; not calling `next()` skips the job. */
-export type ServerMiddlewareFn = MiddlewareFn<ServerContext>;
-
-/** A class-shaped server middleware, e.g. a Nest provider with injected dependencies. */
-export interface ServerMiddleware {
-  /** Runs around one execution of `perform`: await `next()` to run the job, or return without it to skip it. */
-  call(context: ServerContext, next: () => Promise<void>): Promise<void> | void;
-}
+export type { ServerContext, ServerMiddleware, ServerMiddlewareFn } from '../job/middleware-types';
 
 /** How one execution of a job ended, as the settle step decided it. */
 export type JobOutcome =

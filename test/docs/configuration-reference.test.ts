@@ -40,8 +40,8 @@ describe('docs/configuration.md', () => {
 
   it('quotes real start-up errors: the table names each rule the validator applies', () => {
     const table = renderOptionsReference();
-    expect(table).toContain('| `concurrency` | `number` | `10` | must be an integer from 1 to 10000 |');
-    expect(table).toContain('must be longer than heartbeatInterval');
-    expect(table).toContain('| `capsules[].name` |');
+    expect(table).toContain('| `server.concurrency` | `number` | `10` | must be an integer from 1 to 10000 |');
+    expect(table).toContain('must be longer than heartbeat.interval');
+    expect(table).toContain('| `server.capsules[].name` |');
   });
 });

@@ -49,8 +49,8 @@ describe('docs/seed-rules.md', () => {
     }
   });
 
-  it('lists periodicNewEntryGrace among the documented deviations', () => {
+  it('lists periodic.newEntryGrace among the documented deviations', () => {
     const deviations = PAGE.slice(PAGE.indexOf('## Documented deviations'));
-    expect(deviations).toContain('`periodicNewEntryGrace`');
+    expect(deviations).toContain('`periodic.newEntryGrace`');
   });
 });

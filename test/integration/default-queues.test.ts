@@ -42,7 +42,7 @@ async function boot(
   options: WurkModuleOptions = {},
 ): Promise<INestApplicationContext> {
   @Module({
-    imports: [WurkModule.forRoot({ redis: { url }, fetchTimeout: 0.5, ...options })],
+    imports: [WurkModule.forRoot({ redis: { url }, ...options, server: { fetchTimeout: 0.5, ...options.server } })],
     providers: [WelcomeMailWorker, NightlyReport],
   })
   class AppModule {}
@@ -84,8 +84,8 @@ describe('the queues a process fetches when none are listed', () => {
   it('keeps an explicit queues list as Sidekiq does, and warns of each worker and periodic entry whose queue it does not fetch', async () => {
     const logger = recordingNestLogger();
     app = await boot(server.url, logger, {
-      queues: ['default'],
-      periodic: [{ cron: '0 4 * * *', class: 'RubyJob', queue: 'ruby' }],
+      server: { queues: ['default'] },
+      periodic: { entries: [{ cron: '0 4 * * *', class: 'RubyJob', queue: 'ruby' }] },
     });
     const warnings = logger.lines.filter((line) => line.startsWith('warn'));
     expect(warnings).toEqual([
@@ -93,7 +93,7 @@ describe('the queues a process fetches when none are listed', () => {
         '@Worker(WelcomeMailWorker) pushes to queue "mail", which no capsule of this process fetches (queues: default)',
       ),
       expect.stringContaining('@Worker(NightlyReport) pushes to queue "reports"'),
-      expect.stringContaining('periodic[0] pushes to queue "ruby"'),
+      expect.stringContaining('periodic.entries[0] pushes to queue "ruby"'),
     ]);
     expect(logger.lines.filter((line) => line.startsWith('log processing '))).toEqual([
       expect.stringMatching(/queues default \(strict\), concurrency 10; reliable fetch/),
@@ -107,7 +107,9 @@ describe('the queues a process fetches when none are listed', () => {
 
   it("adds the workers' queues to the heartbeat, and leaves a capsule's queues to the capsule", async () => {
     const logger = recordingNestLogger();
-    app = await boot(server.url, logger, { capsules: [{ name: 'nightly', queues: ['reports'], concurrency: 1 }] });
+    app = await boot(server.url, logger, {
+      server: { capsules: [{ name: 'nightly', queues: ['reports'], concurrency: 1 }] },
+    });
     await waitFor(async () => (await server.redis.scard('processes')) === 1, { timeout: 10000 });
     const info = JSON.parse((await server.redis.hget((await server.redis.smembers('processes'))[0], 'info')) ?? '{}');
     expect(info.queues).toEqual(['default', 'mail', 'reports']);

@@ -162,9 +162,9 @@ describe('job history: the attempts log', () => {
 describe('the attempts log options', () => {
   it('default to 7 days and 30 records, and are checked at start-up by name', () => {
     expect(resolveOptions({})).toMatchObject({ attemptsTtl: 604800, attemptsMax: 30 });
-    expect(() => resolveOptions({ attemptsTtl: 0 })).toThrow(/attemptsTtl/);
-    expect(() => resolveOptions({ attemptsTtl: 1.5 })).toThrow(/attemptsTtl/);
-    expect(() => resolveOptions({ attemptsMax: -1 })).toThrow(/attemptsMax/);
+    expect(() => resolveOptions({ history: { ttl: 0 } })).toThrow(/history\.ttl/);
+    expect(() => resolveOptions({ history: { ttl: 1.5 } })).toThrow(/history\.ttl/);
+    expect(() => resolveOptions({ history: { maxRecords: -1 } })).toThrow(/history\.maxRecords/);
   });
 
   it('attemptsMax: 0 turns the log off: no listener is installed', async () => {

@@ -202,7 +202,9 @@ describe('limiters (Sidekiq Enterprise shapes)', () => {
   });
 
   it('refuses bad over-limit options, naming them', () => {
-    expect(() => resolveOptions({ overLimitRetries: -1 })).toThrow(/overLimitRetries/);
-    expect(() => resolveOptions({ overLimitBackoff: 5 as never })).toThrow(/overLimitBackoff must be a function/);
+    expect(() => resolveOptions({ retries: { overLimitRetries: -1 } })).toThrow(/retries\.overLimitRetries/);
+    expect(() => resolveOptions({ retries: { overLimitBackoff: 5 as never } })).toThrow(
+      /retries\.overLimitBackoff must be a function/,
+    );
   });
 });

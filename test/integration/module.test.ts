@@ -3,6 +3,7 @@ import { NestFactory } from '@nestjs/core';
 import type { INestApplicationContext } from '@nestjs/common';
 import { ClientContext, ClientService, Worker, WurkConfigError, WurkModule } from '../../src';
 import { WorkerRegistry } from '../../src/job/worker-registry';
+import { WURK_RESOLVED_OPTIONS } from '../../src/nest/tokens';
 import { usePrivateRedis } from '../support/private-redis';
 
 @Injectable()
@@ -88,7 +89,11 @@ describe('WurkModule', () => {
         WurkModule.forRootAsync({
           imports: [ConfigModule],
           inject: [Config],
-          useFactory: (config: Config) => ({ redis: { url: config.url }, timestamps: 'millis', processing: false }),
+          useFactory: (config: Config) => ({
+            redis: { url: config.url },
+            timestamps: 'millis',
+            server: { processing: false },
+          }),
         }),
       ],
     })
@@ -143,13 +148,50 @@ describe('WurkModule', () => {
   it('validates what a forRootAsync factory returns the same way', async () => {
     @Module({
       imports: [
-        WurkModule.forRootAsync({ useFactory: () => ({ redis: { url: server.url }, concurrency: 'ten' }) as never }),
+        WurkModule.forRootAsync({
+          useFactory: () => ({ redis: { url: server.url }, server: { concurrency: 'ten' } }) as never,
+        }),
       ],
     })
     class AsyncApp {}
     await expect(
       NestFactory.createApplicationContext(AsyncApp, { logger: false, abortOnError: false }),
-    ).rejects.toThrow('wurk option concurrency must be an integer from 1 to 10000 (got "ten")');
+    ).rejects.toThrow('wurk option server.concurrency must be an integer from 1 to 10000 (got "ten")');
+  });
+
+  it('forRootAsync takes grouped options, and a deprecated flat one with one warning at boot', async () => {
+    @Module({
+      imports: [
+        WurkModule.forRootAsync({
+          useFactory: async () => ({
+            redis: { url: server.url },
+            server: { processing: false, concurrency: 3, tag: 'async' },
+            retries: { max: 4 },
+            status: { ttl: 120 },
+            maxOrphanings: 2,
+          }),
+        }),
+      ],
+    })
+    class AsyncApp {}
+    const warnings: string[] = [];
+    const logger = { log: () => {}, error: () => {}, warn: (message: unknown) => void warnings.push(String(message)) };
+    const app = await NestFactory.createApplicationContext(AsyncApp, { logger, abortOnError: false });
+    try {
+      expect(app.get(WURK_RESOLVED_OPTIONS)).toMatchObject({
+        processing: false,
+        concurrency: 3,
+        tag: 'async',
+        maxRetries: 4,
+        statusTtl: 120,
+        maxOrphanings: 2,
+      });
+      expect(warnings.filter((line) => line.includes('deprecated'))).toEqual([
+        'wurk: option `maxOrphanings` is deprecated; use `heartbeat.maxOrphanings`',
+      ]);
+    } finally {
+      await app.close();
+    }
   });
 
   it('refuses a misspelt worker option given past the type (a cast, plain JS)', async () => {

@@ -46,18 +46,18 @@ describe('periodic: declaring entries', () => {
       ],
     });
     expect(error).toBeInstanceOf(WurkConfigError);
-    expect((error as WurkConfigError).option).toBe('periodic[1].cron');
+    expect((error as WurkConfigError).option).toBe('periodic.entries[1].cron');
     expect((error as Error).message).toMatch(/61 \* \* \* \*/);
   });
 
   it.each([
-    [{ cron: '0 9 * * *', class: 'X', tz: 'Mars/Olympus' }, 'periodic[0].cron', /unknown IANA time zone/],
-    [{ cron: 'TZ=Asia/Tokyo 0 9 * * *', class: 'X', tz: 'Europe/Paris' }, 'periodic[0].cron', /Asia\/Tokyo/],
-    [{ cron: '* * * * *' }, 'periodic[0]', /worker.*class/],
-    [{ cron: '* * * * *', class: 'X', unique: 'forever' }, 'periodic[0].unique', /until_executed/],
-    [{ cron: '* * * * *', class: 'X', retry: -1 }, 'periodic[0].retry', /non-negative/],
-    [{ cron: '* * * * *', class: 'X', args: 'a' }, 'periodic[0].args', /array/],
-    [{ cron: '* * * * *', class: 'X', every: 5 }, 'periodic[0].every', /not a periodic option/],
+    [{ cron: '0 9 * * *', class: 'X', tz: 'Mars/Olympus' }, 'periodic.entries[0].cron', /unknown IANA time zone/],
+    [{ cron: 'TZ=Asia/Tokyo 0 9 * * *', class: 'X', tz: 'Europe/Paris' }, 'periodic.entries[0].cron', /Asia\/Tokyo/],
+    [{ cron: '* * * * *' }, 'periodic.entries[0]', /worker.*class/],
+    [{ cron: '* * * * *', class: 'X', unique: 'forever' }, 'periodic.entries[0].unique', /until_executed/],
+    [{ cron: '* * * * *', class: 'X', retry: -1 }, 'periodic.entries[0].retry', /non-negative/],
+    [{ cron: '* * * * *', class: 'X', args: 'a' }, 'periodic.entries[0].args', /array/],
+    [{ cron: '* * * * *', class: 'X', every: 5 }, 'periodic.entries[0].every', /not a periodic option/],
   ])('refuses %j naming %s', async (entry, option, reason) => {
     const error = await bootError({ periodic: [entry] });
     expect(error).toBeInstanceOf(WurkConfigError);
@@ -65,9 +65,11 @@ describe('periodic: declaring entries', () => {
     expect((error as Error).message).toMatch(reason);
   });
 
-  it('refuses a bad tickInterval and periodicTicker', async () => {
-    expect(((await bootError({ tickInterval: 0 })) as WurkConfigError).option).toBe('tickInterval');
-    expect(((await bootError({ periodicTicker: 'yes' })) as WurkConfigError).option).toBe('periodicTicker');
+  it('refuses a bad periodic.tickInterval and periodic.ticker', async () => {
+    expect(((await bootError({ periodic: { tickInterval: 0 } })) as WurkConfigError).option).toBe(
+      'periodic.tickInterval',
+    );
+    expect(((await bootError({ periodic: { ticker: 'yes' } })) as WurkConfigError).option).toBe('periodic.ticker');
   });
 
   it('an invalid @Periodic cron names the worker', async () => {

@@ -172,13 +172,13 @@ describe('processing through WurkModule', () => {
   });
 
   it('validates the processing options, naming the option', () => {
-    expect(() => resolveOptions({ concurrency: 0 })).toThrow(WurkConfigError);
-    expect(() => resolveOptions({ concurrency: 0 })).toThrow(/concurrency/);
-    expect(() => resolveOptions({ queues: [['a', 0]] as never })).toThrow(/queues\[0\]/);
-    expect(() => resolveOptions({ queues: ['a', ['b', 2]] as never })).toThrow(/queues/);
-    expect(() => resolveOptions({ fetch: 'fast' as never })).toThrow(/fetch/);
-    expect(() => resolveOptions({ shutdownTimeout: -1 })).toThrow(/shutdownTimeout/);
-    expect(() => resolveOptions({ heartbeatInterval: 10, heartbeatTtl: 5 })).toThrow(/heartbeatTtl/);
+    expect(() => resolveOptions({ server: { concurrency: 0 } })).toThrow(WurkConfigError);
+    expect(() => resolveOptions({ server: { concurrency: 0 } })).toThrow(/server\.concurrency/);
+    expect(() => resolveOptions({ server: { queues: [['a', 0]] as never } })).toThrow(/server\.queues\[0\]/);
+    expect(() => resolveOptions({ server: { queues: ['a', ['b', 2]] as never } })).toThrow(/server\.queues/);
+    expect(() => resolveOptions({ server: { fetch: 'fast' as never } })).toThrow(/server\.fetch/);
+    expect(() => resolveOptions({ server: { shutdownTimeout: -1 } })).toThrow(/server\.shutdownTimeout/);
+    expect(() => resolveOptions({ heartbeat: { interval: 10, ttl: 5 } })).toThrow(/heartbeat\.ttl/);
     expect(resolveOptions({})).toMatchObject({
       processing: true,
       concurrency: 10,

@@ -72,12 +72,12 @@ describe('job status through WurkModule (produce side)', () => {
   it('validates the status options, naming the option', () => {
     expect(resolveOptions({})).toMatchObject({ statusTtl: 1800, progressInterval: 5 });
     expect(resolveOptions({}).statusRetention).toBeUndefined();
-    expect(resolveOptions({ statusRetention: 0 }).statusRetention).toBe(0);
-    expect(() => resolveOptions({ statusTtl: 0 })).toThrow(WurkConfigError);
-    expect(() => resolveOptions({ statusTtl: 1.5 })).toThrow(/statusTtl/);
-    expect(() => resolveOptions({ statusRetention: -1 })).toThrow(/statusRetention/);
-    expect(() => resolveOptions({ progressInterval: 0 })).toThrow(/progressInterval/);
-    expect(() => resolveOptions({ progressInterval: '5' as never })).toThrow(/progressInterval/);
-    expect(resolveOptions({ progressInterval: 0.25 }).progressInterval).toBe(0.25);
+    expect(resolveOptions({ status: { retention: 0 } }).statusRetention).toBe(0);
+    expect(() => resolveOptions({ status: { ttl: 0 } })).toThrow(WurkConfigError);
+    expect(() => resolveOptions({ status: { ttl: 1.5 } })).toThrow(/status\.ttl/);
+    expect(() => resolveOptions({ status: { retention: -1 } })).toThrow(/status\.retention/);
+    expect(() => resolveOptions({ status: { progressInterval: 0 } })).toThrow(/status\.progressInterval/);
+    expect(() => resolveOptions({ status: { progressInterval: '5' as never } })).toThrow(/status\.progressInterval/);
+    expect(resolveOptions({ status: { progressInterval: 0.25 } }).progressInterval).toBe(0.25);
   });
 });

@@ -1,6 +1,7 @@
 import { Client } from '../../src/client/client';
 import type { PushTransport } from '../../src/client/push-transport';
 import { defineWorker } from '../../src/job/worker-definition';
+import type { WurkServerOptions } from '../../src/config/server-group';
 import { resolveOptions } from '../../src/nest/wurk-options';
 import {
   capsuleDefaultQueues,
@@ -10,17 +11,20 @@ import {
 } from '../../src/server/capsules';
 import { configError } from '../support/config-error';
 
+/** `server` options, resolved as WurkModule.forRoot({ server }) would. */
+const resolveServer = (server: WurkServerOptions) => resolveOptions({ server });
+
 /** The capsules option and @Worker({ capsule }): checked at start-up, each error naming the option. */
 describe('capsule options', () => {
   it('refuses a queue in two groups, naming the capsule option and the other group', () => {
     const overlap = configError(() =>
-      resolveOptions({ queues: ['default', 'mail'], capsules: [{ name: 'slow', queues: ['reports', 'mail'] }] }),
+      resolveServer({ queues: ['default', 'mail'], capsules: [{ name: 'slow', queues: ['reports', 'mail'] }] }),
     );
-    expect(overlap.option).toBe('capsules[0].queues');
+    expect(overlap.option).toBe('server.capsules[0].queues');
     expect(overlap.message).toContain('"mail"');
     expect(overlap.message).toContain('capsule "default"');
     const twice = configError(() =>
-      resolveOptions({
+      resolveServer({
         capsules: [
           { name: 'a', queues: ['x'] },
           {
@@ -33,42 +37,42 @@ describe('capsule options', () => {
         ],
       }),
     );
-    expect(twice.option).toBe('capsules[1].queues');
+    expect(twice.option).toBe('server.capsules[1].queues');
     expect(twice.message).toContain('capsule "a"');
   });
 
   it('checks each capsule like an option object: required keys, types, unknown keys, names', () => {
-    expect(configError(() => resolveOptions({ capsules: [{ queues: ['x'] } as never] })).option).toBe(
-      'capsules[0].name',
+    expect(configError(() => resolveServer({ capsules: [{ queues: ['x'] } as never] })).option).toBe(
+      'server.capsules[0].name',
     );
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'slow' } as never] })).option).toBe(
-      'capsules[0].queues',
+    expect(configError(() => resolveServer({ capsules: [{ name: 'slow' } as never] })).option).toBe(
+      'server.capsules[0].queues',
     );
     expect(
-      configError(() => resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurrency: 0 }] })).option,
-    ).toBe('capsules[0].concurrency');
+      configError(() => resolveServer({ capsules: [{ name: 'slow', queues: ['x'], concurrency: 0 }] })).option,
+    ).toBe('server.capsules[0].concurrency');
     const typo = configError(() =>
-      resolveOptions({ capsules: [{ name: 'slow', queues: ['x'], concurency: 2 } as never] }),
+      resolveServer({ capsules: [{ name: 'slow', queues: ['x'], concurency: 2 } as never] }),
     );
-    expect(typo.option).toBe('capsules[0].concurency');
+    expect(typo.option).toBe('server.capsules[0].concurency');
     expect(typo.message).toContain('concurrency');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'default', queues: ['x'] }] })).option).toBe(
-      'capsules[0].name',
+    expect(configError(() => resolveServer({ capsules: [{ name: 'default', queues: ['x'] }] })).option).toBe(
+      'server.capsules[0].name',
     );
     expect(
       configError(() =>
-        resolveOptions({
+        resolveServer({
           capsules: [
             { name: 'a', queues: ['x'] },
             { name: 'a', queues: ['y'] },
           ],
         }),
       ).option,
-    ).toBe('capsules[1].name');
-    expect(configError(() => resolveOptions({ capsules: [{ name: 'a', queues: [] }] })).option).toBe(
-      'capsules[0].queues',
+    ).toBe('server.capsules[1].name');
+    expect(configError(() => resolveServer({ capsules: [{ name: 'a', queues: [] }] })).option).toBe(
+      'server.capsules[0].queues',
     );
-    expect(configError(() => resolveOptions({ capsules: { name: 'a' } as never })).option).toBe('capsules');
+    expect(configError(() => resolveServer({ capsules: { name: 'a' } as never })).option).toBe('server.capsules');
   });
 
   it("a capsule's concurrency defaults to the top-level one; the heartbeat sums them and keeps one weight hash per capsule", () => {

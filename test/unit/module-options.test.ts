@@ -1,10 +1,12 @@
 import { didYouMean } from '../../src/job/did-you-mean';
 import type { WorkerOptions } from '../../src/job/job-hash';
 import { validateWorkerOptions } from '../../src/job/worker-definition';
-import { resolveOptions, WurkModuleOptions } from '../../src/nest/wurk-options';
+import type { WurkModuleOptions } from '../../src/config/module-options';
+import { resolveOptions } from '../../src/nest/wurk-options';
 import { configError } from '../support/config-error';
 
-const resolving = (options: Record<string, unknown>) => () => resolveOptions(options as WurkModuleOptions);
+const quiet = { warn: () => undefined };
+const resolving = (options: Record<string, unknown>) => () => resolveOptions(options as WurkModuleOptions, quiet);
 
 describe('module options (class-validator at start-up)', () => {
   it('refuses a BullMQ-style connection, pointing at redis', () => {
@@ -15,9 +17,12 @@ describe('module options (class-validator at start-up)', () => {
 
   it('suggests the option a typo meant', () => {
     expect(configError(resolving({ concurency: 5 })).message).toMatch(
-      /concurency is not an option.*did you mean concurrency\?/,
+      /concurency is not an option.*did you mean server\.concurrency\?/,
     );
-    expect(configError(resolving({ shutdownTimeOut: 5 })).message).toMatch(/did you mean shutdownTimeout\?/);
+    expect(configError(resolving({ shutdownTimeOut: 5 })).message).toMatch(/did you mean server\.shutdownTimeout\?/);
+    expect(configError(resolving({ server: { concurency: 5 } })).message).toBe(
+      'wurk option server.concurency is not an option of WurkModule.forRoot; did you mean concurrency?',
+    );
   });
 
   it('names an unknown key with no likely meaning without guessing', () => {
@@ -33,44 +38,44 @@ describe('module options (class-validator at start-up)', () => {
   });
 
   it('refuses a wrong type, naming the option and the value', () => {
-    expect(configError(resolving({ concurrency: '10' })).message).toBe(
-      'wurk option concurrency must be an integer from 1 to 10000 (got "10")',
+    expect(configError(resolving({ server: { concurrency: '10' } })).message).toBe(
+      'wurk option server.concurrency must be an integer from 1 to 10000 (got "10")',
     );
-    expect(configError(resolving({ processing: 'no' })).message).toBe(
-      'wurk option processing must be one of true, false (got "no")',
+    expect(configError(resolving({ server: { processing: 'no' } })).message).toBe(
+      'wurk option server.processing must be one of true, false (got "no")',
     );
     expect(configError(resolving({ redis: 'redis://localhost' })).option).toBe('redis');
-    expect(configError(resolving({ errorHandlers: [() => undefined, 'log'] })).message).toMatch(
-      /errorHandlers must be an array of functions/,
+    expect(configError(resolving({ server: { errorHandlers: [() => undefined, 'log'] } })).message).toMatch(
+      /server\.errorHandlers must be an array of functions/,
     );
     expect(configError(resolving({ api: 'on' })).option).toBe('api');
-    expect(configError(resolving({ executionMetrics: 'off' })).message).toBe(
-      'wurk option executionMetrics must be one of true, false (got "off")',
+    expect(configError(resolving({ server: { executionMetrics: 'off' } })).message).toBe(
+      'wurk option server.executionMetrics must be one of true, false (got "off")',
     );
-    expect(configError(resolving({ periodicNewEntryGrace: -1 })).message).toMatch(
-      /periodicNewEntryGrace must be a number of seconds >= 0, or Infinity/,
+    expect(configError(resolving({ periodic: { newEntryGrace: -1 } })).message).toMatch(
+      /periodic\.newEntryGrace must be a number of seconds >= 0, or Infinity/,
     );
-    expect(resolveOptions({ periodicNewEntryGrace: Infinity }).periodicNewEntryGrace).toBe(Infinity);
+    expect(resolveOptions({ periodic: { newEntryGrace: Infinity } }).periodicNewEntryGrace).toBe(Infinity);
   });
 
   it('bounds what a huge number would break: concurrency and prefetch (10,000), queue weights (1,000), seconds (ten years)', () => {
     // concurrency 1e9 passed and the process never became ready (1.86 GB in 20 s); a weight of 1e308 was "Invalid array
     // length".
-    expect(configError(resolving({ concurrency: 1e9 })).message).toBe(
-      'wurk option concurrency must be an integer from 1 to 10000 (got 1000000000)',
+    expect(configError(resolving({ server: { concurrency: 1e9 } })).message).toBe(
+      'wurk option server.concurrency must be an integer from 1 to 10000 (got 1000000000)',
     );
-    expect(configError(resolving({ capsules: [{ name: 'io', queues: ['io'], concurrency: 10_001 }] })).message).toBe(
-      'wurk option capsules[0].concurrency must be an integer from 1 to 10000 (got 10001)',
+    expect(
+      configError(resolving({ server: { capsules: [{ name: 'io', queues: ['io'], concurrency: 10_001 }] } })).message,
+    ).toBe('wurk option server.capsules[0].concurrency must be an integer from 1 to 10000 (got 10001)');
+    expect(configError(resolving({ server: { prefetch: 1e9 } })).option).toBe('server.prefetch');
+    expect(configError(resolving({ server: { queues: [['a', 1e308]] } })).message).toBe(
+      'wurk option server.queues[0] must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["a",1e+308])',
     );
-    expect(configError(resolving({ prefetch: 1e9 })).option).toBe('prefetch');
-    expect(configError(resolving({ queues: [['a', 1e308]] })).message).toBe(
-      'wurk option queues[0] must be a queue name or a [name, weight] pair with a whole weight from 1 to 1000 (got ["a",1e+308])',
+    expect(configError(resolving({ server: { capsules: [{ name: 'io', queues: [['io', 5000]] }] } })).option).toBe(
+      'server.capsules[0].queues[0]',
     );
-    expect(configError(resolving({ capsules: [{ name: 'io', queues: [['io', 5000]] }] })).option).toBe(
-      'capsules[0].queues[0]',
-    );
-    expect(configError(resolving({ statusTtl: 1e16 })).message).toBe(
-      'wurk option statusTtl must be an integer of seconds > 0 and <= 315576000 (ten years) (got 10000000000000000)',
+    expect(configError(resolving({ status: { ttl: 1e16 } })).message).toBe(
+      'wurk option status.ttl must be an integer of seconds > 0 and <= 315576000 (ten years) (got 10000000000000000)',
     );
     expect(configError(resolving({ api: { idempotencyTtl: 1e16 } })).message).toBe(
       'wurk option api.idempotencyTtl must be a whole number of seconds from 1 to 315576000 (ten years) (got 10000000000000000)',
@@ -79,50 +84,64 @@ describe('module options (class-validator at start-up)', () => {
       'api.rateLimit.interval',
     );
     expect(
-      resolveOptions({ concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]], statusTtl: 315_576_000 })
-        .concurrency,
+      resolveOptions({
+        server: { concurrency: 10_000, prefetch: 10_000, queues: [['a', 1000]] },
+        status: { ttl: 315_576_000 },
+      }).concurrency,
     ).toBe(10_000);
   });
 
   it('bounds every interval this process waits out with a timer at 24.8 days: past 2^31 - 1 ms a Node timer fires after 1 ms', () => {
     const timers = [
-      'replicaTimeout',
-      'writeTimeout',
-      'tickInterval',
-      'shutdownTimeout',
-      'fetchTimeout',
-      'pollInterval',
-      'heartbeatInterval',
-      'orphanCheckInterval',
-      'progressInterval',
+      'writes.replicaTimeout',
+      'writes.timeout',
+      'periodic.tickInterval',
+      'server.shutdownTimeout',
+      'server.fetchTimeout',
+      'server.pollInterval',
+      'heartbeat.interval',
+      'heartbeat.orphanCheckInterval',
+      'status.progressInterval',
     ];
+    const at = (path: string, value: unknown) => {
+      const [group, key] = path.split('.');
+      return { [group]: { [key]: value } };
+    };
     for (const option of timers) {
-      expect(configError(resolving({ [option]: 2_147_484 })).message).toMatch(
+      expect(configError(resolving(at(option, 2_147_484))).message).toMatch(
         new RegExp(
-          `^wurk option ${option} must be an? (integer|number) of seconds >=? 0 and <= 2147483 \\(24\\.8 days, the longest wait of a Node timer\\) \\(got 2147484\\)$`,
+          `^wurk option ${option.replace('.', '\\.')} must be an? (integer|number) of seconds >=? 0 and <= 2147483 \\(24\\.8 days, the longest wait of a Node timer\\) \\(got 2147484\\)$`,
         ),
       );
-      expect(resolveOptions({ [option]: 2_147_483 })).toBeDefined();
+      expect(resolveOptions(at(option, 2_147_483), quiet)).toBeDefined();
     }
     // Options Redis keeps (TTLs, thresholds compared with beats) are not timers: ten years.
-    for (const option of ['statusTtl', 'attemptsTtl', 'heartbeatTtl', 'orphanThreshold', 'deadTimeout']) {
-      expect(resolveOptions({ [option]: 2_147_484 })).toBeDefined();
+    for (const option of [
+      'status.ttl',
+      'history.ttl',
+      'heartbeat.ttl',
+      'heartbeat.orphanThreshold',
+      'retries.deadTimeout',
+    ]) {
+      expect(resolveOptions(at(option, 2_147_484), quiet)).toBeDefined();
     }
   });
 
   it('keeps the inner paths of compound options', () => {
-    expect(configError(resolving({ periodic: [{ cron: 'every day', class: 'X' }] })).option).toBe('periodic[0].cron');
-    expect(configError(resolving({ periodic: [{ cron: '@daily', class: 'X', catch_up: false }] })).message).toMatch(
-      /periodic\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/,
+    expect(configError(resolving({ periodic: { entries: [{ cron: 'every day', class: 'X' }] } })).option).toBe(
+      'periodic.entries[0].cron',
     );
-    expect(configError(resolving({ queues: [['a', 0]] })).option).toBe('queues[0]');
+    expect(
+      configError(resolving({ periodic: { entries: [{ cron: '@daily', class: 'X', catch_up: false }] } })).message,
+    ).toMatch(/periodic\.entries\[0\]\.catch_up is not a periodic option; did you mean catchUp\?/);
+    expect(configError(resolving({ server: { queues: [['a', 0]] } })).option).toBe('server.queues[0]');
     expect(configError(resolving({ api: { tokens: [{ token: 'short', scopes: ['read'] }] } })).option).toBe(
       'api.tokens[0].token',
     );
   });
 
   it('fills in defaults and keeps what was given; an undefined option takes its default', () => {
-    const resolved = resolveOptions({ concurrency: 3, prefetch: undefined });
+    const resolved = resolveOptions({ server: { concurrency: 3, prefetch: undefined } });
     expect(resolved).toMatchObject({
       concurrency: 3,
       prefetch: 10,
