@@ -53,6 +53,19 @@ describe('RedisPushTransport against a real redis-server', () => {
       return transport;
     };
 
+    it('runs a hook without appliesTo on a single immediate push; a hook whose appliesTo says no lets it skip the pipeline', async () => {
+      const transport = hookedTransport();
+      expect(transport.hooksApply(job(1))).toBe(true);
+      await transport.write([job(1)], [], Date.now());
+      expect(await server.redis.hget('side', 'jid-1')).toBe('1');
+      const declined = new RedisPushTransport(connection);
+      declined.addPipelineHook(
+        (pipeline, pushed) => void pipeline.hset('other', pushed.jid, '1'),
+        () => false,
+      );
+      expect(declined.hooksApply(job(2))).toBe(false);
+    });
+
     it('is a PartlyAppliedError when the LPUSH went in and the queue registry (SADD) was refused', async () => {
       await server.redis.set('queues', 'not a set');
       expect(await failureOf(hookedTransport().write([job(1)], [], Date.now()))).toBeInstanceOf(PartlyAppliedError);

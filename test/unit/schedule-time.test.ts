@@ -3,7 +3,9 @@ import {
   ABSOLUTE_EPOCH_THRESHOLD,
   epochForAt,
   epochForInterval,
+  describeSeconds,
   InvalidScheduleError,
+  looksLikeMilliseconds,
   MAX_SCHEDULE_SECONDS,
 } from '../../src/client/schedule-time';
 import { thrownBy } from '../support/config-error';
@@ -141,5 +143,30 @@ describe('performAt / performIn: the edges of each rule', () => {
       expect(error.field).toBe('interval.minutes');
       expect(error.message).toBe(`interval.minutes must be a finite number (got ${String(bad)})`);
     }
+  });
+});
+
+describe('the milliseconds-as-seconds warning', () => {
+  it('suspects a whole number of thousands from 1000 up to the absolute-epoch threshold, and nothing else', () => {
+    expect(looksLikeMilliseconds(1000)).toBe(true);
+    expect(looksLikeMilliseconds(60_000)).toBe(true);
+    expect(looksLikeMilliseconds(ABSOLUTE_EPOCH_THRESHOLD - 1000)).toBe(true);
+    expect(looksLikeMilliseconds(ABSOLUTE_EPOCH_THRESHOLD)).toBe(false); // an epoch, not an interval
+    expect(looksLikeMilliseconds(0)).toBe(false);
+    expect(looksLikeMilliseconds(999)).toBe(false);
+    expect(looksLikeMilliseconds(1001)).toBe(false);
+    expect(looksLikeMilliseconds(1500)).toBe(false);
+    expect(looksLikeMilliseconds(1000.5)).toBe(false);
+    expect(looksLikeMilliseconds(2000.000001)).toBe(false);
+  });
+
+  it('says how far out the seconds land in minutes below an hour, hours below two days, days above', () => {
+    expect(describeSeconds(1000)).toBe('16.7 min');
+    expect(describeSeconds(3599)).toBe('60.0 min');
+    expect(describeSeconds(3600)).toBe('1.0 h');
+    expect(describeSeconds(60_000)).toBe('16.7 h');
+    expect(describeSeconds(172_799)).toBe('48.0 h');
+    expect(describeSeconds(172_800)).toBe('2.0 days');
+    expect(describeSeconds(3_600_000)).toBe('41.7 days');
   });
 });
