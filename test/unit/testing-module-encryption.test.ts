@@ -1,12 +1,14 @@
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { Test, TestingModule } from '@nestjs/testing';
-import { ClientService, InvalidJobError, Worker } from '../../src';
+import { ClientService, InvalidJobError, ServerContext, Worker } from '../../src';
 import { WurkTesting, WurkTestingModule } from '../../src/entries/testing';
 import { rejectedBy } from '../support/config-error';
 
 const SECRET = { ssn: '123-45-6789' };
 const runs: unknown[][] = [];
+/** The last argument as the app's server middleware sees it (outside the opening, which runs innermost). */
+const seenByMiddleware: unknown[] = [];
 
 @Worker({ encrypt: true })
 class ChargeCard {
@@ -20,6 +22,7 @@ async function compile(mode: 'fake' | 'inline', withKeys = true): Promise<Testin
     imports: [
       WurkTestingModule.forRoot({
         mode,
+        serverMiddleware: [(context: ServerContext, next) => (seenByMiddleware.push(context.job.args[1]), next())],
         ...(withKeys ? { encryption: { keys: { 1: randomBytes(32) }, current: 1 } } : {}),
       }),
     ],
@@ -29,7 +32,10 @@ async function compile(mode: 'fake' | 'inline', withKeys = true): Promise<Testin
   return moduleRef;
 }
 
-beforeEach(() => (runs.length = 0));
+beforeEach(() => {
+  runs.length = 0;
+  seenByMiddleware.length = 0;
+});
 
 describe('WurkTestingModule and encrypted jobs: sealed as in Redis, opened before perform', () => {
   it('fake mode collects the sealed argument, and drain runs perform with the clear one', async () => {
@@ -50,6 +56,7 @@ describe('WurkTestingModule and encrypted jobs: sealed as in Redis, opened befor
     const moduleRef = await compile('inline');
     try {
       await moduleRef.get(ClientService).performAsync(ChargeCard, 8, SECRET);
+      expect(seenByMiddleware).toEqual([expect.objectContaining({ __wurk_enc__: true, v: 1 })]);
       expect(runs).toEqual([[8, SECRET]]);
     } finally {
       await moduleRef.close();
