@@ -50,6 +50,7 @@ const GROUP_DECLARATIONS: Readonly<Record<string, { file: string; declaration: s
   status: { file: 'src/config/status-group.ts', declaration: 'WurkStatusOptions' },
   history: { file: 'src/config/history-group.ts', declaration: 'WurkHistoryOptions' },
   periodic: { file: 'src/config/periodic-group.ts', declaration: 'WurkPeriodicOptions' },
+  encryption: { file: 'src/config/encryption-group.ts', declaration: 'WurkEncryptionOptions' },
   api: { file: 'src/config/api-group.ts', declaration: 'WurkApiOptions' },
 };
 

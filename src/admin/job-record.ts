@@ -1,4 +1,5 @@
 import { JobPayload } from '../job/payload';
+import { displayArgs, isSealedArgument } from '../job/sealed-argument';
 import { toEpochSeconds } from '../job/time';
 
 /**
@@ -19,6 +20,7 @@ export interface JobRecord {
   /** What the Web UI shows: `display_class`, else the ActiveJob `wrapped` class, else `class`. */
   readonly displayClass?: string;
   readonly queue?: string;
+  /** The args as a reader is shown them: an encrypted job's sealed last argument as `[encrypted data]`. */
   readonly args?: unknown[];
   /** `enqueued_at` (either timestamp dialect) as epoch seconds. */
   readonly enqueuedAt?: number;
@@ -64,7 +66,7 @@ export function readJobRecord(raw: string): JobRecord {
       className,
       displayClass: stringField(payload, 'display_class') ?? stringField(payload, 'wrapped') ?? className,
       queue: stringField(payload, 'queue'),
-      args: Array.isArray(args) ? args : undefined,
+      args: Array.isArray(args) ? displayArgs(args) : undefined,
       enqueuedAt: toEpochSeconds(payload.get('enqueued_at')),
       createdAt: toEpochSeconds(payload.get('created_at')),
       retryCount: numberField(payload, 'retry_count'),
@@ -97,4 +99,14 @@ export function parseEntryId(id: string): { score: string; jid: string } | undef
   const score = dash < 0 ? id : id.slice(0, dash);
   if (score === '' || !Number.isFinite(Number(score))) return undefined;
   return { score, jid: dash < 0 ? '' : id.slice(dash + 1) };
+}
+
+/**
+ * The payload text a reader is shown: the stored bytes, or for an encrypted job a copy whose sealed last argument is
+ * `[encrypted data]`, so ciphertext is never presented as if it were the job's data. Moves and deletes use `raw`.
+ */
+export function displayPayloadText(record: JobRecord): string {
+  const args = record.payload?.get<unknown>('args');
+  if (!record.payload || !Array.isArray(args) || !isSealedArgument(args[args.length - 1])) return record.raw;
+  return record.payload.clone().set('args', displayArgs(args)).toString();
 }

@@ -4,6 +4,7 @@
  * Why over 400 lines: 21 short handlers share one set of paging, query and wire-form rules (`page`/`count`, a
  * repeated parameter refused, null never left out); kept in one class they cannot drift apart.
  */
+import { displayPayloadText } from '../admin/job-record';
 import type { SortedEntry, JobRecord } from '../admin/job-record';
 import type { JobLocation } from '../admin/job-locator';
 import {
@@ -59,7 +60,8 @@ export interface AdminRoutesDeps {
 
 /**
  * The stored payload, as its bytes when it parsed (a Ruby `1.0` stays
- * `1.0`), else null with the reason: a malformed entry is listed, not an error.
+ * `1.0`; an encrypted job's sealed argument shown as `[encrypted data]`),
+ * else null with the reason: a malformed entry is listed, not an error.
  */
 function jobJson(record: JobRecord): Record<string, unknown> {
   return {
@@ -71,7 +73,7 @@ function jobJson(record: JobRecord): Record<string, unknown> {
     retry_count: record.retryCount ?? null,
     error_class: record.errorClass ?? null,
     error_message: record.errorMessage ?? null,
-    payload: record.payload ? new RawJson(record.raw) : null,
+    payload: record.payload ? new RawJson(displayPayloadText(record)) : null,
     ...(record.parseError === undefined ? {} : { parse_error: record.parseError, raw: record.raw }),
   };
 }

@@ -62,11 +62,16 @@ type PathOf<K extends FlatOptionName> = (typeof FLAT_OPTION_PATHS)[K];
 /** The options as the code below nest/ reads them: every grouped option under its flat name, and the ungrouped ones. */
 export type FlatWurkOptions = {
   [K in FlatOptionName]?: OptionGroup<PathOf<K>[0]>[PathOf<K>[1] & keyof OptionGroup<PathOf<K>[0]>];
-} & Pick<WurkOptions, 'redis' | 'timestamps' | 'api'>;
+} & Pick<WurkOptions, 'redis' | 'timestamps' | 'api' | 'encryption'>;
 
 /** The grouped options (already checked) under their flat names; a group left out leaves its options unset. */
 export function flattenOptions(options: WurkOptions): FlatWurkOptions {
-  const flat: Record<string, unknown> = { redis: options.redis, timestamps: options.timestamps, api: options.api };
+  const flat: Record<string, unknown> = {
+    redis: options.redis,
+    timestamps: options.timestamps,
+    api: options.api,
+    encryption: options.encryption,
+  };
   for (const [name, [group, key]] of Object.entries(FLAT_OPTION_PATHS)) {
     flat[name] = (options[group] as Record<string, unknown> | undefined)?.[key];
   }

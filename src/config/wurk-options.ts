@@ -3,6 +3,7 @@ import type { RedisConnectionOptions } from '../redis/connection';
 import { WurkApiOptionKeys } from './api-group';
 import type { WurkApiOptions } from './api-group';
 import { WurkClientOptions } from './client-group';
+import { WurkEncryptionOptions } from './encryption-group';
 import { WurkHeartbeatOptions } from './heartbeat-group';
 import { WurkHistoryOptions } from './history-group';
 import { IsNestedOptions, IsObjectOption, IsOneOf, OptionRule } from './option-rules';
@@ -19,9 +20,9 @@ const urlScheme = (url: unknown): string =>
 
 /**
  * `WurkModule.forRoot()` options (and what a `forRootAsync` factory returns), in named groups: `server` (processing,
- * Sidekiq's `configure_server`), `client`, `heartbeat`, `retries`, `status`, `history`, `periodic`, `writes` and
- * `api`, beside the connection (`redis`) and the payload time dialect (`timestamps`). Every interval is in seconds,
- * so tests and unusual deployments can tune them.
+ * Sidekiq's `configure_server`), `client`, `heartbeat`, `retries`, `status`, `history`, `periodic`, `writes`,
+ * `encryption` and `api`, beside the connection (`redis`) and the payload time dialect (`timestamps`). Every interval
+ * is in seconds, so tests and unusual deployments can tune them.
  *
  * This class and its groups' classes are both the type and the start-up check: each option is one property with its
  * type, its doc and its class-validator rule (see option-rules.ts), and a key that is no property stops the app with
@@ -91,6 +92,10 @@ export class WurkOptions {
    */
   @IsNestedOptions(() => WurkPeriodicOptions, 'an object { entries, tickInterval, newEntryGrace, ticker }')
   periodic?: WurkPeriodicOptions | PeriodicEntryOptions[];
+
+  /** The keys that seal the last argument of jobs pushed with `encrypt: true`, by version. */
+  @IsNestedOptions(() => WurkEncryptionOptions, 'an object { keys, current }')
+  encryption?: WurkEncryptionOptions;
 
   /**
    * Tokens and limits of the HTTP API (docs/http-api.md); its routes are WurkApiModule's controllers.

@@ -73,6 +73,12 @@ export interface WorkerOptions {
    */
   uniqueUntil?: 'success' | 'start';
   /**
+   * Seal this class's last argument with the module's `encryption` keys (Sidekiq Enterprise's `encrypt: true`):
+   * Redis, retries, dead and every reader hold ciphertext; `perform` gets the clear value. Written to the payload as
+   * `encrypt`. Cannot be combined with `uniqueFor`.
+   */
+  encrypt?: boolean;
+  /**
    * Extra payload members, copied into every job of this class as Sidekiq
    * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
    * puts `"lock":"until_executed"` in the payload. A key may not shadow an
@@ -95,6 +101,7 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   retry_queue: true,
   uniqueFor: true,
   uniqueUntil: true,
+  encrypt: true,
   custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

@@ -71,6 +71,11 @@ export interface ServerContext {
   attempt: number;
   /** What `perform` returned, set once it has returned. */
   result?: unknown;
+  /**
+   * The arguments `perform` is called with when a middleware opened them (an encrypted job's sealed last argument);
+   * unset, `perform` gets `job.args`. The payload keeps its bytes, so a retry or dead entry never holds clear text.
+   */
+  args?: unknown[];
   /** The execution `perform` sees through JobContext; an onStart listener may set its `reporter`. */
   execution: JobExecution;
   /**

@@ -162,7 +162,10 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.uniqueUntil !== undefined && options.uniqueUntil !== 'success' && options.uniqueUntil !== 'start') {
     throw new WurkConfigError(where('uniqueUntil'), "must be 'success' or 'start'");
   }
-  if (options.uniqueFor !== undefined && options.custom?.encrypt !== undefined && options.custom.encrypt !== false) {
+  if (options.encrypt !== undefined && typeof options.encrypt !== 'boolean') {
+    throw new WurkConfigError(where('encrypt'), 'must be a boolean');
+  }
+  if (options.uniqueFor !== undefined && options.encrypt === true) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
   }
 }

@@ -23,6 +23,7 @@ import { PeriodicLifecycle } from './periodic.lifecycle';
 import { StatusHooks } from './status.hooks';
 import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
+import { installEncryption } from './encryption.hooks';
 import { WurkServer } from './wurk-server';
 
 /**
@@ -47,11 +48,13 @@ export class WurkLifecycle
     for (const entry of installable ? this.options.clientMiddleware : []) {
       this.client.use(await resolveEntry(this.moduleRef, entry));
     }
-    // Innermost: the unique digest is taken of the job as the app's middleware left it.
-    if (installable) this.optionalProvider(UniqueHooks)?.installClientMiddleware();
     for (const entry of this.options.serverMiddleware) {
       this.server.use(await resolveEntry(this.moduleRef, entry));
     }
+    // After the app's own on both planes; on the client before the unique lock, which refuses an encrypted job.
+    if (installable) installEncryption({ client: this.client, server: this.server }, this.options.encryption);
+    // Innermost: the unique digest is taken of the job as the app's middleware left it.
+    if (installable) this.optionalProvider(UniqueHooks)?.installClientMiddleware();
     // Status rows first (its onStart installs the progress reporter), then
     // periodic running locks and unique locks, then the attempts log; addListener ignores a listener added twice.
     for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks, AttemptsHooks] as Type<{

@@ -389,5 +389,5 @@ export function attemptOf(payload: JobPayload): number {
 export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);
-  context.result = await worker.instance.perform(...context.job.args);
+  context.result = await worker.instance.perform(...(context.args ?? context.job.args));
 }

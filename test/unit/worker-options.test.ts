@@ -107,7 +107,9 @@ describe('validateWorkerOptions', () => {
       'must be a positive number of seconds up to 315576000 (ten years) (got 315576001)',
     ],
     [{ uniqueUntil: 'finish' }, 'uniqueUntil', "must be 'success' or 'start'"],
-    [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
+    [{ uniqueFor: 60, encrypt: true }, 'uniqueFor', 'cannot be combined with encrypt'],
+    [{ encrypt: 'yes' }, 'encrypt', 'must be a boolean'],
+    [{ custom: { encrypt: true } }, 'custom.encrypt', 'is a worker option; set encrypt directly, not in custom'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
     [{ custom: null }, 'custom', 'must be an object of extra payload members'],
     [{ custom: 'lock' }, 'custom', 'must be an object of extra payload members'],
@@ -138,8 +140,8 @@ describe('validateWorkerOptions', () => {
     { uniqueFor: 0.5 },
     { uniqueUntil: 'success' },
     { uniqueUntil: 'start' },
-    { uniqueFor: 60, custom: { encrypt: false } },
-    { custom: { encrypt: true } },
+    { uniqueFor: 60, encrypt: false },
+    { encrypt: true },
   ])('accepts %j', (options) => {
     expect(refusal(options)).toBeUndefined();
   });

@@ -1,6 +1,7 @@
 import { JobPayload } from '../../job/payload';
 import { nowMs, TimestampMode, timestampText, toEpochSeconds } from '../../job/time';
 import type { RegisteredWorker } from '../../job/worker-registry';
+import { DecryptionError } from '../../job/sealed-argument';
 import { INTERRUPT_DELAY_SECONDS, MAX_INTERRUPTS, retryDelaySeconds } from './backoff';
 import { encodeBacktrace, errorClassOf, errorMessageOf } from './error-fields';
 
@@ -91,6 +92,12 @@ export async function planFailure(
   policy: FailurePolicy,
   now: number = nowMs(),
 ): Promise<FailurePlan> {
+  // A sealed argument that cannot be opened never heals by waiting (Wurk's rule): dead at once, whatever the retry
+  // options, so the rotation gap is seen and no retry loop runs.
+  if (error instanceof DecryptionError) {
+    const payload = fetched.clone();
+    return { kind: 'dead', payload, retryCount: stampFailure(payload, error, now, policy.timestamps) };
+  }
   const retry = retryOption(fetched, worker);
   if (retry === false || retry === null) return { kind: 'discard', payload: fetched };
 
