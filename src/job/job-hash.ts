@@ -73,6 +73,21 @@ export interface WorkerOptions {
    */
   uniqueUntil?: 'success' | 'start';
   /**
+   * Seconds one run may take (payload `timeout`, Wurk's). Past it the job's `signal` fires with a JobTimeoutError
+   * and the job fails with it by its retry rules; its slot stays busy until `perform` really returns.
+   */
+  timeout?: number;
+  /**
+   * Epoch seconds (payload `deadline`): a job of this class not started by then is dropped unrun and counted as
+   * expired; one still running then has its `signal` fired and fails with a JobDeadlineError.
+   */
+  deadline?: number;
+  /**
+   * Sidekiq Pro's expiring jobs (payload `expires_in`): a job must start within this many seconds of being due
+   * (pushed, or its scheduled time), or it is dropped unrun and counted in `stat:expired`. Stamped as `expiry`.
+   */
+  expiresIn?: number;
+  /**
    * Extra payload members, copied into every job of this class as Sidekiq
    * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
    * puts `"lock":"until_executed"` in the payload. A key may not shadow an
@@ -95,6 +110,9 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   retry_queue: true,
   uniqueFor: true,
   uniqueUntil: true,
+  timeout: true,
+  deadline: true,
+  expiresIn: true,
   custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);
