@@ -3,6 +3,11 @@ import { closedWindow, expiryFor, limitsOf } from '../../src/job/job-limits';
 import { JobPayload } from '../../src/job/payload';
 import { payloadDefaults, validateWorkerOptions } from '../../src/job/worker-definition';
 import { LimitWatch } from '../../src/server/limit-watch';
+import { MiddlewareChain } from '../../src/job/middleware-chain';
+import type { WorkerClass } from '../../src/job/worker-definition';
+import { WorkerRegistry } from '../../src/job/worker-registry';
+import type { ServerContext } from '../../src/server/server-middleware';
+import { JobRunner } from '../../src/testing/job-runner';
 
 describe('job limits: worker options, the expiry stamp and the watch', () => {
   it('refuses a bad @Worker timeout, expiresIn or deadline at start-up, naming the worker and the option', () => {
@@ -83,5 +88,40 @@ describe('job limits: worker options, the expiry stamp and the watch', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((watch as unknown as { timer: unknown }).timer).toBeUndefined();
     expect(fired).toEqual(['late']);
+  });
+});
+
+describe('the testing runner and job limits', () => {
+  function runner(perform: () => unknown) {
+    const registry = new WorkerRegistry();
+    const instance = { perform };
+    registry.register({ name: 'Limited', target: instance.constructor as WorkerClass, options: {}, instance });
+    return new JobRunner({
+      registry,
+      middleware: new MiddlewareChain<ServerContext>(),
+      listeners: [],
+      maxRetries: 25,
+      timestamps: 'seconds',
+      errorHandlers: [],
+      deathHandlers: [],
+    });
+  }
+  const job = (members: Array<[string, unknown]>) =>
+    JobPayload.fromEntries([['class', 'Limited'], ['args', []], ['jid', 'j1'], ['queue', 'default'], ...members]);
+
+  it('does not perform a job past its expiry or deadline, reporting it expired', async () => {
+    let ran = 0;
+    const run = runner(() => void ran++);
+    const past = Date.now() / 1000 - 1;
+    expect(await run.run(job([['expiry', past]]))).toEqual({ kind: 'expired', reason: 'expiry' });
+    expect(await run.run(job([['deadline', past]]))).toEqual({ kind: 'expired', reason: 'deadline' });
+    expect(ran).toBe(0);
+    expect(await run.run(job([['expiry', past + 3600]]))).toMatchObject({ kind: 'complete' });
+    expect(ran).toBe(1);
+  });
+
+  it('does not enforce a timeout (documented): the perform runs to its end', async () => {
+    const run = runner(() => new Promise((resolve) => setTimeout(() => resolve('done'), 30)));
+    expect(await run.run(job([['timeout', 0.001]]))).toEqual({ kind: 'complete', result: 'done' });
   });
 });
