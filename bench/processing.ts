@@ -77,10 +77,13 @@ interface Shape {
   name: string;
   share: number;
   payloadBytes: number;
+  /** A `timeout` (seconds) on every job: what a limit costs a no-op (docs/job-controls.md). BullMQ has none. */
+  timeout?: number;
 }
 
 const SHAPES: Record<string, Shape> = {
   noop: { name: 'noop', share: 1, payloadBytes: 0 },
+  'noop-timeout': { name: 'noop-timeout', share: 1, payloadBytes: 0, timeout: 30 },
   cpu: { name: 'cpu', share: 0.1, payloadBytes: 0 },
   io: { name: 'io', share: 0.1, payloadBytes: 0 },
   '1kb': { name: '1kb', share: 0.5, payloadBytes: 1024 },
@@ -136,6 +139,7 @@ async function fillSidekiqQueue(redis: Redis, count: number, shape: Shape): Prom
     await client.pushBulk({
       class: 'NoopJob',
       queue: 'default',
+      ...(shape.timeout === undefined ? {} : { timeout: shape.timeout }),
       args: Array.from({ length: Math.min(batch, count - start) }, (_, i) => [start + i, ...pad]),
     });
   }
@@ -601,7 +605,7 @@ export async function runProcessingBench(
 
 /**
  * BENCH_SIDES (reliable, basic, bullmq, sidekiq = log WARN, sidekiq-info = stock logging; the first is
- * the one ratios are taken against), BENCH_SHAPES (noop, cpu, io, 1kb, 100kb), BENCH_PROCESSES (1,4).
+ * the one ratios are taken against), BENCH_SHAPES (noop, noop-timeout, cpu, io, 1kb, 100kb), BENCH_PROCESSES (1,4).
  */
 export async function runSelectedProcessingBench(): Promise<{
   throughput: ThroughputResult[];

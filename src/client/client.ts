@@ -12,6 +12,7 @@ import type Redis from 'ioredis';
 import { InvalidJobError } from '../job/errors';
 import { newJid } from '../job/jid';
 import { BulkJobHash, JobHash, WorkerOptions } from '../job/job-hash';
+import { expiryFor } from '../job/job-limits';
 import { MiddlewareChain } from '../job/middleware-chain';
 import type { ClientContext, ClientMiddleware, ClientMiddlewareFn } from '../job/middleware-types';
 import { checkNames, DEFAULT_JOB_OPTIONS, normalize, payloadFromHash } from '../job/normalize';
@@ -286,8 +287,12 @@ export class Client {
     const explicitJid = bulk.has('jid');
     const jids: (string | null)[] = [];
     const transport = this.transport;
+    // A job that expires takes its own `expiry` from its own `at`, which the spliced template cannot give it.
     const fast =
-      transport instanceof RedisPushTransport && !this.middlewareApplies(base) && !transport.hooksApply(base);
+      transport instanceof RedisPushTransport &&
+      !this.middlewareApplies(base) &&
+      !transport.hooksApply(base) &&
+      !base.has('expires_in');
     const progress = { written: false };
     try {
       await this.writeBulk(base, argsList, times, batchSize, explicitJid, fast, jids, progress);
@@ -405,6 +410,8 @@ export class Client {
       // Middleware ran after normalize and may have renamed the queue or the jid.
       checkNames(job);
       const at = job.get<number>('at');
+      const expiry = expiryFor(job, now / 1000);
+      if (expiry !== undefined) job.set('expiry', expiry);
       if (at !== undefined) {
         const score = job.getRaw('at') as string;
         job.delete('at').delete('enqueued_at');

@@ -78,6 +78,20 @@ export interface WorkerOptions {
    * `encrypt`. Cannot be combined with `uniqueFor`.
    */
   encrypt?: boolean;
+   * Seconds one run may take (payload `timeout`, Wurk's). Past it the job's `signal` fires with a JobTimeoutError
+   * and the job fails with it by its retry rules; its slot stays busy until `perform` really returns.
+   */
+  timeout?: number;
+  /**
+   * Epoch seconds (payload `deadline`): a job of this class not started by then is dropped unrun and counted as
+   * expired; one still running then has its `signal` fired and fails with a JobDeadlineError.
+   */
+  deadline?: number;
+  /**
+   * Sidekiq Pro's expiring jobs (payload `expires_in`): a job must start within this many seconds of being due
+   * (pushed, or its scheduled time), or it is dropped unrun and counted in `stat:expired`. Stamped as `expiry`.
+   */
+  expiresIn?: number;
   /**
    * Extra payload members, copied into every job of this class as Sidekiq
    * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
@@ -102,6 +116,9 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   uniqueFor: true,
   uniqueUntil: true,
   encrypt: true,
+  timeout: true,
+  deadline: true,
+  expiresIn: true,
   custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

@@ -30,7 +30,10 @@ export interface JobExecution {
   readonly queue: string;
   readonly attempt: number;
   readonly payload: JobPayload;
-  /** Fires when the shutdown deadline passes: stop soon, the job will be handed back. */
+  /**
+   * Fires when the shutdown deadline passes (stop soon, the job will be handed back), or at the job's `timeout` or
+   * `deadline` with a JobTimeoutError / JobDeadlineError as its reason (the run has been failed with it).
+   */
   readonly signal: AbortSignal;
   /** Set by the status middleware for tracked jobs; progress() is a no-op otherwise. */
   reporter?: ProgressReporter;

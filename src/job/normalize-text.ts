@@ -142,6 +142,13 @@ function acceptable(key: string, value: unknown, text: string): boolean {
       return typeof value === 'boolean' || (Number.isInteger(value) && (value as number) >= 0);
     case 'retry_for':
       return value === null || isRetryWindow(value);
+    // The general path checks these against the clock and stamps `expiry`; a plain valid timeout would pass, but one
+    // rule for all four keeps this path's accepting no wider than validatePayload's.
+    case 'timeout':
+    case 'deadline':
+    case 'expires_in':
+    case 'expiry':
+      return false;
     case 'tags': {
       if (value === null) return true;
       const tags: unknown = Array.isArray(value) ? JSON.parse(text) : undefined;

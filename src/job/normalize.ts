@@ -5,6 +5,7 @@ import { JobPayload } from './payload';
 import { isRetryQueue, isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { nestingDepth } from './raw-json';
 import { TimestampMode, nowMs, timestampText } from './time';
+import { checkEpochLimit, checkLimitSeconds } from './job-limits';
 import { checkedEpoch } from './time-bounds';
 
 /** Keys Sidekiq's client consumes itself and never stores. */
@@ -56,12 +57,22 @@ export function validatePayload(payload: JobPayload): void {
     fail('at', 'must be a number of epoch seconds');
   // The horizon of performAt holds for a raw `at` too (HTTP, Ruby-style hashes, the testing module).
   if (at !== undefined) checkedEpoch(at as number, nowMs() / 1000, 'at');
+  checkLimits(payload);
   const retryFor = payload.get('retry_for');
   if (retryFor !== undefined && retryFor !== null && !isRetryWindow(retryFor)) fail('retry_for', RETRY_WINDOW_RULE);
   const tags = payload.get('tags');
   if (tags !== undefined && tags !== null && !(Array.isArray(tags) && tags.every((tag) => typeof tag === 'string'))) {
     fail('tags', 'must be an array of strings');
   }
+}
+
+/** `timeout`, `expires_in`, `deadline` and `expiry`: a bad one would be pushed fine and then bound no run. */
+function checkLimits(payload: JobPayload): void {
+  checkLimitSeconds('timeout', payload.get('timeout'));
+  checkLimitSeconds('expires_in', payload.get('expires_in'));
+  const now = nowMs() / 1000;
+  checkEpochLimit('deadline', payload.get('deadline'), now);
+  checkEpochLimit('expiry', payload.get('expiry'), now);
 }
 
 /**

@@ -1,8 +1,10 @@
 import { didYouMeanText } from './did-you-mean';
-import { WurkConfigError } from './errors';
+import { InvalidJobError, WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
 import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
+import { checkEpochLimit, isLimitSeconds, TIMEOUT_RULE } from './job-limits';
+import { nowMs } from './time';
 import { isTtl, TTL_RULE } from './time-bounds';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
@@ -69,10 +71,15 @@ const RESERVED_MEMBERS = new Set([
   'retried_at',
   'retry_count',
   'interrupted_count',
+  'expiry',
 ]);
 
 /** Options spelt the TypeScript way that reach the payload under Sidekiq Enterprise's member name. */
-const PAYLOAD_NAMES: Record<string, string> = { uniqueFor: 'unique_for', uniqueUntil: 'unique_until' };
+const PAYLOAD_NAMES: Record<string, string> = {
+  uniqueFor: 'unique_for',
+  uniqueUntil: 'unique_until',
+  expiresIn: 'expires_in',
+};
 
 /**
  * The payload defaults a worker class contributes, in Sidekiq's order:
@@ -165,8 +172,24 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   if (options.encrypt !== undefined && typeof options.encrypt !== 'boolean') {
     throw new WurkConfigError(where('encrypt'), 'must be a boolean');
   }
+  validateLimitOptions(where, options);
   if (options.uniqueFor !== undefined && options.encrypt === true) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
+  }
+}
+
+/** The push rules of `timeout`, `expiresIn` and `deadline`, at start-up: a bad one would fail every push. */
+function validateLimitOptions(where: (option: string) => string, options: WorkerOptions): void {
+  for (const key of ['timeout', 'expiresIn'] as const) {
+    const value = options[key];
+    if (value !== undefined && !isLimitSeconds(value))
+      throw new WurkConfigError(where(key), `must be ${TIMEOUT_RULE} (got ${String(value)})`);
+  }
+  try {
+    checkEpochLimit('deadline', options.deadline, nowMs() / 1000);
+  } catch (error) {
+    if (error instanceof InvalidJobError) throw new WurkConfigError(where('deadline'), error.reason);
+    throw error;
   }
 }
 

@@ -43,7 +43,10 @@ export class JobContext {
     return this.require().payload;
   }
 
-  /** Fires when the shutdown deadline passes: the job will be handed back, stop soon. */
+  /**
+   * Fires when the shutdown deadline passes (the job will be handed back, stop soon), or at the job's `timeout` or
+   * `deadline` with a JobTimeoutError / JobDeadlineError as its reason (docs/job-controls.md).
+   */
   get signal(): AbortSignal {
     return this.require().signal;
   }

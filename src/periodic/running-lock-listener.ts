@@ -89,6 +89,7 @@ export class RunningLockListener implements JobLifecycleListener, IgnoresUnmarke
       case 'complete':
       case 'dead':
       case 'failed':
+      case 'expired':
         await this.set(lock, 0, 'release');
         break;
       case 'retrying':

@@ -45,10 +45,14 @@ export const Keys = {
   processCleanup: 'process_cleanup',
   statProcessed: 'stat:processed',
   statFailed: 'stat:failed',
+  /** Jobs dropped unrun because their `expiry` or `deadline` passed (Sidekiq Pro's and Wurk's counter). */
+  statExpired: 'stat:expired',
   /** `date` is the UTC day as YYYY-MM-DD. */
   statProcessedOn: (date: string): string => `stat:processed:${date}`,
   /** Failures on one UTC day (`date` as YYYY-MM-DD), a counter kept five years as Sidekiq keeps it. */
   statFailedOn: (date: string): string => `stat:failed:${date}`,
+  /** Expired drops on one UTC day (`date` as YYYY-MM-DD), kept as long as the other day counters. */
+  statExpiredOn: (date: string): string => `stat:expired:${date}`,
 
   // --- Sidekiq 7+: execution metrics (lib/sidekiq/metrics/) ----------------
   // 7.3 and 8.1 name the same buckets differently; wurk writes both so either

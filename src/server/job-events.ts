@@ -4,10 +4,19 @@ import type { ServerLogger } from './server-logger';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
 
 /** The job lifecycle events of this process, one per outcome kind plus the start. */
-export const JOB_EVENTS = ['started', 'completed', 'failed', 'retrying', 'dead', 'interrupted', 'rescheduled'] as const;
+export const JOB_EVENTS = [
+  'started',
+  'completed',
+  'failed',
+  'retrying',
+  'dead',
+  'interrupted',
+  'rescheduled',
+  'expired',
+] as const;
 /**
  * The events `@OnJobEvent` can hear: `started`, and one per outcome (`completed`, `retrying`, `dead`, `failed`,
- * `interrupted`, `rescheduled`).
+ * `interrupted`, `rescheduled`, `expired`).
  */
 export type JobEventName = (typeof JOB_EVENTS)[number];
 
@@ -36,6 +45,7 @@ const EVENT_OF_OUTCOME: Record<JobOutcome['kind'], JobEventName> = {
   dead: 'dead',
   interrupted: 'interrupted',
   rescheduled: 'rescheduled',
+  expired: 'expired',
 };
 
 /**

@@ -45,6 +45,8 @@ export class JobLog implements JobLifecycleListener {
         this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
       return;
     }
+    // Not run: the processor logs the drop itself, whatever this log's mode, so it is said exactly once.
+    if (outcome.kind === 'expired') return;
     if (!('error' in outcome)) {
       // Handed back at shutdown: not a failure, it runs again elsewhere (a perform that threw undefined has the key).
       if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} handed back at shutdown`);
@@ -77,7 +79,7 @@ function identify(context: ServerContext): string {
   return `class=${context.job.className} jid=${context.job.jid}`;
 }
 
-function whereItWent(outcome: Exclude<JobOutcome, { kind: 'complete' | 'rescheduled' }>): string {
+function whereItWent(outcome: Exclude<JobOutcome, { kind: 'complete' | 'rescheduled' | 'expired' }>): string {
   switch (outcome.kind) {
     case 'retrying':
       return `retry #${outcome.retryCount + 1} ${atAndIn(outcome.retryAt)}`;

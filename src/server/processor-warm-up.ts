@@ -22,6 +22,7 @@ const silentHeartbeat: HeartbeatPort = {
   setWork: ignore,
   countProcessed: ignore,
   countFailed: ignore,
+  countExpired: ignore,
   recordExecution: ignore,
   setQuiet: ignore,
   onSignal: ignore,

@@ -15,6 +15,9 @@ import type { ServerLogger } from './server-logger';
 import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
 import { errorClassOf, errorMessageOf } from './retry/error-fields';
 import { isOverLimit, OverLimitPolicy, overratedCount } from './over-limit-policy';
+import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
+import { LimitedRun, limitRun } from './limited-run';
+import { LimitWatch } from './limit-watch';
 
 /** A job's class is not registered in this process; raised by the chain's terminal step. */
 export class UnknownWorkerError extends WurkError {
@@ -60,7 +63,18 @@ export interface ProcessorDeps {
   overLimit: OverLimitPolicy;
   /** Runs `perform` inside the job's execution, where JobContext finds it, once the app reads it. */
   executions: ExecutionCarrier;
+  /** The clock of jobs' `timeout` and `deadline`; one for the process when not given. */
+  limits?: LimitWatch;
 }
+
+/** Every processor of the process shares one watch, so one interval serves all the limited runs under way. */
+const processWatch = new LimitWatch();
+
+/**
+ * Runs settled at their limit whose perform has not returned yet, by jid: a retry of one that another slot of this
+ * process takes waits for it, so a runaway never runs beside its own retry in one process.
+ */
+const runaways = new Map<string, Promise<void>>();
 
 /**
  * Runs one fetched job and settles it by the settle rules (docs/seed-rules.md, seed 004):
@@ -85,14 +99,20 @@ export class Processor {
       return this.buryUnparseable(job, error);
     }
     const { deps } = this;
+    // Looked up only while some runaway is alive: the common path pays one size check.
+    if (runaways.size > 0) await runaways.get(payload.jid);
     const worker = deps.registry.get(payload.className);
     const attempt = attemptOf(payload);
+    const limits = limitsOf(payload);
+    const closed = limits && closedWindow(limits, nowMs() / 1000);
+    // Armed before the execution exists: its signal is the run's own, which fires at the limit as well as at shutdown.
+    const limited = limits && !closed ? limitRun(limits, deps.signal, deps.limits ?? processWatch) : undefined;
     const execution: JobExecution = {
       jid: payload.jid,
       queue: job.queue,
       attempt,
       payload,
-      signal: deps.signal,
+      signal: limited ? limited.signal : deps.signal,
       reporter: undefined,
     };
     const context: ServerContext = {
@@ -107,16 +127,47 @@ export class Processor {
     // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     // Stryker disable next-line ConditionalExpression
     if (starting) await starting;
+    if (closed) return this.dropExpired(job, payload, context, closed, limits as JobLimits);
 
     let failed = false;
     let error: unknown;
     const started = Math.floor(performance.now());
+    let performing: Promise<unknown> | undefined;
     try {
-      await deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context)));
+      performing = Promise.resolve(
+        deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
+      );
+      await (limited ? Promise.race([performing, limited.fired]) : performing);
     } catch (caught) {
       failed = true;
       error = caught;
     }
+    limited?.stop();
+    // Past its limit the run failed with the limit's error, whatever perform threw on hearing the signal.
+    if (limited?.reason !== undefined) {
+      failed = true;
+      error = limited.reason;
+    }
+    // Known as a runaway before it is filed: its retry cannot be fetched before this line.
+    const outliving =
+      limited?.reason !== undefined && performing ? this.outlive(payload, performing, limited) : undefined;
+    if (outliving) runaways.set(payload.jid, outliving);
+    await this.finish(job, payload, context, failed, error, started);
+    if (!outliving) return;
+    await outliving;
+    if (runaways.get(payload.jid) === outliving) runaways.delete(payload.jid);
+  }
+
+  /** Settles a run once: counts, the write that decides its fate, then the listeners. */
+  private async finish(
+    job: ClaimedJob,
+    payload: JobPayload,
+    context: ServerContext,
+    failed: boolean,
+    error: unknown,
+    started: number,
+  ): Promise<void> {
+    const { deps } = this;
     deps.heartbeat.countProcessed();
     // Handed back at the shutdown deadline: it runs again elsewhere, so
     // settling it here as well would be a second fate for one job.
@@ -136,6 +187,49 @@ export class Processor {
     }
     const settling = this.listeners.notify(context, outcome);
     // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
+    // Stryker disable next-line ConditionalExpression
+    if (settling) await settling;
+  }
+
+  /**
+   * A perform past its limit was settled already; its processor slot stays taken until it really returns, so a
+   * runaway never runs beside its own retry in this process. Whatever it returns or throws then is only logged.
+   */
+  private async outlive(payload: JobPayload, performing: Promise<unknown>, limited: LimitedRun): Promise<void> {
+    let ended = 'returned';
+    try {
+      await performing;
+    } catch (late) {
+      ended = `threw ${errorClassOf(late)}: ${errorMessageOf(late)}`;
+    }
+    const after = ((performance.now() - limited.firedAt) / 1000).toFixed(3);
+    this.deps.logger.warn(
+      `class=${payload.className} jid=${payload.jid} ${ended} ${after} s after its ${limited.limit} fired; ` +
+        'the job was already settled, so this outcome is discarded',
+    );
+  }
+
+  /**
+   * Not run: its `expiry` or `deadline` passed before it started. Acknowledged, counted as processed and expired
+   * (Sidekiq Pro's and Wurk's `stat:expired`), said in one log line, and settled as `expired` for the listeners.
+   */
+  private async dropExpired(
+    job: ClaimedJob,
+    payload: JobPayload,
+    context: ServerContext,
+    closed: 'expiry' | 'deadline',
+    limits: JobLimits,
+  ): Promise<void> {
+    const { deps } = this;
+    deps.fetcher.acknowledge(job, payload.jid);
+    deps.heartbeat.countProcessed();
+    deps.heartbeat.countExpired();
+    const at = (closed === 'expiry' ? limits.expiry : limits.deadline) as number;
+    deps.logger.warn(
+      `class=${payload.className} jid=${payload.jid} queue=${job.queue} expired: not run, its ${closed} ` +
+        `(${new Date(at * 1000).toISOString()}) passed ${(nowMs() / 1000 - at).toFixed(3)} s before it could start`,
+    );
+    const settling = this.listeners.notify(context, { kind: 'expired', reason: closed });
     // Stryker disable next-line ConditionalExpression
     if (settling) await settling;
   }

@@ -19,7 +19,12 @@ export type JobOutcome =
    */
   | { kind: 'interrupted'; error?: unknown; filedIn?: 'retry' | 'dead'; retryAt?: number }
   /** Over its limiter (OverLimitError): filed in `schedule` for `retryAt` (epoch ms), not a failure. */
-  | { kind: 'rescheduled'; error: unknown; retryAt: number };
+  | { kind: 'rescheduled'; error: unknown; retryAt: number }
+  /**
+   * Not run: its `expiry` (Sidekiq Pro's expiring jobs) or its `deadline` had passed when it was taken; acknowledged
+   * and counted in `stat:expired`, a success for what waits on it (Pro counts an expired batch job as succeeded).
+   */
+  | { kind: 'expired'; reason: 'expiry' | 'deadline' };
 
 /**
  * Hears each execution start and settle, after the job's fate is decided

@@ -116,6 +116,13 @@ export class StatusListener implements JobLifecycleListener, IgnoresUnmarkedJobs
         await this.writer.write(jid, fields, { ttl: this.options.ttl, create: true });
         return;
       }
+      if (outcome.kind === 'expired') {
+        // Wurk's status sits outside its expiry step and sees the drop return cleanly: the row ends complete.
+        const fields: StatusFields = { ...buffered, state: 'complete', attempt: context.attempt };
+        fields.finished_at = floatText(nowMs() / 1000);
+        await this.writer.write(jid, fields, { ttl: this.options.ttl, create: true });
+        return;
+      }
       const fields: StatusFields = { ...buffered, state: outcome.kind, attempt: context.attempt };
       // `retrying` ends the attempt, not the job: a finished_at here would sit on the next attempt's running row.
       if (outcome.kind !== 'retrying') fields.finished_at = floatText(nowMs() / 1000);

@@ -1,6 +1,7 @@
 import type { MiddlewareChain } from '../job/middleware-chain';
 import type { JobPayload } from '../job/payload';
-import type { TimestampMode } from '../job/time';
+import { closedWindow, limitsOf } from '../job/job-limits';
+import { nowMs, TimestampMode } from '../job/time';
 import type { WorkerRegistry } from '../job/worker-registry';
 import { JobExecution, jobExecutionStorage } from '../server/job-execution';
 import { attemptOf, DeathHandler, ErrorHandler, perform } from '../server/processor';
@@ -56,7 +57,15 @@ export class JobRunner {
     };
     const context: ServerContext = { job, queue: job.queue, worker, attempt, execution, startedAt: performance.now() };
     for (const listener of deps.listeners) await listener.onStart?.(context);
+    const limits = limitsOf(job);
+    // As a processor decides it: past its expiry or deadline the job is not run. A timeout is not enforced here.
+    const closed = limits && closedWindow(limits, nowMs() / 1000);
     let outcome: JobOutcome;
+    if (closed) {
+      outcome = { kind: 'expired', reason: closed };
+      for (const listener of deps.listeners) await listener.onSettled?.(context, outcome);
+      return outcome;
+    }
     try {
       await jobExecutionStorage.run(execution, () => deps.middleware.run(context, () => perform(context)));
       outcome = { kind: 'complete', result: context.result };

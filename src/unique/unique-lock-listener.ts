@@ -31,7 +31,11 @@ export class UniqueLockListener implements JobLifecycleListener, IgnoresUnmarked
   onSettled(context: ServerContext, outcome: JobOutcome): Promise<void> | undefined {
     const lock = lockOf(context.job);
     if (!lock || lock.until === 'start') return undefined;
-    return outcome.kind === 'complete' || outcome.kind === 'dead' || outcome.kind === 'failed'
+    // An expired job will not run again either: nothing may wait on its lock.
+    return outcome.kind === 'complete' ||
+      outcome.kind === 'dead' ||
+      outcome.kind === 'failed' ||
+      outcome.kind === 'expired'
       ? this.release(context.job)
       : undefined;
   }

@@ -66,7 +66,7 @@ function startLoop(
     snapshot: (snapshot: Partial<Snapshot>) =>
       loop.receive({
         type: 'snapshot',
-        snapshot: { work: [], quiet: false, processed: 0, failed: 0, executions: undefined, ...snapshot },
+        snapshot: { work: [], quiet: false, processed: 0, failed: 0, expired: 0, executions: undefined, ...snapshot },
       }),
     /** Waits for `count` more beats than now. */
     async beatsMore(count = 1) {

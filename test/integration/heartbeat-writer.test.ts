@@ -99,6 +99,19 @@ describe('heartbeat: the writer', () => {
     await expect(writer().flushStats(1, 1)).rejects.toThrow(/not an integer/);
   });
 
+  it('adds expired drops to stat:expired and its UTC day (Sidekiq Pro’s counter), and no expired key while none expired', async () => {
+    await writer().flushStats(3, 0);
+    expect(await server.redis.keys('stat:expired*')).toEqual([]);
+    await writer().flushStats(4, 0, 4);
+    await writer().flushStats(0, 0, 2);
+    expect(await server.redis.mget('stat:expired', `stat:expired:${today()}`, 'stat:processed')).toEqual([
+      '6',
+      '6',
+      '7',
+    ]);
+    expect(await server.redis.ttl(`stat:expired:${today()}`)).toBe(5 * 365 * 24 * 3600);
+  });
+
   it('writes the work in flight under both names, payload double-encoded and run_at whole seconds; empty work leaves no hash', async () => {
     const payload = '{"class":"A","args":[1.0]}';
     await writer().writeWork([

@@ -4,6 +4,7 @@ import type { HeartbeatPort, RemoteSignal, WorkItem } from '../../src/server/hea
 export class FakeHeartbeat implements HeartbeatPort {
   processed = 0;
   failed = 0;
+  expired = 0;
   quiet = false;
   started = false;
   stopped = false;
@@ -20,6 +21,9 @@ export class FakeHeartbeat implements HeartbeatPort {
   }
   countProcessed(count = 1): void {
     this.processed += count;
+  }
+  countExpired(count = 1): void {
+    this.expired += count;
   }
   countFailed(count = 1): void {
     this.failed += count;

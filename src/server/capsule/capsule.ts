@@ -285,7 +285,8 @@ export class Capsule implements GatedPool {
 
   /** Past the deadline: the jobs still running go back to their queues (they run again: at-least-once). */
   async handBackUnfinished(bestEffort: BestEffort): Promise<{ jobs: ClaimedJob[]; done: boolean }> {
-    const unfinished = this.slots.runningJobs();
+    // A settled job still in its slot (a perform past its timeout that has not returned) has its fate already.
+    const unfinished = this.slots.runningJobs().filter((job) => job.state !== 'settled');
     for (const job of unfinished) markHandedBack(job);
     // An empty hand-back is a no-op in every fetcher.
     const done = await bestEffort('hand back', () => this.fetcher.giveBack(unfinished));

@@ -49,6 +49,7 @@ export class HeartbeatLoop {
   private remoteQuiet = false;
   private processed = 0;
   private failed = 0;
+  private expired = 0;
   private readonly executions = new ExecutionTally();
   private stopping = false;
   private wake: (() => void) | undefined;
@@ -79,6 +80,7 @@ export class HeartbeatLoop {
       this.quiet = snapshot.quiet;
       this.processed += snapshot.processed;
       this.failed += snapshot.failed;
+      this.expired += snapshot.expired;
       if (snapshot.executions) this.executions.add(snapshot.executions);
     } else {
       this.stopping = true;
@@ -149,11 +151,12 @@ export class HeartbeatLoop {
 
   /** Hands back counters a flush did not send, so the next beat adds them. */
   private async flushStats(writer: HeartbeatWriter): Promise<void> {
-    const { processed, failed } = this;
+    const { processed, failed, expired } = this;
     this.processed = 0;
     this.failed = 0;
+    this.expired = 0;
     try {
-      await writer.flushStats(processed, failed);
+      await writer.flushStats(processed, failed, expired);
     } catch (error) {
       // Only counters that never left are sent again. A reply error means
       // the MULTI ran and only that key refused (wrong type); a timeout or
@@ -163,6 +166,7 @@ export class HeartbeatLoop {
       if (wasNeverSent(error)) {
         this.processed += processed;
         this.failed += failed;
+        this.expired += expired;
       }
       throw error;
     }

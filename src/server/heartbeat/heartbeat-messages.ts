@@ -64,6 +64,8 @@ export interface Snapshot {
   quiet: boolean;
   processed: number;
   failed: number;
+  /** Jobs dropped unrun past their expiry or deadline (`stat:expired`). */
+  expired: number;
   /** Execution metrics since the previous snapshot; undefined when no job ran (or metrics are off). */
   executions: ExecutionCounts | undefined;
 }

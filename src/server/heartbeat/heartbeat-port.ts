@@ -40,6 +40,11 @@ export interface HeartbeatPort {
    */
   countFailed(count?: number): void;
   /**
+   * Adds `count` (default 1) jobs dropped unrun past their `expiry` or `deadline` to the tally flushed at the next
+   * beat into `stat:expired` and `stat:expired:<UTC day>` (Sidekiq Pro's counter); they count as processed too.
+   */
+  countExpired(count?: number): void;
+  /**
    * One run of `className` for Sidekiq 7+'s execution metrics: `ms` counts
    * only when it did not fail. Kept in memory, written with the next beat.
    */

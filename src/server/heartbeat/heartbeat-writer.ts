@@ -55,9 +55,18 @@ export class HeartbeatWriter {
   }
 
   /** Adds the counters as Sidekiq 7 does: totals plus the UTC-day keys; nothing at all when both are 0. */
-  async flushStats(processed: number, failed: number): Promise<void> {
-    if (processed === 0 && failed === 0) return;
+  async flushStats(processed: number, failed: number, expired = 0): Promise<void> {
+    if (processed === 0 && failed === 0 && expired === 0) return;
     const day = utcDay(Date.now());
+    // Written only when some job expired: a process whose jobs never expire adds no keys Sidekiq does not have.
+    const expiredWrites: Array<[string, string, number]> =
+      expired === 0
+        ? []
+        : [
+            ['INCRBY', Keys.statExpired, expired],
+            ['INCRBY', Keys.statExpiredOn(day), expired],
+            ['EXPIRE', Keys.statExpiredOn(day), STAT_DAY_TTL],
+          ];
     await execChecked(this.redis, [
       ['INCRBY', Keys.statProcessed, processed],
       ['INCRBY', Keys.statProcessedOn(day), processed],
@@ -65,6 +74,7 @@ export class HeartbeatWriter {
       ['INCRBY', Keys.statFailed, failed],
       ['INCRBY', Keys.statFailedOn(day), failed],
       ['EXPIRE', Keys.statFailedOn(day), STAT_DAY_TTL],
+      ...expiredWrites,
     ]);
   }
 

@@ -75,6 +75,7 @@ export class Heartbeat implements HeartbeatPort {
   private quiet = false;
   private processed = 0;
   private failed = 0;
+  private expired = 0;
   private readonly executions = new ExecutionTally();
   private snapshotTimer?: NodeJS.Timeout;
   // Stryker disable next-line BooleanLiteral: start() sets it before anything reads it
@@ -119,6 +120,11 @@ export class Heartbeat implements HeartbeatPort {
 
   countProcessed(count = 1): void {
     this.processed += count;
+    this.scheduleSnapshot();
+  }
+
+  countExpired(count = 1): void {
+    this.expired += count;
     this.scheduleSnapshot();
   }
 
@@ -285,10 +291,12 @@ export class Heartbeat implements HeartbeatPort {
       quiet: this.quiet,
       processed: this.processed,
       failed: this.failed,
+      expired: this.expired,
       executions: this.executions.take(),
     };
     this.processed = 0;
     this.failed = 0;
+    this.expired = 0;
     this.post({ type: 'snapshot', snapshot });
   }
 

@@ -1,0 +1,127 @@
+import { WurkConfigError } from '../../src/job/errors';
+import { closedWindow, expiryFor, limitsOf } from '../../src/job/job-limits';
+import { JobPayload } from '../../src/job/payload';
+import { payloadDefaults, validateWorkerOptions } from '../../src/job/worker-definition';
+import { LimitWatch } from '../../src/server/limit-watch';
+import { MiddlewareChain } from '../../src/job/middleware-chain';
+import type { WorkerClass } from '../../src/job/worker-definition';
+import { WorkerRegistry } from '../../src/job/worker-registry';
+import type { ServerContext } from '../../src/server/server-middleware';
+import { JobRunner } from '../../src/testing/job-runner';
+
+describe('job limits: worker options, the expiry stamp and the watch', () => {
+  it('refuses a bad @Worker timeout, expiresIn or deadline at start-up, naming the worker and the option', () => {
+    expect(() => validateWorkerOptions('Hard', { timeout: -1 })).toThrow(
+      new WurkConfigError(
+        '@Worker(Hard).timeout',
+        'must be a positive number of seconds up to 315576000 (ten years) (got -1)',
+      ),
+    );
+    expect(() => validateWorkerOptions('Hard', { expiresIn: 0 })).toThrow(
+      /@Worker\(Hard\)\.expiresIn must be a positive/,
+    );
+    expect(() => validateWorkerOptions('Hard', { deadline: Date.now() + 60_000 })).toThrow(
+      /@Worker\(Hard\)\.deadline is \d+, an epoch in milliseconds/,
+    );
+    expect(() =>
+      validateWorkerOptions('Hard', { timeout: 30, expiresIn: 3600, deadline: 1_900_000_000 }),
+    ).not.toThrow();
+  });
+
+  it('writes expiresIn as Sidekiq Pro’s expires_in, and timeout and deadline as themselves', () => {
+    expect(payloadDefaults({ timeout: 30, expiresIn: 60, deadline: 1_900_000_000 }, [])).toEqual([
+      ['timeout', 30],
+      ['expires_in', 60],
+      ['deadline', 1_900_000_000],
+    ]);
+    expect(() => validateWorkerOptions('Hard', { custom: { expiry: 1 } })).toThrow(/payload member wurk writes/);
+  });
+
+  it('stamps expiry from the scheduled time when there is one, and never moves one already stamped', () => {
+    const job = (members: Array<[string, unknown]>) => JobPayload.fromEntries([['class', 'A'], ...members]);
+    expect(expiryFor(job([['expires_in', 60]]), 1000)).toBe(1060);
+    expect(
+      expiryFor(
+        job([
+          ['expires_in', 60],
+          ['at', 5000],
+        ]),
+        1000,
+      ),
+    ).toBe(5060);
+    expect(
+      expiryFor(
+        job([
+          ['expires_in', 60],
+          ['expiry', 7],
+        ]),
+        1000,
+      ),
+    ).toBeUndefined();
+    expect(expiryFor(job([]), 1000)).toBeUndefined();
+  });
+
+  it('reads limits leniently (a Ruby string counts) and says which window closed first', () => {
+    const limits = limitsOf(
+      JobPayload.fromEntries([
+        ['expiry', '100.5'],
+        ['deadline', 200],
+      ]),
+    );
+    expect(limits).toEqual({ timeout: undefined, deadline: 200, expiry: 100.5 });
+    expect(closedWindow(limits!, 100)).toBeUndefined();
+    expect(closedWindow(limits!, 150)).toBe('expiry');
+    expect(closedWindow({ deadline: 200 }, 201)).toBe('deadline');
+    expect(limitsOf(JobPayload.fromEntries([['class', 'A']]))).toBeUndefined();
+  });
+
+  it('one watch fires a run once at its time, forgets a run that ended, and disarms when nothing is watched', async () => {
+    const watch = new LimitWatch(5);
+    const fired: string[] = [];
+    watch.watch(20, () => fired.push('late'));
+    const early = watch.watch(10_000, () => fired.push('never'));
+    watch.forget(early);
+    const deadline = Date.now() + 2000;
+    while (fired.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(fired).toEqual(['late']);
+    expect(watch.size).toBe(0);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect((watch as unknown as { timer: unknown }).timer).toBeUndefined();
+    expect(fired).toEqual(['late']);
+  });
+});
+
+describe('the testing runner and job limits', () => {
+  function runner(perform: () => unknown) {
+    const registry = new WorkerRegistry();
+    const instance = { perform };
+    registry.register({ name: 'Limited', target: instance.constructor as WorkerClass, options: {}, instance });
+    return new JobRunner({
+      registry,
+      middleware: new MiddlewareChain<ServerContext>(),
+      listeners: [],
+      maxRetries: 25,
+      timestamps: 'seconds',
+      errorHandlers: [],
+      deathHandlers: [],
+    });
+  }
+  const job = (members: Array<[string, unknown]>) =>
+    JobPayload.fromEntries([['class', 'Limited'], ['args', []], ['jid', 'j1'], ['queue', 'default'], ...members]);
+
+  it('does not perform a job past its expiry or deadline, reporting it expired', async () => {
+    let ran = 0;
+    const run = runner(() => void ran++);
+    const past = Date.now() / 1000 - 1;
+    expect(await run.run(job([['expiry', past]]))).toEqual({ kind: 'expired', reason: 'expiry' });
+    expect(await run.run(job([['deadline', past]]))).toEqual({ kind: 'expired', reason: 'deadline' });
+    expect(ran).toBe(0);
+    expect(await run.run(job([['expiry', past + 3600]]))).toMatchObject({ kind: 'complete' });
+    expect(ran).toBe(1);
+  });
+
+  it('does not enforce a timeout (documented): the perform runs to its end', async () => {
+    const run = runner(() => new Promise((resolve) => setTimeout(() => resolve('done'), 30)));
+    expect(await run.run(job([['timeout', 0.001]]))).toEqual({ kind: 'complete', result: 'done' });
+  });
+});
