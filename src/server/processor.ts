@@ -389,5 +389,7 @@ export function attemptOf(payload: JobPayload): number {
 export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);
-  context.result = await worker.instance.perform(...context.job.args);
+  context.result = worker.sandbox
+    ? await worker.sandbox.run(context.job.args, context.execution.signal)
+    : await worker.instance.perform(...context.job.args);
 }
