@@ -97,7 +97,7 @@ export interface SandboxOptions {
    * file that applied `@Worker`, captured when the decorator ran. An absolute path.
    */
   file?: string;
-  /** Milliseconds a perform may run on once the job's AbortSignal fired before its thread is terminated; default 1000. */
+  /** Milliseconds a perform may run on after the job's AbortSignal fired before its thread is terminated (1000). */
   grace?: number;
   /** V8 heap and stack limits of each thread (`new Worker(…, { resourceLimits })`); past them the job fails. */
   resourceLimits?: SandboxResourceLimits;

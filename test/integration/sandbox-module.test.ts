@@ -31,10 +31,13 @@ describe('sandboxed workers in WurkModule', () => {
       expect(pool.spec.size).toBe(2);
       await app.get(WurkServer).ready;
       const jid = await app.get(ClientService).performAsync(ThreadReportJob, 'fail');
-      const [entry] = await waitFor(() => server.redis.zrange('retry', 0, -1).then((all) => all.length > 0 && all), {
-        timeout: 30000,
-        what: 'the failure to be filed',
-      });
+      const [entry] = await waitFor(
+        () => server.redis.zrange('retry', '0', '-1').then((all) => (all.length > 0 ? all : undefined)),
+        {
+          timeout: 30000,
+          what: 'the failure to be filed',
+        },
+      );
       expect(JSON.parse(entry)).toMatchObject({ jid, error_class: 'ReportFailedError' });
       expect(pool.size).toBe(1);
     } finally {

@@ -74,7 +74,10 @@ describe('sandboxed workers in the server', () => {
     const { h } = await sandboxed();
     const jid = await push(h, 'ThreadReportJob', ['fail']);
     const [entry] = await waitFor(
-      async () => (await server.redis.zrange('retry', 0, -1)).length > 0 && server.redis.zrange('retry', 0, -1),
+      async () => {
+        const all = await server.redis.zrange('retry', '0', '-1');
+        return all.length > 0 ? all : undefined;
+      },
       {
         timeout: 30000,
       },
@@ -117,7 +120,7 @@ describe('sandboxed workers in the server', () => {
     const error = await waitFor(() => errors.get(jid), { what: 'the stuck job to end' });
     expect(error).toBeInstanceOf(SandboxTerminatedError);
     expect(pool.size).toBe(0);
-    const queued = await server.redis.lrange('queue:default', 0, -1);
+    const queued = await server.redis.lrange('queue:default', '0', '-1');
     expect(queued.map((raw) => (JSON.parse(raw) as { jid: string }).jid)).toEqual([jid]);
     expect(await server.redis.zcard('retry')).toBe(0);
   });
