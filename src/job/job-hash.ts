@@ -99,6 +99,40 @@ export interface WorkerOptions {
    * option above or a member wurk writes itself (`class`, `jid`, …).
    */
   custom?: Record<string, unknown>;
+  /**
+   * Run `perform` in a worker thread of a pool (`node:worker_threads`), so a
+   * CPU-bound job neither blocks the process's other jobs nor outlives its
+   * AbortSignal: past a grace the thread is terminated. `true` takes the
+   * defaults; see docs/sandboxed-workers.md. Never in the payload.
+   */
+  sandbox?: boolean | SandboxOptions;
+}
+
+/** `@Worker({ sandbox: { … } })`: how the threads of a sandboxed worker are pooled, loaded and bounded. */
+export interface SandboxOptions {
+  /** Threads at most (started on demand, kept while idle); default: the concurrency of the worker's capsule. */
+  pool?: number;
+  /**
+   * The module the thread imports to find the class (by its class name among the module's exports); default: the
+   * file that applied `@Worker`, captured when the decorator ran. An absolute path.
+   */
+  file?: string;
+  /** Milliseconds a perform may run on after the job's AbortSignal fired before its thread is terminated (1000). */
+  grace?: number;
+  /** V8 heap and stack limits of each thread (`new Worker(…, { resourceLimits })`); past them the job fails. */
+  resourceLimits?: SandboxResourceLimits;
+}
+
+/** The `resourceLimits` of `node:worker_threads`, in megabytes. */
+export interface SandboxResourceLimits {
+  /** The main heap's ceiling. */
+  maxOldGenerationSizeMb?: number;
+  /** The young generation's ceiling. */
+  maxYoungGenerationSizeMb?: number;
+  /** The code range's size. */
+  codeRangeSizeMb?: number;
+  /** The thread's stack size. */
+  stackSizeMb?: number;
 }
 
 /** The keys of WorkerOptions, for the start-up check of a worker declared without the type (plain JS, a cast). */
@@ -120,5 +154,6 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   deadline: true,
   expiresIn: true,
   custom: true,
+  sandbox: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

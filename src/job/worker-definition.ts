@@ -5,6 +5,7 @@ import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
 import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
 import { checkEpochLimit, isLimitSeconds, TIMEOUT_RULE } from './job-limits';
 import { nowMs } from './time';
+import { validateSandboxOptions } from './sandbox-options';
 import { isTtl, TTL_RULE } from './time-bounds';
 
 /** What a worker class must have: a `perform` whose arguments are the job's `args`. */
@@ -34,10 +35,19 @@ const definitions = new WeakMap<object, WorkerOptions>();
 /** Every class `@Worker` ever decorated, so start-up can name the ones no module provides. */
 const declared = new Set<WorkerClass>();
 
-/** Records a class's worker options (what `@Worker` does). */
-export function defineWorker(target: object, options: WorkerOptions): void {
+/** The module file each class was declared in, as seen when `@Worker` ran: what a sandbox thread imports. */
+const declaredIn = new WeakMap<object, string>();
+
+/** Records a class's worker options (what `@Worker` does), and the file that declared it when known. */
+export function defineWorker(target: object, options: WorkerOptions, file?: string): void {
   definitions.set(target, { ...options });
   declared.add(target as WorkerClass);
+  if (file !== undefined) declaredIn.set(target, file);
+}
+
+/** The module file that applied `@Worker` to `target`, when the decorator could tell. */
+export function workerFileOf(target: object): string | undefined {
+  return declaredIn.get(target);
 }
 
 export function declaredWorkerClasses(): WorkerClass[] {
@@ -54,7 +64,7 @@ export function workerName(target: WorkerClass): string {
 }
 
 /** Keys of `WorkerOptions` that configure wurk and never reach a payload as themselves. */
-const NON_PAYLOAD_OPTIONS = new Set(['name', 'capsule', 'custom']);
+const NON_PAYLOAD_OPTIONS = new Set(['name', 'capsule', 'custom', 'sandbox']);
 
 /** Members wurk writes itself: a `custom` member of the same name would be overwritten or would corrupt the job. */
 const RESERVED_MEMBERS = new Set([
@@ -173,6 +183,7 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
     throw new WurkConfigError(where('encrypt'), 'must be a boolean');
   }
   validateLimitOptions(where, options);
+  validateSandboxOptions(where('sandbox'), options.sandbox);
   if (options.uniqueFor !== undefined && options.encrypt === true) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
   }

@@ -9,6 +9,18 @@ export interface RegisteredWorker {
   target: WorkerClass;
   options: WorkerOptions;
   instance: WorkerInstance;
+  /** Set for `@Worker({ sandbox })`: performs run here, in a thread, instead of on `instance`. */
+  sandbox?: SandboxRunner;
+}
+
+/** Runs a sandboxed worker's `perform` off the main thread (server/sandbox's pool). */
+export interface SandboxRunner {
+  /**
+   * Performs one job with its JSON-decoded `args`; resolves with the result,
+   * rejects with perform's error, or stops the work for good once `signal`
+   * has fired and a grace has passed.
+   */
+  run(args: unknown[], signal: AbortSignal): Promise<unknown>;
 }
 
 /** The worker classes this process can run, by Sidekiq class string. */

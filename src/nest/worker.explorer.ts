@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, Logger, OnApplicationShutdown, OnModuleInit } from '@nestjs/common';
 import { DiscoveryService } from '@nestjs/core';
 import type { InstanceWrapper } from '@nestjs/core/injector/instance-wrapper';
 import { WurkConfigError } from '../job/errors';
@@ -8,10 +8,13 @@ import {
   WorkerClass,
   WorkerInstance,
   workerName,
+  workerFileOf,
   workerOptionsOf,
 } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
-import { CapsuleGroup, capsuleGroups, checkWorkerCapsule } from '../server/capsules';
+import { CapsuleGroup, capsuleGroups, checkWorkerCapsule, DEFAULT_CAPSULE } from '../server/capsules';
+import { SandboxPool } from '../server/sandbox/sandbox-pool';
+import { sandboxPoolSpec } from '../server/sandbox/sandbox-spec';
 import { SERVER_DEFAULTS } from '../server/server-options';
 import { providerClasses } from './provider-classes';
 import { WURK_RESOLVED_OPTIONS } from './tokens';
@@ -23,9 +26,11 @@ import type { ResolvedWurkOptions } from './wurk-options';
  * name, no `perform`, a bad option) stops the app before it serves.
  */
 @Injectable()
-export class WorkerExplorer implements OnModuleInit {
+export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Wurk');
   private groups: CapsuleGroup[] = [];
+  /** The thread pools of sandboxed workers, closed after the server has stopped (beforeApplicationShutdown). */
+  private readonly pools: SandboxPool[] = [];
 
   constructor(
     private readonly discovery: DiscoveryService,
@@ -33,7 +38,7 @@ export class WorkerExplorer implements OnModuleInit {
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
   ) {}
 
-  onModuleInit(): void {
+  async onModuleInit(): Promise<void> {
     this.groups = capsuleGroups(
       this.options.queues ?? SERVER_DEFAULTS.queues,
       this.options.concurrency,
@@ -51,6 +56,35 @@ export class WorkerExplorer implements OnModuleInit {
       }`,
     );
     if (this.options.processing) this.warnUnprovided();
+    await this.startPools();
+  }
+
+  /** Terminates every sandbox thread, idle or not: none may outlive the app (or keep its process alive). */
+  async onApplicationShutdown(): Promise<void> {
+    await Promise.all(this.pools.splice(0).map((pool) => pool.close()));
+  }
+
+  /**
+   * Loads each sandboxed class in a thread before the app serves: a file
+   * the thread cannot import (no TypeScript loader, side effects that throw,
+   * the class not exported) stops start-up naming the class and the reason,
+   * instead of failing every job of it later.
+   */
+  private async startPools(): Promise<void> {
+    const results = await Promise.allSettled(this.pools.map((pool) => pool.start()));
+    const failed = results.findIndex((result) => result.status === 'rejected');
+    if (failed === -1) return;
+    const { spec } = this.pools[failed];
+    const reason = (results[failed] as PromiseRejectedResult).reason as unknown;
+    await this.onApplicationShutdown();
+    throw new WurkConfigError(
+      `@Worker(${spec.workerName}).sandbox`,
+      `cannot load ${spec.exportName} in a worker thread from ${spec.file}: ${reason instanceof Error ? reason.message : String(reason)}${
+        spec.file.endsWith('.ts')
+          ? ' (a .ts file needs a TypeScript loader the thread inherits: node -r ts-node/register)'
+          : ''
+      }`,
+    );
   }
 
   /**
@@ -82,6 +116,24 @@ export class WorkerExplorer implements OnModuleInit {
         `${target.name} must be a singleton provider (request-scoped workers are not supported)`,
       );
     }
-    this.registry.register({ name, target, options, instance: wrapper.instance as WorkerInstance });
+    // A producer-only app never performs, so it starts no threads.
+    const spec = this.options.processing
+      ? sandboxPoolSpec({
+          name,
+          target,
+          options,
+          declaredIn: workerFileOf(target),
+          defaultSize: this.poolSize(options),
+        })
+      : undefined;
+    const sandbox = spec ? new SandboxPool(spec) : undefined;
+    if (sandbox) this.pools.push(sandbox);
+    this.registry.register({ name, target, options, instance: wrapper.instance as WorkerInstance, sandbox });
+  }
+
+  /** One thread per processor of the class's capsule: a sandboxed job never waits for a thread while a slot is free. */
+  private poolSize(options: { capsule?: string }): number {
+    const group = this.groups.find((candidate) => candidate.name === (options.capsule ?? DEFAULT_CAPSULE));
+    return group?.concurrency ?? SERVER_DEFAULTS.concurrency;
   }
 }

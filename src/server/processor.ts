@@ -483,5 +483,8 @@ export function attemptOf(payload: JobPayload): number {
 export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);
-  context.result = await worker.instance.perform(...(context.args ?? context.job.args));
+  const args = context.args ?? context.job.args;
+  context.result = worker.sandbox
+    ? await worker.sandbox.run(args, context.execution.signal)
+    : await worker.instance.perform(...args);
 }

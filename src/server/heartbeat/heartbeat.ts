@@ -330,7 +330,8 @@ export function preloadInSourceThreads(module: string | undefined): void {
   (globalThis as Record<symbol, unknown>)[SOURCE_PRELOAD] = module;
 }
 
-function sourcePreload(): string | undefined {
+/** The module named by {@link preloadInSourceThreads}; sandbox threads started from source preload it too. */
+export function sourcePreload(): string | undefined {
   return (globalThis as Record<symbol, unknown>)[SOURCE_PRELOAD] as string | undefined;
 }
 
