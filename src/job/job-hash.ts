@@ -1,3 +1,5 @@
+import type { CollapseOption } from './collapse-policy';
+
 /**
  * The job hash a caller pushes: Sidekiq's `Client.push` argument, keys as
  * Sidekiq spells them. Any other key is copied into the payload untouched.
@@ -73,6 +75,13 @@ export interface WorkerOptions {
    */
   uniqueUntil?: 'success' | 'start';
   /**
+   * Ruby Wurk's collapse policies, written to the payload as `collapse`: `{ policy: 'debounce', wait, max_wait? }` (the
+   * last push of a burst runs, `wait` seconds after it, at most `max_wait` after the first; each push resolves to null)
+   * or `{ policy: 'throttle', slot }` (the first push of each `slot`-second window runs, later ones resolve to null).
+   * Not with `uniqueFor`. See docs/debounce.md.
+   */
+  collapse?: CollapseOption;
+  /**
    * Extra payload members, copied into every job of this class as Sidekiq
    * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
    * puts `"lock":"until_executed"` in the payload. A key may not shadow an
@@ -95,6 +104,7 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   retry_queue: true,
   uniqueFor: true,
   uniqueUntil: true,
+  collapse: true,
   custom: true,
 };
 export const WORKER_OPTION_KEYS: readonly string[] = Object.keys(WORKER_OPTION_FLAGS);

@@ -1,5 +1,6 @@
 import { didYouMeanText } from './did-you-mean';
-import { WurkConfigError } from './errors';
+import { parseCollapse } from './collapse-policy';
+import { InvalidJobError, WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
 import { isValidQueueName, QUEUE_NAME_RULE } from './queue-name';
@@ -164,6 +165,24 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   }
   if (options.uniqueFor !== undefined && options.custom?.encrypt !== undefined && options.custom.encrypt !== false) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
+  }
+  validateCollapse(where, options);
+}
+
+/** A bad policy would boot fine and make every push of the class fail, so it is refused where it was declared. */
+function validateCollapse(where: (option: string) => string, options: WorkerOptions): void {
+  if (options.collapse === undefined) return;
+  try {
+    parseCollapse(options.collapse);
+  } catch (error) {
+    if (error instanceof InvalidJobError) throw new WurkConfigError(where(error.field), error.reason);
+    throw error;
+  }
+  if (options.uniqueFor !== undefined) {
+    throw new WurkConfigError(where('collapse'), 'cannot be combined with uniqueFor: keep one of the two');
+  }
+  if (options.custom?.encrypt !== undefined && options.custom.encrypt !== false) {
+    throw new WurkConfigError(where('collapse'), 'cannot be combined with encrypt');
   }
 }
 

@@ -23,6 +23,7 @@ import { PeriodicLifecycle } from './periodic.lifecycle';
 import { StatusHooks } from './status.hooks';
 import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
+import { CollapseHooks } from './collapse.hooks';
 import { WurkServer } from './wurk-server';
 
 /**
@@ -49,6 +50,8 @@ export class WurkLifecycle
     }
     // Innermost: the unique digest is taken of the job as the app's middleware left it.
     if (installable) this.optionalProvider(UniqueHooks)?.installClientMiddleware();
+    // Innermost too: a debounced job is written by it, as the rest of the chain left it.
+    if (installable) this.optionalProvider(CollapseHooks)?.installClientMiddleware();
     for (const entry of this.options.serverMiddleware) {
       this.server.use(await resolveEntry(this.moduleRef, entry));
     }
