@@ -16,8 +16,9 @@ export const DEBOUNCE_GRACE_SECONDS = 300;
 /** What a push that did not become a job of its own did, for the log line and the counter. */
 export interface CollapsedPush {
   policy: CollapseOption['policy'];
-  /** The collapsed job's class and jid. */
+  /** The collapsed job's class, queue and jid. */
   className: string;
+  queue: string;
   jid: string;
   /** Debounce: the member it replaced was still pending. Throttle: the jid that holds the slot. */
   replaced?: boolean;
@@ -45,13 +46,17 @@ export function collapseClientMiddleware(
     if (!policy) return next();
     if (policy.policy === 'debounce') {
       const replaced = await debounce(redis, context.job, policy.wait, policy.max_wait ?? 0);
-      onCollapsed?.({ policy: 'debounce', className: context.job.className, jid: context.job.jid, replaced });
+      onCollapsed?.({ policy: 'debounce', ...identity(context.job), replaced });
       return;
     }
     const holder = await throttle(redis, context.job, policy.slot);
     if (holder === context.job.jid) return next();
-    onCollapsed?.({ policy: 'throttle', className: context.job.className, jid: context.job.jid, holder });
+    onCollapsed?.({ policy: 'throttle', ...identity(context.job), holder });
   };
+}
+
+function identity(job: JobPayload): Pick<CollapsedPush, 'className' | 'queue' | 'jid'> {
+  return { className: job.className, queue: job.queue, jid: job.jid };
 }
 
 /** Writes the job as the burst's pending member; true when it replaced one still waiting. */

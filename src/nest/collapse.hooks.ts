@@ -12,6 +12,7 @@ import { ClientService } from './client.service';
 @Injectable()
 export class CollapseHooks {
   private readonly logger = new Logger('WurkCollapse');
+  private readonly observers: Array<(push: CollapsedPush) => void> = [];
 
   constructor(
     private readonly connections: RedisConnections,
@@ -20,9 +21,19 @@ export class CollapseHooks {
 
   installClientMiddleware(): void {
     this.client.use(
-      collapseClientMiddleware(this.connections.command, (push) => this.logCollapsed(push)),
+      collapseClientMiddleware(this.connections.command, (push) => this.collapsed(push)),
       carriesCollapse,
     );
+  }
+
+  /** Adds a listener of collapsed pushes (the metrics module's counter). */
+  onCollapsed(observer: (push: CollapsedPush) => void): void {
+    this.observers.push(observer);
+  }
+
+  private collapsed(push: CollapsedPush): void {
+    this.logCollapsed(push);
+    for (const observer of this.observers) observer(push);
   }
 
   // Debug, never more: a burst is many pushes by design, and each one lands here.

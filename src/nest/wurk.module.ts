@@ -76,6 +76,7 @@ import { withProcessOverrides } from './process-overrides';
   exports: [
     AdminService,
     AttemptsHooks,
+    CollapseHooks,
     WurkServer,
     JobContext,
     ClientService,
