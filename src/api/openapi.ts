@@ -62,7 +62,20 @@ const JOB_OPTIONS: Record<string, Schema> = {
     description: 'Seconds the unique lock lives, up to ten years',
   },
   unique_until: { type: 'string' },
-  collapse: { type: 'boolean' },
+  collapse: {
+    type: 'object',
+    description:
+      "Ruby Wurk's collapse policy (docs/debounce.md): { policy: 'debounce', wait, max_wait? }, the last push of a " +
+      'burst wins and every push answers 200 {"jid":null}; or { policy: \'throttle\', slot }, the first push of ' +
+      'each slot-second window wins. Refused on /v1/jobs/bulk, and a debounce with at.',
+    required: ['policy'],
+    properties: {
+      policy: { type: 'string', enum: ['debounce', 'throttle'] },
+      wait: { type: 'number', exclusiveMinimum: 0, maximum: 315_576_000 },
+      max_wait: { type: 'number', exclusiveMinimum: 0, maximum: 315_576_000 },
+      slot: { type: 'integer', minimum: 1, maximum: 315_576_000 },
+    },
+  },
   log_level: { type: 'string' },
   locale: { type: 'string' },
   wrapped: { type: 'string' },

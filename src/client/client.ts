@@ -278,6 +278,11 @@ export class Client {
     const bulk = toPayload(item);
     const argsList = bulkArgs(bulk);
     const times = bulkTimes(bulk, argsList.length);
+    // Ruby Wurk refuses it too: a collapse decides per job (a script call each, where a bulk is one round trip), and
+    // a debounced job's null would read as "dropped" though it was written.
+    if (bulk.has('collapse') && bulk.get<unknown>('collapse') !== null) {
+      throw new InvalidJobError('collapse', 'cannot be used with a bulk push: push these jobs one at a time');
+    }
     if (argsList.length > 1 && bulk.has('jid')) {
       throw new InvalidJobError('jid', 'may only be given when pushing a single job');
     }

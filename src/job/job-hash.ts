@@ -1,3 +1,5 @@
+import type { CollapseOption } from './collapse-policy';
+
 /**
  * The job hash a caller pushes: Sidekiq's `Client.push` argument, keys as
  * Sidekiq spells them. Any other key is copied into the payload untouched.
@@ -78,6 +80,7 @@ export interface WorkerOptions {
    * `encrypt`. Cannot be combined with `uniqueFor`.
    */
   encrypt?: boolean;
+  /**
    * Seconds one run may take (payload `timeout`, Wurk's). Past it the job's `signal` fires with a JobTimeoutError
    * and the job fails with it by its retry rules; its slot stays busy until `perform` really returns.
    */
@@ -92,6 +95,13 @@ export interface WorkerOptions {
    * (pushed, or its scheduled time), or it is dropped unrun and counted in `stat:expired`. Stamped as `expiry`.
    */
   expiresIn?: number;
+  /**
+   * Ruby Wurk's collapse policies, written to the payload as `collapse`: `{ policy: 'debounce', wait, max_wait? }` (the
+   * last push of a burst runs, `wait` seconds after it, at most `max_wait` after the first; each push resolves to null)
+   * or `{ policy: 'throttle', slot }` (the first push of each `slot`-second window runs, later ones resolve to null).
+   * Not with `uniqueFor`. See docs/debounce.md.
+   */
+  collapse?: CollapseOption;
   /**
    * Extra payload members, copied into every job of this class as Sidekiq
    * copies unknown `sidekiq_options`: `custom: { lock: 'until_executed' }`
@@ -153,6 +163,7 @@ const WORKER_OPTION_FLAGS: Record<keyof WorkerOptions, true> = {
   timeout: true,
   deadline: true,
   expiresIn: true,
+  collapse: true,
   custom: true,
   sandbox: true,
 };

@@ -1,4 +1,5 @@
 import { didYouMeanText } from './did-you-mean';
+import { parseCollapse } from './collapse-policy';
 import { InvalidJobError, WurkConfigError } from './errors';
 import { WORKER_OPTION_KEYS, WorkerOptions } from './job-hash';
 import { isRetryWindow, RETRY_WINDOW_RULE } from './normalize';
@@ -186,6 +187,24 @@ export function validateWorkerOptions(name: string, options: WorkerOptions): voi
   validateSandboxOptions(where('sandbox'), options.sandbox);
   if (options.uniqueFor !== undefined && options.encrypt === true) {
     throw new WurkConfigError(where('uniqueFor'), 'cannot be combined with encrypt');
+  }
+  validateCollapse(where, options);
+}
+
+/** A bad policy would boot fine and make every push of the class fail, so it is refused where it was declared. */
+function validateCollapse(where: (option: string) => string, options: WorkerOptions): void {
+  if (options.collapse === undefined) return;
+  try {
+    parseCollapse(options.collapse);
+  } catch (error) {
+    if (error instanceof InvalidJobError) throw new WurkConfigError(where(error.field), error.reason);
+    throw error;
+  }
+  if (options.uniqueFor !== undefined) {
+    throw new WurkConfigError(where('collapse'), 'cannot be combined with uniqueFor: keep one of the two');
+  }
+  if (options.encrypt === true || (options.custom?.encrypt !== undefined && options.custom.encrypt !== false)) {
+    throw new WurkConfigError(where('collapse'), 'cannot be combined with encrypt');
   }
 }
 

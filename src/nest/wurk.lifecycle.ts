@@ -24,6 +24,7 @@ import { StatusHooks } from './status.hooks';
 import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
 import { installEncryption } from './encryption.hooks';
+import { CollapseHooks } from './collapse.hooks';
 import { WurkServer } from './wurk-server';
 
 /**
@@ -55,6 +56,8 @@ export class WurkLifecycle
     if (installable) installEncryption({ client: this.client, server: this.server }, this.options.encryption);
     // Innermost: the unique digest is taken of the job as the app's middleware left it.
     if (installable) this.optionalProvider(UniqueHooks)?.installClientMiddleware();
+    // Innermost too: a debounced job is written by it, as the rest of the chain left it.
+    if (installable) this.optionalProvider(CollapseHooks)?.installClientMiddleware();
     // Status rows first (its onStart installs the progress reporter), then
     // periodic running locks and unique locks, then the attempts log; addListener ignores a listener added twice.
     for (const holder of [StatusHooks, PeriodicLifecycle, UniqueHooks, AttemptsHooks] as Type<{

@@ -13,6 +13,7 @@ import { StatusService } from './status.service';
 import { StatusHooks } from './status.hooks';
 import { AttemptsHooks } from './attempts.hooks';
 import { UniqueHooks } from './unique.hooks';
+import { CollapseHooks } from './collapse.hooks';
 import { LimiterService } from './limiter.service';
 import { RedisPushTransport } from '../client/push-transport';
 import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
@@ -59,6 +60,7 @@ import { withProcessOverrides } from './process-overrides';
     StatusHooks,
     AttemptsHooks,
     UniqueHooks,
+    CollapseHooks,
     LimiterService,
     WorkerExplorer,
     WurkServer,
@@ -74,6 +76,7 @@ import { withProcessOverrides } from './process-overrides';
   exports: [
     AdminService,
     AttemptsHooks,
+    CollapseHooks,
     WurkServer,
     JobContext,
     ClientService,

@@ -141,6 +141,11 @@ export const Keys = {
   // --- Unique jobs (docs/internals/spec/contract.md §5, Wurk's layout) ----------------------------
   /** `digest` = hex SHA-256 of Ruby's `JSON.generate([class, queue, args])`; value = the holder's jid. */
   unique: (digest: string): string => `unique:${digest}`,
+  // --- Collapse policies (Ruby Wurk's `collapse:` option; the digest is the unique-job digest above) ---
+  /** HASH of a debounce burst: `member` = the pending job as it sits in `schedule`, `first` = the burst's start. */
+  debounce: (digest: string): string => `debounce:${digest}`,
+  /** Prefix of a throttle's slot keys `throttle:<digest>:<floor(epoch / slot)>`, each holding the admitted jid. */
+  throttle: (digest: string): string => `throttle:${digest}`,
   /**
    * A set or queue being cleared by the admin API, held (renamed) here while its jobs' unique locks are given back;
    * `token` is the clear's own.

@@ -4,6 +4,7 @@ import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wur
 import { RedisConnections } from '../../redis/connections';
 import { AttemptsHooks } from '../attempts.hooks';
 import { ClientService } from '../client.service';
+import { CollapseHooks } from '../collapse.hooks';
 import { WurkServer } from '../wurk-server';
 import { WorkerRegistry } from '../../job/worker-registry';
 
@@ -65,6 +66,7 @@ export class WurkMetricsModule {
             ClientService,
             WorkerRegistry,
             { token: AttemptsHooks, optional: true },
+            { token: CollapseHooks, optional: true },
           ],
           useFactory: (
             connections: RedisConnections,
@@ -72,6 +74,7 @@ export class WurkMetricsModule {
             client: ClientService,
             workers: WorkerRegistry,
             history: AttemptsHooks | undefined,
+            collapse: CollapseHooks | undefined,
           ) => {
             const subject = {
               redis: connections.command,
@@ -88,6 +91,7 @@ export class WurkMetricsModule {
             server.addListener(metrics.listener);
             // A test may override ClientService with a plain mock.
             if (typeof (client as Partial<ClientService>).onPushed === 'function') client.onPushed(metrics.pushed);
+            collapse?.onCollapsed((push) => metrics.collapsed(push.className, push.queue, push.policy));
             return metrics;
           },
         },

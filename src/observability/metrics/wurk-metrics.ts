@@ -65,6 +65,7 @@ export class WurkMetrics {
   private readonly jobs: Counter<'class' | 'queue' | 'outcome'>;
   private readonly duration: Histogram<'class' | 'queue' | 'outcome'>;
   private readonly pushes: Counter<'class' | 'queue'>;
+  private readonly collapsedPushes: Counter<'class' | 'queue' | 'policy'>;
   private cachedQueues?: { at: number; reading: Promise<Map<string, QueueGauge>> };
   private readonly classLabels: LabelValues;
   private readonly queueLabels: LabelValues;
@@ -112,6 +113,17 @@ export class WurkMetrics {
           name: `${prefix}pushes_total`,
           help: 'Jobs pushed by this process, by class and queue.',
           labelNames: ['class', 'queue'],
+          registers: [registry],
+        }),
+    );
+    this.collapsedPushes = reuse(
+      registry,
+      `${prefix}collapsed_pushes_total`,
+      () =>
+        new prom.Counter({
+          name: `${prefix}collapsed_pushes_total`,
+          help: 'Pushes by this process that a collapse policy folded into another job (debounce) or dropped (throttle).',
+          labelNames: ['class', 'queue', 'policy'],
           registers: [registry],
         }),
     );
@@ -183,6 +195,11 @@ export class WurkMetrics {
   /** The client's push observer. */
   readonly pushed = (className: string, queue: string, count: number): void => {
     this.pushes.inc({ class: this.classLabels.of(className), queue: this.queueLabels.of(queue) }, count);
+  };
+
+  /** Hears a push a collapse policy folded into another job (`debounce`) or dropped (`throttle`). */
+  readonly collapsed = (className: string, queue: string, policy: string): void => {
+    this.collapsedPushes.inc({ class: this.classLabels.of(className), queue: this.queueLabels.of(queue), policy });
   };
 
   private settled(context: ServerContext, outcome: JobOutcome): void {
