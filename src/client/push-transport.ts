@@ -40,9 +40,9 @@ export class RedisPushTransport implements PushTransport {
 
   constructor(
     readonly redis: Redis,
-    private readonly writes: WritePolicy = NO_REPLICA_WAIT,
+    protected readonly writes: WritePolicy = NO_REPLICA_WAIT,
     // ioredis fills in host and port (localhost:6379) when the caller leaves them out.
-    private readonly server: () => string = () => `${redis.options.host}:${redis.options.port}`,
+    protected readonly server: () => string = () => `${redis.options.host}:${redis.options.port}`,
   ) {}
 
   /**
