@@ -61,6 +61,3 @@ export type { RedisConnectionOptions } from './redis/connection';
 export { WurkError, WurkConfigError, InvalidJobError } from './job/errors';
 export { InvalidScheduleError } from './client/schedule-time';
 export { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from './redis/redis-errors';
-export { ReliablePushTransport } from './client/reliable-push/reliable-push-transport';
-export type { ReliablePushStats } from './client/reliable-push/reliable-push-transport';
-export { PushBufferFullError } from './client/reliable-push/push-buffer-full-error';

@@ -16,7 +16,10 @@ export class WurkClientOptions {
   @IsFlag()
   reliablePush?: boolean;
 
-  /** With `reliablePush`: the most jobs buffered at once (Pro's default, 1000); past it a push rejects with PushBufferFullError. */
+  /**
+   * With `reliablePush`: the most jobs buffered at once (default 1000, Pro's); past it a push rejects with
+   * PushBufferFullError.
+   */
   @IsCount(1, 1_000_000)
   reliablePushMaxJobs?: number;
 
@@ -24,7 +27,10 @@ export class WurkClientOptions {
   @IsCount(1)
   reliablePushMaxBytes?: number;
 
-  /** With `reliablePush`: seconds a buffered job may wait for Redis (default 3600); older ones are dropped unsent and reported. */
+  /**
+   * With `reliablePush`: seconds a buffered job may wait for Redis (default 3600); older ones are dropped unsent and
+   * reported.
+   */
   @IsSeconds({ timer: true })
   reliablePushMaxAge?: number;
 }

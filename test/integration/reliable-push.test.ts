@@ -4,9 +4,8 @@ import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
 import {
   ClientService,
-  PushBufferFullError,
+  CommandInDoubtError,
   RedisUnavailableError,
-  ReliablePushTransport,
   Worker,
   WurkModule,
   WurkModuleOptions,
@@ -16,6 +15,7 @@ import { WriteMayHaveAppliedError } from '../../src/api/idempotency';
 import { JobsRoutes } from '../../src/api/jobs.routes';
 import type { ApiRequest } from '../../src/api/router';
 import { Client } from '../../src/client/client';
+import { PushBufferFullError, ReliablePushTransport } from '../../src/entries/internals';
 import { StatusStore } from '../../src/status/status-store';
 import { RedisPushTransport } from '../../src/client/push-transport';
 import { ReliablePushSettings } from '../../src/client/reliable-push/reliable-push-transport';
@@ -106,9 +106,32 @@ describe('reliable push: pushes made while Redis is away are buffered and sent w
     expect(logger.lines.filter((line) => /buffered job\(s\) sent/.test(line))).toEqual([
       expect.stringContaining('5000 buffered job(s) sent, in push order'),
     ]);
-    // eslint-disable-next-line no-console
     console.log(`reliable push: 5000 buffered jobs drained in ${drainMs} ms after Redis came back`);
   }, 60000);
+
+  it('a push whose reply was lost (CommandInDoubtError) is not buffered: it rejects, and is never sent a second time', async () => {
+    const { redis, client, transport } = reliableClient();
+    await client.push({ class: 'Warmup', args: [], queue: 'warm' });
+    const id = String(await redis.client('ID'));
+    const watcher = server.client();
+    // Redis reads the push and holds it unexecuted while writes are paused; then the server dies under it.
+    await watcher.call('CLIENT', 'PAUSE', '10000', 'WRITE');
+    const outcome = client.push({ class: 'LostReplyJob', args: [], queue: 'lost' }).then(
+      () => 'resolved',
+      (error: unknown) => error,
+    );
+    await waitFor(async () => /flags=b/.test(String(await watcher.call('CLIENT', 'LIST', 'ID', id))), {
+      what: 'the push to block in Redis',
+    });
+    await server.halt('SIGKILL');
+    expect(await outcome).toBeInstanceOf(CommandInDoubtError);
+    expect(transport.stats.buffered).toBe(0);
+    const later = await client.push({ class: 'LaterJob', args: [], queue: 'lost' });
+    expect(transport.stats.buffered).toBe(1);
+    await server.boot();
+    await waitFor(() => transport.stats.buffered === 0, { timeout: 15000, what: 'the buffer to drain' });
+    expect(await queuedJids('lost')).toEqual([later]);
+  }, 30000);
 
   it('buffer full: the push past maxJobs rejects with PushBufferFullError; the ones before it are still delivered', async () => {
     const { redis, client, transport } = reliableClient({ maxJobs: 3 });
