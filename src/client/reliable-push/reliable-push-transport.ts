@@ -162,10 +162,12 @@ export class ReliablePushTransport extends RedisPushTransport {
     this.closed = true;
     this.stopRetrying();
     const deadline = Date.now() + timeoutMs;
+    // One `ready` listener at a time, however long the wait: ioredis warns past ten.
+    let ready: Promise<void> | undefined;
     while (!this.buffer.empty && Date.now() < deadline) {
       this.kick();
-      const wait = this.draining ?? this.nextReady();
-      await Promise.race([wait, pause(Math.min(deadline - Date.now(), RETRY_MS))]);
+      ready ??= this.nextReady().then(() => void (ready = undefined));
+      await Promise.race([this.draining ?? ready, pause(Math.min(deadline - Date.now(), RETRY_MS))]);
     }
     // A send in flight settles within the write deadline; its job is then delivered or reported, not dropped here.
     if (this.draining) await this.draining;
