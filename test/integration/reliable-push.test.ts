@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { LoggerService, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type Redis from 'ioredis';
+import { Registry } from 'prom-client';
 import {
   ClientService,
   CommandInDoubtError,
@@ -16,6 +17,7 @@ import { JobsRoutes } from '../../src/api/jobs.routes';
 import type { ApiRequest } from '../../src/api/router';
 import { Client } from '../../src/client/client';
 import { PushBufferFullError, ReliablePushTransport } from '../../src/entries/internals';
+import { WurkMetricsModule } from '../../src/entries/metrics';
 import { StatusStore } from '../../src/status/status-store';
 import { RedisPushTransport } from '../../src/client/push-transport';
 import { ReliablePushSettings } from '../../src/client/reliable-push/reliable-push-transport';
@@ -358,6 +360,42 @@ describe('reliable push in the Nest module', () => {
     const locks = await server.redis.keys('unique:*');
     expect(locks).toHaveLength(1);
     expect(await server.redis.get(locks[0])).toBe(first);
+    await app.close();
+  }, 30000);
+
+  it('metrics: the buffered jobs gauge and the outcome counter, read at scrape time', async () => {
+    await server.redis.flushall();
+    const registry = new Registry();
+    @Module({
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          server: { processing: false },
+          client: { reliablePush: true, reliablePushMaxJobs: 2 },
+        }),
+        WurkMetricsModule.forRoot({ registry, path: false, queueGauges: false }),
+      ],
+      providers: [ReliableJob],
+    })
+    class MetricsApp {}
+    const capture = captureLogs();
+    const app = await NestFactory.createApplicationContext(MetricsApp, { logger: capture.logger });
+    const client = app.get(ClientService);
+    await client.performAsync(ReliableJob);
+    await server.halt();
+    await waitFor(() => capture.lines.some((line) => /unreachable/.test(line)), { what: 'the outage line' });
+    await client.performAsync(ReliableJob);
+    await client.performAsync(ReliableJob);
+    await expect(client.performAsync(ReliableJob)).rejects.toBeInstanceOf(PushBufferFullError);
+    const during = await registry.metrics();
+    expect(during).toMatch(/^wurk_reliable_push_buffered_jobs 2$/m);
+    expect(during).toMatch(/^wurk_reliable_push_jobs_total\{outcome="refused"\} 1$/m);
+    await server.boot();
+    const transport = client.transport as ReliablePushTransport;
+    await waitFor(() => transport.stats.buffered === 0, { timeout: 15000, what: 'the buffer to drain' });
+    const after = await registry.metrics();
+    expect(after).toMatch(/^wurk_reliable_push_buffered_jobs 0$/m);
+    expect(after).toMatch(/^wurk_reliable_push_jobs_total\{outcome="delivered"\} 2$/m);
     await app.close();
   }, 30000);
 
