@@ -18,6 +18,8 @@ export interface BufferedPush {
    * Resolves to the number of jobs it halted (a lost lock), which are then left out of the send.
    */
   prepare?: () => Promise<number>;
+  /** How many of its jobs `prepare` halted, once it ran. */
+  halted?: number;
   /** Writes the push, as a direct push would have. */
   readonly send: () => Promise<void>;
 }

@@ -194,11 +194,19 @@ export class ReliablePushTransport extends RedisPushTransport {
     if (this.unbuffered.getStore()) return send();
     if (this.mustBuffer()) return this.buffered(texts(), send);
     try {
-      await send();
+      await this.sendOnce(send);
     } catch (error) {
       if (this.closed || !this.neverReachedRedis(error)) throw error;
       return this.buffered(texts(), send);
     }
+  }
+
+  /**
+   * Runs a send with buffering off: RedisPushTransport.write hands a single job to `pushOne`/`scheduleOne`, which are
+   * this class's, and must write it rather than buffer it a second time (during a drain everything would buffer).
+   */
+  private sendOnce(send: () => Promise<void>): Promise<void> {
+    return this.unbuffered.run(true, send);
   }
 
   /**
@@ -256,10 +264,12 @@ export class ReliablePushTransport extends RedisPushTransport {
       if (this.redis.status !== 'ready') return;
       try {
         if (push.prepare) {
-          this.counts.halted += await push.prepare();
+          push.halted = await push.prepare();
+          this.counts.halted += push.halted;
           push.prepare = undefined;
         }
-        await push.send();
+        // Every job of it lost its lock: nothing is left to write.
+        if ((push.halted ?? 0) < push.texts.length) await this.sendOnce(push.send);
       } catch (error) {
         if (this.neverReachedRedis(error) || (push.prepare && isUnreachable(error))) return;
         this.buffer.shift();
@@ -272,8 +282,9 @@ export class ReliablePushTransport extends RedisPushTransport {
         continue;
       }
       this.buffer.shift();
-      this.counts.delivered += push.texts.length;
-      this.deliveredThisOutage += push.texts.length;
+      const sent = push.texts.length - (push.halted ?? 0);
+      this.counts.delivered += sent;
+      this.deliveredThisOutage += sent;
     }
     this.drained();
   }
