@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { JobSet } from '../admin/job-set';
 import type { Client } from '../client/client';
+import { ReliablePushTransport } from '../client/reliable-push/reliable-push-transport';
 import { readAttempts } from '../history/attempts-store';
 import { InvalidJobError } from '../job/errors';
 import type { StatusStore } from '../status/status-store';
@@ -75,10 +76,14 @@ export class JobsRoutes {
     return jsonResponse(jids.some((jid) => jid !== null) ? 201 : 200, { jids });
   }
 
-  /** The client owns what a valid job is; its verdict is surfaced, not duplicated. */
+  /**
+   * The client owns what a valid job is; its verdict is surfaced, not duplicated. Never through reliable push's
+   * buffer: a 201 must mean the job is in Redis, not in this process's memory, and the caller can retry by itself.
+   */
   private async clientCall<T>(call: () => Promise<T>): Promise<T> {
+    const transport = this.deps.client.transport;
     try {
-      return await call();
+      return await (transport instanceof ReliablePushTransport ? transport.direct(call) : call());
     } catch (error) {
       if (error instanceof InvalidJobError) throw invalidRequest(`${error.message}.`, { field: error.field });
       throw pushMayHaveApplied(error) ? new WriteMayHaveAppliedError(error) : error;

@@ -40,9 +40,10 @@ export class RedisPushTransport implements PushTransport {
 
   constructor(
     readonly redis: Redis,
-    private readonly writes: WritePolicy = NO_REPLICA_WAIT,
-    // ioredis fills in host and port (localhost:6379) when the caller leaves them out.
-    private readonly server: () => string = () => `${redis.options.host}:${redis.options.port}`,
+    /** How hard a write tries (replicas, deadline); reliable push reads it to tell "not sent" from "maybe sent". */
+    protected readonly writes: WritePolicy = NO_REPLICA_WAIT,
+    /** The server, for messages. ioredis fills in host and port (localhost:6379) when the caller leaves them out. */
+    protected readonly server: () => string = () => `${redis.options.host}:${redis.options.port}`,
   ) {}
 
   /**

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { RedisConnections } from '../redis/connections';
 import { carriesUniqueFor, uniqueClientMiddleware } from '../unique/unique-client';
 import { UniqueLockListener } from '../unique/unique-lock-listener';
+import { ReliablePushTransport } from '../client/reliable-push/reliable-push-transport';
 import { ClientService } from './client.service';
 
 /**
@@ -21,7 +22,10 @@ export class UniqueHooks {
     this.listener = new UniqueLockListener(connections.command);
   }
 
+  /** With reliable push, a lock Redis cannot take now is taken when the buffered job is sent. */
   installClientMiddleware(): void {
-    this.client.use(uniqueClientMiddleware(this.connections.command), carriesUniqueFor);
+    const transport = this.client.transport;
+    const deferral = transport instanceof ReliablePushTransport ? transport : undefined;
+    this.client.use(uniqueClientMiddleware(this.connections.command, deferral), carriesUniqueFor);
   }
 }

@@ -5,6 +5,9 @@
  */
 import { Logger } from '@nestjs/common';
 import { resolveApiOptions } from '../api/api-options';
+import { RELIABLE_PUSH_DEFAULTS } from '../client/reliable-push/reliable-push-transport';
+import type { ReliablePushSettings } from '../client/reliable-push/reliable-push-transport';
+import type { WurkClientOptions } from '../config/client-group';
 import { checkWurkOptions } from '../config/check-wurk-options';
 import type { CheckOptions } from '../config/check-wurk-options';
 import { flattenOptions } from '../config/flat-options';
@@ -64,7 +67,20 @@ type DefaultedOption = keyof ReturnType<typeof defaultOptions>;
 
 /** Options after validation and defaults, under the flat names the code below nest/ reads. */
 export type ResolvedWurkOptions = Omit<FlatWurkOptions, DefaultedOption> &
-  Required<Pick<FlatWurkOptions, DefaultedOption>>;
+  Required<Pick<FlatWurkOptions, DefaultedOption>> & {
+    /** Reliable push's bounds when `client.reliablePush` is on; undefined when it is off. */
+    reliablePush?: ReliablePushSettings;
+  };
+
+/** `client.reliablePush*` with their defaults, or undefined when reliable push is off (read by the push transport). */
+function reliablePushSettings(client: WurkClientOptions | undefined): ReliablePushSettings | undefined {
+  if (client?.reliablePush !== true) return undefined;
+  return {
+    maxJobs: client.reliablePushMaxJobs ?? RELIABLE_PUSH_DEFAULTS.maxJobs,
+    maxBytes: client.reliablePushMaxBytes ?? RELIABLE_PUSH_DEFAULTS.maxBytes,
+    maxAge: client.reliablePushMaxAge ?? RELIABLE_PUSH_DEFAULTS.maxAge,
+  };
+}
 
 /** Runs a resolver written for flat names (`queues[0]`) so its errors name the option's group (`server.queues[0]`). */
 function inGroup(group: string, check: () => void): void {
@@ -111,5 +127,5 @@ export function resolveOptions(
   });
   checkCompoundOptions(grouped);
   const given = Object.fromEntries(Object.entries(flattenOptions(grouped)).filter(([, value]) => value !== undefined));
-  return { ...defaultOptions(), ...given } as ResolvedWurkOptions;
+  return { ...defaultOptions(), ...given, reliablePush: reliablePushSettings(grouped.client) } as ResolvedWurkOptions;
 }

@@ -11,6 +11,7 @@ import {
 import type { JobLifecycleListener } from '../server/server-middleware';
 import { ModuleRef } from '@nestjs/core';
 import { RedisConnections } from '../redis/connections';
+import { ReliablePushTransport } from '../client/reliable-push/reliable-push-transport';
 import type { WorkerOptions } from '../job/job-hash';
 import { WorkerRegistry } from '../job/worker-registry';
 import type { QueueUser } from '../server/queue-plan';
@@ -118,7 +119,13 @@ export class WurkLifecycle
     }
   }
 
+  /**
+   * Reliable push's buffer gets the shutdown timeout to reach Redis before the connections close; what is left is
+   * dropped and counted in one line (the buffer lives in memory only).
+   */
   async onApplicationShutdown(): Promise<void> {
+    const transport = this.client.transport;
+    if (transport instanceof ReliablePushTransport) await transport.close(this.options.shutdownTimeout * 1000);
     await this.connections.close();
   }
 }

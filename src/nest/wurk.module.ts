@@ -16,6 +16,7 @@ import { UniqueHooks } from './unique.hooks';
 import { CollapseHooks } from './collapse.hooks';
 import { LimiterService } from './limiter.service';
 import { RedisPushTransport } from '../client/push-transport';
+import { ReliablePushTransport } from '../client/reliable-push/reliable-push-transport';
 import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkLifecycle } from './wurk.lifecycle';
@@ -48,11 +49,19 @@ import { withProcessOverrides } from './process-overrides';
       provide: WURK_PUSH_TRANSPORT,
       inject: [RedisConnections, WURK_RESOLVED_OPTIONS],
       useFactory: (connections: RedisConnections, options: ResolvedWurkOptions) =>
-        new RedisPushTransport(
-          connections.command,
-          writePolicyFor(connections.sentinel, options),
-          () => connections.server,
-        ),
+        options.reliablePush
+          ? new ReliablePushTransport(
+              connections.command,
+              writePolicyFor(connections.sentinel, options),
+              () => connections.server,
+              options.reliablePush,
+              new Logger('WurkClient'),
+            )
+          : new RedisPushTransport(
+              connections.command,
+              writePolicyFor(connections.sentinel, options),
+              () => connections.server,
+            ),
     },
     WorkerRegistry,
     ClientService,

@@ -24,19 +24,36 @@ export function carriesUniqueFor(job: JobPayload): boolean {
  */
 export function uniqueClientMiddleware(
   redis: Redis,
+  deferral?: LockDeferral,
 ): (context: ClientContext, next: () => Promise<void>) => Promise<void> {
   return async (context, next) => {
     const lock = uniqueLockOf(context.job);
     if (!lock) return next();
-    const at = context.job.get<number>('at');
-    const delay = at === undefined ? 0 : Math.max(0, Math.ceil(at - nowMs() / 1000));
-    const ttl = Math.ceil(lock.uniqueFor) + delay;
-    const won = await runScript<number>(
-      redis,
-      'unique_acquire',
-      [Keys.unique(uniqueDigest(context.job))],
-      [context.job.jid, ttl],
-    );
-    if (won === 1) await next();
+    const job = context.job;
+    const at = job.get<number>('at');
+    const digest = uniqueDigest(job);
+    // The TTL is worked out when the lock is taken: a buffered job's wait in `schedule` is shorter by then.
+    const take = async () => {
+      const delay = at === undefined ? 0 : Math.max(0, Math.ceil(at - nowMs() / 1000));
+      const ttl = Math.ceil(lock.uniqueFor) + delay;
+      return (await runScript<number>(redis, 'unique_acquire', [Keys.unique(digest)], [job.jid, ttl])) === 1;
+    };
+    if (deferral?.deferUntilSent(job, take)) return next();
+    let won: boolean;
+    try {
+      won = await take();
+    } catch (error) {
+      if (deferral?.deferUntilSent(job, take, error)) return next();
+      throw error;
+    }
+    if (won) await next();
   };
+}
+
+/**
+ * Reliable push's side of a lock taken in Redis before the write (ReliablePushTransport.deferUntilSent): true when
+ * the push will be buffered and `take` run when it is sent, a lost lock leaving the job out.
+ */
+export interface LockDeferral {
+  deferUntilSent(job: JobPayload, take: () => Promise<boolean>, error?: unknown): boolean;
 }

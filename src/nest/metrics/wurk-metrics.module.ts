@@ -3,6 +3,7 @@ import { loadPeer } from '../../observability/load-peer';
 import { WurkMetrics, WurkMetricsOptions } from '../../observability/metrics/wurk-metrics';
 import { RedisConnections } from '../../redis/connections';
 import { AttemptsHooks } from '../attempts.hooks';
+import { ReliablePushTransport } from '../../client/reliable-push/reliable-push-transport';
 import { ClientService } from '../client.service';
 import { CollapseHooks } from '../collapse.hooks';
 import { WurkServer } from '../wurk-server';
@@ -76,6 +77,7 @@ export class WurkMetricsModule {
             history: AttemptsHooks | undefined,
             collapse: CollapseHooks | undefined,
           ) => {
+            const transport = (client as Partial<ClientService>).transport;
             const subject = {
               redis: connections.command,
               busy: () => server.manager?.busy,
@@ -86,6 +88,7 @@ export class WurkMetricsModule {
                 return server.manager?.queueNames ?? [];
               },
               attemptsWriteFailures: () => history?.listener?.failedWrites,
+              reliablePush: transport instanceof ReliablePushTransport ? () => transport.stats : undefined,
             };
             const metrics = new WurkMetrics(prom, subject, { ...metricsOptions, registry });
             server.addListener(metrics.listener);

@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { ReliablePushStats } from '../../client/reliable-push/reliable-push-transport';
 import { WurkConfigError } from '../../job/errors';
 import { Keys } from '../../redis/keys';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../server/server-middleware';
@@ -50,7 +51,19 @@ export interface MetricsSubject {
   fetchedQueues?: readonly string[];
   /** Appends to the attempts log that failed since boot (docs/job-history.md); undefined when the log is off. */
   attemptsWriteFailures?(): number | undefined;
+  /** Reliable push's buffer and counts (docs/reliable-push.md); absent when `client.reliablePush` is off. */
+  reliablePush?(): ReliablePushStats;
 }
+
+/** The `outcome` label of `reliable_push_jobs_total`, per count of ReliablePushStats. */
+const RELIABLE_PUSH_OUTCOMES = {
+  delivered: 'delivered',
+  expired: 'expired',
+  halted: 'halted',
+  inDoubt: 'in_doubt',
+  droppedAtExit: 'dropped_at_exit',
+  refused: 'refused',
+} as const;
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
 
@@ -158,6 +171,7 @@ export class WurkMetrics {
           },
         }),
     );
+    if (subject.reliablePush) this.reliablePushMetrics(prom, registry, prefix, subject.reliablePush);
     if (options.queueGauges ?? true) {
       const size: Gauge<'queue'> = replace(
         registry,
@@ -190,6 +204,47 @@ export class WurkMetrics {
     }
     // No onStart: the processor stamps when each execution began on its context.
     this.listener = { onSettled: (context, outcome) => this.settled(context, outcome) };
+  }
+
+  /** Read at scrape time from the push transport: what the buffer holds and what became of the jobs it took. */
+  private reliablePushMetrics(
+    prom: typeof PromClient,
+    registry: Registry,
+    prefix: string,
+    stats: () => ReliablePushStats,
+  ): void {
+    replace(
+      registry,
+      `${prefix}reliable_push_buffered_jobs`,
+      () =>
+        new prom.Gauge({
+          name: `${prefix}reliable_push_buffered_jobs`,
+          help: "Jobs held in this process's reliable-push buffer, waiting for Redis.",
+          registers: [registry],
+          collect() {
+            this.set(stats().buffered);
+          },
+        }),
+    );
+    replace(
+      registry,
+      `${prefix}reliable_push_jobs_total`,
+      () =>
+        new prom.Counter({
+          name: `${prefix}reliable_push_jobs_total`,
+          help:
+            "What became of the jobs this process's reliable-push buffer took or refused: delivered, expired, halted " +
+            '(a unique lock lost), in_doubt, dropped_at_exit, refused (buffer full).',
+          labelNames: ['outcome'],
+          registers: [registry],
+          collect() {
+            const now = stats();
+            this.reset();
+            for (const [count, outcome] of Object.entries(RELIABLE_PUSH_OUTCOMES))
+              this.inc({ outcome }, now[count as keyof typeof RELIABLE_PUSH_OUTCOMES]);
+          },
+        }),
+    );
   }
 
   /** The client's push observer. */
