@@ -41,15 +41,6 @@ export type { ConcurrentLimiterOptions } from './limiter/concurrent-limiter';
 export { WindowLimiter } from './limiter/window-limiter';
 export type { LimiterInterval, WindowLimiterOptions } from './limiter/window-limiter';
 export { OverLimitError } from './limiter/over-limit-error';
-export { BucketLimiter } from './limiter/bucket-limiter';
-export type { BucketLimiterOptions } from './limiter/bucket-limiter';
-export { LeakyLimiter } from './limiter/leaky-limiter';
-export type { LeakyLimiterOptions } from './limiter/leaky-limiter';
-export { PointsLimiter } from './limiter/points-limiter';
-export type { PointsLimiterOptions } from './limiter/points-limiter';
-export type { LimiterUnit } from './limiter/limiter-rules';
-export type { LimiterKind } from './limiter/limiter-registry';
-export type { Admission } from './limiter/admission';
 export { AdminService } from './nest/admin.service';
 
 // --- Processing ---------------------------------------------------------------------
