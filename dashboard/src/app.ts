@@ -5,6 +5,7 @@ import { overview } from './overview.js';
 import { queue, queues } from './queues.js';
 import { dead, retries, scheduled } from './sets.js';
 import { job } from './job.js';
+import { limits } from './limits.js';
 import { metrics } from './metrics.js';
 import { redisFooter } from './redis-footer.js';
 import { cron } from './status.js';
@@ -19,6 +20,7 @@ const ROUTES: Record<string, { title: string; view: View; nav?: boolean }> = {
   dead: { title: 'Dead', view: dead, nav: true },
   cron: { title: 'Periodic', view: cron, nav: true },
   metrics: { title: 'Metrics', view: metrics, nav: true },
+  limits: { title: 'Limits', view: limits, nav: true },
   jobs: { title: 'Jobs', view: job, nav: true },
 };
 

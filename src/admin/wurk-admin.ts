@@ -6,6 +6,7 @@ import type { DeadTrim } from '../job/dead-trim';
 import { DeadSet } from './dead-set';
 import { Health } from './health';
 import { JobLocator } from './job-locator';
+import { LimiterSet } from './limiter-set';
 import { MetricsQuery } from './metrics-query';
 import { ProcessSet } from './process-set';
 import type { PauseListener } from './queue';
@@ -51,6 +52,8 @@ export class WurkAdmin {
   readonly redisInfo: RedisInfo;
   /** Where a jid is: queues, schedule, retry, dead, in flight, status row. */
   readonly jobs: JobLocator;
+  /** The limiter registry: every limiter used within its ttl, with its limits and current use (the Limits tab). */
+  readonly limiters: LimiterSet;
 
   constructor(
     private readonly redis: Redis,
@@ -67,6 +70,7 @@ export class WurkAdmin {
     this.health = new Health(redis);
     this.metrics = new MetricsQuery(redis);
     this.redisInfo = new RedisInfo(redis);
+    this.limiters = new LimiterSet(redis);
     this.jobs = new JobLocator({
       queues: this.queues,
       scheduled: this.scheduled,

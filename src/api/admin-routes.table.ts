@@ -16,6 +16,7 @@ import {
   IDENTITY_PARAM,
   JID_PARAM,
   JOB,
+  LIMITER,
   json,
   LOCATED_JOB,
   METRICS_WINDOW,
@@ -158,8 +159,8 @@ const STATS_FIELDS = [
 /**
  * The read and operate routes (docs/internals/spec/contract.md §1.10) over the admin API: `read`
  * to look, `admin` to act. Served by WurkAdminController in this order.
- * Routes for what wurk does not have (batches, flows, swarm, limiters) are
- * not here, so they answer 404 `not_found` like any unknown path.
+ * Routes for what wurk does not have (batches, flows, swarm) are not here,
+ * so they answer 404 `not_found` like any unknown path.
  */
 export const ADMIN_ROUTES: readonly ApiRoute[] = [
   route(
@@ -245,6 +246,31 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
   ...setEntryRoutes('retries', 'Retry'),
   ...setEntryRoutes('scheduled', 'Scheduled'),
   ...setEntryRoutes('dead', 'Dead'),
+  route(
+    'limiters',
+    'limiters.list',
+    'GET',
+    '/v1/limiters',
+    'read',
+    (h, { request }) => h.admin.limiters(request),
+    readDoc(
+      'The limiter registry by name (every limiter used within its ttl), with its limits and current use',
+      {
+        type: 'object',
+        properties: { ...PAGE_FIELDS, filter: { type: 'string' }, limiters: { type: 'array', items: LIMITER } },
+      },
+      [
+        ...PAGING,
+        {
+          name: 'filter',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', maxLength: 255 },
+          description: 'keep the limiters whose name contains it, ignoring case; given at most once',
+        },
+      ],
+    ),
+  ),
   route(
     'processes',
     'processes.list',

@@ -261,6 +261,27 @@ export class AdminRoutes {
     return jsonResponse(200, { jid, set: SETS[segment], action });
   }
 
+  /** The limiter registry, by name; `?filter=` (at most 255 characters) keeps names containing it. */
+  async limiters(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const filter = singleParam(request.query, 'filter') ?? '';
+    if (filter.length > 255) throw invalidRequest('The query parameter filter must be at most 255 characters.');
+    const list = await this.deps.admin.limiters.list({ page, count, filter });
+    return jsonResponse(200, {
+      total: list.total,
+      page,
+      count,
+      filter,
+      limiters: list.items.map((info) => ({
+        name: info.name,
+        kind: info.kind,
+        limits: info.limits ? { size: info.limits.size, interval_seconds: info.limits.intervalSeconds } : null,
+        used: info.used ?? null,
+        last_used: info.lastUsed ?? null,
+      })),
+    });
+  }
+
   async processes(request: ApiRequest): Promise<ApiResponse> {
     const { page, count } = pagingOf(request.query);
     const list = await this.deps.admin.processes.list({ page, count });

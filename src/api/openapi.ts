@@ -282,6 +282,27 @@ export const PAGING: ParameterObject[] = [
   },
 ];
 export const PAGE_FIELDS = { total: { type: 'integer' }, page: { type: 'integer' }, count: { type: 'integer' } };
+/** A registered limiter as `GET /v1/limiters` lists it. */
+export const LIMITER: SchemaObject = {
+  type: 'object',
+  properties: {
+    name: { type: 'string' },
+    kind: { type: 'string', description: 'concurrent, window, bucket, leaky, points, or what a Ruby process wrote' },
+    limits: nullable({
+      type: 'object',
+      description: 'null when the registry options cannot be read',
+      properties: {
+        size: { type: 'number', description: 'slots, admissions per interval, drops or points' },
+        interval_seconds: nullableNumber,
+      },
+    }),
+    used: nullable({
+      type: 'number',
+      description: 'slots held, admissions counted, drops in the bucket or points spent',
+    }),
+    last_used: nullableNumber,
+  },
+};
 export const JOB: SchemaObject = {
   type: 'object',
   description:

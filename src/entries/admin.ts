@@ -29,3 +29,6 @@ export type { WorkRecord } from '../admin/work-set';
 export { Health, STALE_AFTER_SECONDS } from '../admin/health';
 export type { HealthReport } from '../admin/health';
 export type { DeadTrim } from '../job/dead-trim';
+export { LimiterSet } from '../admin/limiter-set';
+export type { LimiterInfo, LimiterListRequest } from '../admin/limiter-set';
+export type { LimiterLimits } from '../admin/limiter-use';

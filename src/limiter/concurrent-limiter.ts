@@ -3,6 +3,8 @@ import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { pause } from './limit-wait';
+import { LimiterRegistry } from './limiter-registry';
+import { checkLimiterName, checkPositiveInteger, checkPositiveSeconds, checkTtl, checkWait } from './limiter-rules';
 import { OverLimitError } from './over-limit-error';
 
 /** Options of `LimiterService.concurrent()`: how long a slot may be held and how long `within()` waits for one. */
@@ -14,6 +16,8 @@ export interface ConcurrentLimiterOptions {
   lockTimeout?: number;
   /** Seconds `within` waits for a free slot before throwing OverLimitError (default 5; 0 = do not wait). */
   waitTimeout?: number;
+  /** Seconds the limiter stays in the registry after its last use (default 90 days, at least one day). */
+  ttl?: number;
 }
 
 const FIRST_POLL_MS = 10;
@@ -27,6 +31,7 @@ const MAX_POLL_MS = 250;
 export class ConcurrentLimiter {
   private readonly lockTimeoutMs: number;
   private readonly waitTimeoutMs: number;
+  private readonly registry: LimiterRegistry;
 
   constructor(
     private readonly redis: Redis,
@@ -34,13 +39,24 @@ export class ConcurrentLimiter {
     readonly size: number,
     options: ConcurrentLimiterOptions = {},
   ) {
-    this.lockTimeoutMs = Math.round((options.lockTimeout ?? 30) * 1000);
-    this.waitTimeoutMs = Math.round((options.waitTimeout ?? 5) * 1000);
+    checkLimiterName(name);
+    checkPositiveInteger(name, 'size', size);
+    const lockTimeout = checkPositiveSeconds(name, 'lockTimeout', options.lockTimeout ?? 30);
+    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
+    this.lockTimeoutMs = Math.round(lockTimeout * 1000);
+    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
+    this.registry = new LimiterRegistry(redis, {
+      name,
+      kind: 'concurrent',
+      options: { limit: size, lock_timeout: lockTimeout, wait_timeout: waitTimeout },
+      ttl: checkTtl(name, options.ttl),
+    });
   }
 
   /** Runs `work` holding one slot; throws OverLimitError when none frees up within the wait timeout. */
   async within<T>(work: () => Promise<T> | T, signal?: AbortSignal): Promise<T> {
     const token = randomBytes(8).toString('hex');
+    await this.registry.touch();
     await this.acquire(token, signal);
     try {
       return await work();

@@ -3,16 +3,12 @@ import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { pause } from './limit-wait';
+import { LimiterRegistry } from './limiter-registry';
+import { checkInterval, checkLimiterName, checkPositiveInteger, checkTtl, checkWait } from './limiter-rules';
 import { OverLimitError } from './over-limit-error';
 
 /** A window limiter's window: `second`, `minute`, `hour`, `day`, or a number of seconds. */
 export type LimiterInterval = 'second' | 'minute' | 'hour' | 'day' | number;
-
-const INTERVAL_SECONDS: Record<string, number> = { second: 1, minute: 60, hour: 3600, day: 86400 };
-
-export function intervalSeconds(interval: LimiterInterval): number {
-  return typeof interval === 'number' ? interval : INTERVAL_SECONDS[interval];
-}
 
 /** Options of `LimiterService.window()`: how long `within()` waits for the window to admit. */
 export interface WindowLimiterOptions {
@@ -20,6 +16,8 @@ export interface WindowLimiterOptions {
    * Seconds `within` may wait for the window to admit it before throwing OverLimitError (default 5; 0 = do not wait).
    */
   waitTimeout?: number;
+  /** Seconds the limiter stays in the registry after its last use (default 90 days, at least one day). */
+  ttl?: number;
 }
 
 /**
@@ -30,6 +28,7 @@ export interface WindowLimiterOptions {
 export class WindowLimiter {
   readonly intervalSeconds: number;
   private readonly waitTimeoutMs: number;
+  private readonly registry: LimiterRegistry;
 
   constructor(
     private readonly redis: Redis,
@@ -38,12 +37,26 @@ export class WindowLimiter {
     interval: LimiterInterval,
     options: WindowLimiterOptions = {},
   ) {
-    this.intervalSeconds = intervalSeconds(interval);
-    this.waitTimeoutMs = Math.round((options.waitTimeout ?? 5) * 1000);
+    checkLimiterName(name);
+    checkPositiveInteger(name, 'limit', limit);
+    this.intervalSeconds = checkInterval(name, 'interval', interval);
+    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
+    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
+    this.registry = new LimiterRegistry(redis, {
+      name,
+      kind: 'window',
+      options: { count: limit, interval, wait_timeout: waitTimeout },
+      ttl: checkTtl(name, options.ttl),
+    });
   }
 
   /** One admission, or the whole seconds until the window admits again. */
   async tryAcquire(): Promise<{ admitted: boolean; retryAfter: number }> {
+    await this.registry.touch();
+    return this.attempt();
+  }
+
+  private async attempt(): Promise<{ admitted: boolean; retryAfter: number }> {
     const [admitted, retryAfter] = await runScript<[number, number]>(
       this.redis,
       'rate_limit',
@@ -56,8 +69,9 @@ export class WindowLimiter {
   /** Runs `work` once admitted; throws OverLimitError when the window would not admit it within the wait timeout. */
   async within<T>(work: () => Promise<T> | T, signal?: AbortSignal): Promise<T> {
     const deadline = Date.now() + this.waitTimeoutMs;
+    await this.registry.touch();
     for (;;) {
-      const { admitted, retryAfter } = await this.tryAcquire();
+      const { admitted, retryAfter } = await this.attempt();
       if (admitted) return work();
       if (Date.now() + retryAfter * 1000 > deadline || signal?.aborted) throw new OverLimitError(this.name, retryAfter);
       await pause(retryAfter * 1000, signal);

@@ -163,6 +163,16 @@ export const Keys = {
    * `api-token:<principal>`.
    */
   limiterWindow: (name: string): string => `lmtr-w:${name}`,
+  /** STRING counter of a bucket limiter for one interval; `epoch` = whole intervals since the Unix epoch. */
+  limiterBucket: (name: string, epoch: number): string => `lmtr-b:${name}:${epoch}`,
+  /** HASH `level`, `last` (epoch seconds) of a leaky bucket limiter. */
+  limiterLeaky: (name: string): string => `lmtr-l:${name}`,
+  /** HASH `points` (left), `last` (epoch seconds) of a points limiter. */
+  limiterPoints: (name: string): string => `lmtr-p:${name}`,
+  /** HASH of a registered limiter: `type`, `options` (JSON), `fingerprint`, `last_used`; expires after its `ttl`. */
+  limiterMeta: (name: string): string => `lmtr:${name}`,
+  /** SET of every registered limiter's name (Sidekiq Enterprise's / Wurk's limiter registry). */
+  limiterList: 'lmtr-list',
 } as const;
 
 function pad2(value: number | string): string {

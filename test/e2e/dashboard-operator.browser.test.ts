@@ -306,6 +306,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       ['#/cron', '.card'],
       ['#/metrics', 'table'],
       ['#/metrics/MailWorker', '#histogram'],
+      ['#/limits', '.card'],
       ['#/jobs/ddddddddddddddddddddddd1', 'table.where'],
     ];
     for (const theme of ['light', 'dark'] as const) {
@@ -319,7 +320,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
         expect([hash, overflow]).toEqual([hash, 0]);
       }
       const links = page.locator('nav.main a');
-      expect(await links.count()).toBe(9);
+      expect(await links.count()).toBe(10);
       const boxes = await page.evaluate<Array<{ left: number; right: number; width: number; height: number }>>(
         "[...document.querySelectorAll('nav.main a')].map((a) => a.getBoundingClientRect().toJSON())",
       );

@@ -57,6 +57,11 @@ export const CURATED_TESTS: Record<string, string[]> = {
     'test/integration/heartbeat-blocked-loop.test.ts',
   ],
   limiter_concurrent: ['test/integration/lua-limiter-scripts.test.ts', 'test/integration/limiters.test.ts'],
+  limiter_bucket: ['test/integration/lua-limiter-kinds.test.ts', 'test/integration/limiter-kinds.test.ts'],
+  limiter_leaky: ['test/integration/lua-limiter-kinds.test.ts', 'test/integration/limiter-kinds.test.ts'],
+  limiter_points: ['test/integration/lua-limiter-kinds.test.ts', 'test/integration/limiter-kinds.test.ts'],
+  limiter_register: ['test/integration/lua-limiter-kinds.test.ts', 'test/integration/limiter-kinds.test.ts'],
+  limiter_registry_sweep: ['test/integration/lua-limiter-kinds.test.ts', 'test/integration/admin-limiters.test.ts'],
   periodic_claim: [
     'test/integration/lua-periodic-scripts.test.ts',
     'test/integration/periodic-seed-004.test.ts',

@@ -124,6 +124,7 @@ describe('api: the route table', () => {
       ...setEntryRows('retries', 'Retry', true),
       ...setEntryRows('scheduled', 'Scheduled', true),
       ...setEntryRows('dead', 'Dead', false),
+      { operation: 'limiters', name: 'limiters.list', method: 'GET', pattern: '/v1/limiters', scope: 'read' },
       { operation: 'processes', name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
       {
         operation: 'process',
@@ -255,6 +256,7 @@ describe('api: the route table', () => {
           [`${segment}.clear`, ['admin.setAction', segment, 'clear']],
         ]),
       ),
+      'limiters.list': ['admin.limiters', 'request'],
       'processes.list': ['admin.processes', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
