@@ -47,10 +47,12 @@ function settleKeys(bid: string): string[] {
 export class BatchStore {
   constructor(private readonly redis: Redis) {}
 
-  /** Writes a new batch, held open by `hold` (a `b-<bid>-jids` member) until `settle('close', hold)`. */
-  async open(definition: BatchDefinition, hold: string): Promise<string> {
+  /**
+   * Writes a new batch, held open by `hold` (a `b-<bid>-jids` member) until `settle('close', hold)`; `bid` defaults
+   * to a new one.
+   */
+  async open(definition: BatchDefinition, hold: string, bid = newBid()): Promise<string> {
     checkDefinition(definition);
-    const bid = newBid();
     const createdAt = floatText(nowMs() / 1000);
     const callbacks = (definition.callbacks ?? []).map(({ event, target, options }) => [event, target, options ?? {}]);
     const fields: Record<string, string> = {

@@ -1,6 +1,7 @@
 import type { Client } from '../client/client';
 import type { JobHash } from '../job/job-hash';
 import { newJid } from '../job/jid';
+import { BatchDefinition, checkDefinition } from './batch-definition';
 import type { BatchStatus } from './batch-status';
 import type { BatchStore } from './batch-store';
 import { InvalidBatchError } from './errors';
@@ -10,16 +11,24 @@ import { InvalidBatchError } from './errors';
  * Jobs join it only inside `jobs(...)`: the block holds the batch open, so
  * it cannot complete while jobs are still being added, however fast the
  * first ones run; the block's end closes it (Sidekiq Pro's `batch.jobs do … end`).
+ * A new batch is written to Redis by its first `jobs` call, as Sidekiq Pro writes it.
  */
 export class Batch {
   private holds = 0;
+  /** The definition of a batch not yet written; undefined once it exists in Redis. */
+  private unwritten: BatchDefinition | undefined;
 
   constructor(
     /** The batch id: 14 characters of URL-safe base64. */
     readonly bid: string,
     private readonly store: BatchStore,
     private readonly client: Client,
-  ) {}
+    /** For a new batch: its definition, checked here so bad input fails at `create`. */
+    definition?: BatchDefinition,
+  ) {
+    if (definition) checkDefinition(definition);
+    this.unwritten = definition;
+  }
 
   /**
    * Runs `block`, whose pushes through `batch.push` join the batch, then
@@ -29,7 +38,13 @@ export class Batch {
    */
   async jobs(block: (batch: Batch) => Promise<void>): Promise<void> {
     const hold = this.store.newHold();
-    await this.store.hold(this.bid, hold);
+    const definition = this.unwritten;
+    if (definition) {
+      this.unwritten = undefined;
+      await this.store.open(definition, hold, this.bid);
+    } else {
+      await this.store.hold(this.bid, hold);
+    }
     this.holds += 1;
     try {
       await block(this);
