@@ -500,7 +500,8 @@ export class AdminRoutes {
       if (!this.deps.batches) throw new BatchNotFoundError(bid);
       return jsonResponse(200, batchJson(await this.deps.batches.status(bid)));
     } catch (error) {
-      if (error instanceof BatchNotFoundError) throw new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
+      if (error instanceof BatchNotFoundError)
+        throw new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
       throw error;
     }
   }

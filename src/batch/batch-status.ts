@@ -91,7 +91,7 @@ function numberOrNull(text: string | undefined): number | undefined {
   return Number.isFinite(value) ? value : undefined;
 }
 
-/** Wurk's `{error_class, error_message}`, or Sidekiq Pro's `[class, message]`; anything else is shown as the message. */
+/** Wurk's `{error_class, error_message}`, or Sidekiq Pro's `[class, message]`; anything else is the message. */
 function failureOf(jid: string, text: string): BatchFailure {
   try {
     const parsed: unknown = JSON.parse(text);
