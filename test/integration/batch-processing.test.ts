@@ -5,6 +5,7 @@ import { BatchStore } from '../../src/batch/batch-store';
 import { newBid } from '../../src/batch/bid';
 import type { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
+import type { BatchOutcomes } from '../../src/server/batch-outcomes';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -152,6 +153,35 @@ describe('batches through the settle path', () => {
     expect(await callbacks()).toEqual([
       ['complete', bid],
       ['success', bid],
+    ]);
+  }, 60000);
+
+  it('a success its batch could not record is not acknowledged: the job runs again and counts once', async () => {
+    const store = new BatchStore(redis());
+    const recorder = new BatchRecorder(store);
+    let refusals = 1;
+    const flaky: BatchOutcomes = {
+      record(payload, outcome, error) {
+        if (outcome === 'success' && refusals-- > 0) return Promise.reject(new Error('redis went away'));
+        return recorder.record(payload, outcome, error);
+      },
+    };
+    let runs = 0;
+    const h = harness([{ name: 'BatchJob', instance: { perform: () => void runs++, retryIn: () => 0 } as never }], {
+      batches: flaky,
+      queues: ['default'],
+    });
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      await b.push({ class: 'BatchJob', args: ['ok', 1] });
+    });
+    await h.manager.start();
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(runs).toBe(2);
+    expect(await batch.status()).toMatchObject({ total: 1, pending: 0, failures: 0, success: true });
+    expect(await callbacks()).toEqual([
+      ['complete', batch.bid],
+      ['success', batch.bid],
     ]);
   }, 60000);
 });
