@@ -125,6 +125,7 @@ describe('api: the route table', () => {
       ...setEntryRows('scheduled', 'Scheduled', true),
       ...setEntryRows('dead', 'Dead', false),
       { operation: 'processes', name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
+      { operation: 'batch', name: 'batches.show', method: 'GET', pattern: '/v1/batches/:bid', scope: 'read' },
       {
         operation: 'process',
         name: 'processes.show',
@@ -256,6 +257,7 @@ describe('api: the route table', () => {
         ]),
       ),
       'processes.list': ['admin.processes', 'request'],
+      'batches.show': ['admin.batch', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
       'processes.stop': ['admin.signal', 'request', 'stop'],
