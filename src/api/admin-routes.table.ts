@@ -143,6 +143,36 @@ function setWideRoutes(segment: SetSegment): ApiRoute[] {
   ];
 }
 
+const BID_PARAM = {
+  name: 'bid',
+  in: 'path' as const,
+  required: true,
+  description: 'A batch id',
+  schema: { type: 'string' as const, pattern: '^[A-Za-z0-9_-]{1,255}$' },
+};
+const BATCH_TIMES = ['created_at', 'complete_at', 'success_at', 'death_at'];
+const BATCH: SchemaObject = {
+  type: 'object',
+  properties: {
+    bid: { type: 'string' },
+    description: nullable({ type: 'string' }),
+    callback_queue: nullable({ type: 'string' }),
+    callback_class: nullable({ type: 'string' }),
+    parent_bid: nullable({ type: 'string' }),
+    ...Object.fromEntries(['total', 'pending', 'failures'].map((key) => [key, { type: 'integer' }])),
+    ...Object.fromEntries(['complete', 'success', 'death'].map((key) => [key, { type: 'boolean' }])),
+    ...Object.fromEntries(BATCH_TIMES.map((key) => [key, nullableNumber])),
+    jids: { type: 'array', items: { type: 'string' } },
+    dead_jids: { type: 'array', items: { type: 'string' } },
+    failure_info: {
+      type: 'array',
+      items: {
+        type: 'object',
+        properties: { jid: { type: 'string' }, error_class: { type: 'string' }, error_message: { type: 'string' } },
+      },
+    },
+  },
+};
 const PAUSED: SchemaObject = { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } };
 const STATS_FIELDS = [
   'processed',
@@ -159,7 +189,7 @@ const STATS_FIELDS = [
 /**
  * The read and operate routes (docs/internals/spec/contract.md §1.10) over the admin API: `read`
  * to look, `admin` to act. Served by WurkAdminController in this order.
- * Routes for what wurk does not have (batches, flows, swarm) are not here,
+ * Routes for what wurk does not have (flows, swarm) are not here,
  * so they answer 404 `not_found` like any unknown path.
  */
 export const ADMIN_ROUTES: readonly ApiRoute[] = [
@@ -283,6 +313,15 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
       { type: 'object', properties: { ...PAGE_FIELDS, processes: { type: 'array', items: PROCESS } } },
       PAGING,
     ),
+  ),
+  route(
+    'batch',
+    'batches.show',
+    'GET',
+    '/v1/batches/:bid',
+    'read',
+    (h, { request }) => h.admin.batch(request),
+    readDoc('One batch: counters, events fired, live and dead jids, failures', BATCH, [BID_PARAM], ['batch_not_found']),
   ),
   route(
     'process',

@@ -20,6 +20,9 @@ import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
 import { STALE_AFTER_SECONDS } from '../admin/health';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
+import type { BatchStatus } from '../batch/batch-status';
+import { isValidBid } from '../batch/bid';
+import { BatchNotFoundError } from '../batch/errors';
 import { entryId } from '../job/jid';
 import { isValidQueueName } from '../job/queue-name';
 import { jidParam } from './job-validation';
@@ -51,6 +54,8 @@ function singleParam(query: Record<string, string[]>, name: string): string | un
 
 export interface AdminRoutesDeps {
   admin: WurkAdmin;
+  /** Batches in Redis (src/batch/); absent, the batch route answers 404 batch_not_found for every bid. */
+  batches?: { status(bid: string): Promise<BatchStatus> };
   periodic: {
     list(): Promise<PeriodicEntryInfo[]>;
     enable(pjid: string): Promise<void>;
@@ -75,6 +80,34 @@ function jobJson(record: JobRecord): Record<string, unknown> {
     error_message: record.errorMessage ?? null,
     payload: record.payload ? new RawJson(displayPayloadText(record)) : null,
     ...(record.parseError === undefined ? {} : { parse_error: record.parseError, raw: record.raw }),
+  };
+}
+
+/** A batch in the wire's snake_case, as Wurk's HTTP API answers it. */
+function batchJson(status: BatchStatus): Record<string, unknown> {
+  return {
+    bid: status.bid,
+    description: status.description,
+    created_at: status.createdAt,
+    callback_queue: status.callbackQueue,
+    callback_class: status.callbackClass,
+    parent_bid: status.parentBid,
+    total: status.total,
+    pending: status.pending,
+    failures: status.failures,
+    complete: status.complete,
+    success: status.success,
+    death: status.death,
+    complete_at: status.completeAt,
+    success_at: status.successAt,
+    death_at: status.deathAt,
+    jids: status.jids,
+    dead_jids: status.deadJids,
+    failure_info: status.failureInfo.map(({ jid, errorClass, errorMessage }) => ({
+      jid,
+      error_class: errorClass,
+      error_message: errorMessage,
+    })),
   };
 }
 
@@ -480,6 +513,20 @@ export class AdminRoutes {
   async jobLocations(request: ApiRequest): Promise<ApiResponse> {
     const found = await this.deps.admin.jobs.locate(jidParam(request.params.jid));
     return jsonResponse(200, { jid: found.jid, locations: found.locations.map(locationJson), status: found.status });
+  }
+
+  /** One batch's counters, jids and failures, whichever process wrote it; 404 batch_not_found when there is none. */
+  async batch(request: ApiRequest): Promise<ApiResponse> {
+    const bid = request.params.bid;
+    if (!isValidBid(bid)) throw invalidRequest('The bid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+    try {
+      if (!this.deps.batches) throw new BatchNotFoundError(bid);
+      return jsonResponse(200, batchJson(await this.deps.batches.status(bid)));
+    } catch (error) {
+      if (error instanceof BatchNotFoundError)
+        throw new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
+      throw error;
+    }
   }
 
   /** Enables or disables a periodic entry for every process (the `periodic:disabled` set). */

@@ -1,6 +1,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Inject, Injectable, Logger } from '@nestjs/common';
+import { BatchRecorder } from '../batch/batch-recorder';
+import { BatchStore } from '../batch/batch-store';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { writePolicyFor } from '../redis/durable-write';
@@ -78,6 +80,7 @@ export class WurkServer {
         queues: options.queues ?? SERVER_DEFAULTS.queues,
         logger,
         writes: writePolicyFor(connections.sentinel, options),
+        batches: new BatchRecorder(new BatchStore(connections.command)),
       },
       executions,
     });

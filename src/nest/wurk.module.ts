@@ -5,6 +5,7 @@ import { RedisConnections } from '../redis/connections';
 import { writePolicyFor } from '../redis/durable-write';
 import { AdminService } from './admin.service';
 import { JobEventsExplorer } from './job-events.explorer';
+import { BatchService } from './batch.service';
 import { ClientService } from './client.service';
 import { PeriodicExplorer } from './periodic.explorer';
 import { PeriodicLifecycle } from './periodic.lifecycle';
@@ -66,6 +67,7 @@ import { withProcessOverrides } from './process-overrides';
     WorkerRegistry,
     ClientService,
     StatusService,
+    BatchService,
     StatusHooks,
     AttemptsHooks,
     UniqueHooks,
@@ -90,6 +92,7 @@ import { withProcessOverrides } from './process-overrides';
     JobContext,
     ClientService,
     StatusService,
+    BatchService,
     PeriodicService,
     LimiterService,
     WorkerRegistry,

@@ -119,6 +119,25 @@ export const Keys = {
    */
   status: (jid: string): string => `status:${jid}`,
 
+  // --- Batches (Sidekiq Pro's / Wurk's layout; docs/batches.md) -----------------------------------
+  /**
+   * HASH of one batch: `created_at`, `description`, `callback_queue`, `callback_class`, `callbacks` (JSON), `total`,
+   * `pending`, `failures`, and `complete_at` / `success_at` / `death_at` once each fired.
+   */
+  batch: (bid: string): string => `b-${bid}`,
+  /** SET of a batch's jids that have not yet succeeded or died (and the open batch's hold member). */
+  batchJids: (bid: string): string => `b-${bid}-jids`,
+  /** SET of a batch's jids currently failing (awaiting a retry); its size is the hash's `failures`. */
+  batchFailed: (bid: string): string => `b-${bid}-failed`,
+  /** SET of a batch's jids that died (went to the dead set). */
+  batchDied: (bid: string): string => `b-${bid}-died`,
+  /** HASH of jid to the JSON `{"error_class", "error_message"}` of its last failure. */
+  batchFailInfo: (bid: string): string => `b-${bid}-failinfo`,
+  /** STRING marker set (NX, with the batch's expiry) when `event` fired, so it fires once across processes. */
+  batchFired: (bid: string, event: 'complete' | 'success' | 'death'): string => `b-${bid}-${event}`,
+  /** ZSET of bids scored by creation time (float epoch seconds). */
+  batches: 'batches',
+
   // --- Job history (the attempts log of seed 004, docs/seed-rules.md; docs/job-history.md) ----------
   /** LIST of JSON attempt records, oldest first, bounded and with a TTL; written only when an attempt fails. */
   attempts: (jid: string): string => `attempts:${jid}`,

@@ -18,6 +18,7 @@ import { isOverLimit, OverLimitPolicy, overratedCount } from './over-limit-polic
 import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { LimitedRun, limitRun } from './limited-run';
 import { LimitWatch } from './limit-watch';
+import type { BatchOutcome, BatchOutcomes } from './batch-outcomes';
 
 /** A job's class is not registered in this process; raised by the chain's terminal step. */
 export class UnknownWorkerError extends WurkError {
@@ -65,6 +66,8 @@ export interface ProcessorDeps {
   executions: ExecutionCarrier;
   /** The clock of jobs' `timeout` and `deadline`; one for the process when not given. */
   limits?: LimitWatch;
+  /** Told each outcome of a job of a batch, before the write that settles the job. */
+  batches?: BatchOutcomes;
 }
 
 /** Every processor of the process shares one watch, so one interval serves all the limited runs under way. */
@@ -260,9 +263,16 @@ export class Processor {
       return outcome;
     }
     if (!failed) {
-      deps.fetcher.acknowledge(job, payload.jid);
-      settled.done = true;
-      return { kind: 'complete', result: context.result };
+      const batchError = await this.recordBatch(payload, 'success');
+      if (batchError === undefined) {
+        deps.fetcher.acknowledge(job, payload.jid);
+        settled.done = true;
+        return { kind: 'complete', result: context.result };
+      }
+      // Its batch could not count the success: acknowledged now, the batch would wait for it forever. As a
+      // failure it runs again, and that run's success is counted (once: the batch counts by jid).
+      failed = true;
+      error = batchError;
     }
     deps.heartbeat.countFailed();
     outcome = await this.settleFailure(job, payload, error, worker);
@@ -330,6 +340,7 @@ export class Processor {
         maxRetries: deps.maxRetries,
         timestamps: deps.timestamps,
       });
+      await this.recordBatchOrThrow(plan.payload, plan.kind === 'retry' ? 'failure' : 'death', error);
       if (plan.kind === 'discard') {
         deps.fetcher.acknowledge(job, payload.jid);
         await this.died(plan.payload, error);
@@ -434,6 +445,25 @@ export class Processor {
     // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     // Stryker disable next-line ConditionalExpression
     if (settling) await settling;
+  }
+
+  /**
+   * The one hook of batches into the settle path: the job's batch hears its outcome before the write that
+   * acknowledges or files the job, so a crash between the two re-runs the job instead of losing the outcome.
+   * Resolves to the error when the batch could not be told.
+   */
+  private async recordBatch(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<unknown> {
+    try {
+      await this.recordBatchOrThrow(payload, outcome, error);
+      return undefined;
+    } catch (batchError) {
+      this.deps.logger.error(`could not record job ${payload.jid} in its batch: ${errorMessageOf(batchError)}`);
+      return batchError;
+    }
+  }
+
+  private async recordBatchOrThrow(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void> {
+    if (this.deps.batches && payload.has('bid')) await this.deps.batches.record(payload, outcome, error);
   }
 
   private died(payload: JobPayload, error: unknown): Promise<void> {

@@ -1,5 +1,6 @@
 import type { TimestampMode } from '../job/time';
 import type { WritePolicy } from '../redis/durable-write';
+import type { BatchOutcomes } from './batch-outcomes';
 import type { DeathHandler, ErrorHandler } from './processor';
 import type { CapsuleSpec } from './capsules';
 import type { QueueSpec } from './queue-order';
@@ -48,6 +49,8 @@ export interface ServerOptions {
   logger?: ServerLogger;
   /** Replica acknowledgment of filings (retry, dead); none when absent. */
   writes?: WritePolicy;
+  /** Where jobs of a batch report their outcomes (src/batch/); jobs' `bid` members are ignored when absent. */
+  batches?: BatchOutcomes;
 }
 
 export { SERVER_DEFAULTS } from '../config/server-defaults';

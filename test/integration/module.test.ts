@@ -60,7 +60,8 @@ describe('WurkModule', () => {
           .all()
           .map((w) => w.name)
           .sort(),
-      ).toEqual(['HardWorker', 'MailWorker']);
+        // BatchService registers the runner of batch callback jobs beside the app's workers.
+      ).toEqual(['HardWorker', 'MailWorker', 'Wurk::Batch::CallbackJob']);
       expect((registry.get('MailWorker')?.instance as MailWorker).perform('x')).toBe('hello x');
       const jid = await app.get(ClientService).performAsync(MailWorker, 'ann@example.com');
       const job = JSON.parse((await server.redis.rpop('queue:mail')) as string);

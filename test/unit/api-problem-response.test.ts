@@ -40,6 +40,7 @@ describe('api: problems and responses', () => {
       class_not_allowed: { status: 403, title: 'Class Not Allowed' },
       job_not_found: { status: 404, title: 'Job Not Found' },
       process_not_found: { status: 404, title: 'Process Not Found' },
+      batch_not_found: { status: 404, title: 'Batch Not Found' },
       process_not_signalable: { status: 409, title: 'Process Not Signalable' },
       queue_not_allowed: { status: 403, title: 'Queue Not Allowed' },
       idempotency_key_reused: { status: 409, title: 'Idempotency Key Reused' },

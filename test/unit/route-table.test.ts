@@ -126,6 +126,7 @@ describe('api: the route table', () => {
       ...setEntryRows('dead', 'Dead', false),
       { operation: 'limiters', name: 'limiters.list', method: 'GET', pattern: '/v1/limiters', scope: 'read' },
       { operation: 'processes', name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
+      { operation: 'batch', name: 'batches.show', method: 'GET', pattern: '/v1/batches/:bid', scope: 'read' },
       {
         operation: 'process',
         name: 'processes.show',
@@ -258,6 +259,7 @@ describe('api: the route table', () => {
       ),
       'limiters.list': ['admin.limiters', 'request'],
       'processes.list': ['admin.processes', 'request'],
+      'batches.show': ['admin.batch', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
       'processes.stop': ['admin.signal', 'request', 'stop'],

@@ -1,3 +1,4 @@
+import { BatchStore } from '../../batch/batch-store';
 import { Inject, Injectable, Logger, OnModuleInit } from '@nestjs/common';
 import { ApplicationConfig, HttpAdapterHost, ModulesContainer } from '@nestjs/core';
 import type { IncomingMessage } from 'node:http';
@@ -64,7 +65,7 @@ export class WurkApiService implements OnModuleInit {
       options: this.options,
       logger: this.logger,
     });
-    this.admin = new AdminRoutes({ admin, periodic });
+    this.admin = new AdminRoutes({ admin, periodic, batches: new BatchStore(connections.command) });
     this.handlers = {
       jobs: this.jobs,
       admin: this.admin,

@@ -144,6 +144,7 @@ export class Capsule implements GatedPool {
         backoff: options.overLimitBackoff ?? defaultOverLimitBackoff,
       },
       executions: deps.executions,
+      batches: options.batches,
     });
     const shared = {
       concurrency: group.concurrency,

@@ -1,0 +1,152 @@
+import type Redis from 'ioredis';
+import { newJid } from '../job/jid';
+import { floatText, nowMs } from '../job/time';
+import { Keys } from '../redis/keys';
+import { runScript } from '../redis/scripts';
+import { BatchDefinition, BatchEvent, checkDefinition } from './batch-definition';
+import { BatchStatus, HOLD_PREFIX, toBatchStatus } from './batch-status';
+import { newBid } from './bid';
+import { BatchNotFoundError } from './errors';
+
+/** Sidekiq Pro keeps an unfinished batch 30 days after its last change, */
+export const BATCH_EXPIRY_SECONDS = 30 * 24 * 3600;
+/** and a succeeded one a day. */
+export const BATCH_LINGER_SECONDS = 24 * 3600;
+
+/** What `lua/batch_settle.lua` does with one job's outcome (or a close). */
+export type BatchSettleStep = 'success' | 'failure' | 'death' | 'close';
+
+/** What one settle did: the events it fired (in firing order) and the counters after it. */
+export interface BatchSettleReply {
+  /** False when the batch no longer exists (expired or deleted): nothing was counted, nothing fired. */
+  exists: boolean;
+  fired: BatchEvent[];
+  pending: number;
+  failures: number;
+  /** Jobs still to succeed or die, and any hold of an open `jobs` block. */
+  live: number;
+  died: number;
+}
+
+/** One batch's keys in the order batch_settle.lua takes them. */
+function settleKeys(bid: string): string[] {
+  return [
+    Keys.batch(bid),
+    Keys.batchJids(bid),
+    Keys.batchFailed(bid),
+    Keys.batchDied(bid),
+    Keys.batchFailInfo(bid),
+    Keys.batchFired(bid, 'complete'),
+    Keys.batchFired(bid, 'success'),
+    Keys.batchFired(bid, 'death'),
+    Keys.queues,
+  ];
+}
+
+/** Batches in Redis, in Sidekiq Pro's / Wurk's `b-<bid>` layout: one named method per script. */
+export class BatchStore {
+  constructor(private readonly redis: Redis) {}
+
+  /**
+   * Writes a new batch, held open by `hold` (a `b-<bid>-jids` member) until `settle('close', hold)`; `bid` defaults
+   * to a new one.
+   */
+  async open(definition: BatchDefinition, hold: string, bid = newBid()): Promise<string> {
+    checkDefinition(definition);
+    const createdAt = floatText(nowMs() / 1000);
+    const callbacks = (definition.callbacks ?? []).map(({ event, target, options }) => [event, target, options ?? {}]);
+    const fields: Record<string, string> = {
+      created_at: createdAt,
+      callback_queue: definition.callbackQueue ?? 'default',
+      callbacks: JSON.stringify(callbacks),
+      total: '0',
+      pending: '0',
+      failures: '0',
+    };
+    if (definition.description !== undefined) fields.description = definition.description;
+    if (callbacks.length > 0) fields.callback_class = String(callbacks[0][1]);
+    await this.redis
+      .multi()
+      .hset(Keys.batch(bid), fields)
+      .sadd(Keys.batchJids(bid), hold)
+      .zadd(Keys.batches, createdAt, bid)
+      .expire(Keys.batch(bid), BATCH_EXPIRY_SECONDS)
+      .expire(Keys.batchJids(bid), BATCH_EXPIRY_SECONDS)
+      .exec();
+    return bid;
+  }
+
+  /** A new hold member for one `jobs` block (several blocks may hold one batch at once). */
+  newHold(): string {
+    return `${HOLD_PREFIX}${newJid()}`;
+  }
+
+  /** Holds an existing batch open for one more `jobs` block; throws BatchNotFoundError when it is gone. */
+  async hold(bid: string, hold: string): Promise<void> {
+    // A hold is no job: it joins the jids set (so nothing fires) without counting total and pending.
+    const [[, exists]] = (await this.redis.multi().exists(Keys.batch(bid)).sadd(Keys.batchJids(bid), hold).exec()) ?? [
+      [null, 0],
+    ];
+    if (exists === 0) {
+      await this.redis.srem(Keys.batchJids(bid), hold);
+      throw new BatchNotFoundError(bid);
+    }
+  }
+
+  /** Counts a job into the batch before it is pushed (`remove`: takes back one whose push did not happen). */
+  async register(bid: string, jid: string, mode: 'add' | 'remove' = 'add'): Promise<boolean> {
+    const keys = [Keys.batch(bid), Keys.batchJids(bid)];
+    const reply = await runScript<number>(this.redis, 'batch_add', keys, [jid, BATCH_EXPIRY_SECONDS, mode]);
+    if (reply === -1) throw new BatchNotFoundError(bid);
+    return reply === 1;
+  }
+
+  /** Records one outcome (or the close of a hold) and fires what it is the first to make true. */
+  async settle(bid: string, step: BatchSettleStep, jid: string, failure = ''): Promise<BatchSettleReply> {
+    const callbackJid = newJid().slice(0, 22);
+    const now = floatText(nowMs() / 1000);
+    const reply = await runScript<[string, number, number, number, number]>(
+      this.redis,
+      'batch_settle',
+      settleKeys(bid),
+      [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS],
+    );
+    const [fired, pending, failures, live, died] = reply;
+    const exists = fired !== 'missing';
+    return {
+      exists,
+      fired: exists && fired !== '' ? (fired.split(',') as BatchEvent[]) : [],
+      pending: Number(pending),
+      failures: Number(failures),
+      live: Number(live),
+      died: Number(died),
+    };
+  }
+
+  /** Reads a batch written by any process; throws BatchNotFoundError when there is none. */
+  async status(bid: string): Promise<BatchStatus> {
+    const replies = await this.redis
+      .multi()
+      .hgetall(Keys.batch(bid))
+      .smembers(Keys.batchJids(bid))
+      .smembers(Keys.batchDied(bid))
+      .hgetall(Keys.batchFailInfo(bid))
+      .exists(Keys.batchFired(bid, 'complete'))
+      .exists(Keys.batchFired(bid, 'success'))
+      .exists(Keys.batchFired(bid, 'death'))
+      .exec();
+    const values = (replies ?? []).map(([error, value]) => {
+      if (error) throw error;
+      return value;
+    });
+    const hash = values[0] as Record<string, string>;
+    if (Object.keys(hash).length === 0) throw new BatchNotFoundError(bid);
+    return toBatchStatus(bid, {
+      hash,
+      jids: values[1] as string[],
+      died: values[2] as string[],
+      failInfo: values[3] as Record<string, string>,
+      markers: { complete: values[4] === 1, success: values[5] === 1, death: values[6] === 1 },
+    });
+  }
+}

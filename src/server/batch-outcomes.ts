@@ -1,0 +1,15 @@
+import type { JobPayload } from '../job/payload';
+
+/** How a run of a job ended, as its batch counts it. */
+export type BatchOutcome = 'success' | 'failure' | 'death';
+
+/**
+ * The settle path's port to batches (src/batch/): told a job's outcome before
+ * the write that acknowledges or files the job, so a crash between the two
+ * re-runs the job rather than leave its batch pending forever; the batch side
+ * counts by jid membership, so the re-run does not count twice.
+ */
+export interface BatchOutcomes {
+  /** Records the outcome of a job that carries a `bid`; resolves at once for one that does not. */
+  record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void>;
+}

@@ -1,0 +1,187 @@
+import { DeadSet } from '../../src/admin/dead-set';
+import { Batch } from '../../src/batch/batch';
+import { BatchRecorder } from '../../src/batch/batch-recorder';
+import { BatchStore } from '../../src/batch/batch-store';
+import { newBid } from '../../src/batch/bid';
+import type { Client } from '../../src/client/client';
+import { Keys } from '../../src/redis/keys';
+import type { BatchOutcomes } from '../../src/server/batch-outcomes';
+import { usePrivateRedis } from '../support/private-redis';
+import { Harness, useHarnesses } from '../support/server-harness';
+import { waitFor } from '../support/wait';
+
+const CALLBACKS = [
+  { event: 'complete' as const, target: 'ReportJob', options: { report: 'nightly' } },
+  { event: 'success' as const, target: 'ReportJob' },
+  { event: 'death' as const, target: 'ReportJob' },
+];
+
+/**
+ * Batches processed by real managers over a real redis-server: counters and callbacks as Sidekiq Pro defines them,
+ * with retries, deaths, several processes and a process that died mid-batch.
+ */
+describe('batches through the settle path', () => {
+  const server = usePrivateRedis();
+  const harness = useHarnesses(server);
+  const redis = () => server.client();
+
+  /** `count` managers sharing one Redis, each recording its jobs' outcomes in their batches. */
+  function managers(count: number, worker: object, concurrency = 10): Harness[] {
+    return Array.from({ length: count }, () =>
+      harness([{ name: 'BatchJob', instance: worker as never, options: { retry: 3 } }], {
+        concurrency,
+        batches: new BatchRecorder(new BatchStore(server.client())),
+        queues: ['default'],
+      }),
+    );
+  }
+
+  function openBatch(client: Client): Batch {
+    const definition = { description: 'nightly', callbackQueue: 'callbacks', callbacks: CALLBACKS };
+    return new Batch(newBid(), new BatchStore(redis()), client, definition);
+  }
+
+  /** Callback jobs pushed so far, oldest first, as [event, bid]. */
+  const callbacks = async () =>
+    (await redis().lrange('queue:callbacks', 0, -1))
+      .reverse()
+      .map((text) => JSON.parse(text) as { args: [string, string, string, object] })
+      .map((job) => [job.args[2], job.args[0]]);
+
+  it('1,000 jobs, some failing once and some dying: death, complete, then success after the dead are retried', async () => {
+    const failOnce = new Set<string>();
+    const dying = new Set<string>();
+    let revived = false;
+    const worker = {
+      perform(kind: string, n: number) {
+        const key = `${kind}-${n}`;
+        if (kind === 'flaky' && !failOnce.has(key)) {
+          failOnce.add(key);
+          throw new Error(`flaky ${n}`);
+        }
+        if (kind === 'doomed' && !revived) {
+          dying.add(key);
+          throw new Error(`doomed ${n}`);
+        }
+      },
+      // Retried at once (the poller moves it back at its next pass), so the test needs no 15 s back-off.
+      retryIn: () => 0,
+    };
+    const [h] = managers(1, worker);
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      for (let n = 0; n < 1000; n++) {
+        const kind = n % 25 === 0 ? 'doomed' : n % 10 === 1 ? 'flaky' : 'ok';
+        await b.push({ class: 'BatchJob', args: [kind, n], ...(kind === 'doomed' ? { retry: 0 } : {}) });
+      }
+    });
+    await h.manager.start();
+    const bid = batch.bid;
+    await waitFor(async () => (await callbacks()).some(([event]) => event === 'complete'), {
+      timeout: 60000,
+      what: 'complete',
+    });
+    // Complete as Sidekiq Pro means it: every job has run once; the flaky ones are still failing, awaiting a retry.
+    let status = await batch.status();
+    expect(status).toMatchObject({ total: 1000, complete: true, success: false, death: true });
+    expect(status.pending).toBe(40 + status.failures);
+    await waitFor(async () => (await batch.status()).pending === 40, { timeout: 30000, what: 'the retries' });
+    status = await batch.status();
+    expect(status).toMatchObject({ total: 1000, pending: 40, failures: 0, complete: true, success: false });
+    expect(status.deadJids).toHaveLength(40);
+    expect(status.failureInfo).toHaveLength(40);
+    expect(status.failureInfo[0].errorMessage).toMatch(/^doomed/);
+    expect(failOnce.size).toBe(100);
+    expect(await callbacks()).toEqual([
+      ['death', bid],
+      ['complete', bid],
+    ]);
+
+    revived = true;
+    const dead = new DeadSet(redis(), { timestamps: 'seconds', dead: { maxJobs: 10000, timeout: 1e7 } });
+    expect(await dead.runAllNow()).toBe(40);
+    await waitFor(async () => (await callbacks()).length === 3, { timeout: 30000, what: 'success' });
+    status = await batch.status();
+    expect(status).toMatchObject({ total: 1000, pending: 0, failures: 0, success: true, jids: [], deadJids: [] });
+    expect(await callbacks()).toEqual([
+      ['death', bid],
+      ['complete', bid],
+      ['success', bid],
+    ]);
+  }, 120000);
+
+  it('two processes racing on the last jobs fire each callback once', async () => {
+    const worker = { perform: () => undefined };
+    const [a, b] = managers(2, worker, 5);
+    for (let round = 0; round < 5; round++) {
+      const batch = openBatch(a.client);
+      await batch.jobs(async (open) => {
+        for (let n = 0; n < 100; n++) await open.push({ class: 'BatchJob', args: ['ok', n] });
+      });
+    }
+    await Promise.all([a.manager.start(), b.manager.start()]);
+    await waitFor(async () => (await redis().llen('queue:default')) === 0, { timeout: 30000, what: 'the jobs' });
+    await waitFor(async () => (await callbacks()).length === 10, { timeout: 30000, what: 'the callbacks' });
+    const fired = await callbacks();
+    const bids = new Set(fired.map(([, bid]) => bid));
+    expect(bids.size).toBe(5);
+    for (const bid of bids)
+      expect(fired.filter(([, b2]) => b2 === bid).map(([event]) => event)).toEqual(['complete', 'success']);
+    // Each process ran some of the jobs: the race was real.
+    expect(a.heartbeat.processed).toBeGreaterThan(0);
+    expect(b.heartbeat.processed).toBeGreaterThan(0);
+  }, 60000);
+
+  it('a job recovered from a dead process counts once, whether or not its batch had heard of it', async () => {
+    const store = new BatchStore(redis());
+    const hold = store.newHold();
+    const bid = await store.open({ callbackQueue: 'callbacks', callbacks: CALLBACKS }, hold);
+    const job = (jid: string) => JSON.stringify({ class: 'BatchJob', args: ['ok', 0], queue: 'default', jid, bid });
+    for (const jid of ['counted0000000000000000a', 'unheard000000000000000b']) await store.register(bid, jid);
+    await store.settle(bid, 'close', hold);
+    // The dead process ran both; it told the batch of the first one's success, then died before acknowledging either.
+    await store.settle(bid, 'success', 'counted0000000000000000a');
+    const list = 'queue:default|other-host|4242|0123456789ab|0';
+    await redis().lpush(list, job('counted0000000000000000a'), job('unheard000000000000000b'));
+    await redis().hset('wurk:last_beat', 'other-host:4242:0123456789ab', String(Date.now() / 1000 - 600));
+    const ran: string[] = [];
+    const [h] = managers(1, { perform: (_kind: string, n: number) => void ran.push(String(n)) });
+    await h.manager.start();
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(ran).toHaveLength(2);
+    expect(await redis().hgetall(Keys.batch(bid))).toMatchObject({ total: '2', pending: '0', failures: '0' });
+    expect(await callbacks()).toEqual([
+      ['complete', bid],
+      ['success', bid],
+    ]);
+  }, 60000);
+
+  it('a success its batch could not record is not acknowledged: the job runs again and counts once', async () => {
+    const store = new BatchStore(redis());
+    const recorder = new BatchRecorder(store);
+    let refusals = 1;
+    const flaky: BatchOutcomes = {
+      record(payload, outcome, error) {
+        if (outcome === 'success' && refusals-- > 0) return Promise.reject(new Error('redis went away'));
+        return recorder.record(payload, outcome, error);
+      },
+    };
+    let runs = 0;
+    const h = harness([{ name: 'BatchJob', instance: { perform: () => void runs++, retryIn: () => 0 } as never }], {
+      batches: flaky,
+      queues: ['default'],
+    });
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      await b.push({ class: 'BatchJob', args: ['ok', 1] });
+    });
+    await h.manager.start();
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(runs).toBe(2);
+    expect(await batch.status()).toMatchObject({ total: 1, pending: 0, failures: 0, success: true });
+    expect(await callbacks()).toEqual([
+      ['complete', batch.bid],
+      ['success', batch.bid],
+    ]);
+  }, 60000);
+});
