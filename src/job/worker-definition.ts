@@ -203,7 +203,7 @@ function validateCollapse(where: (option: string) => string, options: WorkerOpti
   if (options.uniqueFor !== undefined) {
     throw new WurkConfigError(where('collapse'), 'cannot be combined with uniqueFor: keep one of the two');
   }
-  if (options.encrypt === true || (options.custom?.encrypt !== undefined && options.custom.encrypt !== false)) {
+  if (options.encrypt === true) {
     throw new WurkConfigError(where('collapse'), 'cannot be combined with encrypt');
   }
 }

@@ -141,7 +141,8 @@ describe('@Worker collapse', () => {
     [{ collapse: { policy: 'throttle' } }, 'collapse.slot'],
     [{ collapse: 'throttle' }, 'collapse'],
     [{ collapse: { policy: 'throttle', slot: 5 }, uniqueFor: 60 }, 'collapse'],
-    [{ collapse: { policy: 'throttle', slot: 5 }, custom: { encrypt: true } }, 'collapse'],
+    [{ collapse: { policy: 'throttle', slot: 5 }, encrypt: true }, 'collapse'],
+    [{ collapse: { policy: 'throttle', slot: 5 }, custom: { encrypt: true } }, 'custom.encrypt'],
     [{ custom: { collapse: { policy: 'throttle', slot: 5 } } }, 'custom.collapse'],
   ])('refuses %p at start-up, naming @Worker(W).%s', (options, option) => {
     expect(configError(options).option).toBe(`@Worker(W).${option}`);

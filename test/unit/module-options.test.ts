@@ -216,7 +216,7 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
       'must be a positive number of seconds up to 315576000 (ten years) (got 9300000000000000)',
     ],
     [{ uniqueUntil: 'end' }, 'uniqueUntil', "must be 'success' or 'start'"],
-    [{ uniqueFor: 60, custom: { encrypt: true } }, 'uniqueFor', 'cannot be combined with encrypt'],
+    [{ uniqueFor: 60, encrypt: true }, 'uniqueFor', 'cannot be combined with encrypt'],
     [{ custom: [] }, 'custom', 'must be an object of extra payload members'],
     [{ custom: { unique_for: 5 } }, 'custom.unique_for', 'is written by a worker option; set uniqueFor instead'],
     [
@@ -250,7 +250,7 @@ describe('worker options at start-up (the type refuses these; plain JS and casts
         backtrace: false,
         uniqueUntil: 'success',
         uniqueFor: 1,
-        custom: { encrypt: false },
+        encrypt: false,
       }),
     ).not.toThrow();
     expect(() => validateWorkerOptions('W', { uniqueFor: 315_576_000 })).not.toThrow();
