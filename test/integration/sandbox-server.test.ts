@@ -124,4 +124,24 @@ describe('sandboxed workers in the server', () => {
     expect(queued.map((raw) => (JSON.parse(raw) as { jid: string }).jid)).toEqual([jid]);
     expect(await server.redis.zcard('retry')).toBe(0);
   });
+  it("terminates a sandboxed job's thread past its grace when its timeout fires, and files it by its retry rules", async () => {
+    const { h, errors } = await sandboxed({}, 200);
+    const jid = (await h.client.push({
+      class: 'ThreadReportJob',
+      args: ['busy', 120000],
+      retry: 3,
+      timeout: 0.5,
+    })) as string;
+    const [entry] = await waitFor(
+      async () => {
+        const all = await server.redis.zrange('retry', '0', '-1');
+        return all.length > 0 ? all : undefined;
+      },
+      { timeout: 30000, what: 'the timed-out job in retry' },
+    );
+    expect(JSON.parse(entry)).toMatchObject({ jid, error_class: 'JobTimeoutError', retry_count: 0 });
+    // The perform could not hear the signal (its thread spins), so the thread was terminated, not left for two minutes.
+    const ended = await waitFor(() => errors.get(jid), { timeout: 10000, what: 'the runaway thread to be terminated' });
+    expect(ended).toBeInstanceOf(SandboxTerminatedError);
+  });
 });
