@@ -13,3 +13,13 @@ export interface BatchOutcomes {
   /** Records the outcome of a job that carries a `bid`; resolves at once for one that does not. */
   record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void>;
 }
+
+/** Tells the job's batch, if it has one (a `bid`) and batches are on; throws what the batch side threw. */
+export async function recordOutcome(
+  batches: BatchOutcomes | undefined,
+  payload: JobPayload,
+  outcome: BatchOutcome,
+  error?: unknown,
+): Promise<void> {
+  if (batches && payload.has('bid')) await batches.record(payload, outcome, error);
+}

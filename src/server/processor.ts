@@ -1,83 +1,35 @@
-import { WurkError } from '../job/errors';
-import { newJid } from '../job/jid';
-import type { MiddlewareChain } from '../job/middleware-chain';
-import type { DeathHandler, ErrorHandler } from '../job/middleware-types';
-import { JobPayload } from '../job/payload';
-import { nowMs, scoreText, TimestampMode, timestampText } from '../job/time';
-import type { RegisteredWorker, WorkerRegistry } from '../job/worker-registry';
-import type { ClaimedJob } from './fetch/claimed-job';
-import type { Fetcher } from './fetch/fetcher';
-import type { HeartbeatPort } from './heartbeat/heartbeat-port';
-import type { ExecutionCarrier, JobExecution } from './job-execution';
-import { ListenerChain } from './listener-chain';
-import type { JobLifecycleListener, JobOutcome, ServerContext } from './server-middleware';
-import type { ServerLogger } from './server-logger';
-import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
-import { errorClassOf, errorMessageOf } from './retry/error-fields';
-import { isOverLimit, OverLimitPolicy, overratedCount } from './over-limit-policy';
 import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
-import { LimitedRun, limitRun } from './limited-run';
+import { JobPayload } from '../job/payload';
+import { nowMs, scoreText } from '../job/time';
+import type { RegisteredWorker } from '../job/worker-registry';
+import { BatchOutcome, recordOutcome } from './batch-outcomes';
+import type { ClaimedJob } from './fetch/claimed-job';
+import { runHandlers } from './handler-runner';
+import type { JobExecution } from './job-execution';
+import { lastResortFiling, PendingFiling, unparseableFiling } from './last-resort-filings';
+import { limitRun } from './limited-run';
 import { LimitWatch } from './limit-watch';
-import type { BatchOutcome, BatchOutcomes } from './batch-outcomes';
-
-/** A job's class is not registered in this process; raised by the chain's terminal step. */
-export class UnknownWorkerError extends WurkError {
-  constructor(readonly className: string) {
-    super(`no @Worker named ${JSON.stringify(className)} in this process`);
-  }
-}
+import { ListenerChain } from './listener-chain';
+import { isOverLimit, overratedCount } from './over-limit-policy';
+import { attemptOf, metricsClassName, perform } from './perform';
+import type { ProcessorDeps } from './processor-deps';
+import { errorClassOf, errorMessageOf } from './retry/error-fields';
+import { FailurePlan, planFailure, planInterrupt } from './retry/failure-plan';
+import { outlive, runawayOf } from './runaways';
+import type { JobOutcome, ServerContext } from './server-middleware';
 
 export type { DeathHandler, ErrorHandler } from '../job/middleware-types';
+export type { PendingFiling } from './last-resort-filings';
+export type { ProcessorDeps } from './processor-deps';
+export { attemptOf, perform, UnknownWorkerError } from './perform';
 
 /** Whether the write that decides a job's fate happened, for a step that throws after it. */
 interface Settled {
   done: boolean;
 }
 
-/** A filing that failed twice (the retry/dead write, then the interrupt), retried by the manager until it lands. */
-export interface PendingFiling {
-  job: ClaimedJob;
-  jid: string;
-  set: 'retry' | 'dead';
-  score: string;
-  payload: string;
-}
-
-export interface ProcessorDeps {
-  registry: WorkerRegistry;
-  middleware: MiddlewareChain<ServerContext>;
-  listeners: JobLifecycleListener[];
-  heartbeat: HeartbeatPort;
-  fetcher: Fetcher;
-  maxRetries: number;
-  timestamps: TimestampMode;
-  /** Report each run's class, time and outcome to the heartbeat for Sidekiq 7+'s Metrics page. */
-  executionMetrics: boolean;
-  errorHandlers: ErrorHandler[];
-  deathHandlers: DeathHandler[];
-  logger: ServerLogger;
-  /** Fires when the shutdown deadline passes; shared by every execution. */
-  signal: AbortSignal;
-  /** Filings to retry later (see PendingFiling). */
-  pending: PendingFiling[];
-  /** How a job over its limiter is rescheduled, and how often before it fails. */
-  overLimit: OverLimitPolicy;
-  /** Runs `perform` inside the job's execution, where JobContext finds it, once the app reads it. */
-  executions: ExecutionCarrier;
-  /** The clock of jobs' `timeout` and `deadline`; one for the process when not given. */
-  limits?: LimitWatch;
-  /** Told each outcome of a job of a batch, before the write that settles the job. */
-  batches?: BatchOutcomes;
-}
-
 /** Every processor of the process shares one watch, so one interval serves all the limited runs under way. */
 const processWatch = new LimitWatch();
-
-/**
- * Runs settled at their limit whose perform has not returned yet, by jid: a retry of one that another slot of this
- * process takes waits for it, so a runaway never runs beside its own retry in one process.
- */
-const runaways = new Map<string, Promise<void>>();
 
 /**
  * Runs one fetched job and settles it by the settle rules (docs/seed-rules.md, seed 004):
@@ -102,8 +54,8 @@ export class Processor {
       return this.buryUnparseable(job, error);
     }
     const { deps } = this;
-    // Looked up only while some runaway is alive: the common path pays one size check.
-    if (runaways.size > 0) await runaways.get(payload.jid);
+    const runaway = runawayOf(payload.jid);
+    if (runaway) await runaway;
     const worker = deps.registry.get(payload.className);
     const attempt = attemptOf(payload);
     const limits = limitsOf(payload);
@@ -153,12 +105,10 @@ export class Processor {
     }
     // Known as a runaway before it is filed: its retry cannot be fetched before this line.
     const outliving =
-      limited?.reason !== undefined && performing ? this.outlive(payload, performing, limited) : undefined;
-    if (outliving) runaways.set(payload.jid, outliving);
+      limited?.reason !== undefined && performing ? outlive(payload, performing, limited, deps.logger) : undefined;
     await this.finish(job, payload, context, failed, error, started);
-    if (!outliving) return;
-    await outliving;
-    if (runaways.get(payload.jid) === outliving) runaways.delete(payload.jid);
+    // The slot stays taken until a runaway's perform really returns.
+    if (outliving) await outliving;
   }
 
   /** Settles a run once: counts, the write that decides its fate, then the listeners. */
@@ -192,24 +142,6 @@ export class Processor {
     // awaiting undefined as well only costs the microtask this test saves; no behaviour tells them apart.
     // Stryker disable next-line ConditionalExpression
     if (settling) await settling;
-  }
-
-  /**
-   * A perform past its limit was settled already; its processor slot stays taken until it really returns, so a
-   * runaway never runs beside its own retry in this process. Whatever it returns or throws then is only logged.
-   */
-  private async outlive(payload: JobPayload, performing: Promise<unknown>, limited: LimitedRun): Promise<void> {
-    let ended = 'returned';
-    try {
-      await performing;
-    } catch (late) {
-      ended = `threw ${errorClassOf(late)}: ${errorMessageOf(late)}`;
-    }
-    const after = ((performance.now() - limited.firedAt) / 1000).toFixed(3);
-    this.deps.logger.warn(
-      `class=${payload.className} jid=${payload.jid} ${ended} ${after} s after its ${limited.limit} fired; ` +
-        'the job was already settled, so this outcome is discarded',
-    );
   }
 
   /**
@@ -277,7 +209,7 @@ export class Processor {
     deps.heartbeat.countFailed();
     outcome = await this.settleFailure(job, payload, error, worker);
     settled.done = true;
-    await this.runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context));
+    await runHandlers('error handler', deps.errorHandlers, (handler) => handler(error, context), deps.logger);
     return outcome;
   }
 
@@ -340,7 +272,7 @@ export class Processor {
         maxRetries: deps.maxRetries,
         timestamps: deps.timestamps,
       });
-      await this.recordBatchOrThrow(plan.payload, plan.kind === 'retry' ? 'failure' : 'death', error);
+      await recordOutcome(deps.batches, plan.payload, plan.kind === 'retry' ? 'failure' : 'death', error);
       if (plan.kind === 'discard') {
         deps.fetcher.acknowledge(job, payload.jid);
         await this.died(plan.payload, error);
@@ -408,26 +340,9 @@ export class Processor {
   /** Not a JSON object: filed in dead, wrapped so Sidekiq's Dead page renders it; never run, never dropped. */
   private async buryUnparseable(job: ClaimedJob, error: unknown): Promise<void> {
     const { deps } = this;
-    const now = nowMs();
-    const wrapped = JobPayload.fromEntries([
-      ['class', 'Wurk::InvalidPayload'],
-      ['args', [job.raw]],
-      ['queue', job.queue],
-      ['jid', newJid()],
-      ['retry', false],
-      // What JobPayload.parse throws, named as text: a minifier's class names never reach the Dead page.
-      ['error_class', 'InvalidPayloadError'],
-      ['error_message', errorMessageOf(error)],
-    ]).setRaw('failed_at', timestampText(now, deps.timestamps));
+    const { entry: wrapped, filing } = unparseableFiling(job, error, deps.timestamps);
     deps.heartbeat.countProcessed();
     deps.heartbeat.countFailed();
-    const filing: PendingFiling = {
-      job,
-      jid: wrapped.jid,
-      set: 'dead',
-      score: scoreText(now),
-      payload: wrapped.toString(),
-    };
     try {
       await deps.fetcher.file(job, filing.jid, 'dead', filing.score, filing.payload);
     } catch (writeError) {
@@ -454,7 +369,7 @@ export class Processor {
    */
   private async recordBatch(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<unknown> {
     try {
-      await this.recordBatchOrThrow(payload, outcome, error);
+      await recordOutcome(this.deps.batches, payload, outcome, error);
       return undefined;
     } catch (batchError) {
       this.deps.logger.error(`could not record job ${payload.jid} in its batch: ${errorMessageOf(batchError)}`);
@@ -462,59 +377,8 @@ export class Processor {
     }
   }
 
-  private async recordBatchOrThrow(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void> {
-    if (this.deps.batches && payload.has('bid')) await this.deps.batches.record(payload, outcome, error);
-  }
-
   private died(payload: JobPayload, error: unknown): Promise<void> {
-    return this.runHandlers('death handler', this.deps.deathHandlers, (handler) => handler(payload, error));
+    const { deathHandlers, logger } = this.deps;
+    return runHandlers('death handler', deathHandlers, (handler) => handler(payload, error), logger);
   }
-
-  private async runHandlers<H>(what: string, handlers: H[], call: (handler: H) => void | Promise<void>): Promise<void> {
-    for (const handler of handlers) {
-      try {
-        await call(handler);
-      } catch (error) {
-        this.deps.logger.error(`${what} failed (ignored): ${errorMessageOf(error)}`);
-      }
-    }
-  }
-}
-
-/** Sidekiq's metrics name a wrapped job (ActiveJob's adapter) by the class it wraps. */
-function metricsClassName(payload: JobPayload): string {
-  const wrapped = payload.get<unknown>('wrapped');
-  return typeof wrapped === 'string' && wrapped.length > 0 ? wrapped : payload.className;
-}
-
-/**
- * The simplest dead entry for a job that ran and whose failure could not be
- * planned: the payload as fetched with the error fields. Never throws: the
- * fetched bytes parsed once before the job ran, and parsing is pure.
- */
-function lastResortFiling(job: ClaimedJob, error: unknown, timestamps: TimestampMode): PendingFiling {
-  const now = nowMs();
-  const entry = JobPayload.parse(job.raw);
-  entry.set('error_class', errorClassOf(error)).set('error_message', errorMessageOf(error));
-  if (!entry.has('failed_at')) entry.setRaw('failed_at', timestampText(now, timestamps));
-  return { job, jid: entry.jid, set: 'dead', score: scoreText(now), payload: entry.toString() };
-}
-
-/** 1 for a job's first run, then `retry_count + 2` (`retry_count` is 0 after the first failure). */
-export function attemptOf(payload: JobPayload): number {
-  const retryCount = payload.get<unknown>('retry_count');
-  return typeof retryCount === 'number' ? retryCount + 2 : 1;
-}
-
-/**
- * The chain's terminal step (also the testing runner's): an unknown class fails here, inside the chain, like an error
- * from perform.
- */
-export async function perform(context: ServerContext): Promise<void> {
-  const worker = context.worker;
-  if (!worker) throw new UnknownWorkerError(context.job.className);
-  const args = context.args ?? context.job.args;
-  context.result = worker.sandbox
-    ? await worker.sandbox.run(args, context.execution.signal)
-    : await worker.instance.perform(...args);
 }
