@@ -60,5 +60,4 @@ export type { WurkDashboardModuleOptions } from './nest/dashboard/wurk-dashboard
 export type { RedisConnectionOptions } from './redis/connection';
 export { WurkError, WurkConfigError, InvalidJobError } from './job/errors';
 export { InvalidScheduleError } from './client/schedule-time';
-export { JobDeadlineError, JobTimeoutError } from './job/job-limits';
 export { CommandInDoubtError, PartlyAppliedError, RedisUnavailableError } from './redis/redis-errors';
