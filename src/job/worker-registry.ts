@@ -11,6 +11,11 @@ export interface RegisteredWorker {
   instance: WorkerInstance;
   /** Set for `@Worker({ sandbox })`: performs run here, in a thread, instead of on `instance`. */
   sandbox?: SandboxRunner;
+  /**
+   * wurk's own runner (a batch's callback job), not the app's: its jobs name their queue, so it neither widens the
+   * default fetch nor is warned of, and it is not listed among the app's workers in logs.
+   */
+  internal?: boolean;
 }
 
 /** Runs a sandboxed worker's `perform` off the main thread (server/sandbox's pool). */
@@ -53,6 +58,11 @@ export class WorkerRegistry {
    */
   get(name: string): RegisteredWorker | undefined {
     return this.byName.get(name);
+  }
+
+  /** The app's workers (not wurk's own runners), in registration order. */
+  appWorkers(): RegisteredWorker[] {
+    return this.all().filter((worker) => !worker.internal);
   }
 
   /** Every registered worker, in registration order (a copy: changing it changes nothing). */

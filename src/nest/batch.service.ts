@@ -36,6 +36,7 @@ export class BatchService implements OnModuleInit {
       target: BatchCallbackJob as unknown as WorkerClass,
       options: {},
       instance: new BatchCallbackJob(this.store, this.registry),
+      internal: true,
     });
   }
 

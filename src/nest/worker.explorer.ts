@@ -48,9 +48,9 @@ export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
       if (workerOptionsOf(target)) this.register(wrapper, target);
     }
     this.logger.log(
-      `registered ${this.registry.all().length} worker(s): ${
+      `registered ${this.registry.appWorkers().length} worker(s): ${
         this.registry
-          .all()
+          .appWorkers()
           .map((w) => w.name)
           .join(', ') || 'none'
       }`,

@@ -95,7 +95,7 @@ export class WurkLifecycle
     const registry = this.optionalProvider(WorkerRegistry);
     const workerQueue = (options: WorkerOptions | undefined) =>
       options?.queue ?? (options?.capsule !== undefined ? capsuleQueues[options.capsule] : undefined);
-    const workers = (registry?.all() ?? []).map((worker) => ({
+    const workers = (registry?.appWorkers() ?? []).map((worker) => ({
       who: `@Worker(${worker.name})`,
       queue: workerQueue(worker.options) ?? 'default',
     }));

@@ -64,7 +64,7 @@ export class JobLog implements JobLifecycleListener {
    * never declared).
    */
   private unknownWorkerHint(className: string): string {
-    const names = this.registry.all().map((worker) => worker.name);
+    const names = this.registry.appWorkers().map((worker) => worker.name);
     const known = names.length > 0 ? `The workers of this process: ${names.join(', ')}` : 'This process has no workers';
     return `${known}. Likely fix: add the ${className} class to a module's providers (or name the worker that should run it @Worker({ name: ${JSON.stringify(className)} }))`;
   }

@@ -100,8 +100,15 @@ describe('Prometheus metrics over HTTP', () => {
     const response = await fetch(`${base}/metrics`);
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
-    const text = await response.text();
-    const scrape = samples(text);
+    await response.text();
+    // A job records itself from its perform, so the last one may still be settling: read once nothing is in flight.
+    const scrape = await waitFor(
+      async () => {
+        const read = samples(await (await fetch(`${base}/metrics`)).text());
+        return read.get('wurk_jobs_in_flight') === 0 ? read : undefined;
+      },
+      { timeout: 20000, what: 'no job in flight' },
+    );
     expect(scrape.get('wurk_jobs_total{class="OkWorker",queue="default",outcome="complete"}')).toBe(5);
     expect(scrape.get('wurk_jobs_total{class="FlakyWorker",queue="default",outcome="retrying"}')).toBe(1);
     expect(scrape.get('wurk_jobs_total{class="FlakyWorker",queue="default",outcome="complete"}')).toBe(1);

@@ -105,6 +105,15 @@ describe('the queues a process fetches when none are listed', () => {
     ).toEqual(['default']);
   });
 
+  it("does not count wurk's own batch callback runner as an app worker: no warning for its queue, not in the worker list", async () => {
+    const logger = recordingNestLogger();
+    app = await boot(server.url, logger, { server: { queues: ['mail', 'reports'] } });
+    expect(logger.lines.filter((line) => line.startsWith('warn'))).toEqual([]);
+    const registered = logger.lines.find((line) => line.includes('worker(s):'));
+    expect(registered).toMatch(/registered 2 worker\(s\): /);
+    expect(logger.lines.join('\n')).not.toContain('Wurk::Batch::CallbackJob');
+  });
+
   it("adds the workers' queues to the heartbeat, and leaves a capsule's queues to the capsule", async () => {
     const logger = recordingNestLogger();
     app = await boot(server.url, logger, {

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import Redis from 'ioredis';
-import { ClientService, InvalidJobError, JobPayload, Worker, WurkConfigError, WurkModule } from '../../src';
+import { ClientService, InvalidJobError, JobPayload, Worker, WurkModule } from '../../src';
 import { Client, uniqueDigest } from '../../src/entries/internals';
 import { Keys } from '../../src/redis/keys';
 import { runScript } from '../../src/redis/scripts';
@@ -87,6 +87,9 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
         WurkModule.forRoot({
           redis: { url: server.url },
           queues: ['unique'],
+          // Keys, so that an encrypted push is sealed and then meets the unique rule (without keys it is refused for
+          // want of them first).
+          encryption: { keys: { 1: 'ab'.repeat(32) }, current: 1 },
           concurrency: 5,
           pollInterval: 0.2,
           shutdownTimeout: 2,
@@ -242,12 +245,12 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
     await expect(client.push({ class: 'X', args: [], unique_for: 5, unique_until: 'finish' })).rejects.toThrow(
       /unique_until/,
     );
-    await expect(client.push({ class: 'X', args: [], unique_for: 5, encrypt: true })).rejects.toThrow(
+    await expect(client.push({ class: 'X', args: ['secret'], unique_for: 5, encrypt: true })).rejects.toThrow(
       /unique_for cannot be combined with encrypt/,
     );
     expect(await server.redis.llen('queue:default')).toBe(0);
 
-    @Worker({ uniqueFor: 60, custom: { encrypt: true } })
+    @Worker({ uniqueFor: 60, encrypt: true })
     class Encrypted {
       perform(): void {}
     }
@@ -258,7 +261,7 @@ describe('unique jobs (docs/internals/spec/contract.md §5)', () => {
     class BadModule {}
     await expect(
       NestFactory.createApplicationContext(BadModule, { logger: false, abortOnError: false }),
-    ).rejects.toThrow(WurkConfigError);
+    ).rejects.toThrow(/@Worker\(Encrypted\)\.uniqueFor cannot be combined with encrypt/);
   });
 });
 
