@@ -48,12 +48,12 @@ describe('batches through the settle path', () => {
   async function bringRetriesDue(count: number): Promise<void> {
     const entries = await waitFor(
       async () => {
-        const all = await redis().zrange('retry', 0, -1);
+        const all = await redis().zrange('retry', '0', '-1');
         return all.length === count ? all : undefined;
       },
       { timeout: 30000, what: `${count} jobs in retry` },
     );
-    const now = Date.now() / 1000;
+    const now = String(Date.now() / 1000);
     await redis().zadd('retry', 'XX', ...entries.flatMap((entry) => [now, entry]));
   }
 
