@@ -78,6 +78,26 @@ describe('job timeout, deadline and expiry on a real Redis', () => {
     expect(h.heartbeat.processed).toBe(2);
   }, 20_000);
 
+  it('shutdown with a runaway still running: it is not handed back (it was settled into retry), and stop is bounded', async () => {
+    let started = 0;
+    // Ignores every signal for 30 s: only the process's end would stop it.
+    const instance = {
+      perform: () => new Promise<void>((resolve) => (started++, setTimeout(resolve, 30_000).unref())),
+    };
+    const h = harness([{ name: 'Hang', instance }], { concurrency: 1, shutdownTimeout: 0.5 });
+    await h.manager.start();
+    const jid = await h.client.push({ class: 'Hang', args: [], timeout: 0.3 });
+    await waitFor(async () => (await server.redis.zcard(Keys.retry)) === 1, { what: 'the job in retry' });
+    expect(h.manager.busy).toBe(1);
+    const stopping = performance.now();
+    await h.manager.stop();
+    expect(performance.now() - stopping).toBeLessThan(5000);
+    // One fate only: the retry entry. Handing the runaway back too would run the job twice.
+    expect(await server.redis.llen(Keys.queue('default'))).toBe(0);
+    expect((await retryEntries(server.redis)).map((entry) => entry.jid)).toEqual([jid]);
+    expect(started).toBe(1);
+  });
+
   it('timeout: a perform that honours its signal stops within 100 ms of it, failed with JobTimeoutError', async () => {
     let heard: { at: number; reason: unknown } | undefined;
     let ended = 0;
