@@ -19,6 +19,7 @@ import type { JobSet } from '../admin/job-set';
 import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
 import { STALE_AFTER_SECONDS } from '../admin/health';
+import type { FastStats, SlowStats } from '../admin/stats';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
 import type { BatchStatus } from '../batch/batch-status';
 import { isValidBid } from '../batch/bid';
@@ -32,6 +33,7 @@ import { ApiProblem, invalidRequest } from './problem';
 import { RawJson } from './raw-json';
 import { ApiResponse, jsonResponse } from './response';
 import type { ApiRequest } from './router';
+import { SharedRead } from './shared-read';
 
 /** The sorted sets by route segment, with the name Sidekiq gives each. */
 export const SETS = { retries: 'retry', scheduled: 'schedule', dead: 'dead' } as const;
@@ -39,6 +41,8 @@ export type SetSegment = keyof typeof SETS;
 
 /** Longest history a request may ask for; Sidekiq's Web UI offers up to 180 days. */
 const MAX_HISTORY_REQUEST_DAYS = 180;
+/** How long one GET /v1/stats answers every caller (the dashboard polls it every 5 s per open tab). */
+const STATS_FRESH_MS = 1000;
 /** A class filter scans this many entries per request at most, and hands back a cursor for the rest. */
 const CLASS_SCAN_COUNT = 1000;
 const PJID_SHAPE = /^[0-9a-f]{40}$/;
@@ -220,10 +224,15 @@ function signalJson(result: SignalResult): Record<string, unknown> {
  * Its routes are rows of `admin-routes.table.ts`.
  */
 export class AdminRoutes {
-  constructor(private readonly deps: AdminRoutesDeps) {}
+  /** Shared by every caller within STATS_FRESH_MS: the enqueued count walks every queue (see SharedRead). */
+  private readonly sharedStats: SharedRead<FastStats & SlowStats>;
+
+  constructor(private readonly deps: AdminRoutesDeps) {
+    this.sharedStats = new SharedRead(() => deps.admin.stats.all(), STATS_FRESH_MS);
+  }
 
   async stats(): Promise<ApiResponse> {
-    const stats = await this.deps.admin.stats.all();
+    const stats = await this.sharedStats.get();
     return jsonResponse(200, {
       processed: stats.processed,
       failed: stats.failed,

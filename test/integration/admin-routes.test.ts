@@ -118,6 +118,23 @@ describe('api: the read and operate routes driven directly (docs/internals/spec/
     });
   });
 
+  it('stats: concurrent callers share one read, and enqueued sums more queues than one pipeline holds', async () => {
+    const queues = Array.from({ length: 2500 }, (_, index) => `q${index}`);
+    const writes = server.redis.pipeline();
+    for (const queue of queues) writes.sadd(Keys.queues, queue).lpush(Keys.queue(queue), '{}');
+    // One queue of the wrong type counts as 0 instead of failing the read.
+    writes.sadd(Keys.queues, 'broken').set(Keys.queue('broken'), 'not a list');
+    await writes.exec();
+    const wurk = admin();
+    let reads = 0;
+    const all = wurk.stats.all.bind(wurk.stats);
+    wurk.stats.all = () => (reads++, all());
+    const shared = routes(wurk);
+    const answers = await Promise.all(Array.from({ length: 5 }, () => shared.stats()));
+    expect(reads).toBe(1);
+    expect(answers.map((response) => answer(response).json.enqueued)).toEqual([2500, 2500, 2500, 2500, 2500]);
+  });
+
   it("queues: the first page largest first, in the contract's {queues} with the paging echoed", async () => {
     await server.redis.sadd(Keys.queues, 'low', 'high');
     await server.redis.lpush(Keys.queue('high'), '{}', '{}');
