@@ -1,4 +1,5 @@
 import { Keys } from '../../src/redis/keys';
+import { ClaimNotDurableError } from '../../src/server/fetch/claim-fence';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import type { Capsule } from '../../src/server/capsule/capsule';
 import type { Fetcher } from '../../src/server/fetch/fetcher';
@@ -213,7 +214,7 @@ describe('capsule', () => {
       expect(gaps[5]).toBeLessThan(4500);
     });
 
-    it('starts its back-off afresh after a fetch that worked, and says nothing of Redis away (the connection watch does)', async () => {
+    it('starts its back-off afresh after a fetch that worked, and says nothing of Redis away (the connection watch does) or of a claim fenced by a master switch (the capsule does)', async () => {
       const logger = recordingLogger();
       const h = harness([], { logger });
       await h.manager.start();
@@ -226,13 +227,18 @@ describe('capsule', () => {
         .mockResolvedValueOnce([])
         .mockRejectedValueOnce(new Error('third'))
         .mockRejectedValueOnce(away)
+        .mockResolvedValueOnce([])
+        .mockRejectedValueOnce(new ClaimNotDurableError('the master moved before a replica acknowledged it', true))
+        .mockResolvedValueOnce([])
+        .mockRejectedValueOnce(new ClaimNotDurableError('no replica acknowledged it and this server is no master'))
         .mockResolvedValueOnce([]);
       // Only once the fetch loop is blocked in the next call do the mocks above all count as spent.
       fetcher.wake?.();
-      await waitFor(() => claim.mock.calls.length >= 7, { what: 'the six mocked fetches and a real one' });
+      await waitFor(() => claim.mock.calls.length >= 11, { what: 'the ten mocked fetches and a real one' });
       expect(logger.lines.filter((line) => line.includes('fetch failed'))).toEqual([
         'error fetch failed (retrying in 100 ms): first',
         'error fetch failed (retrying in 100 ms): third',
+        'error fetch failed (retrying in 100 ms): a claim was not run: no replica acknowledged it and this server is no master',
       ]);
     });
 

@@ -8,6 +8,7 @@ import { isUnreachable } from '../../redis/redis-errors';
 import type { ClaimedJob } from '../fetch/claimed-job';
 import type { Fetcher } from '../fetch/fetcher';
 import type { PausedQueues } from '../fetch/paused-queues';
+import { ClaimNotDurableError } from '../fetch/claim-fence';
 import { errorMessageOf } from '../retry/error-fields';
 import type { ServerLogger } from '../server-logger';
 import type { GatedPool, SuspectGate } from '../suspect-gate';
@@ -106,8 +107,10 @@ export class FetchLoop {
         // Stryker disable next-line ConditionalExpression
         if (this.deps.quieted()) break;
         backoff = Math.min(backoff ? backoff * 2 : 100, MAX_FETCH_BACKOFF_MS);
-        // Redis away is said once, by the connection watch; anything else (a key of the wrong type) is the fetch's own.
-        if (!isUnreachable(error) && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS))
+        // Redis away is said once, by the connection watch, and a master switch once, by the capsule; anything else (a
+        // key of the wrong type) is the fetch's own.
+        const saidElsewhere = isUnreachable(error) || (error instanceof ClaimNotDurableError && error.saidBySwitch);
+        if (!saidElsewhere && (backoff === 100 || backoff === MAX_FETCH_BACKOFF_MS))
           logger.error(`${label}fetch failed (retrying in ${backoff} ms): ${errorMessageOf(error)}`);
         await new Promise((resolve) => setTimeout(resolve, backoff).unref());
         continue;

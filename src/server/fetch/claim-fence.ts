@@ -9,7 +9,14 @@ const FENCE_SLICE_MS = 200;
  * A claim or start that no replica acknowledged before the master moved (or the deadline's role check failed): not run.
  */
 export class ClaimNotDurableError extends Error {
-  constructor(reason: string) {
+  /**
+   * `saidBySwitch`: the master moved, which the capsule already logs once per switch; the fetch loop then says nothing
+   * more (a backlog of claims under way would repeat it once per claim).
+   */
+  constructor(
+    reason: string,
+    readonly saidBySwitch = false,
+  ) {
     super(`a claim was not run: ${reason}`);
     this.name = 'ClaimNotDurableError';
   }
@@ -66,7 +73,8 @@ export class ClaimFence {
     if (!writes || writes.replicas === 0) return;
     const deadline = Date.now() + writes.deadlineMs;
     for (;;) {
-      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      if (this.epoch !== mark)
+        throw new ClaimNotDurableError('the master moved before a replica acknowledged it', true);
       // Alone, a look only (1 ms): each claim must not wait out the deadline again.
       const slice = this.alone ? 1 : Math.min(FENCE_SLICE_MS, writes.waitTimeoutMs || FENCE_SLICE_MS);
       const acknowledged = Number(await connection.call('WAIT', writes.replicas, slice));
@@ -76,7 +84,8 @@ export class ClaimFence {
         this.alone = false;
         return;
       }
-      if (this.epoch !== mark) throw new ClaimNotDurableError('the master moved before a replica acknowledged it');
+      if (this.epoch !== mark)
+        throw new ClaimNotDurableError('the master moved before a replica acknowledged it', true);
       if (this.alone || Date.now() >= deadline) return this.lastResort(connection);
     }
   }
