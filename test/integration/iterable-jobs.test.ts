@@ -151,7 +151,7 @@ describe('iterable jobs through the process plane', () => {
     const jid = (await h.client.push({ class: 'CountingJob', args: ['run'] })) as string;
     await redis().hset(Keys.iteration(jid), { ex: '1', c: '{oops', rt: '0.1' });
     await h.manager.start();
-    const dead = await waitFor(async () => (await redis().zrange('dead', 0, -1))[0], { what: 'a dead entry' });
+    const dead = await waitFor(async () => (await redis().zrange('dead', '0', '-1'))[0], { what: 'a dead entry' });
     expect(JSON.parse(dead)).toEqual(
       expect.objectContaining({
         jid,
@@ -171,7 +171,7 @@ describe('iterable jobs through the process plane', () => {
     await waitFor(async () => (await redis().zcard('retry')) === 1, { what: 'a retry entry' });
     expect(await redis().hget(Keys.iteration(jid), 'c')).toBe('7');
     // Due now: the poller brings it back.
-    const [entry] = await redis().zrange('retry', 0, -1);
+    const [entry] = await redis().zrange('retry', '0', '-1');
     await redis().zadd('retry', '0', entry);
     await waitFor(() => worker.infos.some((line) => line.startsWith('complete')), { what: 'completion after retry' });
     expect(worker.infos).toEqual(['start 1', 'resume 2 @7', 'complete @39']);
