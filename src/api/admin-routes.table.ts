@@ -587,4 +587,23 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
       [JID_PARAM],
     ),
   ),
+  route(
+    'cancelIteration',
+    'jobs.cancel',
+    'POST',
+    '/v1/jobs/:jid/cancel',
+    'admin',
+    (h, { request }) => h.admin.cancelIteration(request),
+    actDoc(
+      'Cancel an iterable job: it stops at its next start or cursor save (every 5 s), on wurk or Sidekiq 7.3+',
+      {
+        type: 'object',
+        properties: {
+          jid: { type: 'string' },
+          cancelled_at: { type: 'integer', description: 'epoch seconds of the first cancel' },
+        },
+      },
+      [JID_PARAM],
+    ),
+  ),
 ];

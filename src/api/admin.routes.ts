@@ -515,6 +515,13 @@ export class AdminRoutes {
     return jsonResponse(200, { jid: found.jid, locations: found.locations.map(locationJson), status: found.status });
   }
 
+  /** Marks an iterable job cancelled (`it-<jid>`); 200 whether or not the job still runs, as Sidekiq's `cancel!`. */
+  async cancelIteration(request: ApiRequest): Promise<ApiResponse> {
+    const jid = jidParam(request.params.jid);
+    const cancelledAt = await this.deps.admin.cancelIteration(jid);
+    return jsonResponse(200, { jid, cancelled_at: cancelledAt });
+  }
+
   /** One batch's counters, jids and failures, whichever process wrote it; 404 batch_not_found when there is none. */
   async batch(request: ApiRequest): Promise<ApiResponse> {
     const bid = request.params.bid;
