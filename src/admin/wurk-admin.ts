@@ -17,7 +17,7 @@ import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
 import { StatusStore } from '../status/status-store';
-import { cancelIteration } from '../iterable/iteration-state';
+import { cancelIteration, IterationRecord, readIteration } from '../iterable/iteration-state';
 
 /**
  * Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a
@@ -99,5 +99,10 @@ export class WurkAdmin {
    */
   cancelIteration(jid: string): Promise<number> {
     return cancelIteration(this.redis, jid);
+  }
+
+  /** An iterable job's saved progress (`it-<jid>`): executions, cursor, runtime, cancel time; null when it has none. */
+  iteration(jid: string): Promise<IterationRecord | null> {
+    return readIteration(this.redis, jid);
   }
 }

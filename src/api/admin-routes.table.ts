@@ -582,6 +582,16 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
           jid: { type: 'string' },
           locations: { type: 'array', items: LOCATED_JOB },
           status: nullable(SCHEMAS.StatusRecord),
+          iteration: nullable({
+            type: 'object',
+            description: "an iterable job's saved progress (it-<jid>), null when it has none",
+            properties: {
+              executions: nullable({ type: 'integer' }),
+              cursor: nullable({ type: 'string', description: 'the cursor as stored, JSON text' }),
+              runtime: nullable({ type: 'number', description: 'seconds spent iterating' }),
+              cancelled_at: nullable({ type: 'integer', description: 'epoch seconds of the first cancel' }),
+            },
+          }),
         },
       },
       [JID_PARAM],

@@ -79,7 +79,8 @@ async function iterate(
   context: IterationContext,
 ): Promise<Ending> {
   const { run, store, logger, name } = context;
-  if (await store.isCancelled(run.jid)) return cancelled(worker, info, logger, name);
+  // Saved at the start as well as Sidekiq's cancel check: the run is visible (dashboard, admin) from its first item.
+  if (await store.save(run.jid, snapshot(info, startedAt))) return cancelled(worker, info, logger, name);
   const interval = context.saveIntervalMs ?? STATE_SAVE_INTERVAL_MS;
   let savedAt = performance.now();
   let position = 0;

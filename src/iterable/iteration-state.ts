@@ -17,7 +17,6 @@ export interface SavedIteration {
 /** Where the loop keeps its progress: Redis for a server, nowhere for a direct `perform` call. */
 export interface IterationStore {
   load(jid: string): Promise<SavedIteration>;
-  isCancelled(jid: string): Promise<boolean>;
   /** Saves the progress and renews the TTL; resolves to whether the job was cancelled meanwhile. */
   save(jid: string, state: SavedIteration): Promise<boolean>;
   /** The iteration completed: its progress is forgotten. */
@@ -79,10 +78,6 @@ export class RedisIterationStore implements IterationStore {
     return parseSavedIteration(jid, await this.redis.hgetall(Keys.iteration(jid)));
   }
 
-  async isCancelled(jid: string): Promise<boolean> {
-    return (await this.redis.hget(Keys.iteration(jid), 'cancelled')) !== null;
-  }
-
   async save(jid: string, state: SavedIteration): Promise<boolean> {
     const key = Keys.iteration(jid);
     const fields = { ex: String(state.executions), c: cursorText(jid, state.cursor), rt: String(state.runtime) };
@@ -105,10 +100,34 @@ export class RedisIterationStore implements IterationStore {
 /** A direct `perform` call (tests, the testing module): nothing saved, nothing cancelled. */
 export const memoryIterationStore: IterationStore = {
   load: async () => ({ executions: 0, cursor: null, runtime: 0 }),
-  isCancelled: async () => false,
   save: async () => false,
   forget: async () => undefined,
 };
+
+/** An iterable job's `it-<jid>` as an operator sees it: read leniently, a field that does not parse is null. */
+export interface IterationRecord {
+  executions: number | null;
+  /** The cursor as stored: JSON text (`"null"` when none), shown as is, even when it does not parse. */
+  cursor: string | null;
+  /** Seconds spent iterating so far. */
+  runtime: number | null;
+  /** Epoch seconds of the first cancel, or null. */
+  cancelledAt: number | null;
+}
+
+/** Reads `it-<jid>` for the admin API and the dashboard; null when the job has none (not iterable, or done). */
+export async function readIteration(redis: Redis, jid: string): Promise<IterationRecord | null> {
+  const hash = await redis.hgetall(Keys.iteration(jid));
+  if (Object.keys(hash).length === 0) return null;
+  const number = (text: string | undefined) =>
+    text === undefined || !Number.isFinite(Number(text)) ? null : Number(text);
+  return {
+    executions: number(hash.ex ?? hash.executions),
+    cursor: hash.c ?? hash.cursor ?? null,
+    runtime: number(hash.rt ?? hash.total_time),
+    cancelledAt: number(hash.cancelled),
+  };
+}
 
 /**
  * Marks an iterable job cancelled (Sidekiq's `cancel!`): `cancelled` is set once, to the epoch seconds of the first

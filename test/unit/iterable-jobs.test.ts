@@ -20,7 +20,6 @@ class RecordingStore implements IterationStore {
     public cancelled = false,
   ) {}
   load = async () => this.saved;
-  isCancelled = async () => this.cancelled;
   save = async (_jid: string, state: SavedIteration) => {
     this.saves.push({ ...state });
     this.saved = { ...state };
