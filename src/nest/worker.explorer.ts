@@ -12,7 +12,7 @@ import {
   workerOptionsOf,
 } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
-import { isIterableWorker, RedisIterationRunner } from '../iterable/iteration-runner';
+import { checkIterableWorker, isIterableWorker, RedisIterationRunner } from '../iterable/iteration-runner';
 import { RedisConnections } from '../redis/connections';
 import { CapsuleGroup, capsuleGroups, checkWorkerCapsule, DEFAULT_CAPSULE } from '../server/capsules';
 import { SandboxPool } from '../server/sandbox/sandbox-pool';
@@ -132,6 +132,7 @@ export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
       : undefined;
     const instance = wrapper.instance as WorkerInstance;
     const iterable = isIterableWorker(instance);
+    if (iterable) checkIterableWorker(name, instance);
     if (iterable && spec)
       throw new WurkConfigError(
         `@Worker(${name}).sandbox`,

@@ -1,3 +1,4 @@
+import type { JobInterruptedError } from '../job/iteration-errors';
 import type { ClaimedJob } from './fetch/claimed-job';
 import type { Fetcher } from './fetch/fetcher';
 import { errorMessageOf } from './retry/error-fields';
@@ -16,12 +17,13 @@ import type { ServerLogger } from './server-logger';
 export async function handBackInterrupted(
   fetcher: Fetcher,
   job: ClaimedJob,
-  jid: string,
+  interrupt: JobInterruptedError,
   logger: ServerLogger,
 ): Promise<JobOutcome | undefined> {
+  const jid = interrupt.jid;
   try {
     await fetcher.giveBack([job]);
-    return { kind: 'interrupted' };
+    return { kind: 'interrupted', reason: `iterable job handed back between items (${interrupt.why}), cursor saved` };
   } catch (writeError) {
     logger.error(
       `could not hand interrupted iterable job ${jid} back to its queue (${errorMessageOf(writeError)}); filing it as a failure, its retry resumes from the saved cursor`,

@@ -189,17 +189,17 @@ export class Processor {
     // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
     const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
     // An iterable job that stopped between items with its cursor saved is not a failure either.
-    const interrupted = failed && error instanceof JobInterruptedError;
+    const interrupted = failed && error instanceof JobInterruptedError ? error : undefined;
     // Sidekiq resolves the class before its metrics middleware runs, so an unknown class never reaches its metrics
     // either; a run refused by its limiter did no work and is rescheduled, so it is no execution to time.
     if (deps.executionMetrics && worker && !overLimit)
       deps.heartbeat.recordExecution(
         metricsClassName(payload),
         Math.floor(performance.now()) - started,
-        failed && !interrupted,
+        failed && interrupted === undefined,
       );
     let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
-    if (interrupted) outcome = await handBackInterrupted(deps.fetcher, job, payload.jid, deps.logger);
+    if (interrupted) outcome = await handBackInterrupted(deps.fetcher, job, interrupted, deps.logger);
     if (outcome !== undefined) {
       settled.done = true;
       return outcome;
