@@ -28,10 +28,19 @@ type Location =
   | ({ where: 'schedule' | 'retry' | 'dead' } & JobJson)
   | { where: 'busy'; process: string; tid: string; queue: string | null; run_at: number | null; job: JobJson };
 
+/** An iterable job's saved progress (it-<jid>), as the locations route reads it. */
+interface Iteration {
+  executions: number | null;
+  cursor: string | null;
+  runtime: number | null;
+  cancelled_at: number | null;
+}
+
 interface Locations {
   jid: string;
   locations: Location[];
   status: StatusRecord | null;
+  iteration: Iteration | null;
 }
 
 const STATE_TONE: Record<string, string> = {
@@ -130,6 +139,34 @@ function whereRow(context: ViewContext, location: Location): HTMLElement {
       when(location.at ?? null),
     ),
     acts,
+  );
+}
+
+/** An iterable job's cursor and runs; an admin may cancel it (it stops at its next cursor save, within 5 s). */
+function iterationCard(context: ViewContext, jid: string, iteration: Iteration): HTMLElement {
+  const cancel =
+    context.canAct && iteration.cancelled_at === null
+      ? [
+          actionButton(context, 'Cancel iteration', () => context.api.post(`/jobs/${pathSegment(jid)}/cancel`), {
+            danger: true,
+            confirm: `Cancel iterable job ${jid}? It stops at its next cursor save, within about 5 seconds.`,
+          }),
+        ]
+      : [];
+  return card(
+    'Iteration (iterable job)',
+    h(
+      'table',
+      { class: 'facts iteration' },
+      h(
+        'tbody',
+        {},
+        row('Cursor', h('code', {}, iteration.cursor ?? '—'), cancel),
+        row('Runs', String(iteration.executions ?? '—')),
+        row('Time iterating', iteration.runtime === null ? '—' : `${iteration.runtime.toFixed(1)} s`),
+        row('Cancelled', iteration.cancelled_at === null ? 'no' : when(iteration.cancelled_at)),
+      ),
+    ),
   );
 }
 
@@ -259,6 +296,7 @@ export const job: View = async (context) => {
             h('tbody', {}, ...found.locations.map((location) => whereRow(context, location))),
           ),
     ),
+    found.iteration ? iterationCard(context, found.jid, found.iteration) : null,
     found.status ? statusCard(found.status) : null,
     stored ? await payloadCard(stored) : null,
     attemptsOf(context, found, stored),

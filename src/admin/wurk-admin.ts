@@ -17,6 +17,7 @@ import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
 import { StatusStore } from '../status/status-store';
+import { cancelIteration, IterationRecord, readIteration } from '../iterable/iteration-state';
 
 /**
  * Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a
@@ -88,5 +89,20 @@ export class WurkAdmin {
    */
   attempts(jid: string): Promise<AttemptRecord[]> {
     return readAttempts(this.redis, jid);
+  }
+
+  /**
+   * Cancels an iterable job (Sidekiq's `cancel!`, docs/iterable-jobs.md): marks `it-<jid>` cancelled, once. The job, on
+   * wurk or Sidekiq 7.3+, stops at its next start or cursor save (every 5 s) and completes without further items; a
+   * job that is not iterable never reads the mark (it expires in 30 days). Resolves to the epoch seconds of the first
+   * cancel.
+   */
+  cancelIteration(jid: string): Promise<number> {
+    return cancelIteration(this.redis, jid);
+  }
+
+  /** An iterable job's saved progress (`it-<jid>`): executions, cursor, runtime, cancel time; null when it has none. */
+  iteration(jid: string): Promise<IterationRecord | null> {
+    return readIteration(this.redis, jid);
   }
 }

@@ -582,6 +582,35 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
           jid: { type: 'string' },
           locations: { type: 'array', items: LOCATED_JOB },
           status: nullable(SCHEMAS.StatusRecord),
+          iteration: nullable({
+            type: 'object',
+            description: "an iterable job's saved progress (it-<jid>), null when it has none",
+            properties: {
+              executions: nullable({ type: 'integer' }),
+              cursor: nullable({ type: 'string', description: 'the cursor as stored, JSON text' }),
+              runtime: nullable({ type: 'number', description: 'seconds spent iterating' }),
+              cancelled_at: nullable({ type: 'integer', description: 'epoch seconds of the first cancel' }),
+            },
+          }),
+        },
+      },
+      [JID_PARAM],
+    ),
+  ),
+  route(
+    'cancelIteration',
+    'jobs.cancel',
+    'POST',
+    '/v1/jobs/:jid/cancel',
+    'admin',
+    (h, { request }) => h.admin.cancelIteration(request),
+    actDoc(
+      'Cancel an iterable job: it stops at its next start or cursor save (every 5 s), on wurk or Sidekiq 7.3+',
+      {
+        type: 'object',
+        properties: {
+          jid: { type: 'string' },
+          cancelled_at: { type: 'integer', description: 'epoch seconds of the first cancel' },
         },
       },
       [JID_PARAM],

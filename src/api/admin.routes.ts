@@ -520,8 +520,21 @@ export class AdminRoutes {
 
   /** Where a jid is now; 200 with no location when it is nowhere (finished, or never pushed), never a dead end. */
   async jobLocations(request: ApiRequest): Promise<ApiResponse> {
-    const found = await this.deps.admin.jobs.locate(jidParam(request.params.jid));
-    return jsonResponse(200, { jid: found.jid, locations: found.locations.map(locationJson), status: found.status });
+    const jid = jidParam(request.params.jid);
+    const [found, iteration] = await Promise.all([this.deps.admin.jobs.locate(jid), this.deps.admin.iteration(jid)]);
+    return jsonResponse(200, {
+      jid: found.jid,
+      locations: found.locations.map(locationJson),
+      status: found.status,
+      iteration: iteration && wireFields(iteration, ['executions', 'cursor', 'runtime', 'cancelledAt']),
+    });
+  }
+
+  /** Marks an iterable job cancelled (`it-<jid>`); 200 whether or not the job still runs, as Sidekiq's `cancel!`. */
+  async cancelIteration(request: ApiRequest): Promise<ApiResponse> {
+    const jid = jidParam(request.params.jid);
+    const cancelledAt = await this.deps.admin.cancelIteration(jid);
+    return jsonResponse(200, { jid, cancelled_at: cancelledAt });
   }
 
   /** One batch's counters, jids and failures, whichever process wrote it; 404 batch_not_found when there is none. */

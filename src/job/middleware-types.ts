@@ -35,6 +35,11 @@ export interface JobExecution {
    * `deadline` with a JobTimeoutError / JobDeadlineError as its reason (the run has been failed with it).
    */
   readonly signal: AbortSignal;
+  /**
+   * Fires as soon as this process begins to quiet or stop (Sidekiq's `stopping?`), long before the shutdown deadline:
+   * an iterable job stops between two items, saves its cursor and goes back to its queue. Absent outside a server.
+   */
+  readonly stopping?: AbortSignal;
   /** Set by the status middleware for tracked jobs; progress() is a no-op otherwise. */
   reporter?: ProgressReporter;
   /** Set by the attempts log on a retried attempt: reads the earlier attempts' records. */

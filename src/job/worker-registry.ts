@@ -11,6 +11,8 @@ export interface RegisteredWorker {
   instance: WorkerInstance;
   /** Set for `@Worker({ sandbox })`: performs run here, in a thread, instead of on `instance`. */
   sandbox?: SandboxRunner;
+  /** Set for an iterable worker in a processing app: its jobs run through the iteration loop instead of `perform`. */
+  iteration?: IterationRunner;
   /**
    * wurk's own runner (a batch's callback job), not the app's: its jobs name their queue, so it neither widens the
    * default fetch nor is warned of, and it is not listed among the app's workers in logs.
@@ -26,6 +28,24 @@ export interface SandboxRunner {
    * has fired and a grace has passed.
    */
   run(args: unknown[], signal: AbortSignal): Promise<unknown>;
+}
+
+/** What an iterable job's run is given besides its arguments (a JobExecution, named structurally: no import cycle). */
+export interface IterationRun {
+  readonly jid: string;
+  /** Fires at the shutdown deadline or the job's timeout / deadline. */
+  readonly signal: AbortSignal;
+  /** Fires when the process begins to quiet or stop. */
+  readonly stopping?: AbortSignal;
+}
+
+/** Runs an iterable worker's job: loads its saved cursor, iterates, saves the cursor (iterable/'s loop). */
+export interface IterationRunner {
+  /**
+   * Resolves when the iteration completed (or was cancelled); rejects with JobInterruptedError when it stopped between
+   * items with its cursor saved, or with the error of a step.
+   */
+  run(args: unknown[], run: IterationRun): Promise<unknown>;
 }
 
 /** The worker classes this process can run, by Sidekiq class string. */

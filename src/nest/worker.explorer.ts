@@ -12,6 +12,8 @@ import {
   workerOptionsOf,
 } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
+import { checkIterableWorker, isIterableWorker, RedisIterationRunner } from '../iterable/iteration-runner';
+import { RedisConnections } from '../redis/connections';
 import { CapsuleGroup, capsuleGroups, checkWorkerCapsule, DEFAULT_CAPSULE } from '../server/capsules';
 import { SandboxPool } from '../server/sandbox/sandbox-pool';
 import { sandboxPoolSpec } from '../server/sandbox/sandbox-spec';
@@ -28,6 +30,7 @@ import type { ResolvedWurkOptions } from './wurk-options';
 @Injectable()
 export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
   private readonly logger = new Logger('Wurk');
+  private readonly iterationLogger = new Logger('WurkIterable');
   private groups: CapsuleGroup[] = [];
   /** The thread pools of sandboxed workers, closed after the server has stopped (beforeApplicationShutdown). */
   private readonly pools: SandboxPool[] = [];
@@ -36,6 +39,7 @@ export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
     private readonly discovery: DiscoveryService,
     private readonly registry: WorkerRegistry,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
+    private readonly connections: RedisConnections,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -126,9 +130,22 @@ export class WorkerExplorer implements OnModuleInit, OnApplicationShutdown {
           defaultSize: this.poolSize(options),
         })
       : undefined;
+    const instance = wrapper.instance as WorkerInstance;
+    const iterable = isIterableWorker(instance);
+    if (iterable) checkIterableWorker(name, instance);
+    if (iterable && spec)
+      throw new WurkConfigError(
+        `@Worker(${name}).sandbox`,
+        'is not supported for an IterableWorker: its loop saves the cursor from this process',
+      );
     const sandbox = spec ? new SandboxPool(spec) : undefined;
     if (sandbox) this.pools.push(sandbox);
-    this.registry.register({ name, target, options, instance: wrapper.instance as WorkerInstance, sandbox });
+    // Only a processing app runs jobs; elsewhere (a producer, the testing module) `perform` iterates in memory.
+    const iteration =
+      iterable && this.options.processing
+        ? new RedisIterationRunner(instance, name, this.connections.command, this.iterationLogger)
+        : undefined;
+    this.registry.register({ name, target, options, instance, sandbox, iteration });
   }
 
   /** One thread per processor of the class's capsule: a sandboxed job never waits for a thread while a slot is free. */

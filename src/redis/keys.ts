@@ -119,6 +119,13 @@ export const Keys = {
    */
   status: (jid: string): string => `status:${jid}`,
 
+  // --- Iterable jobs (Sidekiq 7.3's Sidekiq::IterableJob; docs/iterable-jobs.md) -----------------
+  /**
+   * HASH of one iterable job's progress: `ex` (executions), `c` (the cursor, JSON), `rt` (seconds run so far) and
+   * `cancelled` (epoch seconds, set once by a cancel); 30 days TTL, deleted when the iteration completes.
+   */
+  iteration: (jid: string): string => `it-${jid}`,
+
   // --- Batches (Sidekiq Pro's / Wurk's layout; docs/batches.md) -----------------------------------
   /**
    * HASH of one batch: `created_at`, `description`, `callback_queue`, `callback_class`, `callbacks` (JSON), `total`,

@@ -49,7 +49,8 @@ export class JobLog implements JobLifecycleListener {
     if (outcome.kind === 'expired') return;
     if (!('error' in outcome)) {
       // Handed back at shutdown: not a failure, it runs again elsewhere (a perform that threw undefined has the key).
-      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} handed back at shutdown`);
+      if (this.mode === 'all')
+        this.logger.log(`${identify(context)}${elapsed} ${outcome.reason ?? 'handed back at shutdown'}`);
       return;
     }
     const { error } = outcome;

@@ -95,6 +95,8 @@ export class Manager {
   private groups: CapsuleGroup[];
   private readonly dead: DeadTrim;
   private readonly deadline = new AbortController();
+  /** Fired at quiet (and so at stop): Sidekiq's `stopping?`, which iterable jobs check between items. */
+  private readonly stoppingSignal = new AbortController();
   private readonly gate = new SuspectGate();
   private capsules: Capsule[] = [];
   /** Created at start, shared by the capsules, which check it before starting a claimed job. */
@@ -209,6 +211,7 @@ export class Manager {
         middleware: this.middleware,
         listeners: this.listeners,
         signal: this.deadline.signal,
+        stopping: this.stoppingSignal.signal,
         paused,
         gate: this.gate,
         executions: this.executions,
@@ -327,6 +330,7 @@ export class Manager {
   quiet(): void {
     if (this.quieted) return;
     this.quieted = true;
+    this.stoppingSignal.abort(new Error('wurk is stopping'));
     this.deps.heartbeat.setQuiet(true);
     // A fetch blocked on empty queues returns within fetchTimeout; a job it
     // takes meanwhile is handed straight back (see FetchLoop.run).

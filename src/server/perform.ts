@@ -21,9 +21,9 @@ export async function perform(context: ServerContext): Promise<void> {
   const worker = context.worker;
   if (!worker) throw new UnknownWorkerError(context.job.className);
   const args = context.args ?? context.job.args;
-  context.result = worker.sandbox
-    ? await worker.sandbox.run(args, context.execution.signal)
-    : await worker.instance.perform(...args);
+  if (worker.sandbox) context.result = await worker.sandbox.run(args, context.execution.signal);
+  else if (worker.iteration) context.result = await worker.iteration.run(args, context.execution);
+  else context.result = await worker.instance.perform(...args);
 }
 
 /** 1 for a job's first run, then `retry_count + 2` (`retry_count` is 0 after the first failure). */

@@ -32,6 +32,8 @@ export interface ProcessorDeps {
   logger: ServerLogger;
   /** Fires when the shutdown deadline passes; shared by every execution. */
   signal: AbortSignal;
+  /** Fires when the process begins to quiet or stop; an iterable job hears it between two items. */
+  stopping?: AbortSignal;
   /** Filings to retry later (see PendingFiling). */
   pending: PendingFiling[];
   /** How a job over its limiter is rescheduled, and how often before it fails. */

@@ -1,3 +1,4 @@
+import { JobInterruptedError } from '../job/iteration-errors';
 import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText } from '../job/time';
@@ -5,6 +6,7 @@ import type { RegisteredWorker } from '../job/worker-registry';
 import { BatchOutcome, recordOutcome } from './batch-outcomes';
 import type { ClaimedJob } from './fetch/claimed-job';
 import { runHandlers } from './handler-runner';
+import { handBackInterrupted } from './interrupted-hand-back';
 import type { JobExecution } from './job-execution';
 import { lastResortFiling, PendingFiling, unparseableFiling } from './last-resort-filings';
 import { limitRun } from './limited-run';
@@ -68,6 +70,7 @@ export class Processor {
       attempt,
       payload,
       signal: limited ? limited.signal : deps.signal,
+      stopping: deps.stopping,
       reporter: undefined,
     };
     const context: ServerContext = {
@@ -185,11 +188,18 @@ export class Processor {
     const worker = context.worker;
     // Over its limiter is not a failure: no failed count, no error handlers, retry_count untouched.
     const overLimit = failed && isOverLimit(error) && overratedCount(payload) < deps.overLimit.retries;
+    // An iterable job that stopped between items with its cursor saved is not a failure either.
+    const interrupted = failed && error instanceof JobInterruptedError ? error : undefined;
     // Sidekiq resolves the class before its metrics middleware runs, so an unknown class never reaches its metrics
     // either; a run refused by its limiter did no work and is rescheduled, so it is no execution to time.
     if (deps.executionMetrics && worker && !overLimit)
-      deps.heartbeat.recordExecution(metricsClassName(payload), Math.floor(performance.now()) - started, failed);
+      deps.heartbeat.recordExecution(
+        metricsClassName(payload),
+        Math.floor(performance.now()) - started,
+        failed && interrupted === undefined,
+      );
     let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
+    if (interrupted) outcome = await handBackInterrupted(deps.fetcher, job, interrupted, deps.logger);
     if (outcome !== undefined) {
       settled.done = true;
       return outcome;

@@ -17,7 +17,14 @@ export type JobOutcome =
    * of the settle rules, which says where the job went (`filedIn`, and
    * `retryAt` in epoch ms for `retry`), written or still to be written.
    */
-  | { kind: 'interrupted'; error?: unknown; filedIn?: 'retry' | 'dead'; retryAt?: number }
+  | {
+      kind: 'interrupted';
+      error?: unknown;
+      filedIn?: 'retry' | 'dead';
+      retryAt?: number;
+      /** Why a job without an error was handed back, when not at shutdown (an iterable job stopped between items). */
+      reason?: string;
+    }
   /** Over its limiter (OverLimitError): filed in `schedule` for `retryAt` (epoch ms), not a failure. */
   | { kind: 'rescheduled'; error: unknown; retryAt: number }
   /**

@@ -48,6 +48,7 @@ describe('TypeScript examples in README.md and docs/', () => {
         'nestjs-wurk/batches',
         'nestjs-wurk/health',
         'nestjs-wurk/internals',
+        'nestjs-wurk/iterable',
         'nestjs-wurk/metrics',
         'nestjs-wurk/testing',
         'nestjs-wurk/tracing',

@@ -171,7 +171,7 @@ describe('HTTP API: routes of the operator dashboard', () => {
       path: '/api/v1/jobs/cccccccccccccccccccccccc/locations',
       token: READ_TOKEN,
     });
-    expect(nowhere.json).toEqual({ jid: 'cccccccccccccccccccccccc', locations: [], status: null });
+    expect(nowhere.json).toEqual({ jid: 'cccccccccccccccccccccccc', locations: [], status: null, iteration: null });
     expect((await call(api.port, { path: '/api/v1/jobs/bad%20jid/locations', token: READ_TOKEN })).status).toBe(400);
   });
 });

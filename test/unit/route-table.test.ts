@@ -192,6 +192,13 @@ describe('api: the route table', () => {
         pattern: '/v1/jobs/:jid/locations',
         scope: 'read',
       },
+      {
+        operation: 'cancelIteration',
+        name: 'jobs.cancel',
+        method: 'POST',
+        pattern: '/v1/jobs/:jid/cancel',
+        scope: 'admin',
+      },
     ]);
     expect(fresh.module.API_ROUTES).toEqual([...fresh.module.PRODUCE_ROUTES, ...fresh.module.ADMIN_ROUTES]);
   });
@@ -274,6 +281,7 @@ describe('api: the route table', () => {
       'metrics.job': ['admin.metricsJob', 'request'],
       redis: ['admin.redis'],
       'jobs.locations': ['admin.jobLocations', 'request'],
+      'jobs.cancel': ['admin.cancelIteration', 'request'],
     });
   });
 });

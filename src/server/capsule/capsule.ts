@@ -65,6 +65,8 @@ export interface CapsuleDeps {
   listeners: JobLifecycleListener[];
   /** Fires at the shutdown deadline; shared by every capsule. */
   signal: AbortSignal;
+  /** Fires when the process begins to quiet or stop; shared by every capsule. */
+  stopping?: AbortSignal;
   /** Shared by every capsule: one read of the `paused` set for the process. */
   paused: PausedQueues;
   gate: SuspectGate;
@@ -138,6 +140,7 @@ export class Capsule implements GatedPool {
       deathHandlers: options.deathHandlers,
       logger,
       signal: deps.signal,
+      stopping: deps.stopping,
       pending: this.pending,
       overLimit: {
         retries: options.overLimitRetries ?? SERVER_DEFAULTS.overLimitRetries,

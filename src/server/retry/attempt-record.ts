@@ -42,8 +42,8 @@ export function attemptRecordOf(outcome: JobOutcome, facts: AttemptFacts): Attem
     case 'interrupted':
       record.outcome = 'interrupted';
       if (outcome.retryAt !== undefined) record.retry_at = outcome.retryAt / 1000;
-      // No error: handed back at the shutdown deadline, to run again elsewhere.
-      if (outcome.error === undefined) record.reason = 'handed back at shutdown';
+      // No error: handed back (at the shutdown deadline, or an iterable job between items), to run again.
+      if (outcome.error === undefined) record.reason = outcome.reason ?? 'handed back at shutdown';
       break;
     default:
       return undefined;

@@ -2,6 +2,7 @@ import { JobPayload } from '../../job/payload';
 import { nowMs, TimestampMode, timestampText, toEpochSeconds } from '../../job/time';
 import type { RegisteredWorker } from '../../job/worker-registry';
 import { DecryptionError } from '../../job/sealed-argument';
+import { InvalidIterationStateError } from '../../job/iteration-errors';
 import { INTERRUPT_DELAY_SECONDS, MAX_INTERRUPTS, retryDelaySeconds } from './backoff';
 import { encodeBacktrace, errorClassOf, errorMessageOf } from './error-fields';
 
@@ -94,7 +95,8 @@ export async function planFailure(
 ): Promise<FailurePlan> {
   // A sealed argument that cannot be opened never heals by waiting (Wurk's rule): dead at once, whatever the retry
   // options, so the rotation gap is seen and no retry loop runs.
-  if (error instanceof DecryptionError) {
+  // So is an iterable job's unusable saved state (a cursor that is not JSON): it is read again on every retry.
+  if (error instanceof DecryptionError || error instanceof InvalidIterationStateError) {
     const payload = fetched.clone();
     return { kind: 'dead', payload, retryCount: stampFailure(payload, error, now, policy.timestamps) };
   }
