@@ -396,6 +396,20 @@ export class Client {
     return payload.jid;
   }
 
+  /**
+   * The payload a push of `item` would write, normalized and through the client middleware, without writing it;
+   * null when a middleware halted it. For writers that put jobs into Redis in a script of their own (flows).
+   */
+  async prepare(item: JobHash): Promise<JobPayload | null> {
+    const payload = normalize(toPayload(item), this.classDefaults(item.class), this.config.timestamps);
+    if (!(await this.runMiddleware(payload))) return null;
+    // Middleware ran after normalize and may have renamed the queue or the jid.
+    checkNames(payload);
+    const expiry = expiryFor(payload, nowMs() / 1000);
+    if (expiry !== undefined) payload.set('expiry', expiry);
+    return payload;
+  }
+
   get timestampMode(): TimestampMode {
     return this.config.timestamps;
   }
