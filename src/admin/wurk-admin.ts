@@ -17,6 +17,7 @@ import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
 import { StatusStore } from '../status/status-store';
+import { FlowStore } from '../flow/flow-store';
 
 /**
  * Options of `new WurkAdmin(redis, options)`: the timestamp dialect, the dead set's trim limits, and who hears of a
@@ -54,6 +55,8 @@ export class WurkAdmin {
   readonly jobs: JobLocator;
   /** The limiter registry: every limiter used within its ttl, with its limits and current use (the Limits tab). */
   readonly limiters: LimiterSet;
+  /** Flows (Ruby Wurk's DAGs of jobs): `flows.find(fid)` reads one with its nodes, whichever process wrote it. */
+  readonly flows: Pick<FlowStore, 'find'>;
 
   constructor(
     private readonly redis: Redis,
@@ -71,6 +74,7 @@ export class WurkAdmin {
     this.metrics = new MetricsQuery(redis);
     this.redisInfo = new RedisInfo(redis);
     this.limiters = new LimiterSet(redis);
+    this.flows = new FlowStore(redis, options.timestamps);
     this.jobs = new JobLocator({
       queues: this.queues,
       scheduled: this.scheduled,
