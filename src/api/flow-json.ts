@@ -1,7 +1,7 @@
 import type { FlowStatus } from '../flow/flow-status';
 import { nullable, nullableNumber, SchemaObject } from './openapi';
 
-/** A flow in the wire's snake_case, as Ruby Wurk's `Flow::Status#data` answers it (the node's payload is never shown). */
+/** A flow in the wire's snake_case, as Ruby Wurk's `Flow::Status#data` answers it (never a node's payload). */
 export function flowJson(status: FlowStatus): Record<string, unknown> {
   return {
     fid: status.fid,
