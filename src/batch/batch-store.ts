@@ -101,6 +101,16 @@ export class BatchStore {
     return reply === 1;
   }
 
+  /** Counts a bulk push's jobs into the batch in one call (`remove`: takes back those whose push did not happen). */
+  async registerMany(bid: string, jids: readonly string[], mode: 'add' | 'remove' = 'add'): Promise<number> {
+    if (jids.length === 0) return 0;
+    const keys = [Keys.batch(bid), Keys.batchJids(bid)];
+    const [first, ...rest] = jids;
+    const reply = await runScript<number>(this.redis, 'batch_add', keys, [first, BATCH_EXPIRY_SECONDS, mode, ...rest]);
+    if (reply === -1) throw new BatchNotFoundError(bid);
+    return reply;
+  }
+
   /** Records one outcome (or the close of a hold) and fires what it is the first to make true. */
   async settle(bid: string, step: BatchSettleStep, jid: string, failure = ''): Promise<BatchSettleReply> {
     const callbackJid = newJid().slice(0, 22);
