@@ -43,6 +43,12 @@ function settleKeys(bid: string): string[] {
   ];
 }
 
+/** What a Batch and the callback job use of a store: BatchStore in Redis, or the testing module's memory store. */
+export type BatchStorePort = Pick<
+  BatchStore,
+  'open' | 'newHold' | 'hold' | 'register' | 'registerMany' | 'settle' | 'status'
+>;
+
 /** Batches in Redis, in Sidekiq Pro's / Wurk's `b-<bid>` layout: one named method per script. */
 export class BatchStore {
   constructor(private readonly redis: Redis) {}

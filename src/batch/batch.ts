@@ -3,7 +3,7 @@ import type { BulkJobHash, JobHash } from '../job/job-hash';
 import { newJid } from '../job/jid';
 import { BatchDefinition, checkDefinition } from './batch-definition';
 import type { BatchStatus } from './batch-status';
-import type { BatchStore } from './batch-store';
+import type { BatchStorePort } from './batch-store';
 import { InvalidBatchError } from './errors';
 
 /**
@@ -21,7 +21,7 @@ export class Batch {
   constructor(
     /** The batch id: 14 characters of URL-safe base64. */
     readonly bid: string,
-    private readonly store: BatchStore,
+    private readonly store: BatchStorePort,
     private readonly client: Client,
     /** For a new batch: its definition, checked here so bad input fails at `create`. */
     definition?: BatchDefinition,
