@@ -63,6 +63,11 @@ for i = 5, #ARGV do
   if waiting and (remaining == 0 or policy == "continue") then
     local dep = redis.call("HMGET", dep_key, "class", "queue", "payload")
     flow_release(dep_key, KEYS[k + 1], KEYS[k + 2], KEYS[k + 3], KEYS[4], KEYS[5], dep[3], expiry, enqueued_at)
+    if remaining > 0 then
+      -- Released before its count ran out: Ruby Wurk's flow_advance releases
+      -- on the count alone, so the count must never reach zero again.
+      redis.call("HSET", dep_key, "remaining", -1)
+    end
     released[#released + 1] = dep[1]
     released[#released + 1] = dep[2]
   end
