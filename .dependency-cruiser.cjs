@@ -16,7 +16,7 @@ const LAYERS = [
   // rank 2, the planes.
   ['client', 'server', 'limiter'],
   // rank 3, the features.
-  ['status', 'periodic', 'unique', 'collapse', 'observability', 'history', 'encryption', 'batch', 'iterable'],
+  ['status', 'periodic', 'unique', 'collapse', 'observability', 'history', 'encryption', 'batch', 'iterable', 'flow'],
   // rank 4: the operator's reads and actions, over the records of every feature (status rows, attempts, locks).
   ['admin'],
   // rank 5: the in-memory fakes for tests stand in for the planes and features below.

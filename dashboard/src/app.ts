@@ -4,6 +4,7 @@ import { h, replace } from './dom.js';
 import { overview } from './overview.js';
 import { queue, queues } from './queues.js';
 import { dead, retries, scheduled } from './sets.js';
+import { flows } from './flows.js';
 import { job } from './job.js';
 import { limits } from './limits.js';
 import { metrics } from './metrics.js';
@@ -22,6 +23,7 @@ const ROUTES: Record<string, { title: string; view: View; nav?: boolean }> = {
   metrics: { title: 'Metrics', view: metrics, nav: true },
   limits: { title: 'Limits', view: limits, nav: true },
   jobs: { title: 'Jobs', view: job, nav: true },
+  flows: { title: 'Flows', view: flows, nav: true },
 };
 
 const THEME_KEY = 'wurk-dashboard-theme';

@@ -17,6 +17,7 @@ import { ScheduledSet } from './scheduled-set';
 import { Stats } from './stats';
 import { WorkSet } from './work-set';
 import { StatusStore } from '../status/status-store';
+import { FlowStore } from '../flow/flow-store';
 import { cancelIteration, IterationRecord, readIteration } from '../iterable/iteration-state';
 
 /**
@@ -55,6 +56,8 @@ export class WurkAdmin {
   readonly jobs: JobLocator;
   /** The limiter registry: every limiter used within its ttl, with its limits and current use (the Limits tab). */
   readonly limiters: LimiterSet;
+  /** Flows (Ruby Wurk's DAGs of jobs): `flows.find(fid)` reads one with its nodes, whichever process wrote it. */
+  readonly flows: Pick<FlowStore, 'find'>;
 
   constructor(
     private readonly redis: Redis,
@@ -72,6 +75,7 @@ export class WurkAdmin {
     this.metrics = new MetricsQuery(redis);
     this.redisInfo = new RedisInfo(redis);
     this.limiters = new LimiterSet(redis);
+    this.flows = new FlowStore(redis, options.timestamps);
     this.jobs = new JobLocator({
       queues: this.queues,
       scheduled: this.scheduled,

@@ -7,6 +7,7 @@
  */
 import { route, type ApiRoute } from './api-route';
 import { SETS, type SetSegment } from './admin.routes';
+import { FID_PARAM, FLOW } from './flow-json';
 import {
   actDoc,
   CLASS_METRICS,
@@ -322,6 +323,15 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     'read',
     (h, { request }) => h.admin.batch(request),
     readDoc('One batch: counters, events fired, live and dead jids, failures', BATCH, [BID_PARAM], ['batch_not_found']),
+  ),
+  route(
+    'flow',
+    'flows.show',
+    'GET',
+    '/v1/flows/:fid',
+    'read',
+    (h, { request }) => h.admin.flow(request),
+    readDoc('One flow: its state, counters and every node with its edges', FLOW, [FID_PARAM], ['flow_not_found']),
   ),
   route(
     'process',

@@ -24,8 +24,11 @@ import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
 import type { BatchStatus } from '../batch/batch-status';
 import { isValidBid } from '../batch/bid';
 import { BatchNotFoundError } from '../batch/errors';
+import { FlowNotFoundError } from '../flow/errors';
+import { isValidFid } from '../flow/fid';
 import { entryId } from '../job/jid';
 import { isValidQueueName } from '../job/queue-name';
+import { flowJson } from './flow-json';
 import { jidParam } from './job-validation';
 import { listedName, queueParam } from './path-names';
 import { pagingOf } from './paging';
@@ -547,6 +550,19 @@ export class AdminRoutes {
     } catch (error) {
       if (error instanceof BatchNotFoundError)
         throw new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
+      throw error;
+    }
+  }
+
+  /** One flow with its nodes, whichever process wrote it; 404 flow_not_found when there is none (or it expired). */
+  async flow(request: ApiRequest): Promise<ApiResponse> {
+    const fid = request.params.fid;
+    if (!isValidFid(fid)) throw invalidRequest('The fid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+    try {
+      return jsonResponse(200, flowJson(await this.deps.admin.flows.find(fid)));
+    } catch (error) {
+      if (error instanceof FlowNotFoundError)
+        throw new ApiProblem('flow_not_found', `No flow has fid ${fid}.`, { fid });
       throw error;
     }
   }

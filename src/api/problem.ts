@@ -15,6 +15,7 @@ export const PROBLEM_TYPES = {
   job_not_found: { status: 404, title: 'Job Not Found' },
   process_not_found: { status: 404, title: 'Process Not Found' },
   batch_not_found: { status: 404, title: 'Batch Not Found' },
+  flow_not_found: { status: 404, title: 'Flow Not Found' },
   process_not_signalable: { status: 409, title: 'Process Not Signalable' },
   idempotency_key_reused: { status: 409, title: 'Idempotency Key Reused' },
   request_in_progress: { status: 409, title: 'Request In Progress' },

@@ -2,7 +2,7 @@ import { WurkError } from '../job/errors';
 import type { WorkerRegistry } from '../job/worker-registry';
 import { BATCH_EVENTS, BatchEvent } from './batch-definition';
 import type { BatchStatus } from './batch-status';
-import type { BatchStore } from './batch-store';
+import type { BatchStorePort } from './batch-store';
 
 /** The class string of every callback job, Wurk's (Ruby): a Ruby or a wurk process may run it. */
 export const BATCH_CALLBACK_CLASS = 'Wurk::Batch::CallbackJob';
@@ -42,7 +42,7 @@ const METHODS: Record<BatchEvent, keyof BatchCallbackHandler> = {
  */
 export class BatchCallbackJob {
   constructor(
-    private readonly store: BatchStore,
+    private readonly store: Pick<BatchStorePort, 'status'>,
     private readonly registry: WorkerRegistry,
   ) {}
 

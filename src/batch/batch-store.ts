@@ -43,6 +43,12 @@ function settleKeys(bid: string): string[] {
   ];
 }
 
+/** What a Batch and the callback job use of a store: BatchStore in Redis, or the testing module's memory store. */
+export type BatchStorePort = Pick<
+  BatchStore,
+  'open' | 'newHold' | 'hold' | 'register' | 'registerMany' | 'settle' | 'status'
+>;
+
 /** Batches in Redis, in Sidekiq Pro's / Wurk's `b-<bid>` layout: one named method per script. */
 export class BatchStore {
   constructor(private readonly redis: Redis) {}
@@ -99,6 +105,16 @@ export class BatchStore {
     const reply = await runScript<number>(this.redis, 'batch_add', keys, [jid, BATCH_EXPIRY_SECONDS, mode]);
     if (reply === -1) throw new BatchNotFoundError(bid);
     return reply === 1;
+  }
+
+  /** Counts a bulk push's jobs into the batch in one call (`remove`: takes back those whose push did not happen). */
+  async registerMany(bid: string, jids: readonly string[], mode: 'add' | 'remove' = 'add'): Promise<number> {
+    if (jids.length === 0) return 0;
+    const keys = [Keys.batch(bid), Keys.batchJids(bid)];
+    const [first, ...rest] = jids;
+    const reply = await runScript<number>(this.redis, 'batch_add', keys, [first, BATCH_EXPIRY_SECONDS, mode, ...rest]);
+    if (reply === -1) throw new BatchNotFoundError(bid);
+    return reply;
   }
 
   /** Records one outcome (or the close of a hold) and fires what it is the first to make true. */

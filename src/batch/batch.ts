@@ -1,9 +1,9 @@
 import type { Client } from '../client/client';
-import type { JobHash } from '../job/job-hash';
+import type { BulkJobHash, JobHash } from '../job/job-hash';
 import { newJid } from '../job/jid';
 import { BatchDefinition, checkDefinition } from './batch-definition';
 import type { BatchStatus } from './batch-status';
-import type { BatchStore } from './batch-store';
+import type { BatchStorePort } from './batch-store';
 import { InvalidBatchError } from './errors';
 
 /**
@@ -21,7 +21,7 @@ export class Batch {
   constructor(
     /** The batch id: 14 characters of URL-safe base64. */
     readonly bid: string,
-    private readonly store: BatchStore,
+    private readonly store: BatchStorePort,
     private readonly client: Client,
     /** For a new batch: its definition, checked here so bad input fails at `create`. */
     definition?: BatchDefinition,
@@ -73,6 +73,34 @@ export class Batch {
       throw error;
     }
     if (pushed === null) await this.store.register(this.bid, jid, 'remove');
+    return pushed;
+  }
+
+  /**
+   * Pushes many jobs of one class into the batch (Sidekiq's `push_bulk`, one round trip per `batch_size` jobs);
+   * resolves to their jids aligned with `args`, null where a client middleware dropped one (it is not counted). Every
+   * job is counted, in one call, before any is pushed; when the push fails, the jobs are taken back and the error
+   * rethrown.
+   */
+  async pushBulk(bulk: BulkJobHash): Promise<(string | null)[]> {
+    if (this.holds === 0) throw new InvalidBatchError('pushBulk', 'must be called inside batch.jobs(...)');
+    if (bulk.bid !== undefined) throw new InvalidBatchError('bid', 'is stamped by the batch, not the caller');
+    if (bulk.jid !== undefined) throw new InvalidBatchError('jid', 'is chosen by the batch in a bulk push');
+    const args = Array.isArray(bulk.args) ? bulk.args : [];
+    const jids = args.map(() => newJid());
+    await this.store.registerMany(this.bid, jids);
+    let pushed: (string | null)[];
+    try {
+      pushed = await this.client.pushBulk({ ...bulk, bid: this.bid }, jids);
+    } catch (error) {
+      await this.store.registerMany(this.bid, jids, 'remove');
+      throw error;
+    }
+    await this.store.registerMany(
+      this.bid,
+      jids.filter((_, index) => pushed[index] === null),
+      'remove',
+    );
     return pushed;
   }
 

@@ -272,9 +272,10 @@ export class Client {
   /**
    * Sidekiq's `push_bulk`: one job per element of `args`, one round trip per
    * `batch_size` jobs; the result is aligned with `args`, null where a
-   * middleware halted that job.
+   * middleware halted that job. `presetJids` (one per element of `args`) gives the jobs jids chosen beforehand, for a
+   * writer that must count them before they can run (a batch).
    */
-  async pushBulk(item: BulkJobHash | JobPayload): Promise<(string | null)[]> {
+  async pushBulk(item: BulkJobHash | JobPayload, presetJids?: readonly string[]): Promise<(string | null)[]> {
     const bulk = toPayload(item);
     const argsList = bulkArgs(bulk);
     const times = bulkTimes(bulk, argsList.length);
@@ -285,6 +286,9 @@ export class Client {
     }
     if (argsList.length > 1 && bulk.has('jid')) {
       throw new InvalidJobError('jid', 'may only be given when pushing a single job');
+    }
+    if (presetJids && (presetJids.length !== argsList.length || bulk.has('jid'))) {
+      throw new InvalidJobError('jid', 'preset jids must be one per job, and the bulk hash must carry no jid');
     }
     const batchSize = bulkBatchSize(bulk, times !== undefined);
     const template = bulk.clone().delete('at').setRaw('args', '[]');
@@ -300,7 +304,7 @@ export class Client {
       !base.has('expires_in');
     const progress = { written: false };
     try {
-      await this.writeBulk(base, argsList, times, batchSize, explicitJid, fast, jids, progress);
+      await this.writeBulk(base, argsList, times, batchSize, explicitJid, fast, jids, progress, presetJids);
     } catch (error) {
       // Earlier batches are in Redis: the caller must not take this for a push that wrote nothing.
       const inDoubt =
@@ -321,6 +325,7 @@ export class Client {
     fast: boolean,
     jids: (string | null)[],
     progress: { written: boolean },
+    presetJids: readonly string[] | undefined,
   ): Promise<void> {
     for (let start = 0; start < argsList.length; start += batchSize) {
       const end = Math.min(start + batchSize, argsList.length);
@@ -334,6 +339,7 @@ export class Client {
           end,
           explicitJid,
           jids,
+          presetJids,
         );
         progress.written = true;
         continue;
@@ -341,7 +347,8 @@ export class Client {
       const slice: JobPayload[] = [];
       for (let index = start; index < end; index++) {
         const job = base.clone().setRaw('args', argsList[index]);
-        if (!explicitJid) job.setRaw('jid', `"${newJid()}"`);
+        if (presetJids) job.setRaw('jid', JSON.stringify(presetJids[index]));
+        else if (!explicitJid) job.setRaw('jid', `"${newJid()}"`);
         if (times) job.setRaw('at', String(times[index]));
         const pushed = await this.runMiddleware(job);
         jids.push(pushed ? job.jid : null);
@@ -368,6 +375,7 @@ export class Client {
     end: number,
     explicitJid: boolean,
     jids: (string | null)[],
+    presetJids: readonly string[] | undefined,
   ): Promise<void> {
     const template = base.clone().setRaw('args', ARGS_MARK).setRaw('jid', JID_MARK).delete('enqueued_at');
     if (!times) template.setRaw('enqueued_at', timestampText(nowMs(), this.config.timestamps));
@@ -376,9 +384,9 @@ export class Client {
     const [head, middle, tail] = text.split(MARK_SPLIT);
     const entries: string[] = [];
     for (let index = start; index < end; index++) {
-      const jid = explicitJid ? base.jid : newJid();
+      const jid = presetJids ? presetJids[index] : explicitJid ? base.jid : newJid();
       jids.push(jid);
-      const jidText = explicitJid ? JSON.stringify(jid) : `"${jid}"`;
+      const jidText = explicitJid || presetJids ? JSON.stringify(jid) : `"${jid}"`;
       const job = argsFirst
         ? head + argsList[index] + middle + jidText + tail
         : head + jidText + middle + argsList[index] + tail;
@@ -394,6 +402,20 @@ export class Client {
     if (!(await this.runMiddleware(payload, workerClass))) return null;
     await this.write([payload]);
     return payload.jid;
+  }
+
+  /**
+   * The payload a push of `item` would write, normalized and through the client middleware, without writing it;
+   * null when a middleware halted it. For writers that put jobs into Redis in a script of their own (flows).
+   */
+  async prepare(item: JobHash): Promise<JobPayload | null> {
+    const payload = normalize(toPayload(item), this.classDefaults(item.class), this.config.timestamps);
+    if (!(await this.runMiddleware(payload))) return null;
+    // Middleware ran after normalize and may have renamed the queue or the jid.
+    checkNames(payload);
+    const expiry = expiryFor(payload, nowMs() / 1000);
+    if (expiry !== undefined) payload.set('expiry', expiry);
+    return payload;
   }
 
   get timestampMode(): TimestampMode {

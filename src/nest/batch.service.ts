@@ -1,15 +1,16 @@
-import { Injectable, OnModuleInit } from '@nestjs/common';
+import { Inject, Injectable, OnModuleInit, Optional } from '@nestjs/common';
 import { Batch } from '../batch/batch';
 import { BATCH_CALLBACK_CLASS, BatchCallbackJob } from '../batch/batch-callback-job';
 import type { BatchDefinition } from '../batch/batch-definition';
 import type { BatchStatus } from '../batch/batch-status';
-import { BatchStore } from '../batch/batch-store';
+import { BatchStore, BatchStorePort } from '../batch/batch-store';
 import { isValidBid, newBid } from '../batch/bid';
 import { InvalidBatchError } from '../batch/errors';
 import type { WorkerClass } from '../job/worker-definition';
 import { WorkerRegistry } from '../job/worker-registry';
 import { RedisConnections } from '../redis/connections';
 import { ClientService } from './client.service';
+import { WURK_BATCH_STORE } from './tokens';
 
 /**
  * Sidekiq Pro's batches: `create({ description, callbackQueue, callbacks })`
@@ -19,14 +20,15 @@ import { ClientService } from './client.service';
  */
 @Injectable()
 export class BatchService implements OnModuleInit {
-  private readonly store: BatchStore;
+  private readonly store: BatchStorePort;
 
   constructor(
     connections: RedisConnections,
     private readonly client: ClientService,
     private readonly registry: WorkerRegistry,
+    @Optional() @Inject(WURK_BATCH_STORE) store?: BatchStorePort,
   ) {
-    this.store = new BatchStore(connections.command);
+    this.store = store ?? new BatchStore(connections.command);
   }
 
   /** Registers the callback job's runner, so this process runs the callbacks of the @Workers it has. */

@@ -12,8 +12,11 @@ import { AttemptsListener } from '../history/attempts-listener';
 import { TestingTransport, TestMode } from '../testing/testing-transport';
 import { RedisConnections } from '../redis/connections';
 import { TestingConnections } from '../testing/redis-stand-in';
+import { MemoryBatchOutcomes, MemoryBatchStore } from '../testing/memory-batches';
 import { AdminService } from './admin.service';
+import { BatchService } from './batch.service';
 import { ClientService } from './client.service';
+import { FlowService } from './flow.service';
 import { installEncryption } from './encryption.hooks';
 import { LimiterService } from './limiter.service';
 import { PeriodicService } from './periodic.service';
@@ -22,7 +25,7 @@ import { ExecutionCarrier } from '../server/job-execution';
 import { resolveEntry } from './resolve-entry';
 import { StatusService } from './status.service';
 import { TestingServer } from './testing-server';
-import { WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
+import { WURK_BATCH_STORE, WURK_PUSH_TRANSPORT, WURK_RESOLVED_OPTIONS } from './tokens';
 import { WorkerExplorer } from './worker.explorer';
 import { WurkServer } from './wurk-server';
 import { resolveOptions, ResolvedWurkOptions, WurkModuleOptions } from './wurk-options';
@@ -92,6 +95,7 @@ class WurkTestingLifecycle implements OnModuleInit {
     private readonly rows: MemoryStatusRows,
     private readonly history: MemoryAttemptsStore,
     @Inject(WURK_RESOLVED_OPTIONS) private readonly options: ResolvedWurkOptions,
+    @Inject(WURK_BATCH_STORE) private readonly batches: MemoryBatchStore,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -111,6 +115,8 @@ class WurkTestingLifecycle implements OnModuleInit {
         this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`),
       ),
     );
+    // Jobs of a batch report their outcomes as a processor's do, so callbacks fire (collected, or run inline).
+    this.server.addListener(new MemoryBatchOutcomes(this.batches));
     if (this.options.attemptsMax > 0)
       this.server.addListener(
         new AttemptsListener(this.history, (error, jid) =>
@@ -126,9 +132,10 @@ class WurkTestingLifecycle implements OnModuleInit {
  * mounts WurkApiModule, WurkDashboardModule, WurkHealthModule,
  * WurkMetricsModule or WurkTracingModule compiles unchanged; what needs
  * Redis (AdminService, PeriodicService's list, the admin routes, a health
- * probe) throws TestingNeedsRedisError when a test calls it. Turned on only by importing `WurkTestingModule.forRoot()`
- * from
- * `nestjs-wurk/testing` (never by loading a file), and refused under
+ * probe, FlowService) throws TestingNeedsRedisError when a test calls it.
+ * BatchService keeps its batches in memory. Turned on only by importing
+ * `WurkTestingModule.forRoot()` from `nestjs-wurk/testing` (never by
+ * loading a file), and refused under
  * NODE_ENV=production, where it would keep real jobs in memory and lose them.
  * Every instance has its own jobs and status rows.
  */
@@ -201,6 +208,14 @@ export class WurkTestingModule {
         AdminService,
         PeriodicService,
         LimiterService,
+        // Batches in memory (their callbacks pushed through the client like any job); flows need Redis.
+        {
+          provide: WURK_BATCH_STORE,
+          inject: [ClientService],
+          useFactory: (client: ClientService) => new MemoryBatchStore((job) => client.push(job)),
+        },
+        BatchService,
+        FlowService,
       ],
       exports: [
         ClientService,
@@ -214,6 +229,8 @@ export class WurkTestingModule {
         AdminService,
         PeriodicService,
         LimiterService,
+        BatchService,
+        FlowService,
       ],
     };
   }

@@ -6,6 +6,7 @@ import { writePolicyFor } from '../redis/durable-write';
 import { AdminService } from './admin.service';
 import { JobEventsExplorer } from './job-events.explorer';
 import { BatchService } from './batch.service';
+import { FlowService } from './flow.service';
 import { ClientService } from './client.service';
 import { PeriodicExplorer } from './periodic.explorer';
 import { PeriodicLifecycle } from './periodic.lifecycle';
@@ -68,6 +69,7 @@ import { withProcessOverrides } from './process-overrides';
     ClientService,
     StatusService,
     BatchService,
+    FlowService,
     StatusHooks,
     AttemptsHooks,
     UniqueHooks,
@@ -93,6 +95,7 @@ import { withProcessOverrides } from './process-overrides';
     ClientService,
     StatusService,
     BatchService,
+    FlowService,
     PeriodicService,
     LimiterService,
     WorkerRegistry,

@@ -145,6 +145,20 @@ export const Keys = {
   /** ZSET of bids scored by creation time (float epoch seconds). */
   batches: 'batches',
 
+  // --- Flows (Ruby Wurk's layout: lib/wurk/keys.rb; docs/flows.md) --------------------------------
+  /**
+   * HASH of one flow: `created_at`, `state` (running, succeeded, failed, abandoned), `total`, `pending` (nodes not yet
+   * settled), `depth`, `width`, `expiry`, and `finished_at` / `failed_at` once reached. A fid never holds a colon, so
+   * the node and dead keys below cannot collide with another flow's.
+   */
+  flow: (fid: string): string => `flow:${fid}`,
+  /** HASH of one node of a flow, by its 0-based declaration index: its job, batch, edges and state. */
+  flowNode: (fid: string, index: number): string => `flow:${fid}:${index}`,
+  /** SET of the indexes of the nodes a flow is failed because of (their job is dead). */
+  flowDead: (fid: string): string => `flow:${fid}:dead`,
+  /** ZSET of fids scored by creation time (float epoch seconds). */
+  flows: 'flows',
+
   // --- Job history (the attempts log of seed 004, docs/seed-rules.md; docs/job-history.md) ----------
   /** LIST of JSON attempt records, oldest first, bounded and with a TTL; written only when an attempt fails. */
   attempts: (jid: string): string => `attempts:${jid}`,

@@ -243,6 +243,7 @@ export class Manager {
         dead: this.dead,
       },
       (orphan) => this.buried(orphan),
+      options.batches,
     );
     this.reaper = new RecurringTask(
       'orphan check',

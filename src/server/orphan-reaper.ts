@@ -6,7 +6,9 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { deadTrimArgs } from './fetch/dead-trim';
 import type { DeadTrim } from './fetch/fetcher';
+import { BatchOutcomes, recordOutcome } from './batch-outcomes';
 import type { ProcessIdentity } from './identity';
+import { errorMessageOf } from './retry/error-fields';
 
 /** Recovery counters live 72 h, as Ruby Wurk's. */
 const COUNTER_TTL = 259200;
@@ -92,6 +94,8 @@ export class OrphanReaper {
     private readonly identity: ProcessIdentity,
     private readonly options: OrphanReaperOptions,
     private readonly onBuried: (orphan: BuriedOrphan) => Promise<void>,
+    /** Told of each job filed in dead here, before the filing, as the settle path tells it. */
+    private readonly batches?: BatchOutcomes,
   ) {}
 
   /** One pass; `guarded` passes run only when this process takes the fleet-wide lock. */
@@ -114,7 +118,7 @@ export class OrphanReaper {
     }
     let buried = 0;
     try {
-      buried = await this.buryRepeatOrphans();
+      buried = await this.buryRepeatOrphans(failures);
     } catch (error) {
       failures.push(`${Keys.repeatOrphans}: ${error instanceof Error ? error.message : String(error)}`);
     }
@@ -231,7 +235,7 @@ export class OrphanReaper {
   }
 
   /** Files the parked poison jobs in dead, each taken off the parking list in the same step. */
-  private async buryRepeatOrphans(): Promise<number> {
+  private async buryRepeatOrphans(failures: string[]): Promise<number> {
     const parked = await this.redis.lrange(Keys.repeatOrphans, 0, BURY_BATCH - 1);
     let buried = 0;
     for (const raw of parked) {
@@ -250,6 +254,17 @@ export class OrphanReaper {
       const message = `job ${payload.jid} was recovered more than ${this.options.maxOrphanings} times without completing (its process died each time)`;
       payload.set('error_class', 'Wurk::ProcessDied').set('error_message', message);
       if (!payload.has('failed_at')) payload.setRaw('failed_at', timestampText(now, this.options.timestamps));
+      const error = new Error(message);
+      error.name = 'Wurk::ProcessDied';
+      // Its batch hears of the death before the job leaves the parking list, as the settle path tells it before the
+      // write that files a job: filed first, a crash in between would leave the batch waiting for it forever. Not told,
+      // the job stays parked and the next pass tries again (a death is counted once, by jid).
+      try {
+        await recordOutcome(this.batches, payload, 'death', error);
+      } catch (batchError) {
+        failures.push(`batch of buried job ${payload.jid}: ${errorMessageOf(batchError)}`);
+        continue;
+      }
       const [cutoff, maxJobs] = deadTrimArgs(this.options.dead, now);
       const filed = await runScript<number>(
         this.redis,
@@ -259,8 +274,6 @@ export class OrphanReaper {
       );
       if (filed !== 1) continue;
       buried++;
-      const error = new Error(message);
-      error.name = 'Wurk::ProcessDied';
       await this.onBuried({ payload, queue: payload.queue, error });
     }
     return buried;

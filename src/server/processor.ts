@@ -334,6 +334,10 @@ export class Processor {
       );
       filing = lastResortFiling(job, error, deps.timestamps);
     }
+    // Filed in dead here, the job may be one whose death its batch never heard (the failure path could not tell it):
+    // told before the filing, and counted once by jid if it had. Best effort: a batch that cannot be told now is
+    // logged, and the job is filed all the same rather than left running forever.
+    if (filing.set === 'dead') await this.recordBatch(payload, 'death', error);
     try {
       await deps.fetcher.file(job, filing.jid, filing.set, filing.score, filing.payload);
     } catch (writeError) {

@@ -46,6 +46,7 @@ describe('TypeScript examples in README.md and docs/', () => {
         'nestjs-wurk',
         'nestjs-wurk/admin',
         'nestjs-wurk/batches',
+        'nestjs-wurk/flows',
         'nestjs-wurk/health',
         'nestjs-wurk/internals',
         'nestjs-wurk/iterable',

@@ -93,8 +93,9 @@ describe.each(PLATFORMS)(
     });
 
     it('answers 404 not_found for the routes of features wurk does not have', async () => {
-      // Batches have their route (test/e2e/api-batches.test.ts): an unknown bid is batch_not_found there.
-      for (const path of ['/api/v1/flows/f1', '/api/v1/swarm']) {
+      // Batches and flows have their routes (test/e2e/api-batches.test.ts, api-flows.test.ts): an unknown bid or fid is
+      // batch_not_found or flow_not_found there.
+      for (const path of ['/api/v1/swarm']) {
         const res = await call(api.port, { path, token: ADMIN_TOKEN });
         expect([path, res.status, res.json.type]).toEqual([path, 404, 'not_found']);
       }

@@ -308,6 +308,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       ['#/metrics/MailWorker', '#histogram'],
       ['#/limits', '.card'],
       ['#/jobs/ddddddddddddddddddddddd1', 'table.where'],
+      ['#/flows', 'input[name=fid]'],
     ];
     for (const theme of ['light', 'dark'] as const) {
       const page = await open('#/overview', { theme, viewport: PHONE });
@@ -320,7 +321,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
         expect([hash, overflow]).toEqual([hash, 0]);
       }
       const links = page.locator('nav.main a');
-      expect(await links.count()).toBe(10);
+      expect(await links.count()).toBe(11);
       const boxes = await page.evaluate<Array<{ left: number; right: number; width: number; height: number }>>(
         "[...document.querySelectorAll('nav.main a')].map((a) => a.getBoundingClientRect().toJSON())",
       );

@@ -171,6 +171,55 @@ describe('batches through the settle path', () => {
     ]);
   }, 60000);
 
+  it('pushBulk counts every job before any runs, leaves out the ones a middleware drops, and fires once', async () => {
+    const ran: number[] = [];
+    const [h] = managers(1, { perform: (_kind: string, n: number) => void ran.push(n) });
+    h.client.use((ctx, next) => ((ctx.job.get<unknown[]>('args') as number[])[1] % 100 === 0 ? false : next()));
+    // The process runs while the jobs are pushed: the first jobs settle before the last are in Redis.
+    await h.manager.start();
+    const batch = openBatch(h.client);
+    let jids: (string | null)[] = [];
+    await batch.jobs(async (b) => {
+      jids = await b.pushBulk({
+        class: 'BatchJob',
+        args: Array.from({ length: 1000 }, (_, n) => ['ok', n]),
+        batch_size: 250,
+      });
+    });
+    expect(jids.filter((jid) => jid === null)).toHaveLength(10);
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(ran).toHaveLength(990);
+    expect(await batch.status()).toMatchObject({ total: 990, pending: 0, success: true, jids: [] });
+    expect(await callbacks()).toEqual([
+      ['complete', batch.bid],
+      ['success', batch.bid],
+    ]);
+  }, 60000);
+
+  it('a job the orphan reaper files in dead (recovered too often) tells its batch: death fires, the job is dead', async () => {
+    const store = new BatchStore(redis());
+    const hold = store.newHold();
+    const bid = await store.open({ callbackQueue: 'callbacks', callbacks: CALLBACKS }, hold);
+    const jid = 'poison000000000000000000';
+    await store.register(bid, jid);
+    await store.settle(bid, 'close', hold);
+    // Parked by requeue_orphans.lua after its process died under it more than maxOrphanings times.
+    await redis().lpush(
+      Keys.repeatOrphans,
+      JSON.stringify({ class: 'BatchJob', args: ['ok', 0], queue: 'default', jid, bid }),
+    );
+    const [h] = managers(1, { perform: () => undefined });
+    await h.manager.start();
+    await waitFor(async () => (await redis().zcard('dead')) === 1, { timeout: 30000, what: 'the burial' });
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(await callbacks()).toEqual([
+      ['death', bid],
+      ['complete', bid],
+    ]);
+    expect(await store.status(bid)).toMatchObject({ total: 1, pending: 1, death: true, deadJids: [jid], jids: [] });
+    expect((await store.status(bid)).failureInfo[0]).toMatchObject({ jid, errorClass: 'Wurk::ProcessDied' });
+  }, 60000);
+
   it('a success its batch could not record is not acknowledged: the job runs again and counts once', async () => {
     const store = new BatchStore(redis());
     const recorder = new BatchRecorder(store);

@@ -54,6 +54,23 @@ describe('lua/batch_add.lua and lua/batch_settle.lua', () => {
       expect(await hash(bid)).toMatchObject({ total: '1', pending: '1' });
       expect(await redis().smembers(Keys.batchJids(bid))).toEqual(expect.arrayContaining(['hold-x', 'j2']));
     });
+
+    it('registers the jids of a bulk push in one call, each once, and takes back only those it holds', async () => {
+      const bid = await store().open({}, 'hold-x');
+      const bulk = (mode: string, ...jids: string[]) =>
+        runScript<number>(
+          redis(),
+          'batch_add',
+          [Keys.batch(bid), Keys.batchJids(bid)],
+          [jids[0], 1000, mode, ...jids.slice(1)],
+        );
+      expect(await bulk('add', 'j1', 'j2', 'j3')).toBe(3);
+      expect(await bulk('add', 'j3', 'j4')).toBe(1);
+      expect(await hash(bid)).toMatchObject({ total: '4', pending: '4' });
+      expect(await bulk('remove', 'j2', 'j9', 'j4')).toBe(2);
+      expect(await hash(bid)).toMatchObject({ total: '2', pending: '2' });
+      expect((await redis().smembers(Keys.batchJids(bid))).sort()).toEqual(['hold-x', 'j1', 'j3']);
+    });
   });
 
   describe('batch_settle', () => {

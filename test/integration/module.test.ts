@@ -60,8 +60,15 @@ describe('WurkModule', () => {
           .all()
           .map((w) => w.name)
           .sort(),
-        // BatchService registers the runner of batch callback jobs beside the app's workers.
-      ).toEqual(['HardWorker', 'MailWorker', 'Wurk::Batch::CallbackJob']);
+        // BatchService registers the runner of batch callback jobs beside the app's workers, FlowService the targets
+        // of the callbacks that advance flows.
+      ).toEqual([
+        'HardWorker',
+        'MailWorker',
+        'NestjsWurk::Flow::Completion',
+        'Wurk::Batch::CallbackJob',
+        'Wurk::Flow::Completion',
+      ]);
       expect((registry.get('MailWorker')?.instance as MailWorker).perform('x')).toBe('hello x');
       const jid = await app.get(ClientService).performAsync(MailWorker, 'ann@example.com');
       const job = JSON.parse((await server.redis.rpop('queue:mail')) as string);

@@ -1,3 +1,5 @@
+import { BatchRecorder } from '../../src/batch/batch-recorder';
+import { BatchStore } from '../../src/batch/batch-store';
 import * as failurePlan from '../../src/server/retry/failure-plan';
 import type { JobOutcome } from '../../src/server/server-middleware';
 import { usePrivateRedis } from '../support/private-redis';
@@ -36,11 +38,14 @@ describe('settling when not even the interrupt can be planned', () => {
   });
   afterEach(() => jest.restoreAllMocks());
 
-  async function run(): Promise<{ outcomes: JobOutcome[]; privateKey: string; stop(): Promise<void> }> {
+  async function run(
+    raw = RAW,
+    batches?: BatchRecorder,
+  ): Promise<{ outcomes: JobOutcome[]; privateKey: string; stop(): Promise<void> }> {
     const outcomes: JobOutcome[] = [];
     const h = harness(
       [{ name: 'FailJob', instance: { perform: (message: string) => Promise.reject(new Error(message)) } }],
-      { orphanCheckInterval: 1 },
+      { orphanCheckInterval: 1, batches },
     );
     // A middleware that leaves a member of the payload unparseable: planning the failure throws.
     h.manager.useMiddleware(async (context, next) => {
@@ -48,7 +53,7 @@ describe('settling when not even the interrupt can be planned', () => {
       await next();
     });
     h.manager.addListener({ onSettled: (_context, outcome) => void outcomes.push(outcome) });
-    await server.client().lpush('queue:default', RAW);
+    await server.client().lpush('queue:default', raw);
     await h.manager.start();
     await waitFor(() => outcomes.length === 1, { what: 'the job to settle' });
     return {
@@ -76,6 +81,20 @@ describe('settling when not even the interrupt can be planned', () => {
     expect(entry.retry_count).toBeUndefined();
     expect(await redis.llen(privateKey)).toBe(0);
     expect(await redis.llen('queue:default')).toBe(0);
+  });
+
+  it('tells the batch of the job of the death before filing it in dead, though its failure could not be planned', async () => {
+    const store = new BatchStore(server.client());
+    const hold = store.newHold();
+    const bid = await store.open({ callbackQueue: 'callbacks', callbacks: [{ event: 'death', target: 'Ops' }] }, hold);
+    await store.register(bid, JID);
+    await store.settle(bid, 'close', hold);
+    const { outcomes } = await run(JSON.stringify({ ...JSON.parse(RAW), bid }), new BatchRecorder(store));
+    expect(outcomes[0].kind).toBe('interrupted');
+    expect(await server.client().zcard('dead')).toBe(1);
+    expect(await store.status(bid)).toMatchObject({ death: true, deadJids: [JID], jids: [] });
+    const [callback] = await server.client().lrange('queue:callbacks', 0, -1);
+    expect(JSON.parse(callback)).toMatchObject({ args: [bid, 'Ops', 'death', {}] });
   });
 
   it('with a planner that works, the interrupt is built from the payload as fetched (not the middleware-modified one) and filed in retry', async () => {

@@ -41,6 +41,7 @@ describe('api: problems and responses', () => {
       job_not_found: { status: 404, title: 'Job Not Found' },
       process_not_found: { status: 404, title: 'Process Not Found' },
       batch_not_found: { status: 404, title: 'Batch Not Found' },
+      flow_not_found: { status: 404, title: 'Flow Not Found' },
       process_not_signalable: { status: 409, title: 'Process Not Signalable' },
       queue_not_allowed: { status: 403, title: 'Queue Not Allowed' },
       idempotency_key_reused: { status: 409, title: 'Idempotency Key Reused' },

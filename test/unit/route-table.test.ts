@@ -127,6 +127,7 @@ describe('api: the route table', () => {
       { operation: 'limiters', name: 'limiters.list', method: 'GET', pattern: '/v1/limiters', scope: 'read' },
       { operation: 'processes', name: 'processes.list', method: 'GET', pattern: '/v1/processes', scope: 'read' },
       { operation: 'batch', name: 'batches.show', method: 'GET', pattern: '/v1/batches/:bid', scope: 'read' },
+      { operation: 'flow', name: 'flows.show', method: 'GET', pattern: '/v1/flows/:fid', scope: 'read' },
       {
         operation: 'process',
         name: 'processes.show',
@@ -267,6 +268,7 @@ describe('api: the route table', () => {
       'limiters.list': ['admin.limiters', 'request'],
       'processes.list': ['admin.processes', 'request'],
       'batches.show': ['admin.batch', 'request'],
+      'flows.show': ['admin.flow', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
       'processes.stop': ['admin.signal', 'request', 'stop'],

@@ -1,0 +1,120 @@
+import { INestApplication, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { Browser, Page } from 'playwright-core';
+import { WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
+import { FlowService } from '../../src/entries/flows';
+import { Keys } from '../../src/redis/keys';
+import { launchChromium } from '../support/chromium';
+import { usePrivateRedis } from '../support/private-redis';
+
+const READER = 'flows-read-token-000000000000000';
+
+/** Beside the dashboard test's screenshots. */
+const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
+
+/**
+ * The dashboard's Flows page in Chromium against a real app and Redis (no processing: the flow stays as created, then
+ * its first node is marked dead as flow_fail.lua would): the lookup by fid, the nodes with their dependencies, states
+ * and failure policies, a node name shown as text, and an unknown fid.
+ */
+describe('dashboard: the Flows page in Chromium', () => {
+  const server = usePrivateRedis();
+  let app: INestApplication;
+  let base: string;
+  let browser: Browser;
+  let fid: string;
+
+  beforeAll(async () => {
+    mkdirSync(SHOTS, { recursive: true });
+    @Module({
+      imports: [
+        WurkModule.forRoot({
+          redis: { url: server.url },
+          api: { tokens: [{ token: READER, scopes: ['read'] }] },
+          server: { processing: false },
+        }),
+        WurkApiModule.register(),
+        WurkDashboardModule.register(),
+      ],
+    })
+    class AppModule {}
+    app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/dashboard/`;
+    browser = await launchChromium();
+    const flow = await app.get(FlowService).create({
+      nodes: [
+        { name: 'fetch', class: 'FetchJob', args: [1] },
+        {
+          name: '<img src=x onerror=alert(1)>',
+          class: 'ParseJob',
+          args: [],
+          dependsOn: ['fetch'],
+          onFailure: 'ignore',
+        },
+        { name: 'store', class: 'StoreJob', args: [], dependsOn: ['fetch', '<img src=x onerror=alert(1)>'] },
+      ],
+    });
+    fid = flow.fid;
+    await server.redis.hset(Keys.flowNode(fid, 0), 'state', 'dead');
+    await server.redis.hset(Keys.flow(fid), 'state', 'failed', 'failed_at', '1790000000.5');
+  }, 60000);
+  afterAll(async () => {
+    await browser?.close();
+    await app?.close();
+  });
+
+  async function signedIn(hash: string): Promise<{ page: Page; problems: string[] }> {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+    const problems: string[] = [];
+    page.on('pageerror', (error) => problems.push(error.message));
+    page.on('dialog', (dialog) => {
+      problems.push(`dialog: ${dialog.message()}`);
+      void dialog.dismiss();
+    });
+    await page.goto(`${base}${hash}`);
+    await page.fill('input[name=token]', READER);
+    await page.click('button[type=submit]');
+    return { page, problems };
+  }
+
+  it('looks a flow up by fid and shows its nodes, dependencies, states and policies', async () => {
+    const { page, problems } = await signedIn('#/flows');
+    await page.waitForSelector('input[name=fid]');
+    expect(await page.getAttribute('nav.main a[data-route="flows"]', 'class')).toContain('active');
+    await page.fill('input[name=fid]', fid);
+    await page.click('form.search button[type=submit]');
+    await page.waitForSelector('section.card tbody tr td');
+    expect(await page.evaluate<string>('location.hash')).toBe(`#/flows/${fid}`);
+    const heads = await page.$$eval('section.card h2', (all) => all.map((h2) => h2.textContent));
+    expect(heads).toEqual([`Flow ${fid}`, 'Nodes']);
+    const rows = await page.$$eval('section.card:nth-of-type(2) tbody tr', (trs) =>
+      trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 6).map((td) => td.textContent?.trim())),
+    );
+    expect(rows).toEqual([
+      ['fetch', 'FetchJob', 'dead', '—', '—', 'fail'],
+      ['<img src=x onerror=alert(1)>', 'ParseJob', 'waiting', 'fetch', '1', 'ignore'],
+      ['store', 'StoreJob', 'waiting', 'fetch, <img src=x onerror=alert(1)>', '2', 'fail'],
+    ]);
+    expect(await page.locator('.badge.bad', { hasText: 'failed' }).count()).toBe(1);
+    expect(await page.locator('img').count()).toBe(0);
+    await page.screenshot({ path: join(SHOTS, 'flow.png'), fullPage: true });
+    // On a phone the page does not scroll sideways (a wide table scrolls inside its card).
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: join(SHOTS, 'phone-flow.png'), fullPage: true });
+    expect(
+      await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth'),
+    ).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('says so for an unknown fid', async () => {
+    const { page, problems } = await signedIn('#/flows/NoSuchFlow0000');
+    await page.waitForSelector('main >> text=No flow has fid NoSuchFlow0000');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+});

@@ -1,0 +1,73 @@
+import { Client } from '../../src/client/client';
+import { FlowStore } from '../../src/flow/flow-store';
+import { createFlow } from '../../src/flow/flow-writer';
+import { Keys } from '../../src/redis/keys';
+import { usePrivateRedis } from '../support/private-redis';
+
+/**
+ * lua/flow_create.lua, flow_advance.lua and flow_fail.lua pinned at the scripts: each step claimed on the node's state
+ * (a callback run twice changes the flow once), siblings releasing their dependent exactly once, and a straggler of a
+ * flow that is gone writing nothing.
+ */
+describe('lua/flow_*.lua', () => {
+  const server = usePrivateRedis({ flushBeforeEach: true });
+  const redis = () => server.redis;
+  const store = () => new FlowStore(redis());
+  const client = () => new Client(redis(), { timestamps: 'seconds' });
+  const node = (name: string, dependsOn: string[] = [], extra: Record<string, unknown> = {}) => ({
+    name,
+    class: 'Job',
+    args: [name],
+    dependsOn,
+    ...extra,
+  });
+  const queued = async () =>
+    (await redis().lrange('queue:default', 0, -1)).map((text) => (JSON.parse(text) as { args: string[] }).args[0]);
+
+  it('creates the whole graph at once: roots queued with their exact bytes, the rest waiting in empty batches', async () => {
+    const flow = await createFlow(client(), store(), { nodes: [node('b', ['a']), node('a')] });
+    expect(await queued()).toEqual(['a']);
+    expect(await redis().hgetall(Keys.flow(flow.fid))).toMatchObject({ state: 'running', total: '2', pending: '2' });
+    expect(await redis().ttl(Keys.flow(flow.fid))).toBeGreaterThan(29 * 24 * 3600);
+    expect(await redis().hgetall(Keys.batch(flow.bids.b))).toMatchObject({ total: '0', pending: '0' });
+    expect(await redis().smembers(Keys.batchJids(flow.bids.a))).toEqual([flow.jids.a]);
+    expect(await redis().zscore(Keys.flows, flow.fid)).not.toBeNull();
+    const stored = (await redis().hget(Keys.flowNode(flow.fid, 0), 'payload')) as string;
+    expect(stored).not.toContain('enqueued_at');
+    expect(JSON.parse(stored)).toMatchObject({ bid: flow.bids.b, jid: flow.jids.b });
+  });
+
+  it('advances once however often the callback runs, and releases a fan-in node exactly once', async () => {
+    const flow = await createFlow(client(), store(), { nodes: [node('a'), node('b'), node('c', ['a', 'b'])] });
+    await redis().del('queue:default');
+    expect((await store().advance(flow.fid, 0)).released).toEqual([]);
+    expect((await store().advance(flow.fid, 0)).claimed).toBe(false);
+    const [first, second] = await Promise.all([store().advance(flow.fid, 1), store().advance(flow.fid, 1)]);
+    expect([first.claimed, second.claimed].sort()).toEqual([false, true]);
+    expect(await queued()).toEqual(['c']);
+    const [released] = await redis().lrange('queue:default', 0, -1);
+    // enqueued_at spliced in front; the rest is the stored bytes.
+    expect(released).toMatch(/^\{"enqueued_at":\d+\.\d+,/);
+    expect(await redis().hgetall(Keys.batch(flow.bids.c))).toMatchObject({ total: '1', pending: '1' });
+    expect((await store().find(flow.fid)).pending).toBe(1);
+    await store().advance(flow.fid, 2);
+    expect(await store().find(flow.fid)).toMatchObject({ state: 'succeeded', pending: 0 });
+  });
+
+  it('records a death once; under fail the flow is failed until the node succeeds after all', async () => {
+    const flow = await createFlow(client(), store(), { nodes: [node('a'), node('b', ['a'])] });
+    expect((await store().fail(flow.fid, 0)).claimed).toBe(true);
+    expect((await store().fail(flow.fid, 0)).claimed).toBe(false);
+    expect(await store().find(flow.fid)).toMatchObject({ state: 'failed', deadNodes: [0] });
+    await store().advance(flow.fid, 0);
+    const status = await store().find(flow.fid);
+    expect(status).toMatchObject({ state: 'running', deadNodes: [], failedAt: null });
+    expect(status.nodes[1].state).toBe('enqueued');
+  });
+
+  it('a straggler of a flow that is gone writes nothing', async () => {
+    expect(await store().advance('GoneFlow000000', 0)).toMatchObject({ claimed: false, released: [] });
+    expect(await store().fail('GoneFlow000000', 0)).toMatchObject({ claimed: false });
+    expect(await redis().keys('*')).toEqual([]);
+  });
+});
