@@ -1,7 +1,7 @@
 /**
  * The admin routes' handlers: each turns a request's path and query into one admin API call and its wire form.
  *
- * Why over 400 lines: 24 short handlers share one set of paging, query and wire-form rules (`page`/`count`, a
+ * Why over 400 lines: 25 short handlers share one set of paging, query and wire-form rules (`page`/`count`, a
  * repeated parameter refused, null never left out); kept in one class they cannot drift apart.
  */
 import { displayPayloadText } from '../admin/job-record';
