@@ -20,6 +20,8 @@ module.exports = {
   // runs, so a client another file left reconnecting would be counted against them: `npm test` runs them in a Jest
   // process of their own first (`npm run sample:test`, sample/jest.config.js).
   testPathIgnorePatterns: ['/node_modules/', '<rootDir>/sample/'],
+  // Long suites first on a machine whose Jest cache has no timings yet (CI): see the sequencer's header.
+  testSequencer: '<rootDir>/test/support/long-first-sequencer.js',
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   // A heartbeat thread started from src/ cannot use ts-jest: it preloads ts-node instead.
   setupFiles: ['<rootDir>/test/support/heartbeat-from-source.ts'],

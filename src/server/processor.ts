@@ -69,7 +69,9 @@ export class Processor {
       queue: job.queue,
       attempt,
       payload,
-      signal: limited ? limited.signal : deps.signal,
+      get signal() {
+        return limited ? limited.signal : deps.signal;
+      },
       stopping: deps.stopping,
       reporter: undefined,
     };

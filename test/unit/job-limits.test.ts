@@ -3,6 +3,8 @@ import { closedWindow, expiryFor, limitsOf } from '../../src/job/job-limits';
 import { JobPayload } from '../../src/job/payload';
 import { payloadDefaults, validateWorkerOptions } from '../../src/job/worker-definition';
 import { LimitWatch } from '../../src/server/limit-watch';
+import { limitRun, type LimitedRun } from '../../src/server/limited-run';
+import { JobTimeoutError } from '../../src/job/job-limits';
 import { MiddlewareChain } from '../../src/job/middleware-chain';
 import type { WorkerClass } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
@@ -88,6 +90,48 @@ describe('job limits: worker options, the expiry stamp and the watch', () => {
     await new Promise((resolve) => setTimeout(resolve, 20));
     expect((watch as unknown as { timer: unknown }).timer).toBeUndefined();
     expect(fired).toEqual(['late']);
+  });
+});
+
+describe("a limited run's signal, made on first read", () => {
+  /** Resolves once the run's limit has fallen (its `fired` promise rejected). */
+  const fallen = (run: LimitedRun) => run.fired.catch(() => undefined);
+
+  it('read before the limit: fires with JobTimeoutError when it falls', async () => {
+    const run = limitRun({ timeout: 0.02 }, new AbortController().signal, new LimitWatch(5)) as LimitedRun;
+    const signal = run.signal;
+    expect(signal.aborted).toBe(false);
+    await fallen(run);
+    expect(signal.aborted).toBe(true);
+    expect(signal.reason).toBeInstanceOf(JobTimeoutError);
+    expect(run.signal).toBe(signal);
+  });
+
+  it('read only after the limit fell: born aborted with the limit as its reason', async () => {
+    const run = limitRun({ timeout: 0.02 }, new AbortController().signal, new LimitWatch(5)) as LimitedRun;
+    await fallen(run);
+    expect(run.signal.aborted).toBe(true);
+    expect(run.signal.reason).toBe(run.reason);
+  });
+
+  it('follows the shutdown whether read before it or after, and no longer once the run stopped', () => {
+    const shutdown = new AbortController();
+    const watch = new LimitWatch(5);
+    const before = limitRun({ timeout: 60 }, shutdown.signal, watch) as LimitedRun;
+    const readEarly = before.signal;
+    const stopped = limitRun({ timeout: 60 }, shutdown.signal, watch) as LimitedRun;
+    const readThenStopped = stopped.signal;
+    stopped.stop();
+    const after = limitRun({ timeout: 60 }, shutdown.signal, watch) as LimitedRun;
+    shutdown.abort(new Error('shutdown deadline'));
+    expect(readEarly.aborted).toBe(true);
+    expect((readEarly.reason as Error).message).toBe('shutdown deadline');
+    expect(after.signal.aborted).toBe(true);
+    expect((after.signal.reason as Error).message).toBe('shutdown deadline');
+    expect(readThenStopped.aborted).toBe(false);
+    before.stop();
+    after.stop();
+    expect(watch.size).toBe(0);
   });
 });
 
