@@ -2,15 +2,8 @@ import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { admitWithin, type Admission } from './admission';
-import { LimiterRegistry } from './limiter-registry';
-import {
-  checkLimiterName,
-  checkPositiveInteger,
-  checkTtl,
-  checkUnit,
-  checkWait,
-  type LimiterUnit,
-} from './limiter-rules';
+import { LimiterRegistry, registerWaitingLimiter } from './limiter-registry';
+import { checkLimiterName, checkPositiveInteger, checkUnit, type LimiterUnit } from './limiter-rules';
 
 /** Options of `LimiterService.bucket()`. */
 export interface BucketLimiterOptions {
@@ -43,15 +36,9 @@ export class BucketLimiter {
     checkLimiterName(name);
     checkPositiveInteger(name, 'size', size);
     this.intervalSeconds = checkUnit(name, 'interval', interval);
-    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
-    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
-    const ttl = checkTtl(name, options.ttl);
-    this.registry = new LimiterRegistry(redis, {
-      name,
-      kind: 'bucket',
-      options: { count: size, interval, wait_timeout: waitTimeout },
-      ttl,
-    });
+    const registered = registerWaitingLimiter(redis, name, 'bucket', options, { count: size, interval });
+    this.waitTimeoutMs = registered.waitTimeoutMs;
+    this.registry = registered.registry;
   }
 
   /** Runs `work` once admitted; throws OverLimitError when the bucket would not admit it within the wait timeout. */

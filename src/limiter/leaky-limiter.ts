@@ -2,8 +2,8 @@ import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { admitWithin, type Admission } from './admission';
-import { LimiterRegistry } from './limiter-registry';
-import { checkInterval, checkLimiterName, checkPositiveInteger, checkTtl, checkWait } from './limiter-rules';
+import { LimiterRegistry, registerWaitingLimiter } from './limiter-registry';
+import { checkInterval, checkLimiterName, checkPositiveInteger } from './limiter-rules';
 import type { LimiterInterval } from './window-limiter';
 
 /** Options of `LimiterService.leaky()`. */
@@ -37,14 +37,9 @@ export class LeakyLimiter {
     checkLimiterName(name);
     checkPositiveInteger(name, 'size', size);
     this.drainSeconds = checkInterval(name, 'drain', drain);
-    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
-    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
-    this.registry = new LimiterRegistry(redis, {
-      name,
-      kind: 'leaky',
-      options: { bucket_size: size, drain, wait_timeout: waitTimeout },
-      ttl: checkTtl(name, options.ttl),
-    });
+    const registered = registerWaitingLimiter(redis, name, 'leaky', options, { bucket_size: size, drain });
+    this.waitTimeoutMs = registered.waitTimeoutMs;
+    this.registry = registered.registry;
   }
 
   /** Runs `work` once its drop fits; throws OverLimitError when none would drain within the wait timeout. */

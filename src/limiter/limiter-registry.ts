@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
+import { checkTtl, checkWait } from './limiter-rules';
 
 /** The limiter kinds, as the registry's `type` field names them (Sidekiq Enterprise's / Wurk's). */
 export type LimiterKind = 'concurrent' | 'window' | 'bucket' | 'leaky' | 'points';
@@ -46,4 +47,32 @@ export class LimiterRegistry {
       [name, kind, this.options, this.fingerprint, ttl],
     );
   }
+}
+
+/** The options every limiter that waits for admission takes besides its own. */
+export interface WaitingLimiterOptions {
+  waitTimeout?: number;
+  ttl?: number;
+}
+
+/**
+ * The end of every waiting limiter's construction, the same for each kind: its wait timeout checked (default 5 s),
+ * its ttl checked, and its registry entry with the kind's own fields followed by `wait_timeout` (the order is part of
+ * the fingerprint Ruby computes).
+ */
+export function registerWaitingLimiter(
+  redis: Redis,
+  name: string,
+  kind: LimiterKind,
+  options: WaitingLimiterOptions,
+  fields: Readonly<Record<string, string | number>>,
+): { waitTimeoutMs: number; registry: LimiterRegistry } {
+  const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
+  const registry = new LimiterRegistry(redis, {
+    name,
+    kind,
+    options: { ...fields, wait_timeout: waitTimeout },
+    ttl: checkTtl(name, options.ttl),
+  });
+  return { waitTimeoutMs: Math.round(waitTimeout * 1000), registry };
 }

@@ -3,8 +3,8 @@ import { WurkConfigError } from '../job/errors';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { admitWithin, type Admission } from './admission';
-import { LimiterRegistry } from './limiter-registry';
-import { checkInterval, checkLimiterName, checkPositiveInteger, checkTtl, checkWait } from './limiter-rules';
+import { LimiterRegistry, registerWaitingLimiter } from './limiter-registry';
+import { checkInterval, checkLimiterName, checkPositiveInteger } from './limiter-rules';
 import type { LimiterInterval } from './window-limiter';
 
 /** Options of `LimiterService.points()`. */
@@ -37,15 +37,13 @@ export class PointsLimiter {
     checkLimiterName(name);
     checkPositiveInteger(name, 'size', size);
     this.intervalSeconds = checkInterval(name, 'interval', interval);
-    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
-    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
-    this.registry = new LimiterRegistry(redis, {
-      name,
-      kind: 'points',
-      // Wurk's fields: `initial` points, `refill` per second.
-      options: { initial: size, refill: size / this.intervalSeconds, wait_timeout: waitTimeout },
-      ttl: checkTtl(name, options.ttl),
+    // Wurk's fields: `initial` points, `refill` per second.
+    const registered = registerWaitingLimiter(redis, name, 'points', options, {
+      initial: size,
+      refill: size / this.intervalSeconds,
     });
+    this.waitTimeoutMs = registered.waitTimeoutMs;
+    this.registry = registered.registry;
   }
 
   /**

@@ -3,8 +3,8 @@ import type Redis from 'ioredis';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { pause } from './limit-wait';
-import { LimiterRegistry } from './limiter-registry';
-import { checkInterval, checkLimiterName, checkPositiveInteger, checkTtl, checkWait } from './limiter-rules';
+import { LimiterRegistry, registerWaitingLimiter } from './limiter-registry';
+import { checkInterval, checkLimiterName, checkPositiveInteger } from './limiter-rules';
 import { OverLimitError } from './over-limit-error';
 
 /** A window limiter's window: `second`, `minute`, `hour`, `day`, or a number of seconds. */
@@ -40,14 +40,9 @@ export class WindowLimiter {
     checkLimiterName(name);
     checkPositiveInteger(name, 'limit', limit);
     this.intervalSeconds = checkInterval(name, 'interval', interval);
-    const waitTimeout = checkWait(name, 'waitTimeout', options.waitTimeout ?? 5);
-    this.waitTimeoutMs = Math.round(waitTimeout * 1000);
-    this.registry = new LimiterRegistry(redis, {
-      name,
-      kind: 'window',
-      options: { count: limit, interval, wait_timeout: waitTimeout },
-      ttl: checkTtl(name, options.ttl),
-    });
+    const registered = registerWaitingLimiter(redis, name, 'window', options, { count: limit, interval });
+    this.waitTimeoutMs = registered.waitTimeoutMs;
+    this.registry = registered.registry;
   }
 
   /** One admission, or the whole seconds until the window admits again. */
