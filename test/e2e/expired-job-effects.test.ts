@@ -75,6 +75,11 @@ describe('an expired job, as each feature sees it', () => {
     );
     expect(status.finished_at).toBeDefined();
 
+    // The lock is given back by its own listener, which may settle after the event and the status row.
+    await waitFor(async () => (await redis.redis.keys('unique:*')).length === 0, {
+      timeout: 10000,
+      what: 'the unique lock to be given back',
+    });
     // The lock is gone: the identical push is a new job, not null.
     const again = await client.set({ deadline: Date.now() / 1000 + 600 }).performAsync(LateReport);
     expect(typeof again).toBe('string');
