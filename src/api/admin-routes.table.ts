@@ -2,7 +2,7 @@
  * The admin API's rows of the route table: one `route(...)` per operation, with its path, scope, handler and
  * OpenAPI description side by side.
  *
- * Why over 400 lines: it is data, about 40 rows of ten lines each; one row per route in one list is what lets a
+ * Why over 400 lines: it is data, 32 rows of about twenty lines each; one row per route in one list is what lets a
  * reader see every path and scope of the admin API at once.
  */
 import { route, type ApiRoute } from './api-route';

@@ -1,5 +1,7 @@
-// Why over 400 lines: it is the schema vocabulary of the whole API (about 40 schemas and parameters); the rows of
-// the route table compose them, and splitting it would scatter shapes that several routes share.
+/**
+ * Why over 400 lines: it is the schema vocabulary of the whole API (about 40 schemas and parameters); the rows of
+ * the route table compose them, and splitting it would scatter shapes that several routes share.
+ */
 import { PROBLEM_TYPES, ProblemType } from './problem';
 
 /**
