@@ -52,6 +52,8 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
   let browser: Browser;
   let base: string;
   const problems = new WeakMap<Page, string[]>();
+  /** How many times each page asked for `/api/v1/stats` (one per render of the overview). */
+  const statsRequests = new WeakMap<Page, number>();
 
   beforeAll(async () => {
     mkdirSync(SHOTS, { recursive: true });
@@ -90,13 +92,22 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
 
   async function open(
     hash: string,
-    options: { token?: string; theme?: Theme; viewport?: { width: number; height: number } } = {},
+    options: { token?: string; theme?: Theme; viewport?: { width: number; height: number }; clock?: boolean } = {},
   ): Promise<Page> {
     const page = await browser.newPage({ viewport: options.viewport ?? DESKTOP });
+    // The page's timers on a paused clock the test moves: a 5 s poll is proven by moving 5 s, not by waiting them.
+    if (options.clock) {
+      await page.clock.install();
+      await page.clock.pauseAt(Date.now() + 1000);
+    }
     const seen: string[] = [];
     page.on('console', (message) => message.type() === 'error' && seen.push(message.text()));
     page.on('pageerror', (error) => seen.push(error.message));
     problems.set(page, seen);
+    page.on('request', (request) => {
+      if (new URL(request.url()).pathname.endsWith('/api/v1/stats'))
+        statsRequests.set(page, (statsRequests.get(page) ?? 0) + 1);
+    });
     const theme = options.theme ?? 'light';
     await page.addInitScript(`localStorage.setItem('wurk-dashboard-theme', '${theme}')`);
     await page.goto(`${base}${hash}`);
@@ -125,6 +136,14 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     for (let index = 0; index < count; index++)
       await client.performAsync(MailWorker, `m${target - count + index}@example.com`);
     await waitFor(() => ran.length >= target, { what: `${count} mail jobs to run`, timeout: 15000 });
+  }
+
+  /** Until the runs so far are in `stat:processed` (the beat writes them): a poll before that would see no change. */
+  async function processedCounted(): Promise<void> {
+    await waitFor(async () => Number(await server.redis.get('stat:processed')) >= ran.length, {
+      what: 'the runs counted in stat:processed',
+      timeout: 10000,
+    });
   }
 
   it('Metrics: every class with runs, failures, total and average time; one class with its histogram; 1h to 72h', async () => {
@@ -162,18 +181,29 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
 
   it('overview: a live processed/failed graph with round ticks, live poll every 5 s by default, Redis facts in the footer', async () => {
     for (const theme of ['light', 'dark'] as const) {
-      const page = await open('#/overview', { theme });
+      const page = await open('#/overview', { theme, clock: true });
       expect(await page.inputValue('select[aria-label="live poll"]')).toBe('5');
       await page.waitForSelector('text=Collecting');
       await pushAndRun(3);
-      // The next poll (5 s) adds a second sample, and the graph appears.
+      await processedCounted();
       const live = page.locator('svg[aria-label="jobs processed and failed per poll"]');
-      await live.waitFor({ timeout: 12000 });
+      const statsCalls = (): number => statsRequests.get(page) ?? 0;
+      const before = statsCalls();
+      // Not polled before 5 s have passed…
+      await page.clock.runFor(4900);
+      expect(statsCalls()).toBe(before);
+      // …and the poll at 5 s adds a second sample: the graph appears.
+      await page.clock.runFor(100);
+      await live.waitFor({ timeout: 5000 });
+      expect(statsCalls()).toBe(before + 1);
       // Two changes make a line: the next poll draws it.
+      await pushAndRun(1);
+      await processedCounted();
+      await page.clock.runFor(5000);
       await page
         .locator('svg[aria-label="jobs processed and failed per poll"] polyline')
         .first()
-        .waitFor({ timeout: 12000 });
+        .waitFor({ timeout: 5000 });
       expectRoundTicks(await tickValues(page, 'jobs processed and failed per poll'));
       expectRoundTicks(await tickValues(page, 'processed and failed per day'));
       const info = await server.redis.info('server');
@@ -243,7 +273,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
     await server.redis.lpush('queue:parked', rubyJob('bbbbbbbbbbbbbbbbbbbbbbb1', 'parked'));
     await server.redis.zadd('retry', Date.now() / 1000 + 600, rubyJob('bbbbbbbbbbbbbbbbbbbbbbb2', 'parked'));
     for (const theme of ['light', 'dark'] as const) {
-      const page = await open(`#/queues/parked`, { theme });
+      const page = await open(`#/queues/parked`, { theme, clock: theme === 'light' });
       await page.click('a.jid:has-text("bbbbbbbbbbbbbbbbbbbbbbb1")');
       await page.waitForSelector('table.where');
       expect(page.url()).toContain('#/jobs/bbbbbbbbbbbbbbbbbbbbbbb1');
@@ -258,11 +288,13 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
         page.on('request', (request) => request.url().includes('/locations') && scans.push(request.url()));
         const stats: string[] = [];
         page.on('request', (request) => request.url().endsWith('/api/v1/stats') && stats.push(request.url()));
-        // An absence is seen only over a window: one poll period and a second.
-        await new Promise((resolve) => setTimeout(resolve, 6000));
+        // An absence is seen only over a window: one poll period and a second, on the page's clock.
+        await page.clock.runFor(6000);
         expect(scans).toEqual([]);
         await page.goto(`${base}#/overview`);
-        await waitFor(() => stats.length >= 2, { what: 'the overview redrawn by the live poll', timeout: 8000 });
+        await waitFor(() => stats.length >= 1, { what: 'the overview drawn', timeout: 5000 });
+        await page.clock.runFor(5000);
+        await waitFor(() => stats.length >= 2, { what: 'the overview redrawn by the live poll', timeout: 5000 });
         await page.goBack();
         await page.waitForSelector('table.where');
       }
