@@ -10,12 +10,15 @@ const runs = new Map<number, number>();
 const finishedAt: number[] = [];
 
 /**
- * The issue's load by default (5,000 pushes at 200/s, 150 ms jobs); the
- * env vars scale it (WURK_HA_JOBS, WURK_HA_RATE, WURK_HA_JOB_MS).
+ * 2,000 pushes at 200/s of 150 ms jobs in the suite: the switch comes 3 s in,
+ * with a backlog building and jobs running, as at the issue's size (5,000,
+ * `WURK_HA_JOBS=5000`, the figures in docs/high-availability.md), at 40 s less
+ * of a suite that must stay under 10 minutes. The env vars scale it
+ * (WURK_HA_JOBS, WURK_HA_RATE, WURK_HA_JOB_MS).
  */
 const env = (name: string, fallback: number): number => (process.env[name] ? Number(process.env[name]) : fallback);
 const JOB_MS = env('WURK_HA_JOB_MS', 150);
-const TOTAL = env('WURK_HA_JOBS', 5000);
+const TOTAL = env('WURK_HA_JOBS', 2000);
 const RATE = env('WURK_HA_RATE', 200);
 /** The switch happens once this many pushes are acknowledged: a backlog is building and jobs are running. */
 const SWITCH_AT = Math.floor(TOTAL * 0.3);
