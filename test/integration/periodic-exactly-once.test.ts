@@ -4,8 +4,9 @@ import { periodicApp, queued } from '../support/periodic-app';
 import { waitFor } from '../support/wait';
 import { usePrivateRedis } from '../support/private-redis';
 
-const RUN_MS = 20_000;
-const PERIOD = 2;
+// Eight one-second slots contended by three tickers: each slot is a race that exactly one may win.
+const RUN_MS = 8_000;
+const PERIOD = 1;
 
 describe('periodic: three processes, one entry', () => {
   const server = usePrivateRedis();
