@@ -1,24 +1,16 @@
-/**
- * Manager (the class comment below says what it owns). Why over 400 lines:
- * the shutdown sequence (quiet, drain, hand back, release, report) reads best
- * in one place, and splitting it would spread one ordering rule over files.
- */
 import { MiddlewareChain } from '../job/middleware-chain';
 import { isUnreachable } from '../redis/redis-errors';
-import { JobPayload } from '../job/payload';
 import type { WorkerRegistry } from '../job/worker-registry';
 import type { RedisConnections } from '../redis/connections';
-import { Capsule } from './capsule/capsule';
+import { Capsule, drainedWithin } from './capsule/capsule';
 import { CapsuleGroup, capsuleGroups } from './capsules';
-import type { ClaimedJob } from './fetch/claimed-job';
 import type { DeadTrim } from './fetch/fetcher';
 import { PausedQueues } from './fetch/paused-queues';
 import type { HeartbeatPort, RemoteSignal } from './heartbeat/heartbeat-port';
 import type { ProcessIdentity } from './identity';
-import { BuriedOrphan, OrphanReaper } from './orphan-reaper';
-import { Poller } from './poller';
+import { OrphanReaper } from './orphan-reaper';
+import { scheduledPoller } from './poller';
 import type { QueueSpec } from './queue-order';
-import { attemptOf } from './processor';
 import { RecurringTask } from './recurring-task';
 import { errorMessageOf } from './retry/error-fields';
 import { ListenerChain } from './listener-chain';
@@ -27,8 +19,10 @@ import type { JobLifecycleListener, ServerContext, ServerMiddleware, ServerMiddl
 import type { ServerOptions } from './server-options';
 import { SuspectGate } from './suspect-gate';
 import { handBackLine, stillRunningLine } from './shutdown-report';
-import { warmProcessor } from './processor-warm-up';
+import { warmProcessor, withinWarmUpLimit } from './processor-warm-up';
 import { ExecutionCarrier } from './job-execution';
+import { OutOfBandNotices } from './out-of-band-notices';
+import { bestEffortStep } from './shutdown-step';
 
 /**
  * What a `Manager` is built from: Redis connections, the worker registry, options and the shared parts a Nest app would
@@ -55,33 +49,13 @@ const SHUTDOWN_REDIS_MS = 2500;
 const HEARTBEAT_LEAVE_MS = 500;
 
 /**
- * The process plane of one process: its capsules (the default group of
- * `queues`/`concurrency`, then each of `capsules`), each with its own
- * processors and fetch loop (see Capsule); the poller, the orphan reaper
+ * The process plane of one process without Nest: its capsules (the default
+ * group of `queues`/`concurrency`, then each of `capsules`), each with its
+ * own processors and fetch loop (see Capsule); the poller, the orphan reaper
  * and the heartbeat beside them, once for the process. `stop()` drains
  * first: fetching stops at once in every capsule, running jobs get
  * `shutdownTimeout`, then their AbortSignal fires and the unfinished ones
- * are handed back.
- */
-/**
- * Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check
- * and first poll.
- */
-const WARM_UP_LIMIT_MS = 2000;
-
-/**
- * Boot steps that only make the first jobs faster are waited for this long at most: with Redis away the loops retry on
- * their own.
- */
-async function withinWarmUpLimit(step: Promise<unknown>): Promise<void> {
-  let bound: NodeJS.Timeout | undefined;
-  await Promise.race([step, new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
-  clearTimeout(bound);
-}
-
-/**
- * The process plane of one process without Nest: its capsules, poller, orphan checks and heartbeat. `WurkServer` runs
- * one inside a Nest app.
+ * are handed back. `WurkServer` runs one inside a Nest app.
  */
 export class Manager {
   /** Resolves once the first orphan check completed (at once when never started). */
@@ -89,8 +63,8 @@ export class Manager {
   private resolveReady!: () => void;
   private readonly middleware = new MiddlewareChain<ServerContext>();
   private readonly listeners: JobLifecycleListener[] = [];
-  /** The listeners told of the jobs the manager settles itself: handed back at shutdown, orphans filed in dead. */
-  private readonly listenerChain: ListenerChain;
+  /** The listeners and death handlers told of the jobs the manager settles itself. */
+  private readonly notices: OutOfBandNotices;
   private readonly logger: ServerLogger;
   private groups: CapsuleGroup[];
   private readonly dead: DeadTrim;
@@ -112,7 +86,15 @@ export class Manager {
   constructor(private readonly deps: ManagerDeps) {
     this.executions = deps.executions ?? new ExecutionCarrier();
     this.logger = deps.options.logger ?? consoleLogger;
-    this.listenerChain = new ListenerChain(this.listeners, this.logger);
+    const chain = new ListenerChain(this.listeners, this.logger);
+    this.notices = new OutOfBandNotices(
+      deps.registry,
+      this.listeners,
+      chain,
+      deps.options,
+      this.logger,
+      this.deadline.signal,
+    );
     this.groups = capsuleGroups(deps.options.queues, deps.options.concurrency, deps.options.capsules);
     this.dead = { maxJobs: deps.options.deadMaxJobs, timeout: deps.options.deadTimeout };
     this.ready = new Promise((resolve) => (this.resolveReady = resolve));
@@ -221,17 +203,8 @@ export class Manager {
       this.gate.add(capsule);
       return capsule;
     });
-    const poller = new Poller(connections.command, {
-      pollInterval: options.pollInterval,
-      timestamps: options.timestamps,
-      dead: this.dead,
-    });
-    this.poller = new RecurringTask(
-      'scheduled poller',
-      () => poller.poll().then(() => undefined),
-      () => poller.nextDelayMs(),
-      this.logger,
-    );
+    const { poller, task } = scheduledPoller(connections.command, options, this.dead, this.logger);
+    this.poller = task;
     const reaper = new OrphanReaper(
       connections.command,
       identity,
@@ -242,7 +215,7 @@ export class Manager {
         timestamps: options.timestamps,
         dead: this.dead,
       },
-      (orphan) => this.buried(orphan),
+      (orphan) => this.notices.buried(orphan),
       options.batches,
     );
     this.reaper = new RecurringTask(
@@ -361,13 +334,16 @@ export class Manager {
     // reconnects; shutdown waits for them only so long (see SHUTDOWN_REDIS_MS).
     const loops = Date.now() + SHUTDOWN_LOOPS_MS;
     await Promise.all(
-      this.capsules.map((capsule) => capsule.stopFetching((what, step) => this.bestEffort(what, step, loops))),
+      this.capsules.map((capsule) =>
+        capsule.stopFetching((what, step) => bestEffortStep(this.logger, what, step, loops)),
+      ),
     );
-    await this.bestEffort('scheduled poller', () => this.poller.stop(), loops);
-    await this.bestEffort('orphan check', () => this.reaper.stop(), loops);
-    const drained = await this.waitForRunning(options.shutdownTimeout * 1000);
+    await bestEffortStep(this.logger, 'scheduled poller', () => this.poller.stop(), loops);
+    await bestEffortStep(this.logger, 'orphan check', () => this.reaper.stop(), loops);
+    const drained = await drainedWithin(this.capsules, options.shutdownTimeout * 1000);
     const redisSteps = Date.now() + SHUTDOWN_REDIS_MS;
-    const redisStep = (what: string, step: () => Promise<unknown>) => this.bestEffort(what, step, redisSteps);
+    const redisStep = (what: string, step: () => Promise<unknown>) =>
+      bestEffortStep(this.logger, what, step, redisSteps);
     if (!drained) {
       this.deadline.abort(new Error('wurk shutdown deadline passed'));
       const handBacks = await Promise.all(this.capsules.map((capsule) => capsule.handBackUnfinished(redisStep)));
@@ -378,80 +354,18 @@ export class Manager {
           handBacks.every((handBack) => handBack.done),
         ),
       );
-      await this.notifyHandedBack(unfinished);
+      await this.notices.handedBack(unfinished);
     }
     await Promise.all(this.capsules.map((capsule) => capsule.release(redisStep)));
     this.workChanged(true);
     // The heartbeat's leave gets what is left, and at least a moment to say goodbye.
     const leaveMs = Math.max(HEARTBEAT_LEAVE_MS, redisSteps - Date.now());
-    await this.bestEffort('heartbeat stop', () => heartbeat.stop(leaveMs), Date.now() + leaveMs + 100);
+    await bestEffortStep(this.logger, 'heartbeat stop', () => heartbeat.stop(leaveMs), Date.now() + leaveMs + 100);
     // Their slots are still taken: a perform that ignores its AbortSignal keeps the process busy, said once here.
     const stillRunning = this.capsules.flatMap((capsule) => capsule.runningJobs());
     if (stillRunning.length > 0) this.logger.warn(stillRunningLine(stillRunning));
     this.resolveReady();
     this.logger.log('stopped');
-  }
-
-  private async notifyHandedBack(jobs: ClaimedJob[]): Promise<void> {
-    if (this.listeners.length === 0) return;
-    for (const job of jobs) {
-      try {
-        const payload = JobPayload.parse(job.raw);
-        const attempt = attemptOf(payload);
-        const context: ServerContext = {
-          job: payload,
-          queue: job.queue,
-          worker: this.deps.registry.get(payload.className),
-          attempt,
-          execution: { jid: payload.jid, queue: job.queue, attempt, payload, signal: this.deadline.signal },
-        };
-        await this.listenerChain.notify(context, { kind: 'interrupted' });
-      } catch (error) {
-        this.logger.error(`listener notification for a handed-back job failed: ${errorMessageOf(error)}`);
-      }
-    }
-  }
-
-  /** Whether every capsule drained within `timeoutMs` (one deadline for all). */
-  private async waitForRunning(timeoutMs: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
-    const all = Promise.all(this.capsules.map((capsule) => capsule.drained())).then(() => true as const);
-    const result = await Promise.race([all, timeout]);
-    clearTimeout(timer);
-    return result;
-  }
-
-  /**
-   * A shutdown step that must not stop the shutdown: its failure is logged,
-   * and it is abandoned at `until` (Redis unreachable). What
-   * it left undone is what a crash would leave: jobs in the private list,
-   * recovered by another process's orphan check.
-   */
-  private async bestEffort(what: string, step: () => Promise<unknown>, until: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    try {
-      const work = step();
-      const abandoned = new Promise<'abandoned'>(
-        (resolve) => (timer = setTimeout(() => resolve('abandoned'), Math.max(0, until - Date.now()))),
-      );
-      if ((await Promise.race([work, abandoned])) === 'abandoned') {
-        work.catch(() => undefined);
-        this.logger.warn(
-          `shutdown: gave up waiting on Redis for ${what}; another process's orphan check recovers what it left`,
-        );
-        return false;
-      }
-      return true;
-    } catch (error) {
-      // ioredis's own text for an outage (maxRetriesPerRequest…) says nothing an operator can act on.
-      this.logger.error(
-        `shutdown: ${what} failed: ${isUnreachable(error) ? 'Redis is unreachable' : errorMessageOf(error)}`,
-      );
-      return false;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 
   private onSignal(signal: RemoteSignal): void {
@@ -480,30 +394,5 @@ export class Manager {
       this.workScheduled = false;
       this.workChanged(true);
     });
-  }
-
-  private async buried(orphan: BuriedOrphan): Promise<void> {
-    for (const handler of this.deps.options.deathHandlers) {
-      try {
-        await handler(orphan.payload, orphan.error);
-      } catch (error) {
-        this.logger.error(`death handler failed (ignored): ${errorMessageOf(error)}`);
-      }
-    }
-    const attempt = attemptOf(orphan.payload);
-    const context: ServerContext = {
-      job: orphan.payload,
-      queue: orphan.queue,
-      worker: this.deps.registry.get(orphan.payload.className),
-      attempt,
-      execution: {
-        jid: orphan.payload.jid,
-        queue: orphan.queue,
-        attempt,
-        payload: orphan.payload,
-        signal: this.deadline.signal,
-      },
-    };
-    await this.listenerChain.notify(context, { kind: 'dead', error: orphan.error, reason: orphan.error.message });
   }
 }

@@ -4,6 +4,8 @@ import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { deadTrimArgs } from './fetch/dead-trim';
 import type { DeadTrim } from './fetch/fetcher';
+import { RecurringTask } from './recurring-task';
+import type { ServerLogger } from './server-logger';
 
 /** Jobs moved per script call: bounded, so one call never holds Redis for long. */
 const BATCH = 100;
@@ -58,4 +60,25 @@ export class Poller {
     const average = this.options.pollInterval * this.processCount * 1000;
     return this.processCount < 10 ? average * (0.5 + random()) : average * 2 * random();
   }
+}
+
+/**
+ * The poller as the process runs it: a recurring task whose pause is the
+ * poller's own (Sidekiq's random, fleet-scaled interval), and which logs and
+ * carries on when a pass fails. `poller` gives the first pause at start.
+ */
+export function scheduledPoller(
+  redis: Redis,
+  options: Pick<PollerOptions, 'pollInterval' | 'timestamps'>,
+  dead: DeadTrim,
+  logger: ServerLogger,
+): { poller: Poller; task: RecurringTask } {
+  const poller = new Poller(redis, { pollInterval: options.pollInterval, timestamps: options.timestamps, dead });
+  const task = new RecurringTask(
+    'scheduled poller',
+    () => poller.poll().then(() => undefined),
+    () => poller.nextDelayMs(),
+    logger,
+  );
+  return { poller, task };
 }

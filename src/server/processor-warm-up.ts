@@ -75,3 +75,19 @@ export async function warmProcessor(
   );
   await processor.run(job);
 }
+
+/**
+ * Longest start() waits for the fetch connections and scripts (see Fetcher.warmUp), and again for the boot orphan check
+ * and first poll.
+ */
+const WARM_UP_LIMIT_MS = 2000;
+
+/**
+ * Boot steps that only make the first jobs faster are waited for this long at most: with Redis away the loops retry on
+ * their own.
+ */
+export async function withinWarmUpLimit(step: Promise<unknown>): Promise<void> {
+  let bound: NodeJS.Timeout | undefined;
+  await Promise.race([step, new Promise((resolve) => (bound = setTimeout(resolve, WARM_UP_LIMIT_MS).unref()))]);
+  clearTimeout(bound);
+}

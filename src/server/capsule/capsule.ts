@@ -373,3 +373,13 @@ export class Capsule implements GatedPool {
     this.switchPasses = passes().finally(() => (this.switchPasses = undefined));
   }
 }
+
+/** Whether every capsule drained (its running jobs all settled) within `timeoutMs`: one deadline for all of them. */
+export async function drainedWithin(capsules: readonly Capsule[], timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
+  const all = Promise.all(capsules.map((capsule) => capsule.drained())).then(() => true as const);
+  const result = await Promise.race([all, timeout]);
+  clearTimeout(timer);
+  return result;
+}
