@@ -1,4 +1,5 @@
 /** `npm run bench`: every benchmark in turn. */
+import { runBatchBench } from './batches';
 import { runEnqueueBench } from './enqueue';
 import { runMemoryBench } from './memory';
 import { runSelectedProcessingBench } from './processing';
@@ -7,6 +8,7 @@ async function main(): Promise<void> {
   await runEnqueueBench();
   await runSelectedProcessingBench();
   await runMemoryBench();
+  await runBatchBench();
 }
 
 main().catch((error) => {

@@ -1,0 +1,285 @@
+/**
+ * Batch and fan-in benchmark (`npm run bench:batches`, and part of `npm run bench`), each side on its own private
+ * redis-server, every figure the median of BENCH_BATCH_ROUNDS (5) rounds with the order alternating:
+ *
+ * - **Batch overhead**: BENCH_BATCH_JOBS (20,000) no-op jobs queued in one batch, against the same jobs without one;
+ *   one in-process worker at concurrency 10 times its first start to its last finish (the queue is filled before it
+ *   boots). Redis CPU per job (INFO cpu) beside each: a batch adds its settle to every acknowledgment.
+ * - **Fan-in**: BENCH_FAN_IN (1,000) children and one parent that runs when all have succeeded, from the call that
+ *   creates them to the parent's completion, concurrency 10. wurk's idiom for it is a batch whose `success` callback is
+ *   the parent (a flow's node takes at most 100 dependencies, Ruby Wurk's cap); BullMQ's is a FlowProducer tree. A
+ *   100-child fan-in is also run as a wurk flow (`dependsOn` the 100) against the same FlowProducer tree.
+ *
+ * Everything runs in this process (both sides alike): no boot is on any clock.
+ */
+import 'reflect-metadata';
+import { INestApplicationContext, Module } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import { FlowProducer, Worker as BullWorker } from 'bullmq';
+import { ClientService, Worker, WurkModule } from '../src';
+import { BatchService } from '../src/entries/batches';
+import { FlowService } from '../src/entries/flows';
+import { RedisServer } from '../test/support/redis-server';
+import { redisCpuSeconds } from './redis-cpu';
+
+const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 5);
+const JOBS = Number(process.env.BENCH_BATCH_JOBS ?? 20000);
+const FAN_IN = Number(process.env.BENCH_FAN_IN ?? 1000);
+const FLOW_WIDTH = 100;
+const CONCURRENCY = 10;
+
+/** What the in-process workers report to the round that waits on them. */
+const seen = { count: 0, first: 0, last: 0, parentAt: 0 };
+function reset(): void {
+  Object.assign(seen, { count: 0, first: 0, last: 0, parentAt: 0 });
+}
+
+@Worker({ name: 'BenchNoop' })
+class BenchNoop {
+  perform(): void {
+    const now = performance.now();
+    if (seen.count === 0) seen.first = now;
+    seen.count += 1;
+    seen.last = now;
+  }
+}
+
+@Worker({ name: 'BenchParent' })
+class BenchParent {
+  perform(): void {
+    seen.parentAt = performance.now();
+  }
+
+  onSuccess(): void {
+    seen.parentAt = performance.now();
+  }
+}
+
+function app(url: string, processing: boolean): Promise<INestApplicationContext> {
+  @Module({
+    imports: [
+      WurkModule.forRoot({
+        redis: { url },
+        server: { processing, concurrency: CONCURRENCY, queues: ['default'] },
+      }),
+    ],
+    providers: [BenchNoop, BenchParent],
+  })
+  class BenchModule {}
+  return NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
+}
+
+async function until(condition: () => boolean, what: string, timeoutMs = 120000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+interface Figures {
+  value: number;
+  redisCpuUsPerJob: number;
+}
+
+/** JOBS no-op jobs, in one batch or not, processed by a worker that boots once they are queued. */
+async function overheadRound(server: RedisServer, inBatch: boolean): Promise<Figures> {
+  const probe = server.client();
+  await probe.flushall();
+  const producer = await app(server.url, false);
+  const args = Array.from({ length: JOBS }, (_, index) => [index]);
+  if (inBatch) {
+    const batch = producer.get(BatchService).create({ description: 'bench' });
+    await batch.jobs((b) => b.pushBulk({ class: 'BenchNoop', args }).then(() => undefined));
+  } else {
+    await producer.get(ClientService).pushBulk({ class: 'BenchNoop', args });
+  }
+  await producer.close();
+  reset();
+  const cpu = await redisCpuSeconds(probe);
+  const worker = await app(server.url, true);
+  try {
+    await until(() => seen.count >= JOBS, `${JOBS} jobs`);
+    return {
+      value: JOBS / ((seen.last - seen.first) / 1000),
+      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / JOBS,
+    };
+  } finally {
+    await worker.close();
+    probe.disconnect();
+  }
+}
+
+/** wurk: `children` jobs in a batch whose success callback is the parent; ms from create to the parent's run. */
+async function wurkBatchFanIn(server: RedisServer, children: number): Promise<Figures> {
+  const probe = server.client();
+  await probe.flushall();
+  const worker = await app(server.url, true);
+  try {
+    reset();
+    const cpu = await redisCpuSeconds(probe);
+    const started = performance.now();
+    const batch = worker.get(BatchService).create({
+      description: 'fan-in',
+      callbacks: [{ event: 'success', target: 'BenchParent' }],
+    });
+    await batch.jobs((b) =>
+      b.pushBulk({ class: 'BenchNoop', args: Array.from({ length: children }, (_, i) => [i]) }).then(() => undefined),
+    );
+    await until(() => seen.parentAt > 0, 'the batch callback');
+    return {
+      value: seen.parentAt - started,
+      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
+    };
+  } finally {
+    await worker.close();
+    probe.disconnect();
+  }
+}
+
+/** wurk: a flow of `children` roots and a parent that `dependsOn` all of them. */
+async function wurkFlowFanIn(server: RedisServer, children: number): Promise<Figures> {
+  const probe = server.client();
+  await probe.flushall();
+  const worker = await app(server.url, true);
+  try {
+    reset();
+    const cpu = await redisCpuSeconds(probe);
+    const started = performance.now();
+    const names = Array.from({ length: children }, (_, i) => `c${i}`);
+    await worker.get(FlowService).create({
+      nodes: [
+        ...names.map((name, i) => ({ name, class: 'BenchNoop', args: [i] })),
+        { name: 'parent', class: 'BenchParent', args: [], dependsOn: names },
+      ],
+    });
+    await until(() => seen.parentAt > 0, 'the flow parent');
+    return {
+      value: seen.parentAt - started,
+      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
+    };
+  } finally {
+    await worker.close();
+    probe.disconnect();
+  }
+}
+
+/** BullMQ: a FlowProducer tree of one parent and `children` children on one queue, one Worker at concurrency 10. */
+async function bullmqFanIn(server: RedisServer, children: number): Promise<Figures> {
+  const probe = server.client();
+  await probe.flushall();
+  const url = new URL(server.url);
+  const connection = { host: url.hostname, port: Number(url.port), maxRetriesPerRequest: null };
+  let parentAt = 0;
+  const worker = new BullWorker(
+    'fan',
+    async (job) => {
+      if (job.name === 'parent') parentAt = performance.now();
+    },
+    { connection, concurrency: CONCURRENCY },
+  );
+  const flows = new FlowProducer({ connection });
+  try {
+    await worker.waitUntilReady();
+    const cpu = await redisCpuSeconds(probe);
+    const started = performance.now();
+    await flows.add({
+      name: 'parent',
+      queueName: 'fan',
+      children: Array.from({ length: children }, (_, i) => ({ name: 'child', queueName: 'fan', data: { i } })),
+    });
+    await until(() => parentAt > 0, 'the BullMQ parent');
+    return {
+      value: parentAt - started,
+      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
+    };
+  } finally {
+    await flows.close();
+    await worker.close();
+    probe.disconnect();
+  }
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Runs the named cases ROUNDS times, alternating their order, each on its own server; the medians. */
+async function compare(
+  cases: Record<string, (server: RedisServer) => Promise<Figures>>,
+): Promise<Map<string, Figures>> {
+  const names = Object.keys(cases);
+  const servers = new Map<string, RedisServer>();
+  for (const name of names) servers.set(name, await RedisServer.start());
+  const results = new Map<string, Figures[]>(names.map((name) => [name, []]));
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const order = round % 2 === 0 ? names : [...names].reverse();
+      for (const name of order) results.get(name)!.push(await cases[name](servers.get(name)!));
+    }
+  } finally {
+    for (const server of servers.values()) await server.stop();
+  }
+  return new Map(
+    names.map((name) => {
+      const rounds = results.get(name)!;
+      return [
+        name,
+        {
+          value: median(rounds.map((r) => r.value)),
+          redisCpuUsPerJob: median(rounds.map((r) => r.redisCpuUsPerJob)),
+        },
+      ];
+    }),
+  );
+}
+
+export async function runBatchBench(): Promise<void> {
+  console.log(`\n## Batches and fan-in (median of ${ROUNDS} rounds, order alternating, concurrency ${CONCURRENCY})\n`);
+  const overhead = await compare({
+    'no batch': (server) => overheadRound(server, false),
+    'one batch': (server) => overheadRound(server, true),
+  });
+  const plain = overhead.get('no batch')!;
+  const batched = overhead.get('one batch')!;
+  console.log(`| ${JOBS.toLocaleString('en')} no-op jobs | jobs/s | Redis CPU µs/job |`);
+  console.log('|---|---|---|');
+  console.log(`| without a batch | ${plain.value.toFixed(0)} | ${plain.redisCpuUsPerJob.toFixed(1)} |`);
+  console.log(`| in one batch | ${batched.value.toFixed(0)} | ${batched.redisCpuUsPerJob.toFixed(1)} |`);
+  console.log(
+    `\nbatch overhead: ${(100 * (1 - batched.value / plain.value)).toFixed(1)} % fewer jobs/s (target ≤ 25 %)\n`,
+  );
+
+  const wide = await compare({
+    'wurk batch + success callback': (server) => wurkBatchFanIn(server, FAN_IN),
+    'BullMQ FlowProducer': (server) => bullmqFanIn(server, FAN_IN),
+  });
+  const narrow = await compare({
+    'wurk flow (dependsOn)': (server) => wurkFlowFanIn(server, FLOW_WIDTH),
+    'BullMQ FlowProducer': (server) => bullmqFanIn(server, FLOW_WIDTH),
+  });
+  console.log('| fan-in | create → parent done, ms | Redis CPU µs/job | vs BullMQ |');
+  console.log('|---|---|---|---|');
+  for (const [children, results] of [
+    [FAN_IN, wide],
+    [FLOW_WIDTH, narrow],
+  ] as const) {
+    const bull = results.get('BullMQ FlowProducer')!;
+    for (const [name, figures] of results)
+      console.log(
+        `| ${children} children, ${name} | ${figures.value.toFixed(0)} | ${figures.redisCpuUsPerJob.toFixed(1)} | ${(figures.value / bull.value).toFixed(2)}× |`,
+      );
+  }
+}
+
+if (require.main === module) {
+  runBatchBench().then(
+    () => process.exit(0),
+    (error) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+}
