@@ -110,8 +110,15 @@ async function overheadRound(server: RedisServer, inBatch: boolean): Promise<Fig
   }
 }
 
-/** wurk: `children` jobs in a batch whose success callback is the parent; ms from create to the parent's run. */
-async function wurkBatchFanIn(server: RedisServer, children: number): Promise<Figures> {
+/**
+ * A wurk fan-in round: `create` makes `children` jobs and their parent on a processing app; the ms from its call to
+ * the parent's run, and Redis CPU per job (the parent included).
+ */
+async function wurkFanIn(
+  server: RedisServer,
+  children: number,
+  create: (worker: INestApplicationContext) => Promise<unknown>,
+): Promise<Figures> {
   const probe = server.client();
   await probe.flushall();
   const worker = await app(server.url, true);
@@ -119,14 +126,8 @@ async function wurkBatchFanIn(server: RedisServer, children: number): Promise<Fi
     reset();
     const cpu = await redisCpuSeconds(probe);
     const started = performance.now();
-    const batch = worker.get(BatchService).create({
-      description: 'fan-in',
-      callbacks: [{ event: 'success', target: 'BenchParent' }],
-    });
-    await batch.jobs((b) =>
-      b.pushBulk({ class: 'BenchNoop', args: Array.from({ length: children }, (_, i) => [i]) }).then(() => undefined),
-    );
-    await until(() => seen.parentAt > 0, 'the batch callback');
+    await create(worker);
+    await until(() => seen.parentAt > 0, 'the parent');
     return {
       value: seen.parentAt - started,
       redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
@@ -137,31 +138,30 @@ async function wurkBatchFanIn(server: RedisServer, children: number): Promise<Fi
   }
 }
 
-/** wurk: a flow of `children` roots and a parent that `dependsOn` all of them. */
-async function wurkFlowFanIn(server: RedisServer, children: number): Promise<Figures> {
-  const probe = server.client();
-  await probe.flushall();
-  const worker = await app(server.url, true);
-  try {
-    reset();
-    const cpu = await redisCpuSeconds(probe);
-    const started = performance.now();
-    const names = Array.from({ length: children }, (_, i) => `c${i}`);
-    await worker.get(FlowService).create({
+/** wurk's idiom for a wide fan-in: the children in a batch whose success callback is the parent. */
+function wurkBatchFanIn(server: RedisServer, children: number): Promise<Figures> {
+  return wurkFanIn(server, children, async (worker) => {
+    const batch = worker.get(BatchService).create({
+      description: 'fan-in',
+      callbacks: [{ event: 'success', target: 'BenchParent' }],
+    });
+    await batch.jobs((b) =>
+      b.pushBulk({ class: 'BenchNoop', args: Array.from({ length: children }, (_, i) => [i]) }).then(() => undefined),
+    );
+  });
+}
+
+/** A flow of `children` roots and a parent that `dependsOn` all of them. */
+function wurkFlowFanIn(server: RedisServer, children: number): Promise<Figures> {
+  const names = Array.from({ length: children }, (_, i) => `c${i}`);
+  return wurkFanIn(server, children, (worker) =>
+    worker.get(FlowService).create({
       nodes: [
         ...names.map((name, i) => ({ name, class: 'BenchNoop', args: [i] })),
         { name: 'parent', class: 'BenchParent', args: [], dependsOn: names },
       ],
-    });
-    await until(() => seen.parentAt > 0, 'the flow parent');
-    return {
-      value: seen.parentAt - started,
-      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
-    };
-  } finally {
-    await worker.close();
-    probe.disconnect();
-  }
+    }),
+  );
 }
 
 /** BullMQ: a FlowProducer tree of one parent and `children` children on one queue, one Worker at concurrency 10. */
