@@ -1,143 +1,328 @@
 --[[
 batch_settle: records one job's outcome in its batch and fires the batch's
 callbacks whose condition it is the first to meet, in one step
-(docs/batches.md). Every change is keyed on set membership, so running it
+(docs/batches.md), then tells the batch's parent, grandparent… what that
+changed for them. Every change is keyed on set membership, so running it
 twice for one outcome (a job re-run after its process died, a reply lost)
-counts once; and the callback job is pushed in the same call that claims
+counts once; and each callback job is pushed in the same call that claims
 its marker, so each event fires exactly once however many processes race
 on a batch's last jobs, and a crash can neither lose nor repeat it.
 
 KEYS[1]  b-<bid>            KEYS[2]  b-<bid>-jids      KEYS[3]  b-<bid>-failed
 KEYS[4]  b-<bid>-died       KEYS[5]  b-<bid>-failinfo  KEYS[6]  b-<bid>-complete
 KEYS[7]  b-<bid>-success    KEYS[8]  b-<bid>-death     KEYS[9]  queues
+KEYS[10] b-<bid>-kids       KEYS[11] b-<bid>-pkids
 ARGV[1]  outcome: "success", "failure" (it will be retried), "death" (it
-         went to dead or was discarded), or "close" (the batch's jobs are
-         all added: ARGV[2] is then the hold member)
+         went to dead or was discarded), "close" (a `jobs` block of the
+         batch returned: ARGV[2] is its hold member) or "remove" (the jids
+         ARGV[2] and ARGV[9..] leave the batch uncounted: Ruby Wurk's
+         remove_jobs)
 ARGV[2]  jid
-ARGV[3]  failure info, JSON text ("" for success and close)
+ARGV[3]  failure info, JSON text ("" for success, close and remove)
 ARGV[4]  expiry in seconds of an unfinished batch's keys (30 days)
 ARGV[5]  now, float epoch seconds as text (callback created_at/enqueued_at)
-ARGV[6]  22 hex characters: a callback job's jid is these and two more
+ARGV[6]  20 hex characters: a callback job's jid is these and four more,
+         counting the callbacks this call pushes
 ARGV[7]  the bid
 ARGV[8]  seconds the keys live on after the batch succeeded (24 h)
+ARGV[9..] more jids (remove)
 
-Returns {fired, pending, failures, live, died}: fired is the events this
-call fired, comma-separated in firing order ("" for none, "missing" when the
-batch does not exist: a straggler of an expired or deleted batch fires
-nothing); live counts the jids still to succeed or die (the hold member
-included while the batch is open).
+Returns {fired, pending, failures, live, died, changed, cascaded}: fired is
+this batch's events this call fired, comma-separated in firing order ("" for
+none, "missing" when the batch does not exist: a straggler of an expired or
+deleted batch counts and fires nothing); live counts the jids still to
+succeed or die (any hold of an open block included); changed is how many
+jids the outcome moved (0 for a repeat); cascaded the events it fired in
+ancestor batches, as "<bid>:<event>" comma-separated.
 
 Events (Sidekiq Pro's): `complete` when every job has run at least once
 (every live jid is failing, awaiting a retry), `success` when every job has
-succeeded, `death` the first time a job of the batch dies. `complete` fires
-before `success` when both become true in one call.
+succeeded, `death` the first time a job of the batch dies. `complete`
+fires before `success` when both become true in one call.
+
+Nesting (Ruby Wurk's layout): a child's hash names its parent in
+`parent_bid`; the parent keeps every child in `-kids` and the unfinished
+ones in `-pkids`. A batch with a child in `-pkids` fires neither `complete`
+nor `success`; it succeeds only when no child carries a death (`death` = 1
+on a child's hash, kept while a job of its subtree is dead). A child's
+`complete` and `success` callback jobs join the parent (their payload
+carries the parent's bid), so the parent finishes after them; its `death`
+callbacks stay outside. A death marks and fires `death` up the chain. A
+batch with no live job and no unfinished child has finished: it leaves its
+parent's `-pkids`, and the parent is weighed again, in this same call. The
+ancestors' key names are built here as src/redis/keys.ts builds them.
 ]]
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return { "missing", 0, 0, 0, 0 }
+  return { "missing", 0, 0, 0, 0, 0, "" }
 end
-local outcome, jid = ARGV[1], ARGV[2]
+local outcome, jid, bid = ARGV[1], ARGV[2], ARGV[7]
+local expiry, now = ARGV[4], ARGV[5]
+-- A chain deeper than this (or a parent_bid cycle a hand-written hash could
+-- make) is not followed further.
+local MAX_DEPTH = 64
 
-local function clear_failing()
-  if redis.call("SREM", KEYS[3], jid) == 1 then
-    redis.call("HINCRBY", KEYS[1], "failures", -1)
+local own = {
+  batch = KEYS[1], jids = KEYS[2], failed = KEYS[3], died = KEYS[4], failinfo = KEYS[5],
+  complete = KEYS[6], success = KEYS[7], death = KEYS[8], kids = KEYS[10], pkids = KEYS[11],
+}
+
+local function keys_of(of)
+  local base = "b-" .. of
+  return {
+    batch = base, jids = base .. "-jids", failed = base .. "-failed", died = base .. "-died",
+    failinfo = base .. "-failinfo", complete = base .. "-complete", success = base .. "-success",
+    death = base .. "-death", kids = base .. "-kids", pkids = base .. "-pkids",
+  }
+end
+
+-- TTL == -1 (no expiry) rather than EXPIRE NX, which Redis 6.2 lacks.
+local function stamp(key)
+  if redis.call("TTL", key) == -1 then
+    redis.call("EXPIRE", key, expiry)
   end
 end
 
+local function clear_failing(member)
+  if redis.call("SREM", own.failed, member) == 1 then
+    redis.call("HINCRBY", own.batch, "failures", -1)
+  end
+end
+
+-- True when a child of the batch carries a death (its own, or one a
+-- descendant's death marked it with): the batch cannot succeed meanwhile.
+local function kid_dead(k)
+  for _, kid in ipairs(redis.call("SMEMBERS", k.kids)) do
+    if redis.call("HGET", "b-" .. kid, "death") == "1" then
+      return true
+    end
+  end
+  return false
+end
+
+local changed = 0
+local died_now, revived = false, false
 if outcome == "success" then
-  clear_failing()
-  redis.call("HDEL", KEYS[5], jid)
-  if redis.call("SREM", KEYS[2], jid) == 1 then
-    redis.call("HINCRBY", KEYS[1], "pending", -1)
-  elseif redis.call("SREM", KEYS[4], jid) == 1 then
+  clear_failing(jid)
+  redis.call("HDEL", own.failinfo, jid)
+  if redis.call("SREM", own.jids, jid) == 1 then
+    redis.call("HINCRBY", own.batch, "pending", -1)
+    changed = 1
+  elseif redis.call("SREM", own.died, jid) == 1 then
     -- A dead job retried by hand that now succeeded: a death never counted
     -- pending down, so its success does; the batch is no longer dead.
-    redis.call("HINCRBY", KEYS[1], "pending", -1)
+    redis.call("HINCRBY", own.batch, "pending", -1)
+    changed, revived = 1, true
   end
 elseif outcome == "failure" then
   -- Only a live job can be failing: a late report for a job that already
   -- succeeded or died must not make the batch look failing again.
-  if redis.call("SISMEMBER", KEYS[2], jid) == 1 then
-    if redis.call("SADD", KEYS[3], jid) == 1 then
-      redis.call("HINCRBY", KEYS[1], "failures", 1)
+  if redis.call("SISMEMBER", own.jids, jid) == 1 then
+    if redis.call("SADD", own.failed, jid) == 1 then
+      redis.call("HINCRBY", own.batch, "failures", 1)
+      changed = 1
     end
-    redis.call("HSET", KEYS[5], jid, ARGV[3])
+    redis.call("HSET", own.failinfo, jid, ARGV[3])
+    stamp(own.failed)
+    stamp(own.failinfo)
   end
 elseif outcome == "death" then
-  if redis.call("SREM", KEYS[2], jid) == 1 then
-    clear_failing()
-    redis.call("SADD", KEYS[4], jid)
-    redis.call("HSET", KEYS[5], jid, ARGV[3])
+  if redis.call("SREM", own.jids, jid) == 1 then
+    clear_failing(jid)
+    redis.call("SADD", own.died, jid)
+    redis.call("HSET", own.failinfo, jid, ARGV[3])
+    redis.call("HSET", own.batch, "death", "1")
+    stamp(own.died)
+    stamp(own.failinfo)
+    changed, died_now = 1, true
   end
 elseif outcome == "close" then
-  redis.call("SREM", KEYS[2], jid)
+  changed = redis.call("SREM", own.jids, jid)
+elseif outcome == "remove" then
+  local removing = { jid }
+  for i = 9, #ARGV do
+    removing[#removing + 1] = ARGV[i]
+  end
+  for _, member in ipairs(removing) do
+    if redis.call("SREM", own.jids, member) == 1 then
+      clear_failing(member)
+      redis.call("HDEL", own.failinfo, member)
+      changed = changed + 1
+    end
+  end
+  if changed > 0 then
+    redis.call("HINCRBY", own.batch, "total", -changed)
+    redis.call("HINCRBY", own.batch, "pending", -changed)
+  end
 else
   return redis.error_reply("batch_settle: unknown outcome " .. tostring(outcome))
 end
 
-local live = redis.call("SCARD", KEYS[2])
-local failing = redis.call("SCARD", KEYS[3])
-local died = redis.call("SCARD", KEYS[4])
-local pending = tonumber(redis.call("HGET", KEYS[1], "pending")) or 0
-local failures = tonumber(redis.call("HGET", KEYS[1], "failures")) or 0
-local queue = redis.call("HGET", KEYS[1], "callback_queue")
-if not queue or queue == "" then
-  queue = "default"
-end
-local callbacks = {}
-local stored = redis.call("HGET", KEYS[1], "callbacks")
-if stored and stored ~= "" then
-  callbacks = cjson.decode(stored)
+-- The batch's death mark goes once nothing under it is dead any more.
+if revived and redis.call("SCARD", own.died) == 0 and not kid_dead(own) then
+  redis.call("HDEL", own.batch, "death")
 end
 
 local pushed = 0
+local cascaded = {}
+
+local function decoded(text)
+  if not text or text == "" then
+    return {}
+  end
+  local ok, value = pcall(cjson.decode, text)
+  if ok and type(value) == "table" then
+    return value
+  end
+  return {}
+end
+
 -- Each callback job is Wurk's: Wurk::Batch::CallbackJob with args
 -- [bid, target, event, options], run by whichever process (Ruby or wurk)
--- knows the target class.
-local function push_callbacks(event)
-  for _, entry in ipairs(callbacks) do
-    if entry[1] == event then
+-- knows the target class. A child's complete and success callbacks are jobs
+-- of its parent: counted into it before they are queued, as batch_add.lua
+-- counts a job.
+local function push_callbacks(k, of, event)
+  local fields = redis.call("HMGET", k.batch, "callbacks", "callback_queue", "parent_bid")
+  local queue = fields[2]
+  if not queue or queue == "" then
+    queue = "default"
+  end
+  local parent = fields[3]
+  if event == "death" or not parent or parent == "" or parent == of or redis.call("EXISTS", "b-" .. parent) == 0 then
+    parent = nil
+  end
+  for _, entry in ipairs(decoded(fields[1])) do
+    if type(entry) == "table" and entry[1] == event then
       pushed = pushed + 1
       local options = entry[3]
       if type(options) ~= "table" then
         options = {}
       end
-      local options_json = cjson.encode(options)
+      local callback_jid = ARGV[6] .. string.format("%04x", pushed % 65536)
+      local member = ""
+      if parent then
+        local pk = keys_of(parent)
+        if redis.call("SADD", pk.jids, callback_jid) == 1 then
+          redis.call("HINCRBY", pk.batch, "total", 1)
+          redis.call("HINCRBY", pk.batch, "pending", 1)
+        end
+        stamp(pk.jids)
+        member = ',"bid":' .. cjson.encode(parent)
+      end
       local payload = '{"class":"Wurk::Batch::CallbackJob","queue":' .. cjson.encode(queue)
-        .. ',"args":[' .. cjson.encode(ARGV[7]) .. ',' .. cjson.encode(entry[2]) .. ',' .. cjson.encode(event)
-        .. ',' .. options_json .. '],"retry":true,"jid":"' .. ARGV[6] .. string.format("%02x", pushed % 256)
-        .. '","created_at":' .. ARGV[5] .. ',"enqueued_at":' .. ARGV[5] .. '}'
+        .. ',"args":[' .. cjson.encode(of) .. ',' .. cjson.encode(entry[2]) .. ',' .. cjson.encode(event)
+        .. ',' .. cjson.encode(options) .. '],"retry":true' .. member .. ',"jid":"' .. callback_jid
+        .. '","created_at":' .. now .. ',"enqueued_at":' .. now .. '}'
       redis.call("SADD", KEYS[9], queue)
       redis.call("LPUSH", "queue:" .. queue, payload)
     end
   end
 end
 
-local fired = {}
-local function fire(event, marker, ttl)
-  if redis.call("SET", marker, ARGV[5], "NX", "EX", ttl) then
-    redis.call("HSET", KEYS[1], event .. "_at", ARGV[5])
-    push_callbacks(event)
+local function fire(k, of, event, fired)
+  if redis.call("SET", k[event], now, "NX", "EX", expiry) then
+    redis.call("HSET", k.batch, event .. "_at", now, event, "1")
+    push_callbacks(k, of, event)
     fired[#fired + 1] = event
+    return true
+  end
+  return false
+end
+
+-- Marks every ancestor as carrying a death and fires its `death` (once: the
+-- marker decides), nearest first.
+local function death_up(of)
+  local seen = { [of] = true }
+  local parent = redis.call("HGET", "b-" .. of, "parent_bid")
+  for _ = 1, MAX_DEPTH do
+    if not parent or parent == "" or seen[parent] then
+      return
+    end
+    seen[parent] = true
+    local pk = keys_of(parent)
+    if redis.call("EXISTS", pk.batch) == 0 then
+      return
+    end
+    redis.call("HSET", pk.batch, "death", "1")
+    if fire(pk, parent, "death", {}) then
+      cascaded[#cascaded + 1] = parent .. ":death"
+    end
+    parent = redis.call("HGET", pk.batch, "parent_bid")
   end
 end
 
-local keep = tonumber(ARGV[4])
-if died > 0 then
-  fire("death", KEYS[8], keep)
-end
--- live == failing: the hold member is gone (it is never failing) and every
--- job still live has run and failed at least once.
-if live == failing then
-  fire("complete", KEYS[6], keep)
-end
-if live == 0 and died == 0 and pending == 0 then
-  fire("success", KEYS[7], keep)
-end
--- Sidekiq Pro keeps a succeeded batch's data for a day; the markers keep
--- their own (longer) expiry so a straggler cannot fire twice meanwhile.
-if #fired > 0 and fired[#fired] == "success" then
-  for i = 1, 5 do
-    redis.call("EXPIRE", KEYS[i], ARGV[8])
+-- Fires what the batch's state now makes true; `after_death` runs between
+-- its death and its complete. True when the batch has finished: no live job
+-- (hold included) and no unfinished child.
+local function evaluate(k, of, fired, after_death)
+  local live = redis.call("SCARD", k.jids)
+  local failing = redis.call("SCARD", k.failed)
+  local died = redis.call("SCARD", k.died)
+  local kids = redis.call("SCARD", k.pkids)
+  local pending = tonumber(redis.call("HGET", k.batch, "pending")) or 0
+  if died > 0 then
+    fire(k, of, "death", fired)
   end
+  if after_death then
+    after_death()
+  end
+  -- live == failing: every hold is gone (a hold never fails) and every job
+  -- still live has run and failed at least once.
+  if kids == 0 and live == failing then
+    fire(k, of, "complete", fired)
+  end
+  -- kid_dead reads every child: asked last, and only of a batch that has not succeeded yet.
+  if kids == 0 and live == 0 and died == 0 and pending == 0 and redis.call("EXISTS", k.success) == 0
+    and not kid_dead(k) then
+    if fire(k, of, "success", fired) then
+      -- Sidekiq Pro keeps a succeeded batch's data for a day; the markers
+      -- keep their own (longer) expiry so a straggler cannot fire twice.
+      for _, key in ipairs({ k.batch, k.jids, k.failed, k.died, k.failinfo, k.kids, k.pkids }) do
+        redis.call("EXPIRE", key, ARGV[8])
+      end
+    end
+  end
+  return live == 0 and kids == 0
 end
-return { table.concat(fired, ","), pending, failures, live, died }
+
+local fired = {}
+local finished = evaluate(own, bid, fired, died_now and function() death_up(bid) end or nil)
+
+-- A finished batch leaves its parent's unfinished children, and the parent
+-- is weighed again; so on up the chain while each one finishes.
+local k, of, seen = own, bid, { [bid] = true }
+for _ = 1, MAX_DEPTH do
+  if not finished then
+    break
+  end
+  local parent = redis.call("HGET", k.batch, "parent_bid")
+  if not parent or parent == "" or seen[parent] then
+    break
+  end
+  seen[parent] = true
+  local pk = keys_of(parent)
+  if redis.call("EXISTS", pk.batch) == 0 then
+    break
+  end
+  redis.call("SREM", pk.pkids, of)
+  -- A child that recovered may have lifted the last death under the parent.
+  if redis.call("HGET", pk.batch, "death") == "1" and redis.call("SCARD", pk.died) == 0 and not kid_dead(pk) then
+    redis.call("HDEL", pk.batch, "death")
+  end
+  local events = {}
+  finished = evaluate(pk, parent, events, nil)
+  for _, event in ipairs(events) do
+    cascaded[#cascaded + 1] = parent .. ":" .. event
+  end
+  k, of = pk, parent
+end
+
+return {
+  table.concat(fired, ","),
+  tonumber(redis.call("HGET", own.batch, "pending")) or 0,
+  tonumber(redis.call("HGET", own.batch, "failures")) or 0,
+  redis.call("SCARD", own.jids),
+  redis.call("SCARD", own.died),
+  changed,
+  table.concat(cascaded, ","),
+}

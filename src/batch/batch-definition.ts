@@ -1,4 +1,5 @@
 import { isValidQueueName, QUEUE_NAME_RULE } from '../job/queue-name';
+import { isValidBid } from './bid';
 import { InvalidBatchError } from './errors';
 
 /** The events a batch fires, as Sidekiq Pro names them. */
@@ -22,6 +23,13 @@ export interface BatchDefinition {
   /** The queue callback jobs are pushed to (default `default`). */
   callbackQueue?: string;
   callbacks?: BatchCallback[];
+  /**
+   * Makes this batch a child of the batch with this bid (Sidekiq Pro's child batches): the parent fires `complete`
+   * and `success` only after this batch has finished, and a death here is the parent's death too. Written with the
+   * batch by its first `jobs` block, which refuses a parent that does not exist or already succeeded.
+   * `batch.child(definition)` sets it to `batch.bid`.
+   */
+  parentBid?: string;
 }
 
 /** Checks a definition; throws InvalidBatchError naming the field at fault. */
@@ -31,8 +39,9 @@ export function checkDefinition(definition: BatchDefinition): void {
     throw new InvalidBatchError('description', 'must be a string');
   if (callbackQueue !== undefined && !isValidQueueName(callbackQueue))
     throw new InvalidBatchError('callbackQueue', QUEUE_NAME_RULE);
-  if ('parentBid' in definition || 'parent_bid' in definition)
-    throw new InvalidBatchError('parentBid', 'is not supported: wurk does not nest batches');
+  if ('parent_bid' in definition) throw new InvalidBatchError('parent_bid', 'is spelled parentBid');
+  if (definition.parentBid !== undefined && !isValidBid(definition.parentBid))
+    throw new InvalidBatchError('parentBid', 'must be a batch id: 1 to 255 of A-Z a-z 0-9 _ -');
   if (!Array.isArray(callbacks)) throw new InvalidBatchError('callbacks', 'must be an array');
   callbacks.forEach((callback, index) => checkCallback(callback, `callbacks[${index}]`));
 }

@@ -15,7 +15,7 @@ export interface BatchStatus {
   createdAt: number | null;
   callbackQueue: string | null;
   callbackClass: string | null;
-  /** A Ruby parent batch's bid; wurk itself does not nest batches. */
+  /** The parent batch's bid, for a child batch (Sidekiq Pro's `parent_bid`). */
   parentBid: string | null;
   /** Jobs added. */
   total: number;
@@ -38,6 +38,15 @@ export interface BatchStatus {
   /** Jobs that died. */
   deadJids: string[];
   failureInfo: BatchFailure[];
+  /**
+   * Invalidated (Sidekiq Pro's `invalidate_all`): its jobs that had not started when it was are skipped, each counted
+   * as a success, so the batch still finishes. Its children are invalidated with it.
+   */
+  invalidated: boolean;
+  /** Every child batch's bid (`b-<bid>-kids`; Sidekiq Pro's `child_count` is its length). */
+  children: string[];
+  /** Children not yet finished (`b-<bid>-pkids`): while one is left, the batch fires neither complete nor success. */
+  pendingChildren: string[];
 }
 
 /** The raw reads one status is made of. */
@@ -47,10 +56,19 @@ export interface BatchReads {
   died: string[];
   failInfo: Record<string, string>;
   markers: { complete: boolean; success: boolean; death: boolean };
+  kids?: string[];
+  pendingKids?: string[];
 }
 
 /** Members of `b-<bid>-jids` that hold an open batch, not jobs (see BatchStore). */
 export const HOLD_PREFIX = 'hold-';
+/** Ruby Wurk's hold members (`hold:<jid>`, its `#jobs` blocks), no jobs either. */
+const RUBY_HOLD_PREFIX = 'hold:';
+
+/** True for a `b-<bid>-jids` member that holds a batch open (wurk's or Ruby Wurk's), not a job. */
+export function isHold(member: string): boolean {
+  return member.startsWith(HOLD_PREFIX) || member.startsWith(RUBY_HOLD_PREFIX);
+}
 
 /** Builds a status from its reads, leniently: a field a writer left out reads as null or 0, never throws. */
 export function toBatchStatus(bid: string, reads: BatchReads): BatchStatus {
@@ -72,11 +90,14 @@ export function toBatchStatus(bid: string, reads: BatchReads): BatchStatus {
     completeAt: at('complete_at'),
     successAt: at('success_at'),
     deathAt: at('death_at'),
-    jids: reads.jids.filter((member) => !member.startsWith(HOLD_PREFIX)).sort(),
+    jids: reads.jids.filter((member) => !isHold(member)).sort(),
     deadJids: [...reads.died].sort(),
     failureInfo: Object.entries(reads.failInfo)
       .map(([jid, text]) => failureOf(jid, text))
       .sort((a, b) => a.jid.localeCompare(b.jid)),
+    invalidated: hash.invalidated === '1',
+    children: [...(reads.kids ?? [])].sort(),
+    pendingChildren: [...(reads.pendingKids ?? [])].sort(),
   };
 }
 

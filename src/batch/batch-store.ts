@@ -4,17 +4,26 @@ import { floatText, nowMs } from '../job/time';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { BatchDefinition, BatchEvent, checkDefinition } from './batch-definition';
-import { BatchStatus, HOLD_PREFIX, toBatchStatus } from './batch-status';
+import { BatchStatus, HOLD_PREFIX, isHold, toBatchStatus } from './batch-status';
 import { newBid } from './bid';
-import { BatchNotFoundError } from './errors';
+import { BatchNotFoundError, InvalidBatchError } from './errors';
 
 /** Sidekiq Pro keeps an unfinished batch 30 days after its last change, */
 export const BATCH_EXPIRY_SECONDS = 30 * 24 * 3600;
 /** and a succeeded one a day. */
 export const BATCH_LINGER_SECONDS = 24 * 3600;
 
-/** What `lua/batch_settle.lua` does with one job's outcome (or a close). */
-export type BatchSettleStep = 'success' | 'failure' | 'death' | 'close';
+/**
+ * What `lua/batch_settle.lua` does with one job's outcome, the close of a `jobs` block's hold, or the removal of jobs
+ * from the batch (Ruby Wurk's `remove_jobs`).
+ */
+export type BatchSettleStep = 'success' | 'failure' | 'death' | 'close' | 'remove';
+
+/** An event a settle fired in an ancestor of the settled batch (a child's finish or death reaching its parent). */
+export interface BatchCascadedEvent {
+  bid: string;
+  event: BatchEvent;
+}
 
 /** What one settle did: the events it fired (in firing order) and the counters after it. */
 export interface BatchSettleReply {
@@ -26,6 +35,10 @@ export interface BatchSettleReply {
   /** Jobs still to succeed or die, and any hold of an open `jobs` block. */
   live: number;
   died: number;
+  /** How many jids the step moved: 0 for a repeated outcome; for `remove`, the jobs taken out. */
+  changed: number;
+  /** Events fired in the batch's parent, grandparent…, nearest first. */
+  cascaded: BatchCascadedEvent[];
 }
 
 /** One batch's keys in the order batch_settle.lua takes them. */
@@ -40,13 +53,25 @@ function settleKeys(bid: string): string[] {
     Keys.batchFired(bid, 'success'),
     Keys.batchFired(bid, 'death'),
     Keys.queues,
+    Keys.batchKids(bid),
+    Keys.batchPendingKids(bid),
   ];
 }
 
 /** What a Batch and the callback job use of a store: BatchStore in Redis, or the testing module's memory store. */
 export type BatchStorePort = Pick<
   BatchStore,
-  'open' | 'newHold' | 'hold' | 'register' | 'registerMany' | 'settle' | 'status'
+  | 'open'
+  | 'newHold'
+  | 'hold'
+  | 'register'
+  | 'registerMany'
+  | 'settle'
+  | 'status'
+  | 'exists'
+  | 'removeJobs'
+  | 'invalidate'
+  | 'isInvalidated'
 >;
 
 /** Batches in Redis, in Sidekiq Pro's / Wurk's `b-<bid>` layout: one named method per script. */
@@ -55,7 +80,8 @@ export class BatchStore {
 
   /**
    * Writes a new batch, held open by `hold` (a `b-<bid>-jids` member) until `settle('close', hold)`; `bid` defaults
-   * to a new one.
+   * to a new one. With a `parentBid`, the batch is written as that batch's child in the same call (lua/batch_open.lua);
+   * a parent that does not exist or already succeeded is refused with an InvalidBatchError naming `parentBid`.
    */
   async open(definition: BatchDefinition, hold: string, bid = newBid()): Promise<string> {
     checkDefinition(definition);
@@ -71,14 +97,24 @@ export class BatchStore {
     };
     if (definition.description !== undefined) fields.description = definition.description;
     if (callbacks.length > 0) fields.callback_class = String(callbacks[0][1]);
-    await this.redis
-      .multi()
-      .hset(Keys.batch(bid), fields)
-      .sadd(Keys.batchJids(bid), hold)
-      .zadd(Keys.batches, createdAt, bid)
-      .expire(Keys.batch(bid), BATCH_EXPIRY_SECONDS)
-      .expire(Keys.batchJids(bid), BATCH_EXPIRY_SECONDS)
-      .exec();
+    const parent = definition.parentBid ?? '';
+    const keys = [Keys.batch(bid), Keys.batchJids(bid), Keys.batches];
+    if (parent !== '')
+      keys.push(
+        Keys.batch(parent),
+        Keys.batchKids(parent),
+        Keys.batchPendingKids(parent),
+        Keys.batchFired(parent, 'success'),
+      );
+    const reply = await runScript<number>(this.redis, 'batch_open', keys, [
+      hold,
+      BATCH_EXPIRY_SECONDS,
+      createdAt,
+      bid,
+      parent,
+      ...Object.entries(fields).flat(),
+    ]);
+    refuseOpen(reply, bid);
     return bid;
   }
 
@@ -117,17 +153,26 @@ export class BatchStore {
     return reply;
   }
 
-  /** Records one outcome (or the close of a hold) and fires what it is the first to make true. */
-  async settle(bid: string, step: BatchSettleStep, jid: string, failure = ''): Promise<BatchSettleReply> {
-    const callbackJid = newJid().slice(0, 22);
+  /**
+   * Records one outcome (or the close of a hold) and fires what it is the first to make true, in the batch and in
+   * the ancestors its finish or death reaches. `more` are further jids of a `remove`.
+   */
+  async settle(
+    bid: string,
+    step: BatchSettleStep,
+    jid: string,
+    failure = '',
+    more: readonly string[] = [],
+  ): Promise<BatchSettleReply> {
+    const callbackJid = newJid().slice(0, 20);
     const now = floatText(nowMs() / 1000);
-    const reply = await runScript<[string, number, number, number, number]>(
+    const reply = await runScript<[string, number, number, number, number, number, string]>(
       this.redis,
       'batch_settle',
       settleKeys(bid),
-      [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS],
+      [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS, ...more],
     );
-    const [fired, pending, failures, live, died] = reply;
+    const [fired, pending, failures, live, died, changed, cascaded] = reply;
     const exists = fired !== 'missing';
     return {
       exists,
@@ -136,7 +181,46 @@ export class BatchStore {
       failures: Number(failures),
       live: Number(live),
       died: Number(died),
+      changed: Number(changed),
+      cascaded: cascadedEvents(cascaded),
     };
+  }
+
+  /**
+   * Takes jobs out of the batch (Ruby Wurk's `remove_jobs`): each live jid given leaves it, `total` and `pending`
+   * counted down by as many, and the batch fires what that makes true (removing the last job finishes it). The jobs
+   * themselves stay where they are and still run, counting nothing. Resolves to how many were removed; throws
+   * BatchNotFoundError for a batch that does not exist.
+   */
+  async removeJobs(bid: string, jids: readonly string[]): Promise<number> {
+    const jobs = jids.filter((jid) => !isHold(jid));
+    if (jobs.length === 0) {
+      if (!(await this.exists(bid))) throw new BatchNotFoundError(bid);
+      return 0;
+    }
+    const reply = await this.settle(bid, 'remove', jobs[0], '', jobs.slice(1));
+    if (!reply.exists) throw new BatchNotFoundError(bid);
+    return reply.changed;
+  }
+
+  /**
+   * Invalidates the batch and every batch under it (Sidekiq Pro's `invalidate_all`, lua/batch_invalidate.lua);
+   * resolves to how many batches were marked. Throws BatchNotFoundError for a batch that does not exist.
+   */
+  async invalidate(bid: string): Promise<number> {
+    const marked = await runScript<number>(this.redis, 'batch_invalidate', [Keys.batch(bid)], [bid]);
+    if (marked === 0) throw new BatchNotFoundError(bid);
+    return marked;
+  }
+
+  /** True once the batch was invalidated (Ruby Wurk's `!valid?`); false for a valid batch or none. */
+  async isInvalidated(bid: string): Promise<boolean> {
+    return (await this.redis.hget(Keys.batch(bid), 'invalidated')) === '1';
+  }
+
+  /** True while the batch's hash exists. */
+  async exists(bid: string): Promise<boolean> {
+    return (await this.redis.exists(Keys.batch(bid))) === 1;
   }
 
   /** Reads a batch written by any process; throws BatchNotFoundError when there is none. */
@@ -150,6 +234,8 @@ export class BatchStore {
       .exists(Keys.batchFired(bid, 'complete'))
       .exists(Keys.batchFired(bid, 'success'))
       .exists(Keys.batchFired(bid, 'death'))
+      .smembers(Keys.batchKids(bid))
+      .smembers(Keys.batchPendingKids(bid))
       .exec();
     const values = (replies ?? []).map(([error, value]) => {
       if (error) throw error;
@@ -163,6 +249,25 @@ export class BatchStore {
       died: values[2] as string[],
       failInfo: values[3] as Record<string, string>,
       markers: { complete: values[4] === 1, success: values[5] === 1, death: values[6] === 1 },
+      kids: values[7] as string[],
+      pendingKids: values[8] as string[],
     });
   }
+}
+
+/** batch_open.lua's refusals as errors. */
+function refuseOpen(reply: number, bid: string): void {
+  if (reply === -1) throw new InvalidBatchError('parentBid', 'names no batch (never opened, expired or deleted)');
+  if (reply === -2)
+    throw new InvalidBatchError('parentBid', 'names a batch that already succeeded: a child could not hold it back');
+  if (reply === -3) throw new InvalidBatchError('bid', `${bid} is taken by an existing batch`);
+}
+
+/** batch_settle.lua's `<bid>:<event>,…` of the events it fired in ancestors. */
+function cascadedEvents(text: string): BatchCascadedEvent[] {
+  if (!text) return [];
+  return text.split(',').map((entry) => {
+    const at = entry.lastIndexOf(':');
+    return { bid: entry.slice(0, at), event: entry.slice(at + 1) as BatchEvent };
+  });
 }

@@ -1,8 +1,14 @@
-import { Injectable, Scope } from '@nestjs/common';
+import { Injectable, Optional, Scope } from '@nestjs/common';
+import type { Batch } from '../batch/batch';
+import { isValidBid } from '../batch/bid';
 import type { AttemptRecord } from '../job/attempt-record';
 import { WurkError } from '../job/errors';
 import type { JobPayload } from '../job/payload';
 import { ExecutionCarrier, JobExecution, jobExecutionStorage } from '../server/job-execution';
+import { BatchService } from './batch.service';
+
+/** Each execution's own batch, reopened once: its blocks then share one hold (see Batch). */
+const reopened = new WeakMap<JobExecution, Promise<Batch>>();
 
 /**
  * The job being performed, injectable anywhere (a worker, a service it
@@ -17,7 +23,10 @@ import { ExecutionCarrier, JobExecution, jobExecutionStorage } from '../server/j
  */
 @Injectable({ scope: Scope.TRANSIENT })
 export class JobContext {
-  constructor(executions: ExecutionCarrier) {
+  constructor(
+    executions: ExecutionCarrier,
+    @Optional() private readonly batches?: BatchService,
+  ) {
     executions.carry();
   }
 
@@ -67,9 +76,52 @@ export class JobContext {
     }
   }
 
+  /** The id of the batch this job belongs to (its payload's `bid`: Sidekiq Pro's `bid`), undefined for none. */
+  get bid(): string | undefined {
+    const bid = this.require().payload.get<unknown>('bid');
+    return isValidBid(bid) ? bid : undefined;
+  }
+
+  /**
+   * This job's batch, reopened to add jobs to it while it runs (Sidekiq Pro's `batch`): a fan-out whose size is
+   * known only as it goes, or child batches (`batch.child(...)`) inside its `jobs` block. The job is one of the
+   * batch's live jobs while it runs, so the batch cannot finish before what this job adds has joined it. Its blocks
+   * hold the batch under this job's jid: a re-run of the job after its process died gives back the hold the dead
+   * run left. Undefined for a job that belongs to no batch; throws BatchNotFoundError when its batch is gone
+   * (expired or deleted).
+   */
+  batch(): Promise<Batch | undefined> {
+    const execution = this.require();
+    const bid = this.bid;
+    if (bid === undefined) return Promise.resolve(undefined);
+    let batch = reopened.get(execution);
+    if (!batch) {
+      batch = this.batchService().forJob(bid, execution.jid);
+      reopened.set(execution, batch);
+      // A failed reopen is not remembered: asking again tries again.
+      batch.catch(() => reopened.delete(execution));
+    }
+    return batch;
+  }
+
+  /**
+   * False once this job's batch was invalidated (Sidekiq Pro's `valid_within_batch?`), for a long job to stop early:
+   * a job not yet started when its batch was invalidated is not run at all. True for a job in no batch.
+   */
+  async validWithinBatch(): Promise<boolean> {
+    const bid = this.bid;
+    return bid === undefined || this.batchService().valid(bid);
+  }
+
   /** Reports progress of a tracked job (a no-op for untracked ones). */
   progress(at: number, total?: number, message?: string): void {
     this.require().reporter?.report(at, total, message);
+  }
+
+  private batchService(): BatchService {
+    if (!this.batches)
+      throw new WurkError('JobContext has no BatchService here: import WurkModule (or WurkTestingModule)');
+    return this.batches;
   }
 
   private require(): JobExecution {

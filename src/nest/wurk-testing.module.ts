@@ -115,8 +115,10 @@ class WurkTestingLifecycle implements OnModuleInit {
         this.logger.warn(`status ${what} for ${jid} failed: ${String(error)}`),
       ),
     );
-    // Jobs of a batch report their outcomes as a processor's do, so callbacks fire (collected, or run inline).
+    // Jobs of a batch report their outcomes as a processor's do, so callbacks fire (collected, or run inline); a job
+    // of an invalidated batch is skipped before any other middleware, as a processor skips it before its chain.
     this.server.addListener(new MemoryBatchOutcomes(this.batches));
+    this.server.middleware.prepend(this.batches.skipInvalidated);
     if (this.options.attemptsMax > 0)
       this.server.addListener(
         new AttemptsListener(this.history, (error, jid) =>

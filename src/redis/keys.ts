@@ -129,7 +129,9 @@ export const Keys = {
   // --- Batches (Sidekiq Pro's / Wurk's layout; docs/batches.md) -----------------------------------
   /**
    * HASH of one batch: `created_at`, `description`, `callback_queue`, `callback_class`, `callbacks` (JSON), `total`,
-   * `pending`, `failures`, and `complete_at` / `success_at` / `death_at` once each fired.
+   * `pending`, `failures`, and `complete_at` / `success_at` / `death_at` (with `complete` / `success` / `death` = 1)
+   * once each fired; a child's `parent_bid`; `invalidated` = 1 once invalidated. lua/batch_settle.lua builds these
+   * names of a parent batch itself (`b-<bid>`, `b-<bid>-jids`, …), as they are built here.
    */
   batch: (bid: string): string => `b-${bid}`,
   /** SET of a batch's jids that have not yet succeeded or died (and the open batch's hold member). */
@@ -142,6 +144,10 @@ export const Keys = {
   batchFailInfo: (bid: string): string => `b-${bid}-failinfo`,
   /** STRING marker set (NX, with the batch's expiry) when `event` fired, so it fires once across processes. */
   batchFired: (bid: string, event: 'complete' | 'success' | 'death'): string => `b-${bid}-${event}`,
+  /** SET of every child batch's bid (a child's hash names this batch in `parent_bid`). */
+  batchKids: (bid: string): string => `b-${bid}-kids`,
+  /** SET of the child batches not yet finished (a child leaves it once none of its jobs and children is left). */
+  batchPendingKids: (bid: string): string => `b-${bid}-pkids`,
   /** ZSET of bids scored by creation time (float epoch seconds). */
   batches: 'batches',
 

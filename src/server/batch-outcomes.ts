@@ -12,6 +12,11 @@ export type BatchOutcome = 'success' | 'failure' | 'death';
 export interface BatchOutcomes {
   /** Records the outcome of a job that carries a `bid`; resolves at once for one that does not. */
   record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void>;
+  /**
+   * True when a job that carries a `bid` is not to run: its batch was invalidated (Ruby Wurk's server middleware).
+   * The processor then settles it as a success without performing it, so its batch counts it and still finishes.
+   */
+  skips?(payload: JobPayload): Promise<boolean>;
 }
 
 /** Tells the job's batch, if it has one (a `bid`) and batches are on; throws what the batch side threw. */

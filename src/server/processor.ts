@@ -94,10 +94,15 @@ export class Processor {
     const started = Math.floor(performance.now());
     let performing: Promise<unknown> | undefined;
     try {
-      performing = Promise.resolve(
-        deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
-      );
-      await (limited ? Promise.race([performing, limited.fired]) : performing);
+      // A job of an invalidated batch is not run, and settles as a success: its batch counts it (Ruby Wurk's rule).
+      if (deps.batches?.skips && payload.has('bid') && (await deps.batches.skips(payload)))
+        deps.logger.debug?.(`class=${payload.className} jid=${payload.jid} skipped: its batch was invalidated`);
+      else {
+        performing = Promise.resolve(
+          deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
+        );
+        await (limited ? Promise.race([performing, limited.fired]) : performing);
+      }
     } catch (caught) {
       failed = true;
       error = caught;

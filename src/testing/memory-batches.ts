@@ -1,13 +1,13 @@
 import { BATCH_CALLBACK_CLASS } from '../batch/batch-callback-job';
 import { BATCH_EVENTS, BatchDefinition, BatchEvent, checkDefinition } from '../batch/batch-definition';
-import { BatchStatus, HOLD_PREFIX, toBatchStatus } from '../batch/batch-status';
-import type { BatchSettleReply, BatchSettleStep, BatchStorePort } from '../batch/batch-store';
-import { newBid } from '../batch/bid';
-import { BatchNotFoundError } from '../batch/errors';
+import { BatchStatus, HOLD_PREFIX, isHold, toBatchStatus } from '../batch/batch-status';
+import type { BatchCascadedEvent, BatchSettleReply, BatchSettleStep, BatchStorePort } from '../batch/batch-store';
+import { isValidBid, newBid } from '../batch/bid';
+import { BatchNotFoundError, InvalidBatchError } from '../batch/errors';
 import { newJid } from '../job/jid';
 import type { JobHash } from '../job/job-hash';
 import { floatText, nowMs } from '../job/time';
-import type { JobLifecycleListener, JobOutcome, ServerContext } from '../server/server-middleware';
+import type { JobLifecycleListener, JobOutcome, ServerContext, ServerMiddlewareFn } from '../server/server-middleware';
 import { errorClassOf, errorMessageOf } from '../server/retry/error-fields';
 
 interface MemoryBatch {
@@ -18,12 +18,19 @@ interface MemoryBatch {
   died: Set<string>;
   failInfo: Map<string, string>;
   fired: Set<BatchEvent>;
+  /** Every child (`b-<bid>-kids`) and the unfinished ones (`b-<bid>-pkids`). */
+  kids: Set<string>;
+  pendingKids: Set<string>;
 }
 
+/** How deep a chain of parents is followed, as lua/batch_settle.lua follows it. */
+const MAX_DEPTH = 64;
+
 /**
- * The testing module's batches: BatchStore's rules (lua/batch_add.lua, lua/batch_settle.lua) over maps. A fired event
- * pushes its callback job through the app's client, so it is collected in fake mode and run at once in inline mode, as
- * a process would run it.
+ * The testing module's batches: BatchStore's rules (lua/batch_open.lua, lua/batch_add.lua, lua/batch_settle.lua,
+ * lua/batch_invalidate.lua) over maps, nesting included. A fired event pushes its callback jobs through the app's
+ * client once every count of the step is made (a child's complete and success callbacks counted into its parent
+ * first), so they are collected in fake mode and run at once in inline mode, as a process would run them.
  */
 export class MemoryBatchStore implements BatchStorePort {
   private readonly batches = new Map<string, MemoryBatch>();
@@ -32,6 +39,13 @@ export class MemoryBatchStore implements BatchStorePort {
 
   async open(definition: BatchDefinition, hold: string, bid = newBid()): Promise<string> {
     checkDefinition(definition);
+    if (this.batches.has(bid)) throw new InvalidBatchError('bid', `${bid} is taken by an existing batch`);
+    const parentBid = definition.parentBid;
+    const parent = parentBid === undefined ? undefined : this.batches.get(parentBid);
+    if (parentBid !== undefined && !parent)
+      throw new InvalidBatchError('parentBid', 'names no batch (never opened, expired or deleted)');
+    if (parent?.fired.has('success'))
+      throw new InvalidBatchError('parentBid', 'names a batch that already succeeded: a child could not hold it back');
     const callbacks = (definition.callbacks ?? []).map(
       ({ event, target, options }) => [event, target, options ?? {}] as [BatchEvent, string, Record<string, unknown>],
     );
@@ -44,6 +58,11 @@ export class MemoryBatchStore implements BatchStorePort {
     };
     if (definition.description !== undefined) hash.description = definition.description;
     if (callbacks.length > 0) hash.callback_class = callbacks[0][1];
+    if (parent && parentBid !== undefined) {
+      hash.parent_bid = parentBid;
+      parent.kids.add(bid);
+      parent.pendingKids.add(bid);
+    }
     const empty = () => new Set<string>();
     this.batches.set(bid, {
       hash,
@@ -53,6 +72,8 @@ export class MemoryBatchStore implements BatchStorePort {
       died: empty(),
       failInfo: new Map(),
       fired: new Set(),
+      kids: empty(),
+      pendingKids: empty(),
     });
     return bid;
   }
@@ -79,30 +100,90 @@ export class MemoryBatchStore implements BatchStorePort {
       if ((mode === 'add') !== had) changed++;
     }
     const step = mode === 'add' ? changed : -changed;
-    this.bump(batch, 'total', step);
-    this.bump(batch, 'pending', step);
+    bump(batch, 'total', step);
+    bump(batch, 'pending', step);
     return changed;
   }
 
-  async settle(bid: string, step: BatchSettleStep, jid: string, failure = ''): Promise<BatchSettleReply> {
+  async settle(
+    bid: string,
+    step: BatchSettleStep,
+    jid: string,
+    failure = '',
+    more: readonly string[] = [],
+  ): Promise<BatchSettleReply> {
     const batch = this.batches.get(bid);
-    if (!batch) return { exists: false, fired: [], pending: 0, failures: 0, live: 0, died: 0 };
-    this.count(batch, step, jid, failure);
-    const live = batch.jids.size;
-    const pending = Number(batch.hash.pending);
+    if (!batch)
+      return { exists: false, fired: [], pending: 0, failures: 0, live: 0, died: 0, changed: 0, cascaded: [] };
+    const { changed, diedNow } = this.count(batch, step, [jid, ...more], failure);
+    const pushes: JobHash[] = [];
+    const cascaded: BatchCascadedEvent[] = [];
     const fired: BatchEvent[] = [];
-    if (batch.died.size > 0) fired.push('death');
-    // Every live job has run and is failing (the hold is gone, it never fails).
-    if (live === batch.failed.size) fired.push('complete');
-    if (live === 0 && batch.died.size === 0 && pending === 0) fired.push('success');
-    const now = floatText(nowMs() / 1000);
-    const firsts = fired.filter((event) => !batch.fired.has(event));
-    for (const event of firsts) {
-      batch.fired.add(event);
-      batch.hash[`${event}_at`] = now;
-      await this.fire(bid, batch, event);
+    let finished = this.evaluate(bid, batch, fired, pushes, () => {
+      if (diedNow) this.deathUp(bid, pushes, cascaded);
+    });
+    // A finished batch leaves its parent's unfinished children, and the parent is weighed again; so on up.
+    const seen = new Set([bid]);
+    let child = bid;
+    for (let depth = 0; finished && depth < MAX_DEPTH; depth++) {
+      const parentBid = this.batches.get(child)?.hash.parent_bid;
+      const parent = parentBid ? this.batches.get(parentBid) : undefined;
+      if (!parentBid || !parent || seen.has(parentBid)) break;
+      seen.add(parentBid);
+      parent.pendingKids.delete(child);
+      if (parent.hash.death === '1' && parent.died.size === 0 && !this.kidDead(parent)) delete parent.hash.death;
+      const events: BatchEvent[] = [];
+      finished = this.evaluate(parentBid, parent, events, pushes);
+      cascaded.push(...events.map((event) => ({ bid: parentBid, event })));
+      child = parentBid;
     }
-    return { exists: true, fired: firsts, pending, failures: batch.failed.size, live, died: batch.died.size };
+    const reply: BatchSettleReply = {
+      exists: true,
+      fired,
+      pending: Number(batch.hash.pending),
+      failures: batch.failed.size,
+      live: batch.jids.size,
+      died: batch.died.size,
+      changed,
+      cascaded,
+    };
+    // Every count is made before any callback job is pushed: an inline push runs the job, which settles in turn.
+    for (const job of pushes) await this.pushCallback(job);
+    return reply;
+  }
+
+  async removeJobs(bid: string, jids: readonly string[]): Promise<number> {
+    this.get(bid);
+    const jobs = jids.filter((jid) => !isHold(jid));
+    if (jobs.length === 0) return 0;
+    return (await this.settle(bid, 'remove', jobs[0], '', jobs.slice(1))).changed;
+  }
+
+  async invalidate(bid: string): Promise<number> {
+    this.get(bid);
+    const queue = [bid];
+    const seen = new Set(queue);
+    let marked = 0;
+    for (let head = 0; head < queue.length; head++) {
+      const batch = this.batches.get(queue[head]);
+      if (!batch) continue;
+      batch.hash.invalidated = '1';
+      marked++;
+      for (const kid of batch.kids)
+        if (!seen.has(kid)) {
+          seen.add(kid);
+          queue.push(kid);
+        }
+    }
+    return marked;
+  }
+
+  async isInvalidated(bid: string): Promise<boolean> {
+    return this.batches.get(bid)?.hash.invalidated === '1';
+  }
+
+  async exists(bid: string): Promise<boolean> {
+    return this.batches.has(bid);
   }
 
   async status(bid: string): Promise<BatchStatus> {
@@ -116,6 +197,8 @@ export class MemoryBatchStore implements BatchStorePort {
         BatchEvent,
         boolean
       >,
+      kids: [...batch.kids],
+      pendingKids: [...batch.pendingKids],
     });
   }
 
@@ -124,43 +207,139 @@ export class MemoryBatchStore implements BatchStorePort {
     return this.batches.has(bid);
   }
 
-  private count(batch: MemoryBatch, step: BatchSettleStep, jid: string, failure: string): void {
-    const clearFailing = () => batch.failed.delete(jid) && this.bump(batch, 'failures', -1);
-    if (step === 'close') batch.jids.delete(jid);
-    else if (step === 'success') {
-      clearFailing();
+  /**
+   * The server middleware that skips a job of an invalidated batch (callback jobs excepted), as the processor does:
+   * not run, settled as a success.
+   */
+  readonly skipInvalidated: ServerMiddlewareFn = async (context, next) => {
+    const bid = context.job.get<unknown>('bid');
+    if (isValidBid(bid) && context.job.className !== BATCH_CALLBACK_CLASS && (await this.isInvalidated(bid))) return;
+    await next();
+  };
+
+  private count(
+    batch: MemoryBatch,
+    step: BatchSettleStep,
+    jids: string[],
+    failure: string,
+  ): { changed: number; diedNow: boolean } {
+    const [jid] = jids;
+    const clearFailing = (member: string) => batch.failed.delete(member) && bump(batch, 'failures', -1);
+    if (step === 'close') return { changed: batch.jids.delete(jid) ? 1 : 0, diedNow: false };
+    if (step === 'success') {
+      clearFailing(jid);
       batch.failInfo.delete(jid);
-      // A dead job retried to success never counted pending down when it died.
-      if (batch.jids.delete(jid) || batch.died.delete(jid)) this.bump(batch, 'pending', -1);
-    } else if (step === 'failure') {
-      if (!batch.jids.has(jid)) return;
-      if (!batch.failed.has(jid)) {
-        batch.failed.add(jid);
-        this.bump(batch, 'failures', 1);
+      if (batch.jids.delete(jid)) {
+        bump(batch, 'pending', -1);
+        return { changed: 1, diedNow: false };
       }
+      // A dead job retried to success never counted pending down when it died; the batch is no longer dead.
+      if (!batch.died.delete(jid)) return { changed: 0, diedNow: false };
+      bump(batch, 'pending', -1);
+      if (batch.died.size === 0 && !this.kidDead(batch)) delete batch.hash.death;
+      return { changed: 1, diedNow: false };
+    }
+    if (step === 'failure') {
+      if (!batch.jids.has(jid)) return { changed: 0, diedNow: false };
       batch.failInfo.set(jid, failure);
-    } else if (batch.jids.delete(jid)) {
-      clearFailing();
-      batch.died.add(jid);
-      batch.failInfo.set(jid, failure);
+      if (batch.failed.has(jid)) return { changed: 0, diedNow: false };
+      batch.failed.add(jid);
+      bump(batch, 'failures', 1);
+      return { changed: 1, diedNow: false };
+    }
+    if (step === 'remove') {
+      let removed = 0;
+      for (const member of jids)
+        if (batch.jids.delete(member)) {
+          clearFailing(member);
+          batch.failInfo.delete(member);
+          removed++;
+        }
+      bump(batch, 'total', -removed);
+      bump(batch, 'pending', -removed);
+      return { changed: removed, diedNow: false };
+    }
+    if (!batch.jids.delete(jid)) return { changed: 0, diedNow: false };
+    clearFailing(jid);
+    batch.died.add(jid);
+    batch.failInfo.set(jid, failure);
+    batch.hash.death = '1';
+    return { changed: 1, diedNow: true };
+  }
+
+  /** Fires what the batch's state makes true; true when it has finished (no live job, no unfinished child). */
+  private evaluate(
+    bid: string,
+    batch: MemoryBatch,
+    fired: BatchEvent[],
+    pushes: JobHash[],
+    afterDeath?: () => void,
+  ): boolean {
+    const live = batch.jids.size;
+    const kids = batch.pendingKids.size;
+    const pending = Number(batch.hash.pending);
+    if (batch.died.size > 0) this.fire(bid, batch, 'death', fired, pushes);
+    afterDeath?.();
+    // Every live job has run and is failing (a hold never fails), and no child is unfinished.
+    if (kids === 0 && live === batch.failed.size) this.fire(bid, batch, 'complete', fired, pushes);
+    if (kids === 0 && live === 0 && batch.died.size === 0 && pending === 0 && !this.kidDead(batch))
+      this.fire(bid, batch, 'success', fired, pushes);
+    return live === 0 && kids === 0;
+  }
+
+  /** Marks every ancestor as carrying a death and fires its `death` (once), nearest first. */
+  private deathUp(bid: string, pushes: JobHash[], cascaded: BatchCascadedEvent[]): void {
+    const seen = new Set([bid]);
+    let parentBid = this.batches.get(bid)?.hash.parent_bid;
+    for (let depth = 0; depth < MAX_DEPTH; depth++) {
+      const parent = parentBid ? this.batches.get(parentBid) : undefined;
+      if (!parentBid || !parent || seen.has(parentBid)) return;
+      seen.add(parentBid);
+      parent.hash.death = '1';
+      const events: BatchEvent[] = [];
+      this.fire(parentBid, parent, 'death', events, pushes);
+      cascaded.push(...events.map((event) => ({ bid: parentBid as string, event })));
+      parentBid = parent.hash.parent_bid;
     }
   }
 
-  private async fire(bid: string, batch: MemoryBatch, event: BatchEvent): Promise<void> {
-    const queue = batch.hash.callback_queue || 'default';
-    for (const [on, target, options] of batch.callbacks)
-      if (on === event)
-        await this.pushCallback({
-          class: BATCH_CALLBACK_CLASS,
-          queue,
-          args: [bid, target, event, options],
-          retry: true,
-        });
+  private kidDead(batch: MemoryBatch): boolean {
+    for (const kid of batch.kids) if (this.batches.get(kid)?.hash.death === '1') return true;
+    return false;
   }
 
-  private bump(batch: MemoryBatch, field: string, by: number): true {
-    batch.hash[field] = String(Number(batch.hash[field] ?? 0) + by);
-    return true;
+  private fire(bid: string, batch: MemoryBatch, event: BatchEvent, fired: BatchEvent[], pushes: JobHash[]): void {
+    if (batch.fired.has(event)) return;
+    batch.fired.add(event);
+    batch.hash[`${event}_at`] = floatText(nowMs() / 1000);
+    batch.hash[event] = '1';
+    fired.push(event);
+    const queue = batch.hash.callback_queue || 'default';
+    const parentBid = event === 'death' ? undefined : batch.hash.parent_bid;
+    const parent = parentBid ? this.batches.get(parentBid) : undefined;
+    for (const [on, target, options] of batch.callbacks) {
+      if (on !== event) continue;
+      const job: JobHash = {
+        class: BATCH_CALLBACK_CLASS,
+        queue,
+        args: [bid, target, event, options],
+        retry: true,
+        jid: newJid(),
+      };
+      // A child's complete and success callbacks are jobs of its parent, counted into it before they are pushed.
+      if (parent && parentBid) {
+        job.bid = parentBid;
+        this.registerInto(parent, job.jid as string);
+      }
+      pushes.push(job);
+    }
+  }
+
+  private registerInto(batch: MemoryBatch, jid: string): void {
+    if (batch.jids.has(jid)) return;
+    batch.jids.add(jid);
+    bump(batch, 'total', 1);
+    bump(batch, 'pending', 1);
   }
 
   private get(bid: string): MemoryBatch {
@@ -168,6 +347,11 @@ export class MemoryBatchStore implements BatchStorePort {
     if (!batch) throw new BatchNotFoundError(bid);
     return batch;
   }
+}
+
+function bump(batch: MemoryBatch, field: string, by: number): true {
+  batch.hash[field] = String(Number(batch.hash[field] ?? 0) + by);
+  return true;
 }
 
 /** Tells the memory batches each outcome of a job run in memory, as the processor tells BatchStore. */

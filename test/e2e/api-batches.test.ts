@@ -85,7 +85,8 @@ describe('batches over HTTP and through BatchService', () => {
       failures: '0',
     });
     expect((await server.redis.smembers(Keys.batchJids(batch.bid))).sort()).toEqual([...jids].sort());
-    expect(await server.redis.zscore(Keys.batches, batch.bid)).toBe(hash.created_at);
+    // The same double: Redis prints a score with 17 significant digits, JavaScript the shortest text that reads back.
+    expect(Number(await server.redis.zscore(Keys.batches, batch.bid))).toBe(Number(hash.created_at));
     expect(await server.redis.ttl(Keys.batch(batch.bid))).toBeGreaterThan(29 * 24 * 3600);
     const queued = (await server.redis.lrange('queue:batch-e2e', 0, -1)).map((text) => JSON.parse(text));
     expect(queued.map((job) => job.bid)).toEqual([batch.bid, batch.bid, batch.bid]);
@@ -147,7 +148,10 @@ describe('batches over HTTP and through BatchService', () => {
     const bad = () => batches.create({ callbacks: [{ event: 'finished' as never, target: 'X' }] });
     expect(bad).toThrow(InvalidBatchError);
     expect(bad).toThrow(/callbacks\[0\]\.event/);
-    expect(() => batches.create({ parentBid: 'abc' } as never)).toThrow(/parentBid is not supported/);
+    expect(() => batches.create({ parentBid: 'not a bid' })).toThrow(/batch parentBid must be a batch id/);
+    await expect(batches.create({ parentBid: 'NoSuchBatch000' }).jobs(async () => undefined)).rejects.toThrow(
+      /batch parentBid names no batch/,
+    );
     const batch: Batch = batches.create({});
     await expect(batch.push({ class: 'PageJob', args: [1] })).rejects.toThrow(/push must be called inside/);
     await batch.jobs(async (b) => {

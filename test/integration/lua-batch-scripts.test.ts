@@ -4,10 +4,11 @@ import { runScript } from '../../src/redis/scripts';
 import { usePrivateRedis } from '../support/private-redis';
 
 /**
- * lua/batch_add.lua and lua/batch_settle.lua pinned at the scripts (KEYS/ARGV as documented at their tops): the
- * counting by jid membership that makes a repeated outcome count once, and the gates that fire each event once.
+ * lua/batch_open.lua, lua/batch_add.lua, lua/batch_settle.lua and lua/batch_invalidate.lua pinned at the scripts
+ * (KEYS/ARGV as documented at their tops): the counting by jid membership that makes a repeated outcome count once, the
+ * gates that fire each event once, and a child's finish and death carried up to its parents in the same call.
  */
-describe('lua/batch_add.lua and lua/batch_settle.lua', () => {
+describe('lua/batch_open.lua, batch_add.lua, batch_settle.lua and batch_invalidate.lua', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
   const redis = () => server.redis;
   const store = () => new BatchStore(redis());
@@ -158,11 +159,224 @@ describe('lua/batch_add.lua and lua/batch_settle.lua', () => {
       expect(await redis().keys('b-gone*')).toEqual([]);
     });
 
+    it('gives the sets a failure or a death writes the expiry of an unfinished batch', async () => {
+      const bid = await closedBatch(['j1', 'j2']);
+      await store().settle(bid, 'failure', 'j1', '{}');
+      await store().settle(bid, 'death', 'j2', '{}');
+      for (const key of [Keys.batchFailed(bid), Keys.batchDied(bid), Keys.batchFailInfo(bid)])
+        expect(await redis().ttl(key)).toBeGreaterThan(29 * 24 * 3600);
+    });
+
+    it('writes the event flags Ruby Wurk reads beside each _at field', async () => {
+      const bid = await closedBatch(['j1', 'j2']);
+      await store().settle(bid, 'death', 'j1', '{}');
+      await store().settle(bid, 'success', 'j2');
+      expect(await hash(bid)).toMatchObject({ death: '1', complete: '1' });
+      // Revived: nothing under the batch is dead any more, so the mark goes (death_at stays: it did fire).
+      await store().settle(bid, 'success', 'j1');
+      const revived = await hash(bid);
+      expect(revived).toMatchObject({ success: '1' });
+      expect(revived).not.toHaveProperty('death');
+      expect(revived).toHaveProperty('death_at');
+    });
+
     it('refuses an unknown outcome with an error naming it', async () => {
       const bid = await closedBatch(['j1']);
       await expect(
         runScript(redis(), 'batch_settle', [Keys.batch(bid)], ['finished', 'j1', '', 1, '1.0', 'a'.repeat(22), bid, 1]),
       ).rejects.toThrow(/unknown outcome finished/);
+    });
+  });
+
+  describe("remove (Ruby Wurk's remove_jobs)", () => {
+    it('takes live jobs out uncounted, once, clears their failures, and fires when the last one goes', async () => {
+      const bid = await closedBatch(['j1', 'j2', 'j3']);
+      await store().settle(bid, 'failure', 'j2', '{}');
+      await store().settle(bid, 'success', 'j3');
+      expect(await store().removeJobs(bid, ['j2', 'j3', 'nope'])).toBe(1);
+      expect(await hash(bid)).toMatchObject({ total: '2', pending: '1', failures: '0' });
+      expect(await redis().hexists(Keys.batchFailInfo(bid), 'j2')).toBe(0);
+      expect(await store().removeJobs(bid, ['j2'])).toBe(0);
+      const last = await store().settle(bid, 'remove', 'j1');
+      expect(last).toMatchObject({ changed: 1, fired: ['complete', 'success'], pending: 0, live: 0 });
+      expect(await hash(bid)).toMatchObject({ total: '1', pending: '0' });
+      await expect(store().removeJobs('gone', ['j1'])).rejects.toThrow(/no batch "gone"/);
+    });
+
+    it('never takes out a hold', async () => {
+      const bid = await store().open({}, 'hold-a');
+      await add(bid, 'j1');
+      expect(await store().removeJobs(bid, ['hold-a', 'j1'])).toBe(1);
+      expect(await redis().smembers(Keys.batchJids(bid))).toEqual(['hold-a']);
+    });
+  });
+
+  describe('batch_open and nesting', () => {
+    const cb = (target: string) => [
+      { event: 'complete' as const, target, options: {} },
+      { event: 'success' as const, target, options: {} },
+      { event: 'death' as const, target, options: {} },
+    ];
+    /** Callback jobs pushed so far as [event, of bid, joined to bid]. */
+    const pushed = async () =>
+      (await callbackJobs()).map((job) => {
+        const args = job.args as [string, string, string];
+        return [args[2], args[0], job.bid ?? null];
+      });
+
+    it("writes a child with its parent_bid, in the parent's kids and pending kids, with their expiry", async () => {
+      const parent = await store().open({}, 'hold-p');
+      const child = await store().open({ parentBid: parent }, 'hold-c');
+      expect(await hash(child)).toMatchObject({ parent_bid: parent });
+      expect(await redis().smembers(Keys.batchKids(parent))).toEqual([child]);
+      expect(await redis().smembers(Keys.batchPendingKids(parent))).toEqual([child]);
+      for (const key of [Keys.batchKids(parent), Keys.batchPendingKids(parent)])
+        expect(await redis().ttl(key)).toBeGreaterThan(29 * 24 * 3600);
+      expect(await store().status(parent)).toMatchObject({ children: [child], pendingChildren: [child] });
+      expect(await store().status(child)).toMatchObject({ parentBid: parent, children: [] });
+      expect(await redis().zscore(Keys.batches, child)).not.toBeNull();
+    });
+
+    it('refuses a parent that does not exist or already succeeded, and a bid that is taken', async () => {
+      await expect(store().open({ parentBid: 'NoSuchParent00' }, 'hold-c')).rejects.toThrow(
+        /batch parentBid names no batch/,
+      );
+      const done = await closedBatch(['j1']);
+      await store().settle(done, 'success', 'j1');
+      await expect(store().open({ parentBid: done }, 'hold-c')).rejects.toThrow(/already succeeded/);
+      const taken = await store().open({}, 'hold-x');
+      await expect(store().open({}, 'hold-y', taken)).rejects.toThrow(/is taken/);
+      expect(await redis().exists(Keys.batchKids(done))).toBe(0);
+    });
+
+    it("a parent fires complete and success only after its child finished, and after the child's callbacks ran", async () => {
+      const parent = await store().open({ callbackQueue: 'cb', callbacks: cb('Parent') }, 'hold-p');
+      await add(parent, 'p1');
+      const kid = await store().open({ callbackQueue: 'cb', callbacks: cb('Child'), parentBid: parent }, 'hold-k');
+      await add(kid, 'k1');
+      await store().settle(kid, 'close', 'hold-k');
+      await store().settle(parent, 'close', 'hold-p');
+      // The parent's own job is done, but its child is not.
+      expect((await store().settle(parent, 'success', 'p1')).fired).toEqual([]);
+      const last = await store().settle(kid, 'success', 'k1');
+      expect(last.fired).toEqual(['complete', 'success']);
+      // The child finished and left the parent's pending kids; its two callbacks are jobs of the parent now.
+      expect(last.cascaded).toEqual([]);
+      expect(await redis().smembers(Keys.batchPendingKids(parent))).toEqual([]);
+      expect(await pushed()).toEqual([
+        ['complete', kid, parent],
+        ['success', kid, parent],
+      ]);
+      expect(await hash(parent)).toMatchObject({ total: '3', pending: '2' });
+      const [complete, success] = (await callbackJobs()).map((job) => String(job.jid));
+      expect((await store().settle(parent, 'success', complete)).fired).toEqual([]);
+      expect((await store().settle(parent, 'success', success)).fired).toEqual(['complete', 'success']);
+      expect((await pushed()).slice(2)).toEqual([
+        ['complete', parent, null],
+        ['success', parent, null],
+      ]);
+    });
+
+    it('a child without callbacks finishing last fires its parent in the same call, up the whole chain', async () => {
+      const root = await store().open({ callbackQueue: 'cb', callbacks: cb('Root') }, 'hold-r');
+      const mid = await store().open({ parentBid: root }, 'hold-m');
+      const leaf = await store().open({ parentBid: mid }, 'hold-l');
+      await add(leaf, 'l1');
+      for (const [bid, hold] of [
+        [leaf, 'hold-l'],
+        [mid, 'hold-m'],
+        [root, 'hold-r'],
+      ])
+        expect((await store().settle(bid, 'close', hold)).fired).toEqual([]);
+      const reply = await store().settle(leaf, 'success', 'l1');
+      expect(reply.fired).toEqual(['complete', 'success']);
+      expect(reply.cascaded).toEqual([
+        { bid: mid, event: 'complete' },
+        { bid: mid, event: 'success' },
+        { bid: root, event: 'complete' },
+        { bid: root, event: 'success' },
+      ]);
+      expect(await pushed()).toEqual([
+        ['complete', root, null],
+        ['success', root, null],
+      ]);
+    });
+
+    it("a death in a child fires the parent's death once, and the parent completes without succeeding", async () => {
+      const parent = await store().open({ callbackQueue: 'cb', callbacks: cb('Parent') }, 'hold-p');
+      const kids = [];
+      for (const hold of ['hold-a', 'hold-b']) {
+        const kid = await store().open({ parentBid: parent, callbackQueue: 'cb', callbacks: [] }, hold);
+        await add(kid, `${hold}-j`);
+        await store().settle(kid, 'close', hold);
+        kids.push(kid);
+      }
+      await store().settle(parent, 'close', 'hold-p');
+      const first = await store().settle(kids[0], 'death', 'hold-a-j', '{}');
+      expect(first.fired).toEqual(['death', 'complete']);
+      expect(first.cascaded).toEqual([{ bid: parent, event: 'death' }]);
+      expect(await hash(parent)).toMatchObject({ death: '1' });
+      const second = await store().settle(kids[1], 'death', 'hold-b-j', '{}');
+      // The second child's death finds the parent's death fired; its finish completes the parent, never succeeds it.
+      expect(second.cascaded).toEqual([{ bid: parent, event: 'complete' }]);
+      expect((await pushed()).filter(([, of]) => of === parent)).toEqual([
+        ['death', parent, null],
+        ['complete', parent, null],
+      ]);
+      // Both dead jobs retried by hand to success: the deaths lift, and the parent succeeds after its children.
+      await store().settle(kids[0], 'success', 'hold-a-j');
+      expect(await hash(parent)).toMatchObject({ death: '1' });
+      const revived = await store().settle(kids[1], 'success', 'hold-b-j');
+      expect(revived.fired).toEqual(['success']);
+      expect(revived.cascaded).toEqual([{ bid: parent, event: 'success' }]);
+      expect(await hash(parent)).not.toHaveProperty('death');
+    });
+
+    it("a grandchild's death marks and fires every ancestor once", async () => {
+      const root = await store().open({ callbackQueue: 'cb', callbacks: cb('Root') }, 'hold-r');
+      const mid = await store().open({ parentBid: root, callbackQueue: 'cb', callbacks: cb('Mid') }, 'hold-m');
+      const leaf = await store().open({ parentBid: mid }, 'hold-l');
+      await add(leaf, 'l1');
+      await add(leaf, 'l2');
+      const reply = await store().settle(leaf, 'death', 'l1', '{}');
+      expect(reply.cascaded).toEqual([
+        { bid: mid, event: 'death' },
+        { bid: root, event: 'death' },
+      ]);
+      expect((await store().settle(leaf, 'death', 'l2', '{}')).cascaded).toEqual([]);
+      expect((await pushed()).map(([event, of]) => [event, of])).toEqual([
+        ['death', mid],
+        ['death', root],
+      ]);
+      expect(await hash(root)).toMatchObject({ death: '1' });
+    });
+
+    it('a parent_bid that loops (a hand-written hash) is not followed round', async () => {
+      const a = await closedBatch(['a1'], []);
+      const b = await closedBatch(['b1'], []);
+      await redis().hset(Keys.batch(a), 'parent_bid', b);
+      await redis().hset(Keys.batch(b), 'parent_bid', a);
+      await store().settle(b, 'success', 'b1');
+      const reply = await store().settle(a, 'death', 'a1', '{}');
+      expect(reply.fired).toEqual(['death', 'complete']);
+      expect(reply.cascaded).toEqual([{ bid: b, event: 'death' }]);
+    });
+  });
+
+  describe('batch_invalidate', () => {
+    it('marks the batch and every batch under it, and refuses one that does not exist', async () => {
+      const root = await store().open({}, 'hold-r');
+      const mid = await store().open({ parentBid: root }, 'hold-m');
+      const leaf = await store().open({ parentBid: mid }, 'hold-l');
+      const other = await store().open({}, 'hold-o');
+      expect(await store().invalidate(mid)).toBe(2);
+      expect(await store().isInvalidated(root)).toBe(false);
+      expect(await store().invalidate(root)).toBe(3);
+      for (const bid of [root, mid, leaf]) expect(await hash(bid)).toMatchObject({ invalidated: '1' });
+      expect((await store().status(leaf)).invalidated).toBe(true);
+      expect(await store().isInvalidated(other)).toBe(false);
+      await expect(store().invalidate('gone')).rejects.toThrow(/no batch "gone"/);
+      expect(await redis().exists(Keys.batch('gone'))).toBe(0);
     });
   });
 });

@@ -111,4 +111,12 @@ export const CURATED_TESTS: Record<string, string[]> = {
   flow_create: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
   flow_advance: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
   flow_fail: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
+  batch_open: ['test/integration/lua-batch-scripts.test.ts', 'test/integration/batch-nesting.test.ts'],
+  batch_add: ['test/integration/lua-batch-scripts.test.ts', 'test/integration/batch-processing.test.ts'],
+  batch_settle: [
+    'test/integration/lua-batch-scripts.test.ts',
+    'test/integration/batch-processing.test.ts',
+    'test/integration/batch-nesting.test.ts',
+  ],
+  batch_invalidate: ['test/integration/lua-batch-scripts.test.ts', 'test/integration/batch-nesting.test.ts'],
 };

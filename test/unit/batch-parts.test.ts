@@ -36,7 +36,8 @@ describe('checkDefinition', () => {
   it('names the field at fault', () => {
     expect(fieldOf({ description: 3 })).toBe('description');
     expect(fieldOf({ callbackQueue: 'has space' })).toBe('callbackQueue');
-    expect(fieldOf({ parentBid: 'x' })).toBe('parentBid');
+    expect(fieldOf({ parentBid: 'has space' })).toBe('parentBid');
+    expect(fieldOf({ parent_bid: 'abc' })).toBe('parent_bid');
     expect(fieldOf({ callbacks: {} })).toBe('callbacks');
     expect(
       fieldOf({
@@ -52,6 +53,7 @@ describe('checkDefinition', () => {
 
   it('accepts a full definition and an empty one', () => {
     expect(fieldOf({})).toBeUndefined();
+    expect(fieldOf({ parentBid: 'AbC_12-xyz' })).toBeUndefined();
     expect(
       fieldOf({ description: 'd', callbackQueue: 'q', callbacks: [{ event: 'success', target: 'A', options: {} }] }),
     ).toBeUndefined();
@@ -69,9 +71,27 @@ describe('toBatchStatus', () => {
   });
 
   it('reads leniently: missing counters are 0, a millisecond created_at is seconds, hold members are no jobs', () => {
-    const status = toBatchStatus('b', reads({ created_at: '1790000000250', total: 'x' }, { jids: ['hold-1', 'j2'] }));
+    const status = toBatchStatus(
+      'b',
+      reads({ created_at: '1790000000250', total: 'x' }, { jids: ['hold-1', 'hold:0a1b', 'j2'] }),
+    );
     expect(status).toMatchObject({ total: 0, pending: 0, failures: 0, createdAt: 1790000000.25, jids: ['j2'] });
     expect(status.description).toBeNull();
+    expect(status).toMatchObject({ invalidated: false, children: [], pendingChildren: [] });
+  });
+
+  it('reads a child batch, its children and its invalidation as Ruby Wurk writes them', () => {
+    const status = toBatchStatus(
+      'b',
+      reads({ parent_bid: 'P', invalidated: '1' }, { kids: ['k2', 'k1'], pendingKids: ['k2'] }),
+    );
+    expect(status).toMatchObject({
+      parentBid: 'P',
+      invalidated: true,
+      children: ['k1', 'k2'],
+      pendingChildren: ['k2'],
+    });
+    expect(toBatchStatus('b', reads({ parent_bid: '' })).parentBid).toBeNull();
   });
 
   it('takes an event as fired from its marker or its _at field', () => {
