@@ -28,3 +28,14 @@ export async function recordOutcome(
 ): Promise<void> {
   if (batches && payload.has('bid')) await batches.record(payload, outcome, error);
 }
+
+/** Whether the job's batch says not to run it (invalidated); said at debug level when so. */
+export async function skippedByBatch(
+  batches: BatchOutcomes,
+  payload: JobPayload,
+  logger: { debug?(message: string): void },
+): Promise<boolean> {
+  if (!(await batches.skips?.(payload))) return false;
+  logger.debug?.(`class=${payload.className} jid=${payload.jid} skipped: its batch was invalidated`);
+  return true;
+}

@@ -1,5 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { JobExecution } from '../job/middleware-types';
+import type { JobPayload } from '../job/payload';
 
 export type { JobExecution, ProgressReporter } from '../job/middleware-types';
 
@@ -25,4 +26,28 @@ export class ExecutionCarrier {
   run<T>(execution: JobExecution, perform: () => T): T {
     return this.carrying ? jobExecutionStorage.run(execution, perform) : perform();
   }
+}
+
+/**
+ * The execution a claimed job runs under. Its `signal` is read lazily: a limited run makes its AbortSignal only when
+ * something reads it (see WatchedLimitedRun), and a perform that never reads it must not pay for one.
+ */
+export function executionOf(
+  payload: JobPayload,
+  queue: string,
+  attempt: number,
+  limited: { readonly signal: AbortSignal } | undefined,
+  server: { readonly signal: AbortSignal; readonly stopping?: AbortSignal },
+): JobExecution {
+  return {
+    jid: payload.jid,
+    queue,
+    attempt,
+    payload,
+    get signal() {
+      return limited ? limited.signal : server.signal;
+    },
+    stopping: server.stopping,
+    reporter: undefined,
+  };
 }

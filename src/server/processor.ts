@@ -3,11 +3,11 @@ import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText } from '../job/time';
 import type { RegisteredWorker } from '../job/worker-registry';
-import { BatchOutcome, recordOutcome } from './batch-outcomes';
+import { BatchOutcome, recordOutcome, skippedByBatch } from './batch-outcomes';
 import type { ClaimedJob } from './fetch/claimed-job';
 import { runHandlers } from './handler-runner';
 import { handBackInterrupted } from './interrupted-hand-back';
-import type { JobExecution } from './job-execution';
+import { executionOf } from './job-execution';
 import { lastResortFiling, PendingFiling, unparseableFiling } from './last-resort-filings';
 import { limitRun } from './limited-run';
 import { LimitWatch } from './limit-watch';
@@ -64,17 +64,7 @@ export class Processor {
     const closed = limits && closedWindow(limits, nowMs() / 1000);
     // Armed before the execution exists: its signal is the run's own, which fires at the limit as well as at shutdown.
     const limited = limits && !closed ? limitRun(limits, deps.signal, deps.limits ?? processWatch) : undefined;
-    const execution: JobExecution = {
-      jid: payload.jid,
-      queue: job.queue,
-      attempt,
-      payload,
-      get signal() {
-        return limited ? limited.signal : deps.signal;
-      },
-      stopping: deps.stopping,
-      reporter: undefined,
-    };
+    const execution = executionOf(payload, job.queue, attempt, limited, deps);
     const context: ServerContext = {
       job: payload,
       queue: job.queue,
@@ -95,9 +85,7 @@ export class Processor {
     let performing: Promise<unknown> | undefined;
     try {
       // A job of an invalidated batch is not run, and settles as a success: its batch counts it (Ruby Wurk's rule).
-      if (deps.batches?.skips && payload.has('bid') && (await deps.batches.skips(payload)))
-        deps.logger.debug?.(`class=${payload.className} jid=${payload.jid} skipped: its batch was invalidated`);
-      else {
+      if (!(deps.batches?.skips && payload.has('bid') && (await skippedByBatch(deps.batches, payload, deps.logger)))) {
         performing = Promise.resolve(
           deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
         );
