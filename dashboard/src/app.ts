@@ -1,4 +1,5 @@
 import { Api, ApiError } from './api.js';
+import { batches } from './batches.js';
 import { busy } from './busy.js';
 import { h, replace } from './dom.js';
 import { overview } from './overview.js';
@@ -23,6 +24,7 @@ const ROUTES: Record<string, { title: string; view: View; nav?: boolean }> = {
   metrics: { title: 'Metrics', view: metrics, nav: true },
   limits: { title: 'Limits', view: limits, nav: true },
   jobs: { title: 'Jobs', view: job, nav: true },
+  batches: { title: 'Batches', view: batches, nav: true },
   flows: { title: 'Flows', view: flows, nav: true },
 };
 
@@ -152,7 +154,7 @@ function pollWouldInterrupt(): boolean {
   const active = document.activeElement;
   const main = document.getElementById('main');
   if (active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement) return true;
-  if (main?.querySelector('details[open], input:checked')) return true;
+  if (main?.querySelector('details[open], input:checked, [data-no-poll]')) return true;
   const { name, path } = route();
   // A jid page scans every queue and set: worth it once, not every few seconds.
   return name === 'metrics' || (name === 'jobs' && path.length > 1);

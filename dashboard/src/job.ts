@@ -238,6 +238,18 @@ async function payloadCard(job: JobJson): Promise<HTMLElement> {
   );
 }
 
+/** A job pushed in a batch carries its `bid` (Sidekiq Pro's): a link to that batch's page. */
+function batchLink(job: JobJson | null): HTMLElement | null {
+  const bid = job?.payload?.bid;
+  if (typeof bid !== 'string' || bid === '') return null;
+  return h(
+    'p',
+    { class: 'in-batch' },
+    'In batch ',
+    h('a', { class: 'bid', href: `#/batches/${hashSegment(bid)}` }, bid),
+  );
+}
+
 function lookupForm(context: ViewContext, jid: string): HTMLElement {
   return h(
     'form',
@@ -288,6 +300,7 @@ export const job: View = async (context) => {
       `Job ${found.jid}`,
       lookupForm(context, jid),
       stored ? jobLink(stored) : null,
+      batchLink(stored),
       found.locations.length === 0
         ? nowhere
         : h(

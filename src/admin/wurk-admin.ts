@@ -3,6 +3,7 @@ import { readAttempts } from '../history/attempts-store';
 import type Redis from 'ioredis';
 import type { TimestampMode } from '../job/time';
 import type { DeadTrim } from '../job/dead-trim';
+import { BatchSet } from './batch-set';
 import { DeadSet } from './dead-set';
 import { Health } from './health';
 import { JobLocator } from './job-locator';
@@ -58,6 +59,11 @@ export class WurkAdmin {
   readonly limiters: LimiterSet;
   /** Flows (Ruby Wurk's DAGs of jobs): `flows.find(fid)` reads one with its nodes, whichever process wrote it. */
   readonly flows: Pick<FlowStore, 'find'>;
+  /**
+   * Batches (Sidekiq Pro's `BatchSet`): a page newest first or by tag, a batch's callbacks and failing jids, and
+   * `Status#delete`. One batch's counters and jids are `BatchService.status(bid)`.
+   */
+  readonly batches: BatchSet;
 
   constructor(
     private readonly redis: Redis,
@@ -76,6 +82,7 @@ export class WurkAdmin {
     this.redisInfo = new RedisInfo(redis);
     this.limiters = new LimiterSet(redis);
     this.flows = new FlowStore(redis, options.timestamps);
+    this.batches = new BatchSet(redis);
     this.jobs = new JobLocator({
       queues: this.queues,
       scheduled: this.scheduled,

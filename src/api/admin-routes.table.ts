@@ -2,7 +2,7 @@
  * The admin API's rows of the route table: one `route(...)` per operation, with its path, scope, handler and
  * OpenAPI description side by side.
  *
- * Why over 400 lines: it is data, 32 rows of about twenty lines each; one row per route in one list is what lets a
+ * Why over 400 lines: it is data, 34 rows of about twenty lines each; one row per route in one list is what lets a
  * reader see every path and scope of the admin API at once.
  */
 import { route, type ApiRoute } from './api-route';
@@ -148,8 +148,9 @@ const BID_PARAM = {
   name: 'bid',
   in: 'path' as const,
   required: true,
-  description: 'A batch id',
-  schema: { type: 'string' as const, pattern: '^[A-Za-z0-9_-]{1,255}$' },
+  description:
+    'A batch id: 1 to 255 of A-Z a-z 0-9 _ -, or any bid the batches index lists (written by Ruby or raw Redis), as stored or as its ~ id',
+  schema: { type: 'string' as const },
 };
 const BATCH_TIMES = ['created_at', 'complete_at', 'success_at', 'death_at'];
 const BATCH: SchemaObject = {
@@ -172,6 +173,37 @@ const BATCH: SchemaObject = {
         properties: { jid: { type: 'string' }, error_class: { type: 'string' }, error_message: { type: 'string' } },
       },
     },
+    tags: { type: 'array', items: { type: 'string' } },
+    callbacks: {
+      type: 'array',
+      description: 'the callbacks the batch lists, each with whether its event has fired',
+      items: {
+        type: 'object',
+        properties: {
+          event: { type: 'string' },
+          target: { type: 'string' },
+          options: { description: 'as stored: a JSON object for Wurk and wurk' },
+          fired: { type: 'boolean' },
+          fired_at: nullableNumber,
+        },
+      },
+    },
+    failed_jids: { type: 'array', items: { type: 'string' }, description: 'jids failing now (b-<bid>-failed)' },
+    expires_in: nullable({ type: 'integer', description: "seconds until the batch's hash expires" }),
+  },
+};
+/** A batch as `GET /v1/batches` lists it: its hash's counters and times, without its jid sets. */
+const BATCH_SUMMARY: SchemaObject = {
+  type: 'object',
+  properties: {
+    bid: { type: 'string' },
+    description: nullable({ type: 'string' }),
+    created_at: nullableNumber,
+    parent_bid: nullable({ type: 'string' }),
+    tags: { type: 'array', items: { type: 'string' } },
+    ...Object.fromEntries(['total', 'pending', 'failures'].map((key) => [key, { type: 'integer' }])),
+    ...Object.fromEntries(['complete', 'success', 'death'].map((key) => [key, { type: 'boolean' }])),
+    ...Object.fromEntries(['complete_at', 'success_at', 'death_at'].map((key) => [key, nullableNumber])),
   },
 };
 const PAUSED: SchemaObject = { ...QUEUE, properties: { name: { type: 'string' }, paused: { type: 'boolean' } } };
@@ -316,13 +348,72 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     ),
   ),
   route(
+    'batches',
+    'batches.list',
+    'GET',
+    '/v1/batches',
+    'read',
+    (h, { request }) => h.admin.batches(request),
+    readDoc(
+      'The batches, newest first, paged; with tag, those of one tag (beyond 1,000 of them one bounded scan step per call, with the cursor of the next, "0" = done); a batch that expired is skipped and dropped from the index',
+      {
+        type: 'object',
+        properties: {
+          ...PAGE_FIELDS,
+          tag: nullable({ type: 'string' }),
+          cursor: nullable({ type: 'string' }),
+          batches: { type: 'array', items: BATCH_SUMMARY },
+        },
+      },
+      [
+        ...PAGING,
+        {
+          name: 'tag',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', maxLength: 255 },
+          description: "the batches of this tag (its tags:<tag> index, Sidekiq Pro's scan_tags); given at most once",
+        },
+        {
+          name: 'cursor',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', pattern: '^[0-9]{1,20}$' },
+          description: "with tag: the cursor of the previous answer (a walk of the tag's index)",
+        },
+      ],
+    ),
+  ),
+  route(
     'batch',
     'batches.show',
     'GET',
     '/v1/batches/:bid',
     'read',
     (h, { request }) => h.admin.batch(request),
-    readDoc('One batch: counters, events fired, live and dead jids, failures', BATCH, [BID_PARAM], ['batch_not_found']),
+    readDoc(
+      'One batch: counters, events fired, live, failing and dead jids, failures, tags, callbacks',
+      BATCH,
+      [BID_PARAM],
+      ['batch_not_found'],
+    ),
+  ),
+  route(
+    'deleteBatch',
+    'batches.delete',
+    'DELETE',
+    '/v1/batches/:bid',
+    'admin',
+    (h, { request }) => h.admin.deleteBatch(request),
+    actDoc(
+      "Delete a batch (Sidekiq Pro's Status#delete): its keys and index entries; its jobs stay queued and run without it",
+      {
+        type: 'object',
+        properties: { bid: { type: 'string' }, action: { type: 'string', enum: ['delete'] } },
+      },
+      [BID_PARAM],
+      ['batch_not_found'],
+    ),
   ),
   route(
     'flow',

@@ -21,6 +21,7 @@ import type { WurkAdmin } from '../admin/wurk-admin';
 import { STALE_AFTER_SECONDS } from '../admin/health';
 import type { FastStats, SlowStats } from '../admin/stats';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
+import type { BatchDetails, BatchSummary } from '../admin/batch-set';
 import type { BatchStatus } from '../batch/batch-status';
 import { isValidBid } from '../batch/bid';
 import { BatchNotFoundError } from '../batch/errors';
@@ -90,6 +91,23 @@ function jobJson(record: JobRecord): Record<string, unknown> {
   };
 }
 
+/** A batch of a list in the wire's snake_case: its hash's counters and times, no jid sets. */
+function batchSummaryJson(summary: BatchSummary): Record<string, unknown> {
+  return wireFields(summary, BATCH_SUMMARY_FIELDS);
+}
+
+/** What the batch's page shows beside its status: tags, callbacks and which fired, failing jids, time to live. */
+function batchDetailsJson(details: BatchDetails | null): Record<string, unknown> {
+  return {
+    tags: details?.tags ?? [],
+    callbacks: (details?.callbacks ?? []).map((callback) =>
+      wireFields(callback, ['event', 'target', 'options', 'fired', 'firedAt']),
+    ),
+    failed_jids: details?.failedJids ?? [],
+    expires_in: details?.expiresIn ?? null,
+  };
+}
+
 /** A batch in the wire's snake_case, as Wurk's HTTP API answers it. */
 function batchJson(status: BatchStatus): Record<string, unknown> {
   return {
@@ -140,6 +158,22 @@ function wireFields<T extends object>(record: T, fields: ReadonlyArray<keyof T &
   return wire;
 }
 
+const BATCH_SUMMARY_FIELDS = [
+  'bid',
+  'description',
+  'createdAt',
+  'parentBid',
+  'tags',
+  'total',
+  'pending',
+  'failures',
+  'complete',
+  'success',
+  'death',
+  'completeAt',
+  'successAt',
+  'deathAt',
+] as const;
 const PROCESS_FIELDS = [
   'identity',
   'hostname',
@@ -540,18 +574,64 @@ export class AdminRoutes {
     return jsonResponse(200, { jid, cancelled_at: cancelledAt });
   }
 
-  /** One batch's counters, jids and failures, whichever process wrote it; 404 batch_not_found when there is none. */
+  /**
+   * One batch's counters, jids and failures, whichever process wrote it, with its tags, callbacks (and which fired) and
+   * failing jids; 404 batch_not_found when there is none.
+   */
   async batch(request: ApiRequest): Promise<ApiResponse> {
-    const bid = request.params.bid;
-    if (!isValidBid(bid)) throw invalidRequest('The bid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
+    const bid = await this.bidOf(request);
     try {
       if (!this.deps.batches) throw new BatchNotFoundError(bid);
-      return jsonResponse(200, batchJson(await this.deps.batches.status(bid)));
+      const status = await this.deps.batches.status(bid);
+      const details = await this.deps.admin.batches.details(status);
+      return jsonResponse(200, { ...batchJson(status), ...batchDetailsJson(details) });
     } catch (error) {
-      if (error instanceof BatchNotFoundError)
-        throw new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
+      if (error instanceof BatchNotFoundError) throw batchNotFound(bid);
       throw error;
     }
+  }
+
+  /**
+   * Sidekiq Pro's BatchSet as a page: newest first, or `?tag=` the batches of one tag (beyond 1,000 of them one bounded
+   * scan step a call, with the `cursor` of the next); an entry whose batch expired is skipped and dropped.
+   */
+  async batches(request: ApiRequest): Promise<ApiResponse> {
+    const { page, count } = pagingOf(request.query);
+    const tag = singleParam(request.query, 'tag') || undefined;
+    if (tag !== undefined && tag.length > 255)
+      throw invalidRequest('The query parameter tag must be at most 255 characters.');
+    const cursor = singleParam(request.query, 'cursor');
+    if (cursor !== undefined && (tag === undefined || !SCAN_CURSOR.test(cursor)))
+      throw invalidRequest('The query parameter cursor must be a scan cursor, and is given with tag only.');
+    const list = await this.deps.admin.batches.page({ page, count, tag, cursor });
+    return jsonResponse(200, {
+      total: list.total,
+      page: list.page,
+      count,
+      tag: list.tag,
+      cursor: list.cursor,
+      batches: list.items.map(batchSummaryJson),
+    });
+  }
+
+  /** Sidekiq Pro's Status#delete: the batch's keys and index entries, in one step; its jobs are left where they are. */
+  async deleteBatch(request: ApiRequest): Promise<ApiResponse> {
+    const bid = await this.bidOf(request);
+    if (!(await this.deps.admin.batches.delete(bid))) throw batchNotFound(bid);
+    return jsonResponse(200, { bid, action: 'delete' });
+  }
+
+  /**
+   * A batch route's bid: one of the rule's (any bid the contract accepts), or one `batches` lists although it breaks
+   * the rule (written by Ruby or raw Redis), plainly or as its `~` id; else 400.
+   */
+  private async bidOf(request: ApiRequest): Promise<string> {
+    const segment = request.params.bid;
+    if (isValidBid(segment)) return segment;
+    const batches = this.deps.admin.batches;
+    const listed = await listedName(segment, (bid) => batches.has(bid));
+    if (listed !== undefined) return listed;
+    throw invalidRequest('The bid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
   }
 
   /** One flow with its nodes, whichever process wrote it; 404 flow_not_found when there is none (or it expired). */
@@ -576,6 +656,10 @@ export class AdminRoutes {
     await (disabled ? this.deps.periodic.disable(pjid) : this.deps.periodic.enable(pjid));
     return jsonResponse(200, { pjid, disabled });
   }
+}
+
+function batchNotFound(bid: string): ApiProblem {
+  return new ApiProblem('batch_not_found', `No batch has bid ${bid}.`, { bid });
 }
 
 function processNotFound(identity: string): ApiProblem {

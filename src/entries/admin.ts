@@ -2,8 +2,8 @@
  * `nestjs-wurk/admin`: Sidekiq's API classes over Redis, without Nest (the
  * Nest app reaches the same through `AdminService`). One class per Redis
  * structure, as Sidekiq's `api.rb`: Stats, Queue, the sorted sets
- * (Scheduled, Retry, Dead), ProcessSet, WorkSet and Health, with `WurkAdmin`
- * building them all from one ioredis client.
+ * (Scheduled, Retry, Dead), ProcessSet, WorkSet and Health, and Sidekiq
+ * Pro's BatchSet, with `WurkAdmin` building them all from one ioredis client.
  */
 export { WurkAdmin } from '../admin/wurk-admin';
 export type { WurkAdminOptions } from '../admin/wurk-admin';
@@ -32,3 +32,5 @@ export type { DeadTrim } from '../job/dead-trim';
 export { LimiterSet } from '../admin/limiter-set';
 export type { LimiterInfo, LimiterListRequest } from '../admin/limiter-set';
 export type { LimiterLimits } from '../admin/limiter-use';
+export { BatchSet, BATCH_TAG_READ_CAP } from '../admin/batch-set';
+export type { BatchCallbackInfo, BatchDetails, BatchPage, BatchPageRequest, BatchSummary } from '../admin/batch-set';

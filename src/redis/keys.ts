@@ -151,6 +151,35 @@ export const Keys = {
   /** ZSET of bids scored by creation time (float epoch seconds). */
   batches: 'batches',
 
+  // --- Batch indexes an operator lists by, and what a delete removes (docs/batches.md) -------------
+  /** ZSET of the bids of batches that had a death (Ruby Wurk's and Sidekiq Pro's `Batch::DeadSet`); wurk cleans it. */
+  deadBatches: 'dead-batches',
+  /**
+   * The reverse index of one batch tag (Sidekiq Pro 8.1's `tags`, `BatchSet#scan_tags`): a SET of bids as Ruby Wurk
+   * writes it (a HASH or ZSET keyed by bid is read too).
+   */
+  batchTag: (tag: string): string => `tags:${tag}`,
+  /**
+   * Every key of one batch besides its hash, as Sidekiq Pro's and Ruby Wurk's `Status#delete` know them, `-tags` (a
+   * SET of its tags in Pro's key list) first: the sets wurk writes, the fired markers, and Pro's / Ruby Wurk's
+   * `-notify`, `-cbsucc`, `-kids` and `-pkids`.
+   */
+  batchKeys: (bid: string): string[] =>
+    [
+      'tags',
+      'jids',
+      'failed',
+      'died',
+      'failinfo',
+      'complete',
+      'success',
+      'death',
+      'notify',
+      'cbsucc',
+      'kids',
+      'pkids',
+    ].map((suffix) => `b-${bid}-${suffix}`),
+
   // --- Flows (Ruby Wurk's layout: lib/wurk/keys.rb; docs/flows.md) --------------------------------
   /**
    * HASH of one flow: `created_at`, `state` (running, succeeded, failed, abandoned), `total`, `pending` (nodes not yet

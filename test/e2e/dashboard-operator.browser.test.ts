@@ -340,6 +340,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       ['#/metrics/MailWorker', '#histogram'],
       ['#/limits', '.card'],
       ['#/jobs/ddddddddddddddddddddddd1', 'table.where'],
+      ['#/batches', '.card'],
       ['#/flows', 'input[name=fid]'],
     ];
     for (const theme of ['light', 'dark'] as const) {
@@ -353,7 +354,7 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
         expect([hash, overflow]).toEqual([hash, 0]);
       }
       const links = page.locator('nav.main a');
-      expect(await links.count()).toBe(11);
+      expect(await links.count()).toBe(12);
       const boxes = await page.evaluate<Array<{ left: number; right: number; width: number; height: number }>>(
         "[...document.querySelectorAll('nav.main a')].map((a) => a.getBoundingClientRect().toJSON())",
       );

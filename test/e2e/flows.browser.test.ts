@@ -1,18 +1,10 @@
-import { INestApplication, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, Page } from 'playwright-core';
-import { WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
 import { FlowService } from '../../src/entries/flows';
 import { Keys } from '../../src/redis/keys';
-import { launchChromium } from '../support/chromium';
+import { DASHBOARD_SHOTS as SHOTS, DashboardApp, signedIn, startDashboardApp } from '../support/dashboard-browser';
 import { usePrivateRedis } from '../support/private-redis';
 
 const READER = 'flows-read-token-000000000000000';
-
-/** Beside the dashboard test's screenshots. */
-const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
 
 /**
  * The dashboard's Flows page in Chromium against a real app and Redis (no processing: the flow stays as created, then
@@ -21,30 +13,12 @@ const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
  */
 describe('dashboard: the Flows page in Chromium', () => {
   const server = usePrivateRedis();
-  let app: INestApplication;
-  let base: string;
-  let browser: Browser;
+  let target: DashboardApp;
   let fid: string;
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    @Module({
-      imports: [
-        WurkModule.forRoot({
-          redis: { url: server.url },
-          api: { tokens: [{ token: READER, scopes: ['read'] }] },
-          server: { processing: false },
-        }),
-        WurkApiModule.register(),
-        WurkDashboardModule.register(),
-      ],
-    })
-    class AppModule {}
-    app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/dashboard/`;
-    browser = await launchChromium();
-    const flow = await app.get(FlowService).create({
+    target = await startDashboardApp({ redisUrl: server.url, tokens: [{ token: READER, scopes: ['read'] }] });
+    const flow = await target.app.get(FlowService).create({
       nodes: [
         { name: 'fetch', class: 'FetchJob', args: [1] },
         {
@@ -61,27 +35,10 @@ describe('dashboard: the Flows page in Chromium', () => {
     await server.redis.hset(Keys.flowNode(fid, 0), 'state', 'dead');
     await server.redis.hset(Keys.flow(fid), 'state', 'failed', 'failed_at', '1790000000.5');
   }, 60000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
-
-  async function signedIn(hash: string): Promise<{ page: Page; problems: string[] }> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => {
-      problems.push(`dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    await page.goto(`${base}${hash}`);
-    await page.fill('input[name=token]', READER);
-    await page.click('button[type=submit]');
-    return { page, problems };
-  }
+  afterAll(() => target?.close());
 
   it('looks a flow up by fid and shows its nodes, dependencies, states and policies', async () => {
-    const { page, problems } = await signedIn('#/flows');
+    const { page, problems } = await signedIn(target, '#/flows', { token: READER });
     await page.waitForSelector('input[name=fid]');
     expect(await page.getAttribute('nav.main a[data-route="flows"]', 'class')).toContain('active');
     await page.fill('input[name=fid]', fid);
@@ -112,7 +69,7 @@ describe('dashboard: the Flows page in Chromium', () => {
   });
 
   it('says so for an unknown fid', async () => {
-    const { page, problems } = await signedIn('#/flows/NoSuchFlow0000');
+    const { page, problems } = await signedIn(target, '#/flows/NoSuchFlow0000', { token: READER });
     await page.waitForSelector('main >> text=No flow has fid NoSuchFlow0000');
     expect(problems).toEqual([]);
     await page.close();

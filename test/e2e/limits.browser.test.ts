@@ -1,17 +1,10 @@
-import { INestApplication, Module } from '@nestjs/common';
-import { NestFactory } from '@nestjs/core';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { Browser, Page } from 'playwright-core';
-import { LimiterService, WurkApiModule, WurkDashboardModule, WurkModule } from '../../src';
-import { launchChromium } from '../support/chromium';
+import { LimiterService } from '../../src';
+import { DASHBOARD_SHOTS as SHOTS, DashboardApp, signedIn, startDashboardApp } from '../support/dashboard-browser';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
 const READER = 'limits-read-token-00000000000000';
-
-/** Beside the dashboard test's screenshots. */
-const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
 
 /**
  * The dashboard's Limits page in Chromium against a real app and Redis: the
@@ -21,26 +14,12 @@ const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
  */
 describe('dashboard: the Limits page in Chromium', () => {
   const server = usePrivateRedis();
-  let app: INestApplication;
-  let base: string;
-  let browser: Browser;
+  let target: DashboardApp;
+  const open = (hash: string) => signedIn(target, hash, { token: READER });
 
   beforeAll(async () => {
-    mkdirSync(SHOTS, { recursive: true });
-    @Module({
-      imports: [
-        WurkModule.forRoot({ redis: { url: server.url }, api: { tokens: [{ token: READER, scopes: ['read'] }] } }),
-        WurkApiModule.register(),
-        WurkDashboardModule.register(),
-      ],
-    })
-    class AppModule {}
-    app = await NestFactory.create(AppModule, { logger: false, abortOnError: false });
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}/dashboard/`;
-    browser = await launchChromium();
-
-    const limiters = app.get(LimiterService);
+    target = await startDashboardApp({ redisUrl: server.url, tokens: [{ token: READER, scopes: ['read'] }] });
+    const limiters = target.app.get(LimiterService);
     const sms = limiters.bucket('sms', 2, 'day', { waitTimeout: 0 });
     await sms.within(() => undefined);
     await sms.within(() => undefined);
@@ -52,32 +31,15 @@ describe('dashboard: the Limits page in Chromium', () => {
     await server.redis.sadd('lmtr-list', '<img src=x onerror=alert(1)>');
     await server.redis.hset('lmtr:<img src=x onerror=alert(1)>', 'type', 'unlimited', 'options', '{}');
   }, 60000);
-  afterAll(async () => {
-    await browser?.close();
-    await app?.close();
-  });
+  afterAll(() => target?.close());
 
-  async function signedIn(hash: string): Promise<{ page: Page; problems: string[] }> {
-    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    const problems: string[] = [];
-    page.on('pageerror', (error) => problems.push(error.message));
-    page.on('dialog', (dialog) => {
-      problems.push(`dialog: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
-    await page.goto(`${base}${hash}`);
-    await page.fill('input[name=token]', READER);
-    await page.click('button[type=submit]');
-    return { page, problems };
-  }
-
-  const rows = (page: Page) =>
+  const rows = (page: import('playwright-core').Page) =>
     page.$$eval('section.card tbody tr', (trs) =>
       trs.map((tr) => [...tr.querySelectorAll('td')].slice(0, 4).map((td) => td.textContent?.trim())),
     );
 
   it('lists every limiter by name with its kind, limit and use, in the nav, in light and dark', async () => {
-    const { page, problems } = await signedIn('#/limits');
+    const { page, problems } = await open('#/limits');
     await page.waitForSelector('section.card tbody tr');
     expect(await page.textContent('section.card h2')).toBe('Limits (6)');
     expect(await page.getAttribute('nav.main a[data-route="limits"]', 'class')).toContain('active');
@@ -109,7 +71,7 @@ describe('dashboard: the Limits page in Chromium', () => {
   });
 
   it('filters through the API with the value encoded: a # in the filter does not cut the route', async () => {
-    const { page, problems } = await signedIn('#/limits');
+    const { page, problems } = await open('#/limits');
     await page.waitForSelector('section.card tbody tr');
     const asked: string[] = [];
     page.on('request', (request) => {
@@ -132,10 +94,10 @@ describe('dashboard: the Limits page in Chromium', () => {
   });
 
   it('pages a long registry 50 at a time', async () => {
-    const limiters = app.get(LimiterService);
+    const limiters = target.app.get(LimiterService);
     for (let i = 0; i < 55; i++)
       await limiters.bucket(`tenant-${String(i).padStart(2, '0')}`, 9, 'hour').within(() => 1);
-    const { page, problems } = await signedIn('#/limits?filter=tenant-');
+    const { page, problems } = await open('#/limits?filter=tenant-');
     await page.waitForSelector('nav.pager');
     expect(await page.textContent('section.card h2')).toBe('Limits (55)');
     expect((await rows(page)).length).toBe(50);

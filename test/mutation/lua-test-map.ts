@@ -21,6 +21,12 @@ export const CURATED_TESTS: Record<string, string[]> = {
     'test/integration/admin-sets.test.ts',
   ],
   admin_release_locks: ['test/integration/lua-admin-scripts.test.ts', 'test/integration/admin-unique-locks.test.ts'],
+  batch_delete: [
+    'test/integration/lua-batch-admin-scripts.test.ts',
+    'test/integration/admin-batches.test.ts',
+    'test/e2e/api-batch-admin.test.ts',
+  ],
+  batch_index_sweep: ['test/integration/lua-batch-admin-scripts.test.ts', 'test/integration/admin-batches.test.ts'],
   basic_fetch: [
     'test/integration/lua-fetch-scripts.test.ts',
     'test/integration/basic-fetch.test.ts',
