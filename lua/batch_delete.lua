@@ -9,7 +9,8 @@ The batch's jobs are not touched, as Pro and Ruby Wurk leave them: a job
 still queued, scheduled, retrying or dead keeps its `bid` and runs as any
 job; its outcome then finds no batch (batch_settle.lua answers "missing",
 Ruby Wurk's ack scripts check the hash too), so it counts nothing and fires
-nothing. Nor is a parent's `-kids` / `-pkids` touched, as Ruby Wurk's delete.
+nothing. A parent's `-kids` / `-pkids` are not touched here: BatchSet.delete
+takes the child out of them and weighs the parent again (BatchStore.childGone).
 
 KEYS[1]  b-<bid>        KEYS[2]  batches     KEYS[3]  dead-batches
 KEYS[4..] the batch's other keys (Keys.batchKeys), b-<bid>-tags first

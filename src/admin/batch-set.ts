@@ -1,5 +1,6 @@
 import type Redis from 'ioredis';
 import { toBatchStatus, type BatchStatus } from '../batch/batch-status';
+import { BatchStore } from '../batch/batch-store';
 import { Keys } from '../redis/keys';
 import { runScript } from '../redis/scripts';
 import { newestBatches } from './batch-order';
@@ -217,13 +218,16 @@ export class BatchSet {
 
   /**
    * Sidekiq Pro's `Status#delete`, in one step (`lua/batch_delete.lua`): the batch's hash and every other key of it,
-   * its entries in `batches`, `dead-batches` and its tags' indexes. Its jobs stay where they are, and settle against
-   * no batch when they run. Resolves to false when the batch had no hash (its leftovers are removed all the same).
+   * its entries in `batches`, `dead-batches` and its tags' indexes; a child also leaves its parent, which is weighed
+   * again (BatchStore.childGone). Its jobs stay where they are, and settle against no batch when they run. Resolves
+   * to false when the batch had no hash (its leftovers are removed all the same).
    */
   async delete(bid: string): Promise<boolean> {
+    const parent = await this.redis.hget(Keys.batch(bid), 'parent_bid');
     // Keys.batchKeys starts with `-tags`: the script takes it fourth, to read the tags it lists before unlinking it.
     const keys = [Keys.batch(bid), Keys.batches, Keys.deadBatches, ...Keys.batchKeys(bid)];
     const existed = await runScript<number>(this.redis, 'batch_delete', keys, [bid, Keys.batchTag('')]);
+    if (parent) await new BatchStore(this.redis).childGone(parent, bid);
     return existed === 1;
   }
 

@@ -166,6 +166,13 @@ const BATCH: SchemaObject = {
     ...Object.fromEntries(BATCH_TIMES.map((key) => [key, nullableNumber])),
     jids: { type: 'array', items: { type: 'string' } },
     dead_jids: { type: 'array', items: { type: 'string' } },
+    invalidated: { type: 'boolean', description: 'invalidated: its jobs not yet started are skipped' },
+    children: { type: 'array', items: { type: 'string' }, description: 'every child batch (b-<bid>-kids)' },
+    pending_children: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'the child batches not yet finished (b-<bid>-pkids)',
+    },
     failure_info: {
       type: 'array',
       items: {

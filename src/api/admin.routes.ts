@@ -128,6 +128,9 @@ function batchJson(status: BatchStatus): Record<string, unknown> {
     death_at: status.deathAt,
     jids: status.jids,
     dead_jids: status.deadJids,
+    invalidated: status.invalidated,
+    children: status.children,
+    pending_children: status.pendingChildren,
     failure_info: status.failureInfo.map(({ jid, errorClass, errorMessage }) => ({
       jid,
       error_class: errorClass,

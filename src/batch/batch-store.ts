@@ -154,6 +154,16 @@ export class BatchStore {
   }
 
   /**
+   * A child batch deleted by an operator no longer holds its parent back: it leaves the parent's children, and the
+   * parent is weighed again in one settle call (a `close` of no hold), so it completes or succeeds now if the child
+   * was all it waited for. Without this a parent of a deleted child would never fire.
+   */
+  async childGone(parent: string, child: string): Promise<BatchSettleReply> {
+    await this.redis.multi().srem(Keys.batchPendingKids(parent), child).srem(Keys.batchKids(parent), child).exec();
+    return this.settle(parent, 'close', `gone-${child}`);
+  }
+
+  /**
    * Records one outcome (or the close of a hold) and fires what it is the first to make true, in the batch and in
    * the ancestors its finish or death reaches. `more` are further jids of a `remove`.
    */

@@ -159,6 +159,25 @@ describe('batches over HTTP and through BatchService', () => {
     });
     await expect(batches.find('NoSuchBatch000')).rejects.toThrow(/no batch "NoSuchBatch000"/);
   });
+
+  it("GET /v1/batches/:bid serves a parent's children, those not yet finished, and invalidation", async () => {
+    const batches = api.app.get(BatchService);
+    const parent = batches.create({ description: 'parent' });
+    let childBid = '';
+    await parent.jobs(async (b) => {
+      const child = b.child({ description: 'child' });
+      childBid = child.bid;
+      await child.jobs(async (c) => {
+        await c.push({ class: 'PageJob', queue: 'not-fetched', args: [1] });
+      });
+    });
+    const before = await get(parent.bid);
+    expect(before.status).toBe(200);
+    expect(before.json).toMatchObject({ children: [childBid], pending_children: [childBid], invalidated: false });
+    await batches.invalidate(parent.bid);
+    expect((await get(parent.bid)).json.invalidated).toBe(true);
+    expect((await get(childBid)).json).toMatchObject({ parent_bid: parent.bid, children: [], invalidated: true });
+  });
 });
 
 describe('batch callbacks run by a wurk process', () => {

@@ -191,6 +191,29 @@ describe('BatchSet: batches listed newest first and by tag, details, delete', ()
     expect(await redis().keys(`b-${bid}*`)).toEqual([]);
     expect(await redis().llen('queue:cb')).toBe(0);
   });
+
+  it('deleting a child batch lets its parent fire: the parent no longer waits for it', async () => {
+    const store = new BatchStore(redis());
+    const parentHold = store.newHold();
+    const parent = await store.open(
+      { callbackQueue: 'cb', callbacks: [{ event: 'success', target: 'Done' }] },
+      parentHold,
+    );
+    const childHold = store.newHold();
+    const child = await store.open({ parentBid: parent }, childHold);
+    await store.register(child, 'job000000000000000000002');
+    await store.settle(child, 'close', childHold);
+    await store.register(parent, 'job000000000000000000001');
+    await store.settle(parent, 'close', parentHold);
+    await store.settle(parent, 'success', 'job000000000000000000001');
+    // Its own job done, the parent still waits for the child's job, which will never come.
+    expect(await redis().llen('queue:cb')).toBe(0);
+    expect(await set().delete(child)).toBe(true);
+    expect(await redis().smembers(Keys.batchPendingKids(parent))).toEqual([]);
+    expect(await redis().smembers(Keys.batchKids(parent))).toEqual([]);
+    const callbacks = (await redis().lrange('queue:cb', 0, -1)).map((raw) => JSON.parse(raw).args.slice(0, 3));
+    expect(callbacks).toEqual([[parent, 'Done', 'success']]);
+  });
 });
 
 describe('jobs of a deleted batch', () => {
