@@ -25,6 +25,8 @@ export interface FlowNodeEnvelope {
   dependents: string;
   remaining: string;
   on_failure?: string;
+  /** A chain link's sentinel: the quoted string in `payload` its upstream's result replaces on release. */
+  pipe?: string;
 }
 
 /** The flow-wide part of a creation. */
@@ -95,13 +97,17 @@ export class FlowStore {
 
   /** Node `index`'s job died: its failure policy decides what its dependents do (lua/flow_fail.lua). */
   async fail(fid: string, index: number): Promise<FlowStep> {
-    const dependents = parseIndexes(await this.redis.hget(Keys.flowNode(fid, index), 'dependents'));
+    const [bid, dependentsText] = await this.redis.hmget(Keys.flowNode(fid, index), 'bid', 'dependents');
+    const dependents = parseIndexes(dependentsText);
     const keys = [
       Keys.flow(fid),
       Keys.flowNode(fid, index),
       Keys.flowDead(fid),
       Keys.queues,
       Keys.schedule,
+      Keys.batchFailed(bid ?? ''),
+      Keys.batchDied(bid ?? ''),
+      Keys.batchFailInfo(bid ?? ''),
       ...(await this.dependentKeys(fid, dependents)),
     ];
     const [claimed, released] = await runScript<[number, string[]]>(this.redis, 'flow_fail', keys, [
