@@ -122,6 +122,28 @@ export class FlowStore {
     };
   }
 
+  /**
+   * Abandons a running or failed flow (lua/flow_abandon.lua): its node records, node batches and dead set are deleted
+   * and it reads `abandoned`, so no node is released again; a job already queued still runs and advances nothing.
+   * False when it was already settled or abandoned (nothing written); FlowNotFoundError when there is no flow.
+   */
+  async abandon(fid: string): Promise<boolean> {
+    const total = await this.redis.hget(Keys.flow(fid), 'total');
+    if (total === null) throw new FlowNotFoundError(fid);
+    const count = Math.max(0, Math.min(Number(total) || 0, FLOW_LIMITS.nodes));
+    const pipeline = this.redis.pipeline();
+    for (let index = 0; index < count; index++) pipeline.hget(Keys.flowNode(fid, index), 'bid');
+    const bids = ((await pipeline.exec()) ?? []).flatMap(([error, bid]) => {
+      if (error) throw error;
+      return typeof bid === 'string' && bid !== '' ? [bid] : [];
+    });
+    const keys = [Keys.flow(fid), Keys.batches, Keys.flowDead(fid)];
+    for (let index = 0; index < count; index++) keys.push(Keys.flowNode(fid, index));
+    for (const bid of bids) keys.push(...batchKeys(bid));
+    const now = floatText(nowMs() / 1000);
+    return (await runScript<number>(this.redis, 'flow_abandon', keys, [now, ...bids])) >= 0;
+  }
+
   /** Reads a flow written by any process; throws FlowNotFoundError when there is none. */
   async find(fid: string): Promise<FlowStatus> {
     const [header, dead] = await Promise.all([
@@ -164,6 +186,20 @@ export class FlowStore {
 /** A node's four keys, in the order the flow scripts take them. */
 function nodeKeys(fid: string, index: number, bid: string, queue: string): string[] {
   return [Keys.flowNode(fid, index), Keys.batch(bid), Keys.batchJids(bid), Keys.queue(queue)];
+}
+
+/** Every key of a node's batch: its hash, its sets, its fired markers. */
+function batchKeys(bid: string): string[] {
+  return [
+    Keys.batch(bid),
+    Keys.batchJids(bid),
+    Keys.batchFailed(bid),
+    Keys.batchDied(bid),
+    Keys.batchFailInfo(bid),
+    Keys.batchFired(bid, 'complete'),
+    Keys.batchFired(bid, 'success'),
+    Keys.batchFired(bid, 'death'),
+  ];
 }
 
 function parseIndexes(text: string | null): number[] {

@@ -8,8 +8,10 @@ import { FlowService } from '../../src/entries/flows';
 import { Keys } from '../../src/redis/keys';
 import { launchChromium } from '../support/chromium';
 import { usePrivateRedis } from '../support/private-redis';
+import { waitFor } from '../support/wait';
 
 const READER = 'flows-read-token-000000000000000';
+const OPERATOR = 'flows-admin-token-00000000000000';
 
 /** Beside the dashboard test's screenshots. */
 const SHOTS = join(__dirname, '..', '.artifacts', 'dashboard');
@@ -32,7 +34,12 @@ describe('dashboard: the Flows page in Chromium', () => {
       imports: [
         WurkModule.forRoot({
           redis: { url: server.url },
-          api: { tokens: [{ token: READER, scopes: ['read'] }] },
+          api: {
+            tokens: [
+              { token: READER, scopes: ['read'] },
+              { token: OPERATOR, scopes: ['admin'] },
+            ],
+          },
           server: { processing: false },
         }),
         WurkApiModule.register(),
@@ -66,7 +73,7 @@ describe('dashboard: the Flows page in Chromium', () => {
     await app?.close();
   });
 
-  async function signedIn(hash: string): Promise<{ page: Page; problems: string[] }> {
+  async function signedIn(hash: string, token = READER): Promise<{ page: Page; problems: string[] }> {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
     const problems: string[] = [];
     page.on('pageerror', (error) => problems.push(error.message));
@@ -75,7 +82,7 @@ describe('dashboard: the Flows page in Chromium', () => {
       void dialog.dismiss();
     });
     await page.goto(`${base}${hash}`);
-    await page.fill('input[name=token]', READER);
+    await page.fill('input[name=token]', token);
     await page.click('button[type=submit]');
     return { page, problems };
   }
@@ -115,6 +122,39 @@ describe('dashboard: the Flows page in Chromium', () => {
     const { page, problems } = await signedIn('#/flows/NoSuchFlow0000');
     await page.waitForSelector('main >> text=No flow has fid NoSuchFlow0000');
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('Abandon asks first, calls its own route, and the page then shows the flow abandoned', async () => {
+    const other = await app.get(FlowService).create({
+      nodes: [
+        { name: 'first', class: 'FetchJob', args: [1] },
+        { name: 'then', class: 'StoreJob', args: [], dependsOn: ['first'] },
+      ],
+    });
+    const reader = await signedIn(`#/flows/${other.fid}`);
+    await reader.page.waitForSelector('section.card tbody tr td');
+    expect(await reader.page.locator('button', { hasText: 'Abandon' }).count()).toBe(0);
+    await reader.page.close();
+
+    const { page, problems } = await signedIn(`#/flows/${other.fid}`, OPERATOR);
+    const posts: string[] = [];
+    page.on('request', (request) => {
+      if (request.method() === 'POST') posts.push(new URL(request.url()).pathname);
+    });
+    await page.waitForSelector('button:has-text("Abandon")');
+    // The first confirm is dismissed (the shared handler): nothing is called.
+    await page.click('button:has-text("Abandon")');
+    await waitFor(() => problems.length > 0, { what: 'the confirm' });
+    expect(problems).toEqual([expect.stringMatching(/^dialog: Abandon flow /)]);
+    expect(posts).toEqual([]);
+    page.removeAllListeners('dialog');
+    page.on('dialog', (dialog) => void dialog.accept());
+    await page.click('button:has-text("Abandon")');
+    await page.waitForSelector('.badge:has-text("abandoned")');
+    expect(posts).toEqual([expect.stringMatching(new RegExp(`/v1/flows/${other.fid}/abandon$`))]);
+    expect(await server.redis.hget(Keys.flow(other.fid), 'state')).toBe('abandoned');
+    expect(await page.locator('button', { hasText: 'Abandon' }).count()).toBe(0);
     await page.close();
   });
 });

@@ -111,4 +111,5 @@ export const CURATED_TESTS: Record<string, string[]> = {
   flow_create: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
   flow_advance: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
   flow_fail: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
+  flow_abandon: ['test/e2e/api-flows.test.ts', 'test/e2e/flows.browser.test.ts'],
 };

@@ -129,6 +129,13 @@ describe('api: the route table', () => {
       { operation: 'batch', name: 'batches.show', method: 'GET', pattern: '/v1/batches/:bid', scope: 'read' },
       { operation: 'flow', name: 'flows.show', method: 'GET', pattern: '/v1/flows/:fid', scope: 'read' },
       {
+        operation: 'flowAbandon',
+        name: 'flows.abandon',
+        method: 'POST',
+        pattern: '/v1/flows/:fid/abandon',
+        scope: 'admin',
+      },
+      {
         operation: 'process',
         name: 'processes.show',
         method: 'GET',
@@ -269,6 +276,7 @@ describe('api: the route table', () => {
       'processes.list': ['admin.processes', 'request'],
       'batches.show': ['admin.batch', 'request'],
       'flows.show': ['admin.flow', 'request'],
+      'flows.abandon': ['admin.flowAbandon', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
       'processes.stop': ['admin.signal', 'request', 'stop'],
