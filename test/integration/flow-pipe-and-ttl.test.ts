@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { randomBytes } from 'node:crypto';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule } from '../../src';
@@ -54,6 +55,7 @@ describe('flow pipes and key expiry', () => {
         WurkModule.forRoot({
           redis: { url: server.url },
           server: { queues: ['flow-pipe', 'default'], concurrency: 2 },
+          encryption: { keys: { 1: randomBytes(32) }, current: 1 },
         }),
       ],
       providers: [FetchStep, ParseStep, StoreStep, DoomedStep],
@@ -104,6 +106,11 @@ describe('flow pipes and key expiry', () => {
       [
         { name: 'a', class: 'FetchStep', args: [] },
         { name: 'b', class: 'ParseStep', args: [], pipe: ['a'] as never },
+      ],
+      // Its last argument would be sealed: the sentinel is not in the stored bytes for the result to replace.
+      [
+        { name: 'a', class: 'FetchStep', args: [] },
+        { name: 'b', class: 'ParseStep', args: [], pipe: 'a', encrypt: true },
       ],
     ];
     for (const nodes of refusals) {
