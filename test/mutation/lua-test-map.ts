@@ -123,5 +123,5 @@ export const CURATED_TESTS: Record<string, string[]> = {
     'test/integration/flow-processing.test.ts',
     'test/integration/flow-pipe-and-ttl.test.ts',
   ],
-  flow_abandon: ['test/e2e/api-flows.test.ts', 'test/e2e/flows.browser.test.ts'],
+  flow_abandon: ['test/integration/lua-flow-scripts.test.ts', 'test/e2e/api-flows.test.ts'],
 };
