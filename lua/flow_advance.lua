@@ -23,7 +23,7 @@ ARGV[5..] the node's dependents' indexes
 
 Returns {pending, released, broken}: the flow's nodes left to settle, one
 class/queue pair per node released, one index/reason pair per node that
-could not be built (a Ruby chain link whose upstream left no result);
+could not be built (a chain link whose upstream left no result);
 {-1, {}, {}} when the flow is gone or the claim was refused.
 ]]
 -- #include flow_release
@@ -48,9 +48,10 @@ if state == "dead" then
   end
 end
 
--- A Ruby chain link (`pipe`) takes this node's stored result as its last
--- argument, spliced over the sentinel's bytes; a result that is missing,
--- truncated or withheld is no argument, and the link breaks instead.
+-- A chain link (`pipe`, written by Ruby or by wurk) takes this node's stored
+-- result as its last argument, spliced over the sentinel's bytes; a result
+-- that is missing, truncated or withheld is no argument, and the link breaks
+-- instead.
 local function upstream()
   local row = redis.call("HMGET", status_key, "state", "result", "result_truncated", "result_withheld")
   if row[1] ~= "complete" then

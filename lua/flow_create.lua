@@ -23,7 +23,9 @@ ARGV[7..] one JSON object per node, every value a string: i, name, class,
          queue, jid, bid, state ("enqueued" for a root, else "waiting"),
          payload (the job's exact bytes, copied, never decoded), desc, cb
          (the batch's callbacks JSON), deps, dependents (JSON index arrays),
-         remaining, and on_failure when it is not the default "fail"
+         remaining, on_failure when it is not the default "fail", and pipe
+         (a chain link's sentinel, the quoted string in payload that its
+         upstream's result replaces on release) when it is one
 
 Returns the number of jobs queued, or -1 when the fid exists already (a
 replay after a lost reply): nothing is written twice.
@@ -50,6 +52,9 @@ for i = first_node, #ARGV do
     "remaining", node.remaining, "payload", node.payload)
   if node.on_failure then
     redis.call("HSET", node_key, "on_failure", node.on_failure)
+  end
+  if node.pipe then
+    redis.call("HSET", node_key, "pipe", node.pipe)
   end
   redis.call("EXPIRE", node_key, expiry)
   redis.call("HSET", batch_key, "created_at", now, "description", node.desc, "callback_queue", callback_queue,

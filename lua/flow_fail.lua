@@ -18,7 +18,10 @@ flow_advance.lua claims only from `enqueued` and `dead`.
 
 KEYS[1]  flow:<fid>       KEYS[2]  flow:<fid>:<index> (the node that died)
 KEYS[3]  flow:<fid>:dead  KEYS[4]  queues           KEYS[5]  schedule
-KEYS[6..] four per dependent, in ARGV[5..] order: flow:<fid>:<dep>, b-<bid>,
+KEYS[6]  b-<bid>-failed  KEYS[7]  b-<bid>-died  KEYS[8]  b-<bid>-failinfo
+         (the dying node's batch sets, which batch_settle.lua writes without
+         a clock: they are stamped with the flow's expiry here)
+KEYS[9..] four per dependent, in ARGV[5..] order: flow:<fid>:<dep>, b-<bid>,
          b-<bid>-jids, queue:<its queue>
 ARGV[1]  the node's index
 ARGV[2]  now, float epoch seconds as text
@@ -37,6 +40,13 @@ if redis.call("EXISTS", flow_key) == 0 then
   return { 0, {} }
 end
 local expiry = redis.call("HGET", flow_key, "expiry") or ARGV[4]
+-- Before the claim: a redelivered callback stamps what a first run may have
+-- missed, and a stamp already there is kept (the flow's clock, not a new one).
+for k = 6, 8 do
+  if redis.call("TTL", KEYS[k]) == -1 then
+    redis.call("EXPIRE", KEYS[k], expiry)
+  end
+end
 if redis.call("HGET", node_key, "state") ~= "enqueued" then
   return { 0, {} }
 end
@@ -56,7 +66,7 @@ end
 redis.call("HSET", node_key, "state", "ignored")
 local released = {}
 for i = 5, #ARGV do
-  local k = 6 + (i - 5) * 4
+  local k = 9 + (i - 5) * 4
   local dep_key = KEYS[k]
   local remaining = redis.call("HINCRBY", dep_key, "remaining", -1)
   local waiting = redis.call("HGET", dep_key, "state") == "waiting"

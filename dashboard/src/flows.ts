@@ -1,6 +1,6 @@
 import { hashSegment, pathSegment } from './path.js';
 import { h, number, when } from './dom.js';
-import { card, table, View, ViewContext } from './view.js';
+import { actionButton, card, table, View, ViewContext } from './view.js';
 
 interface FlowNodeJson {
   index: number;
@@ -26,6 +26,7 @@ interface FlowJson {
   created_at: number | null;
   finished_at: number | null;
   failed_at: number | null;
+  abandoned_at?: number | null;
   dead_nodes: number[];
   nodes: FlowNodeJson[];
 }
@@ -67,6 +68,15 @@ function lookupForm(context: ViewContext, fid: string): HTMLElement {
   );
 }
 
+/** A flow still running or failed can be abandoned (POST /v1/flows/:fid/abandon); a settled one has nothing to stop. */
+function abandonButton(context: ViewContext, flow: FlowJson): HTMLElement | null {
+  if (!context.canAct || (flow.state !== 'running' && flow.state !== 'failed')) return null;
+  return actionButton(context, 'Abandon', () => context.api.post(`/flows/${pathSegment(flow.fid)}/abandon`), {
+    danger: true,
+    confirm: `Abandon flow ${flow.fid}? No node of it runs again, and its nodes' records and batches are deleted; a job already queued still runs.`,
+  });
+}
+
 function nodeRow(flow: FlowJson, node: FlowNodeJson): HTMLElement {
   const byIndex = new Map(flow.nodes.map((each) => [each.index, each]));
   const deps = node.depends_on.map((index) => label(byIndex.get(index), index)).join(', ');
@@ -103,6 +113,7 @@ export const flows: View = async (context) => {
     ['created', when(flow.created_at)],
     ['finished', when(flow.finished_at)],
     ['failed', when(flow.failed_at)],
+    ...(flow.abandoned_at ? [['abandoned', when(flow.abandoned_at)] as [string, string]] : []),
   ];
   return h(
     'div',
@@ -110,6 +121,7 @@ export const flows: View = async (context) => {
     card(
       `Flow ${flow.fid}`,
       lookupForm(context, fid),
+      abandonButton(context, flow),
       h(
         'table',
         { class: 'facts' },

@@ -57,8 +57,11 @@ export class WurkAdmin {
   readonly jobs: JobLocator;
   /** The limiter registry: every limiter used within its ttl, with its limits and current use (the Limits tab). */
   readonly limiters: LimiterSet;
-  /** Flows (Ruby Wurk's DAGs of jobs): `flows.find(fid)` reads one with its nodes, whichever process wrote it. */
-  readonly flows: Pick<FlowStore, 'find'>;
+  /**
+   * Flows (Ruby Wurk's DAGs of jobs): `flows.find(fid)` reads one with its nodes, whichever process wrote it;
+   * `flows.abandon(fid)` stops a running or failed one (docs/flows.md#abandoning-a-flow).
+   */
+  readonly flows: Pick<FlowStore, 'find' | 'abandon'>;
   /**
    * Batches (Sidekiq Pro's `BatchSet`): a page newest first or by tag, a batch's callbacks and failing jids, and
    * `Status#delete`. One batch's counters and jids are `BatchService.status(bid)`.

@@ -7,7 +7,7 @@
  */
 import { route, type ApiRoute } from './api-route';
 import { SETS, type SetSegment } from './admin.routes';
-import { FID_PARAM, FLOW } from './flow-json';
+import { FID_PARAM, FLOW, FLOW_ABANDONED } from './flow-json';
 import {
   actDoc,
   CLASS_METRICS,
@@ -430,6 +430,20 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     'read',
     (h, { request }) => h.admin.flow(request),
     readDoc('One flow: its state, counters and every node with its edges', FLOW, [FID_PARAM], ['flow_not_found']),
+  ),
+  route(
+    'flowAbandon',
+    'flows.abandon',
+    'POST',
+    '/v1/flows/:fid/abandon',
+    'admin',
+    (h, { request }) => h.admin.flowAbandon(request),
+    actDoc(
+      "Abandon a running or failed flow (Ruby Wurk's flow.abandon): no node is released again, its node records and batches are deleted, it reads abandoned; abandoned false when it had already settled",
+      FLOW_ABANDONED,
+      [FID_PARAM],
+      ['flow_not_found'],
+    ),
   ),
   route(
     'process',

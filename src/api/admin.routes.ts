@@ -638,11 +638,24 @@ export class AdminRoutes {
   }
 
   /** One flow with its nodes, whichever process wrote it; 404 flow_not_found when there is none (or it expired). */
-  async flow(request: ApiRequest): Promise<ApiResponse> {
+  flow(request: ApiRequest): Promise<ApiResponse> {
+    return this.withFlow(request, async (fid) => jsonResponse(200, flowJson(await this.deps.admin.flows.find(fid))));
+  }
+
+  /** Abandons a running or failed flow; `abandoned: false` when it was already settled or abandoned (nothing done). */
+  flowAbandon(request: ApiRequest): Promise<ApiResponse> {
+    return this.withFlow(request, async (fid) => {
+      const abandoned = await this.deps.admin.flows.abandon(fid);
+      const { state } = await this.deps.admin.flows.find(fid);
+      return jsonResponse(200, { fid, abandoned, state });
+    });
+  }
+
+  private async withFlow(request: ApiRequest, act: (fid: string) => Promise<ApiResponse>): Promise<ApiResponse> {
     const fid = request.params.fid;
     if (!isValidFid(fid)) throw invalidRequest('The fid must be 1 to 255 characters of A-Z, a-z, 0-9, _ and -.');
     try {
-      return jsonResponse(200, flowJson(await this.deps.admin.flows.find(fid)));
+      return await act(fid);
     } catch (error) {
       if (error instanceof FlowNotFoundError)
         throw new ApiProblem('flow_not_found', `No flow has fid ${fid}.`, { fid });

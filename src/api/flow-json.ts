@@ -68,6 +68,16 @@ export const FLOW: SchemaObject = {
   },
 };
 
+/** The answer of an abandon: whether this call abandoned the flow, and the state the flow is in now. */
+export const FLOW_ABANDONED: SchemaObject = {
+  type: 'object',
+  properties: {
+    fid: { type: 'string' },
+    abandoned: { type: 'boolean', description: 'false when the flow had already succeeded or been abandoned' },
+    state: { type: 'string', enum: ['running', 'succeeded', 'failed', 'abandoned'] },
+  },
+};
+
 /** The `fid` path parameter. */
 export const FID_PARAM = {
   name: 'fid',

@@ -4,6 +4,7 @@
  * from.
  */
 export { FlowService } from '../nest/flow.service';
+export { chain } from '../flow/flow-chain';
 export type { CreatedFlow } from '../flow/flow-writer';
 export { FLOW_FAILURE_POLICIES, FLOW_LIMITS } from '../flow/flow-definition';
 export type { FlowDefinition, FlowFailurePolicy, FlowNode } from '../flow/flow-definition';

@@ -27,6 +27,13 @@ export interface FlowNode extends JobHash {
   dependsOn?: string[];
   /** What this node's death does to its dependents (default `fail`). */
   onFailure?: FlowFailurePolicy;
+  /**
+   * The one node whose stored result is handed to this one as its last argument (Ruby Wurk's `pipe:`, a chain link).
+   * It is this node's only dependency, so it cannot be combined with `dependsOn`; that node is queued with
+   * `track: true`, since its status row is where the result is read from, and an explicit `track: false` on it is
+   * refused. A result that is missing, truncated (over 8 KB) or withheld (`encrypt`) breaks the link instead.
+   */
+  pipe?: string;
 }
 
 /** A flow to create: its nodes, in any order (a node may depend on one declared after it). */

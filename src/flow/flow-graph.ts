@@ -11,6 +11,8 @@ export interface FlowGraph {
   dependents: readonly number[][];
   /** Every index, each after all of its dependencies. */
   order: readonly number[];
+  /** For each node (by index), the index of the node whose result it is handed (its `pipe`), or undefined. */
+  pipes: readonly (number | undefined)[];
   /** Levels in the longest dependency path (1 for a flow without edges). */
   depth: number;
   /** The most edges on either side of one node. */
@@ -35,6 +37,8 @@ export function buildGraph(definition: FlowDefinition): FlowGraph {
     indexOf.set(node.name, index);
   });
   const deps = nodes.map((node) => resolveDeps(node, indexOf));
+  const pipes = nodes.map((node, index) => (node.pipe === undefined ? undefined : deps[index][0]));
+  pipes.forEach((source, index) => source !== undefined && checkPipeSource(nodes[index], nodes[source]));
   const dependents = nodes.map(() => [] as number[]);
   deps.forEach((parents, child) => parents.forEach((parent) => dependents[parent].push(child)));
   const order = topologicalOrder(nodes, deps);
@@ -46,7 +50,7 @@ export function buildGraph(definition: FlowDefinition): FlowGraph {
     if (edges > FLOW_LIMITS.width) throw new FlowLimitError('width', FLOW_LIMITS.width, node.name);
     width = Math.max(width, edges);
   });
-  return { nodes, deps, dependents, order, depth, width };
+  return { nodes, deps, dependents, pipes, order, depth, width };
 }
 
 function checkNode(node: FlowNode, index: number): void {
@@ -56,6 +60,11 @@ function checkNode(node: FlowNode, index: number): void {
     throw new InvalidFlowError(`nodes[${index}].name`, 'must be a non-empty string');
   if (node.dependsOn !== undefined && !Array.isArray(node.dependsOn))
     throw new InvalidFlowError('dependsOn', 'must be an array of node names', name);
+  if (node.pipe !== undefined && (typeof node.pipe !== 'string' || node.pipe.length === 0))
+    throw new InvalidFlowError('pipe', 'takes the name of one node', name);
+  // Ruby Wurk's rule: the piped node is the one dependency, so "the upstream result" names one value.
+  if (node.pipe !== undefined && node.dependsOn !== undefined)
+    throw new InvalidFlowError('pipe', 'is the dependency, so it cannot be combined with dependsOn', name);
   if (node.onFailure !== undefined && !FLOW_FAILURE_POLICIES.includes(node.onFailure))
     throw new InvalidFlowError('onFailure', `must be one of ${FLOW_FAILURE_POLICIES.join(', ')}`, name);
   // A flow stamps these itself; `at` would need a release path into the schedule that wurk's flows do not take.
@@ -65,13 +74,26 @@ function checkNode(node: FlowNode, index: number): void {
 
 function resolveDeps(node: FlowNode, indexOf: Map<string, number>): number[] {
   const resolved: number[] = [];
-  for (const dependency of node.dependsOn ?? []) {
+  for (const dependency of node.pipe === undefined ? (node.dependsOn ?? []) : [node.pipe]) {
     const index = typeof dependency === 'string' ? indexOf.get(dependency) : undefined;
     if (index === undefined) throw new UnknownFlowDependencyError(node.name, String(dependency));
     if (resolved.includes(index)) throw new InvalidFlowError('dependsOn', `names ${dependency} twice`, node.name);
     resolved.push(index);
   }
   return resolved;
+}
+
+/**
+ * The source of a chain link is queued tracked, since its status row is where its result is read from; an explicit
+ * `track: false` contradicts the pipe, and picking a winner silently is a chain that breaks in production.
+ */
+function checkPipeSource(node: FlowNode, source: FlowNode): void {
+  if (source.track === false)
+    throw new InvalidFlowError(
+      'pipe',
+      `pipes from ${JSON.stringify(source.name)}, which is declared track: false: a pipe carries the stored result, and an untracked job stores none`,
+      node.name,
+    );
 }
 
 /** Depth-first, so that a cycle is reported as the path that closes it, not as a set of nodes left over. */

@@ -5,7 +5,7 @@ export type FlowState = 'running' | 'succeeded' | 'failed' | 'abandoned';
 
 /**
  * A node's state: `waiting` for its dependencies, `enqueued` (its job is queued or running), `succeeded`, `dead` (its
- * job died under the `fail` policy), `ignored` (its job died under `ignore` or `continue`), `broken` (a Ruby chain link
+ * job died under the `fail` policy), `ignored` (its job died under `ignore` or `continue`), `broken` (a chain link
  * whose upstream left no result).
  */
 export type FlowNodeState = 'waiting' | 'enqueued' | 'succeeded' | 'dead' | 'ignored' | 'broken';
@@ -27,7 +27,7 @@ export interface FlowNodeStatus {
   remaining: number;
   /** What its death does to its dependents; `fail` for a node a Ruby process wrote. */
   onFailure: string;
-  /** True for a Ruby chain link, handed its upstream's result. */
+  /** True for a chain link (`pipe`), handed its upstream's result. */
   piped: boolean;
   /** Why a broken node could not be built. */
   error: string | null;

@@ -25,6 +25,8 @@ export interface FlowNodeEnvelope {
   dependents: string;
   remaining: string;
   on_failure?: string;
+  /** A chain link's sentinel: the quoted string in `payload` its upstream's result replaces on release. */
+  pipe?: string;
 }
 
 /** The flow-wide part of a creation. */
@@ -95,13 +97,17 @@ export class FlowStore {
 
   /** Node `index`'s job died: its failure policy decides what its dependents do (lua/flow_fail.lua). */
   async fail(fid: string, index: number): Promise<FlowStep> {
-    const dependents = parseIndexes(await this.redis.hget(Keys.flowNode(fid, index), 'dependents'));
+    const [bid, dependentsText] = await this.redis.hmget(Keys.flowNode(fid, index), 'bid', 'dependents');
+    const dependents = parseIndexes(dependentsText);
     const keys = [
       Keys.flow(fid),
       Keys.flowNode(fid, index),
       Keys.flowDead(fid),
       Keys.queues,
       Keys.schedule,
+      Keys.batchFailed(bid ?? ''),
+      Keys.batchDied(bid ?? ''),
+      Keys.batchFailInfo(bid ?? ''),
       ...(await this.dependentKeys(fid, dependents)),
     ];
     const [claimed, released] = await runScript<[number, string[]]>(this.redis, 'flow_fail', keys, [
@@ -114,6 +120,28 @@ export class FlowStore {
       released: pairs(released).map(([className, queue]) => ({ class: className, queue })),
       broken: [],
     };
+  }
+
+  /**
+   * Abandons a running or failed flow (lua/flow_abandon.lua): its node records, node batches and dead set are deleted
+   * and it reads `abandoned`, so no node is released again; a job already queued still runs and advances nothing.
+   * False when it was already settled or abandoned (nothing written); FlowNotFoundError when there is no flow.
+   */
+  async abandon(fid: string): Promise<boolean> {
+    const total = await this.redis.hget(Keys.flow(fid), 'total');
+    if (total === null) throw new FlowNotFoundError(fid);
+    const count = Math.max(0, Math.min(Number(total) || 0, FLOW_LIMITS.nodes));
+    const pipeline = this.redis.pipeline();
+    for (let index = 0; index < count; index++) pipeline.hget(Keys.flowNode(fid, index), 'bid');
+    const bids = ((await pipeline.exec()) ?? []).flatMap(([error, bid]) => {
+      if (error) throw error;
+      return typeof bid === 'string' && bid !== '' ? [bid] : [];
+    });
+    const keys = [Keys.flow(fid), Keys.batches, Keys.flowDead(fid)];
+    for (let index = 0; index < count; index++) keys.push(Keys.flowNode(fid, index));
+    for (const bid of bids) keys.push(...batchKeys(bid));
+    const now = floatText(nowMs() / 1000);
+    return (await runScript<number>(this.redis, 'flow_abandon', keys, [now, ...bids])) >= 0;
   }
 
   /** Reads a flow written by any process; throws FlowNotFoundError when there is none. */
@@ -158,6 +186,20 @@ export class FlowStore {
 /** A node's four keys, in the order the flow scripts take them. */
 function nodeKeys(fid: string, index: number, bid: string, queue: string): string[] {
   return [Keys.flowNode(fid, index), Keys.batch(bid), Keys.batchJids(bid), Keys.queue(queue)];
+}
+
+/** Every key of a node's batch: its hash, its sets, its fired markers. */
+function batchKeys(bid: string): string[] {
+  return [
+    Keys.batch(bid),
+    Keys.batchJids(bid),
+    Keys.batchFailed(bid),
+    Keys.batchDied(bid),
+    Keys.batchFailInfo(bid),
+    Keys.batchFired(bid, 'complete'),
+    Keys.batchFired(bid, 'success'),
+    Keys.batchFired(bid, 'death'),
+  ];
 }
 
 function parseIndexes(text: string | null): number[] {

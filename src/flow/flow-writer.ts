@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Client } from '../client/client';
 import type { JobHash } from '../job/job-hash';
 import type { JobPayload } from '../job/payload';
@@ -27,8 +28,9 @@ export async function createFlow(client: Client, store: FlowStore, definition: F
   if (!Number.isInteger(expiresIn) || expiresIn <= 0)
     throw new InvalidFlowError('expiresIn', 'must be a positive whole number of seconds');
   const fid = newFid();
-  const payloads = await buildPayloads(client, graph);
-  const envelopes = graph.order.map((index) => envelope(fid, graph, index, payloads[index], client.timestampMode));
+  const built = await buildPayloads(client, graph);
+  const payloads = built.map((node) => node.payload);
+  const envelopes = graph.order.map((index) => envelope(fid, graph, index, built[index], client.timestampMode));
   await store.create(
     { fid, depth: graph.depth, width: graph.width, callbackQueue: definition.callbackQueue ?? 'default', expiresIn },
     envelopes,
@@ -38,30 +40,56 @@ export async function createFlow(client: Client, store: FlowStore, definition: F
   return { fid, jids: byName('jid'), bids: byName('bid') };
 }
 
-async function buildPayloads(client: Client, graph: FlowGraph): Promise<JobPayload[]> {
-  const payloads: JobPayload[] = [];
-  for (const node of graph.nodes) {
-    const payload = await client.prepare({ ...jobOf(node), bid: newFid() });
+/** A node's job as built, and the sentinel its stored payload carries in place of its piped argument. */
+interface BuiltNode {
+  payload: JobPayload;
+  sentinel?: string;
+}
+
+async function buildPayloads(client: Client, graph: FlowGraph): Promise<BuiltNode[]> {
+  const built: BuiltNode[] = [];
+  const feedsPipe = new Set(graph.pipes.filter((source) => source !== undefined));
+  for (const [index, node] of graph.nodes.entries()) {
+    const sentinel = graph.pipes[index] === undefined ? undefined : newPipeSentinel();
+    const job = jobOf(node, sentinel);
+    // The source's status row is where the piped result is read from, and tracking is opt-in per job.
+    if (feedsPipe.has(index)) job.track = true;
+    const payload = await client.prepare({ ...job, bid: newFid() });
     // A halted node is a graph that cannot run: its dependents would wait on a job nothing queues.
     if (payload === null)
       throw new InvalidFlowError('class', 'was halted by a client middleware, so this node could never run', node.name);
-    payloads.push(payload);
+    if (sentinel !== undefined && payload.toString().split(JSON.stringify(sentinel)).length !== 2)
+      throw new InvalidFlowError(
+        'pipe',
+        'cannot be spliced in: its job was built without its last argument as plain bytes (encrypt, or a middleware that rewrote args)',
+        node.name,
+      );
+    built.push({ payload, sentinel });
   }
-  return payloads;
+  return built;
 }
 
-/** The node's job hash: the node without the members that describe its place in the graph. */
-function jobOf(node: FlowNode): JobHash {
+/**
+ * Stands in the stored payload for the argument a chain link does not have yet; the release splices the upstream's
+ * result over its quoted bytes. Random, so no argument of the caller's can be mistaken for it.
+ */
+function newPipeSentinel(): string {
+  return `wurk-pipe-${randomBytes(16).toString('hex')}`;
+}
+
+/** The node's job hash: the node without the members that describe its place in the graph, a link's sentinel last. */
+function jobOf(node: FlowNode, sentinel: string | undefined): JobHash {
   const job: Record<string, unknown> = { ...node };
-  for (const key of ['name', 'dependsOn', 'onFailure']) delete job[key];
-  return job as JobHash;
+  for (const key of ['name', 'dependsOn', 'onFailure', 'pipe']) delete job[key];
+  if (sentinel !== undefined) job.args = [...(Array.isArray(node.args) ? node.args : []), sentinel];
+  return job as unknown as JobHash;
 }
 
 function envelope(
   fid: string,
   graph: FlowGraph,
   index: number,
-  payload: JobPayload,
+  { payload, sentinel }: BuiltNode,
   timestamps: Parameters<typeof timestampText>[1],
 ): FlowNodeEnvelope {
   const node = graph.nodes[index];
@@ -89,5 +117,6 @@ function envelope(
     dependents: JSON.stringify(graph.dependents[index]),
     remaining: String(graph.deps[index].length),
     ...(policy === 'fail' ? {} : { on_failure: policy }),
+    ...(sentinel === undefined ? {} : { pipe: sentinel }),
   };
 }

@@ -60,6 +60,17 @@ export class FlowService implements OnModuleInit {
     return this.store.find(fid);
   }
 
+  /**
+   * Abandons a running or failed flow (Ruby Wurk's `flow.abandon`), in one script: no node is released again, its
+   * node records, node batches and dead set are deleted, and it reads `abandoned`. A job already queued is not chased
+   * out of its queue: it runs, and its success advances nothing. Resolves false when the flow had already succeeded
+   * or been abandoned (nothing written); throws FlowNotFoundError for an unknown or expired fid.
+   */
+  abandon(fid: string): Promise<boolean> {
+    if (!isValidFid(fid)) return Promise.reject(new InvalidFlowError('fid', 'must be 1 to 255 of A-Z a-z 0-9 _ -'));
+    return this.store.abandon(fid);
+  }
+
   private logStep(fid: string, index: number, event: 'success' | 'death', step: FlowStep): void {
     if (event === 'death' && step.claimed)
       this.logger.warn(`flow ${fid}: node ${index} died; its failure policy decides what its dependents do`);

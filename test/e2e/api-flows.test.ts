@@ -3,13 +3,26 @@ import { FlowCycleError, FlowService, UnknownFlowDependencyError, type FlowNode 
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
-import { ApiApp, call, READ_TOKEN, startApiApp, TOKENS } from './api-app';
+import { ADMIN_TOKEN, ApiApp, call, post, READ_TOKEN, startApiApp, TOKENS } from './api-app';
 
 const ran: string[] = [];
 
 @Worker({ name: 'FlowStep', queue: 'flow-e2e' })
 class FlowStep {
   perform(step: string): void {
+    ran.push(step);
+  }
+}
+
+/** Held until the test opens the gate: its flow is abandoned while it runs. */
+let openGate: () => void = () => undefined;
+const gate = new Promise<void>((resolve) => (openGate = resolve));
+
+@Worker({ name: 'GatedStep', queue: 'flow-e2e' })
+class GatedStep {
+  async perform(step: string): Promise<void> {
+    ran.push(`${step}:started`);
+    await gate;
     ran.push(step);
   }
 }
@@ -72,7 +85,7 @@ describe('flows over HTTP and through FlowService, run by a wurk process', () =>
 
   beforeAll(async () => {
     api = await startApiApp(server.url, { tokens: TOKENS }, { processing: true, queues: ['flow-e2e'] } as never, {
-      providers: [FlowStep],
+      providers: [FlowStep, GatedStep],
     });
   });
   afterAll(() => api.close());
@@ -161,5 +174,36 @@ describe('flows over HTTP and through FlowService, run by a wurk process', () =>
     await expect(unknown).rejects.toMatchObject({ node: 'b', dependency: 'nope' });
     expect(await server.redis.keys('flow:*')).toEqual([]);
     expect(await server.redis.llen('queue:flow-e2e')).toBe(0);
+  });
+
+  it('POST /v1/flows/:fid/abandon (admin): no node is released again, its keys go, the record reads abandoned', async () => {
+    const flow = await api.app.get(FlowService).create({
+      nodes: [
+        { name: 'first', class: 'GatedStep', args: ['first'] },
+        { name: 'second', class: 'FlowStep', args: ['second'], dependsOn: ['first'] },
+      ],
+      callbackQueue: 'flow-e2e',
+    });
+    await waitFor(() => ran.includes('first:started'), { timeout: 20000, what: 'the first node running' });
+    const abandon = (fid: string, token = ADMIN_TOKEN) => post(api.port, `/api/v1/flows/${fid}/abandon`, token, {});
+    expect((await abandon(flow.fid, READ_TOKEN)).status).toBe(403);
+    const res = await abandon(flow.fid);
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({ fid: flow.fid, abandoned: true, state: 'abandoned' });
+    expect(await server.redis.keys(`flow:${flow.fid}:*`)).toEqual([]);
+    expect(await server.redis.exists(Keys.batch(flow.bids.second), Keys.batch(flow.bids.first))).toBe(0);
+    expect(await server.redis.zscore(Keys.batches, flow.bids.second)).toBeNull();
+    // The job already running is not chased: it finishes, and its success advances nothing.
+    openGate();
+    await waitFor(() => ran.includes('first'), { timeout: 20000, what: 'the running node finished' });
+    await waitFor(async () => (await server.redis.llen('queue:flow-e2e')) === 0, { what: 'no callback left' });
+    expect(ran).not.toContain('second');
+    expect(await server.redis.keys(`flow:${flow.fid}:*`)).toEqual([]);
+    const read = await get(flow.fid);
+    expect(read.json).toMatchObject({ state: 'abandoned', abandoned_at: expect.any(Number), nodes: [] });
+    expect(await server.redis.ttl(Keys.flow(flow.fid))).toBeGreaterThan(0);
+    expect((await abandon(flow.fid)).json).toEqual({ fid: flow.fid, abandoned: false, state: 'abandoned' });
+    expect(await api.app.get(FlowService).abandon(flow.fid)).toBe(false);
+    expect((await abandon('NoSuchFlow0000')).status).toBe(404);
   });
 });

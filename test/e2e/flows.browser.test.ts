@@ -3,8 +3,10 @@ import { FlowService } from '../../src/entries/flows';
 import { Keys } from '../../src/redis/keys';
 import { DASHBOARD_SHOTS as SHOTS, DashboardApp, signedIn, startDashboardApp } from '../support/dashboard-browser';
 import { usePrivateRedis } from '../support/private-redis';
+import { waitFor } from '../support/wait';
 
 const READER = 'flows-read-token-000000000000000';
+const OPERATOR = 'flows-admin-token-00000000000000';
 
 /**
  * The dashboard's Flows page in Chromium against a real app and Redis (no processing: the flow stays as created, then
@@ -17,7 +19,13 @@ describe('dashboard: the Flows page in Chromium', () => {
   let fid: string;
 
   beforeAll(async () => {
-    target = await startDashboardApp({ redisUrl: server.url, tokens: [{ token: READER, scopes: ['read'] }] });
+    target = await startDashboardApp({
+      redisUrl: server.url,
+      tokens: [
+        { token: READER, scopes: ['read'] },
+        { token: OPERATOR, scopes: ['admin'] },
+      ],
+    });
     const flow = await target.app.get(FlowService).create({
       nodes: [
         { name: 'fetch', class: 'FetchJob', args: [1] },
@@ -71,6 +79,48 @@ describe('dashboard: the Flows page in Chromium', () => {
   it('says so for an unknown fid', async () => {
     const { page, problems } = await signedIn(target, '#/flows/NoSuchFlow0000', { token: READER });
     await page.waitForSelector('main >> text=No flow has fid NoSuchFlow0000');
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+  it('Abandon asks first, calls its own route, and the page then shows the flow abandoned', async () => {
+    const other = await target.app.get(FlowService).create({
+      nodes: [
+        { name: 'first', class: 'FetchJob', args: [1] },
+        { name: 'then', class: 'StoreJob', args: [], dependsOn: ['first'] },
+      ],
+    });
+    const reader = await signedIn(target, `#/flows/${other.fid}`, { token: READER });
+    await reader.page.waitForSelector('section.card tbody tr td');
+    expect(await reader.page.locator('button', { hasText: 'Abandon' }).count()).toBe(0);
+    await reader.page.close();
+
+    const posts: string[] = [];
+    const confirms: string[] = [];
+    const watch = (page: import('playwright-core').Page) => {
+      page.on('request', (request) => {
+        if (request.method() === 'POST') posts.push(new URL(request.url()).pathname);
+      });
+      page.on('dialog', (dialog) => confirms.push(dialog.message()));
+    };
+    // A dismissed confirm calls nothing.
+    const dismissing = await signedIn(target, `#/flows/${other.fid}`, { token: OPERATOR });
+    watch(dismissing.page);
+    await dismissing.page.click('button:has-text("Abandon")');
+    await waitFor(() => confirms.length > 0, { what: 'the confirm' });
+    expect(confirms).toEqual([expect.stringMatching(/^Abandon flow /)]);
+    expect(posts).toEqual([]);
+    await dismissing.page.close();
+
+    const { page, problems } = await signedIn(target, `#/flows/${other.fid}`, {
+      token: OPERATOR,
+      acceptConfirms: true,
+    });
+    watch(page);
+    await page.click('button:has-text("Abandon")');
+    await page.waitForSelector('.badge:has-text("abandoned")');
+    expect(posts).toEqual([expect.stringMatching(new RegExp(`/v1/flows/${other.fid}/abandon$`))]);
+    expect(await server.redis.hget(Keys.flow(other.fid), 'state')).toBe('abandoned');
+    expect(await page.locator('button', { hasText: 'Abandon' }).count()).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
   });

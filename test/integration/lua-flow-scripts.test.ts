@@ -5,9 +5,9 @@ import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
 
 /**
- * lua/flow_create.lua, flow_advance.lua and flow_fail.lua pinned at the scripts: each step claimed on the node's state
- * (a callback run twice changes the flow once), siblings releasing their dependent exactly once, and a straggler of a
- * flow that is gone writing nothing.
+ * lua/flow_create.lua, flow_advance.lua, flow_fail.lua and flow_abandon.lua pinned at the scripts: each step claimed
+ * on the node's state (a callback run twice changes the flow once), siblings releasing their dependent exactly once,
+ * an abandon claimed on the flow's state, and a straggler of a flow that is gone writing nothing.
  */
 describe('lua/flow_*.lua', () => {
   const server = usePrivateRedis({ flushBeforeEach: true });
@@ -63,6 +63,33 @@ describe('lua/flow_*.lua', () => {
     const status = await store().find(flow.fid);
     expect(status).toMatchObject({ state: 'running', deadNodes: [], failedAt: null });
     expect(status.nodes[1].state).toBe('enqueued');
+  });
+
+  it('abandons only a running or failed flow; a failed one keeps failed_at, and its callbacks then change nothing', async () => {
+    const flow = await createFlow(client(), store(), { nodes: [node('a'), node('b', ['a']), node('c', ['a'])] });
+    await store().fail(flow.fid, 0);
+    expect(await store().abandon(flow.fid)).toBe(true);
+    const header = await redis().hgetall(Keys.flow(flow.fid));
+    expect(header).toMatchObject({
+      state: 'abandoned',
+      failed_at: expect.any(String),
+      abandoned_at: expect.any(String),
+    });
+    expect(await redis().exists(Keys.flowDead(flow.fid), Keys.flowNode(flow.fid, 1), Keys.batch(flow.bids.a))).toBe(0);
+    expect(await redis().zscore(Keys.batches, flow.bids.a)).toBeNull();
+    await redis().del('queue:default');
+    // The dead job retried to success, and a callback replayed: nothing is released, nothing rebuilt.
+    expect(await store().advance(flow.fid, 0)).toMatchObject({ claimed: false, released: [] });
+    expect(await store().fail(flow.fid, 1)).toMatchObject({ claimed: false });
+    expect(await redis().llen('queue:default')).toBe(0);
+    expect(await redis().keys(`flow:${flow.fid}:*`)).toEqual([]);
+
+    const done = await createFlow(client(), store(), { nodes: [node('only')] });
+    await store().advance(done.fid, 0);
+    expect(await store().abandon(done.fid)).toBe(false);
+    expect(await redis().hget(Keys.flow(done.fid), 'state')).toBe('succeeded');
+    expect(await redis().exists(Keys.flowNode(done.fid, 0))).toBe(1);
+    await expect(store().abandon('GoneFlow000000')).rejects.toThrow('no flow');
   });
 
   it('a straggler of a flow that is gone writes nothing', async () => {

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { Worker, WurkModule } from '../../src';
-import { FlowService } from '../../src/entries/flows';
+import { chain, FlowService } from '../../src/entries/flows';
 import { usePrivateRedis } from '../support/private-redis';
 import { runRuby } from '../support/sidekiq';
 import { waitFor } from '../support/wait';
@@ -81,6 +81,71 @@ describe('flows shared with Ruby (Sidekiq 6.4.1 and redis-rb)', () => {
     const status = await app.get(FlowService).status('RubyInterop001');
     expect(status).toMatchObject({ state: 'running', total: 2, pending: 1 });
     expect(status.nodes.map((node) => node.state)).toEqual(['succeeded', 'enqueued']);
+  });
+
+  it('advances a Ruby chain link: the upstream result spliced as its last argument, byte for byte', async () => {
+    const upstream = '{"id":12345678901234567890,"ratio":1.0,"name":"caf\\u00e9"}';
+    await runRuby(
+      `
+      fid = 'RubyChain00001'
+      sentinel = 'ruby-sentinel-7f3a'
+      link = %Q({"class":"InteropStep","args":["reports","#{sentinel}"],"retry":true,"queue":"flow-held","jid":"jidlink00000000000000b1","created_at":1790000000.5,"bid":"RubyBidLink000"})
+      Sidekiq.redis do |c|
+        c.hset("flow:#{fid}", "created_at", "1790000000.5", "state", "running", "total", "2", "pending", "2", "depth", "2", "width", "1", "expiry", "2592000")
+        c.hset("flow:#{fid}:0", "index", "0", "name", "fetch", "class", "InteropStep", "queue", "flow-interop", "jid", "jidsrc000000000000000b0",
+               "bid", "RubyBidSrc0000", "state", "enqueued", "deps", "[]", "dependents", "[1]", "remaining", "0", "payload", "{}")
+        c.hset("flow:#{fid}:1", "index", "1", "name", "store", "class", "InteropStep", "queue", "flow-held", "jid", "jidlink00000000000000b1",
+               "bid", "RubyBidLink000", "state", "waiting", "deps", "[0]", "dependents", "[]", "remaining", "1", "payload", link, "pipe", sentinel)
+        c.hset("b-RubyBidSrc0000", "created_at", "1790000000.5", "description", "InteropStep[:fetch]", "callback_queue", "flow-interop",
+               "callbacks", "[]", "total", "1", "pending", "0", "failures", "0", "success_at", "1790000001.5")
+        c.hset("b-RubyBidLink000", "created_at", "1790000000.5", "description", "InteropStep[:store]", "callback_queue", "flow-interop",
+               "callbacks", "[]", "total", "0", "pending", "0", "failures", "0")
+        # The source ran on a Ruby process: its status row holds the result as Ruby Wurk's status writer stores it.
+        c.hset("status:jidsrc000000000000000b0", "state", "complete", "class", "InteropStep", "result", ENV.fetch('RESULT'))
+        # Its batch's success callback, as Ruby's batch pushes it: a wurk process runs it.
+        c.lpush("queue:flow-interop", JSON.generate("class" => "Wurk::Batch::CallbackJob", "queue" => "flow-interop", "retry" => true,
+          "args" => ["RubyBidSrc0000", "Wurk::Flow::Completion", "success", { "fid" => fid, "node" => 0 }],
+          "jid" => "cbjob0000000000000000b2", "created_at" => 1790000000.5, "enqueued_at" => 1790000000.5))
+      end
+      puts JSON.generate(true)
+      `,
+      server.url,
+      { RESULT: upstream },
+    );
+    const released = await waitFor(async () => server.redis.lindex('queue:flow-held', 0), {
+      timeout: 20000,
+      what: 'the chain link released',
+    });
+    expect(released).toMatch(/^\{"enqueued_at":\d+\.\d+,"class":"InteropStep","args":\["reports",(.*)\],"retry":true/);
+    expect(released).toContain(`"args":["reports",${upstream}],`);
+    expect((await app.get(FlowService).status('RubyChain00001')).nodes[1]).toMatchObject({
+      state: 'enqueued',
+      piped: true,
+    });
+  });
+
+  it("Ruby reads a chain wurk wrote: the link names its sentinel, which is its payload's last argument", async () => {
+    const flow = await app.get(FlowService).create({
+      nodes: chain([
+        { name: 'first', class: 'RubyOnly', args: [1], queue: 'ruby-only' },
+        { name: 'second', class: 'RubyOnly', args: [2], queue: 'ruby-only' },
+      ]),
+    });
+    const read = await runRuby<{ pipe: string; args: unknown[]; track: unknown }>(
+      `
+      fid = ENV.fetch('FID')
+      Sidekiq.redis do |c|
+        pipe, payload = c.hmget("flow:#{fid}:1", "pipe", "payload")
+        root = Sidekiq::Queue.new('ruby-only').first
+        puts JSON.generate(pipe: pipe, args: JSON.parse(payload)['args'], track: root['track'])
+      end
+      `,
+      server.url,
+      { FID: flow.fid },
+    );
+    expect(read.args).toEqual([2, read.pipe]);
+    expect(read.pipe).toMatch(/^wurk-pipe-[0-9a-f]{32}$/);
+    expect(read.track).toBe(true);
   });
 
   it('Ruby reads a flow wurk wrote, and Sidekiq reads its queued root', async () => {

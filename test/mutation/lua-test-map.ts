@@ -114,9 +114,22 @@ export const CURATED_TESTS: Record<string, string[]> = {
   status_write: ['test/integration/status-writer.test.ts', 'test/integration/status-e2e.test.ts'],
   unique_acquire: ['test/integration/unique-jobs.test.ts'],
   unique_release: ['test/integration/unique-jobs.test.ts'],
-  flow_create: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
-  flow_advance: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
-  flow_fail: ['test/integration/lua-flow-scripts.test.ts', 'test/integration/flow-processing.test.ts'],
+  flow_create: [
+    'test/integration/lua-flow-scripts.test.ts',
+    'test/integration/flow-processing.test.ts',
+    'test/integration/flow-pipe-and-ttl.test.ts',
+  ],
+  flow_advance: [
+    'test/integration/lua-flow-scripts.test.ts',
+    'test/integration/flow-processing.test.ts',
+    'test/integration/flow-pipe-and-ttl.test.ts',
+  ],
+  flow_fail: [
+    'test/integration/lua-flow-scripts.test.ts',
+    'test/integration/flow-processing.test.ts',
+    'test/integration/flow-pipe-and-ttl.test.ts',
+  ],
+  flow_abandon: ['test/integration/lua-flow-scripts.test.ts', 'test/e2e/api-flows.test.ts'],
   batch_open: ['test/integration/lua-batch-scripts.test.ts', 'test/integration/batch-nesting.test.ts'],
   batch_add: ['test/integration/lua-batch-scripts.test.ts', 'test/integration/batch-processing.test.ts'],
   batch_settle: [

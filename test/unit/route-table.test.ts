@@ -137,6 +137,13 @@ describe('api: the route table', () => {
       },
       { operation: 'flow', name: 'flows.show', method: 'GET', pattern: '/v1/flows/:fid', scope: 'read' },
       {
+        operation: 'flowAbandon',
+        name: 'flows.abandon',
+        method: 'POST',
+        pattern: '/v1/flows/:fid/abandon',
+        scope: 'admin',
+      },
+      {
         operation: 'process',
         name: 'processes.show',
         method: 'GET',
@@ -279,6 +286,7 @@ describe('api: the route table', () => {
       'batches.show': ['admin.batch', 'request'],
       'batches.delete': ['admin.deleteBatch', 'request'],
       'flows.show': ['admin.flow', 'request'],
+      'flows.abandon': ['admin.flowAbandon', 'request'],
       'processes.show': ['admin.process', 'request'],
       'processes.quiet': ['admin.signal', 'request', 'quiet'],
       'processes.stop': ['admin.signal', 'request', 'stop'],
