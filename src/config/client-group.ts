@@ -1,6 +1,6 @@
 import type { ClientMiddleware, ClientMiddlewareFn } from '../job/middleware-types';
 import { IsMiddlewareList, MiddlewareEntry } from './middleware-entry';
-import { IsCount, IsFlag, IsSeconds } from './option-rules';
+import { IsCount, IsFlag, IsSeconds, IsText, OptionRule } from './option-rules';
 
 /** `client`: what runs around every push (Sidekiq's `configure_client`), and reliable push (docs/reliable-push.md). */
 export class WurkClientOptions {
@@ -33,4 +33,18 @@ export class WurkClientOptions {
    */
   @IsSeconds({ timer: true })
   reliablePushMaxAge?: number;
+
+  /**
+   * With `reliablePush`: a directory (created when missing) where each buffered push is also written, fsynced before
+   * the push resolves, and removed once Redis has it; a process that starts sends what a process that died left
+   * there. Unset (the default), the buffer is in memory only. One directory per host; see docs/reliable-push.md.
+   */
+  @IsText({ nonEmpty: true })
+  @OptionRule(
+    'needsReliablePush',
+    () => 'needs client.reliablePush: true (without it nothing is buffered, on disk or in memory)',
+    // A value that is no directory at all gets IsText's reason instead.
+    (value, group) => typeof value !== 'string' || group.reliablePush === true,
+  )
+  reliablePushDirectory?: string;
 }

@@ -34,6 +34,7 @@ export { WURK_PUSH_TRANSPORT } from '../nest/tokens';
 export { ReliablePushTransport, RELIABLE_PUSH_DEFAULTS } from '../client/reliable-push/reliable-push-transport';
 export type { ReliablePushSettings, ReliablePushStats } from '../client/reliable-push/reliable-push-transport';
 export { PushBufferFullError } from '../client/reliable-push/push-buffer-full-error';
+export { PushJournalError } from '../client/reliable-push/push-journal-error';
 export { uniqueDigest } from '../job/unique-digest';
 export { InvalidPayloadError } from '../job/errors';
 export { Keys } from '../redis/keys';

@@ -79,6 +79,7 @@ function reliablePushSettings(client: WurkClientOptions | undefined): ReliablePu
     maxJobs: client.reliablePushMaxJobs ?? RELIABLE_PUSH_DEFAULTS.maxJobs,
     maxBytes: client.reliablePushMaxBytes ?? RELIABLE_PUSH_DEFAULTS.maxBytes,
     maxAge: client.reliablePushMaxAge ?? RELIABLE_PUSH_DEFAULTS.maxAge,
+    directory: client.reliablePushDirectory,
   };
 }
 

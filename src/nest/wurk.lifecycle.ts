@@ -121,7 +121,7 @@ export class WurkLifecycle
 
   /**
    * Reliable push's buffer gets the shutdown timeout to reach Redis before the connections close; what is left is
-   * dropped and counted in one line (the buffer lives in memory only).
+   * dropped and counted in one line, or with `client.reliablePushDirectory` left in the journal for the next start.
    */
   async onApplicationShutdown(): Promise<void> {
     const transport = this.client.transport;

@@ -1,9 +1,7 @@
 import type Redis from 'ioredis';
 import type { ClientContext } from '../client/client';
-import { nowMs } from '../job/time';
+import { takeUniqueClaim, UniqueClaim } from '../client/reliable-push/unique-claim';
 import type { JobPayload } from '../job/payload';
-import { Keys } from '../redis/keys';
-import { runScript } from '../redis/scripts';
 import { uniqueDigest } from '../job/unique-digest';
 import { uniqueLockOf } from './unique-options';
 
@@ -31,19 +29,16 @@ export function uniqueClientMiddleware(
     if (!lock) return next();
     const job = context.job;
     const at = job.get<number>('at');
-    const digest = uniqueDigest(job);
-    // The TTL is worked out when the lock is taken: a buffered job's wait in `schedule` is shorter by then.
-    const take = async () => {
-      const delay = at === undefined ? 0 : Math.max(0, Math.ceil(at - nowMs() / 1000));
-      const ttl = Math.ceil(lock.uniqueFor) + delay;
-      return (await runScript<number>(redis, 'unique_acquire', [Keys.unique(digest)], [job.jid, ttl])) === 1;
-    };
-    if (deferral?.deferUntilSent(job, take)) return next();
+    // Data, not a closure: a buffered job carries it (to disk too) and takes it when sent. The TTL is worked out when
+    // the lock is taken: a buffered job's wait in `schedule` is shorter by then.
+    const claim: UniqueClaim = { digest: uniqueDigest(job), jid: job.jid, uniqueFor: lock.uniqueFor };
+    if (at !== undefined) claim.at = at;
+    if (deferral?.deferUntilSent(job, claim)) return next();
     let won: boolean;
     try {
-      won = await take();
+      won = await takeUniqueClaim(redis, claim);
     } catch (error) {
-      if (deferral?.deferUntilSent(job, take, error)) return next();
+      if (deferral?.deferUntilSent(job, claim, error)) return next();
       throw error;
     }
     if (won) await next();
@@ -52,8 +47,8 @@ export function uniqueClientMiddleware(
 
 /**
  * Reliable push's side of a lock taken in Redis before the write (ReliablePushTransport.deferUntilSent): true when
- * the push will be buffered and `take` run when it is sent, a lost lock leaving the job out.
+ * the push will be buffered and `claim` taken when it is sent, a lost lock leaving the job out.
  */
 export interface LockDeferral {
-  deferUntilSent(job: JobPayload, take: () => Promise<boolean>, error?: unknown): boolean;
+  deferUntilSent(job: JobPayload, claim: UniqueClaim, error?: unknown): boolean;
 }

@@ -164,8 +164,10 @@ describe('the testing runner and job limits', () => {
     expect(ran).toBe(1);
   });
 
-  it('does not enforce a timeout (documented): the perform runs to its end', async () => {
-    const run = runner(() => new Promise((resolve) => setTimeout(() => resolve('done'), 30)));
-    expect(await run.run(job([['timeout', 0.001]]))).toEqual({ kind: 'complete', result: 'done' });
+  it('enforces a timeout as a processor does: failed at the limit with JobTimeoutError, by its retry rules', async () => {
+    const run = runner(() => new Promise((resolve) => setTimeout(() => resolve('done'), 200)));
+    const outcome = await run.run(job([['timeout', 0.001]]));
+    expect(outcome).toMatchObject({ kind: 'retrying', retryCount: 0, error: expect.any(JobTimeoutError) });
+    expect(await run.run(job([['timeout', 5]]))).toEqual({ kind: 'complete', result: 'done' });
   });
 });

@@ -1,4 +1,6 @@
 import { PushBufferFullError } from './push-buffer-full-error';
+import type { JournalRef } from './push-journal';
+import type { PushOp } from './push-record';
 
 /** The bounds of the buffer, as resolved from `client.reliablePush`. */
 export interface PushBufferBounds {
@@ -8,20 +10,33 @@ export interface PushBufferBounds {
 
 /** One push that Redis did not take: what it writes, kept until it is sent, expires or the process exits. */
 export interface BufferedPush {
+  /** What it writes, as data (push-record.ts): sent from it, and written from it to the journal in disk mode. */
+  readonly op: PushOp;
   /** The payload texts it writes, in order (for its size and for reports). */
   readonly texts: readonly string[];
   readonly bytes: number;
-  /** Epoch milliseconds it was buffered. */
+  /** Epoch milliseconds it was buffered (by the process that took it, for a push read back from a journal). */
   readonly bufferedAt: number;
   /**
-   * Runs once before the first send: takes what a direct push takes in Redis before its write (unique locks).
-   * Resolves to the number of jobs it halted (a lost lock), which are then left out of the send.
+   * Jobs left out of its write, by index in `texts`: their unique lock was lost when taken before the send, or (read
+   * back from a journal) they were found already in Redis.
    */
-  prepare?: () => Promise<number>;
-  /** How many of its jobs `prepare` halted, once it ran. */
-  halted?: number;
-  /** Writes the push, as a direct push would have. */
-  readonly send: () => Promise<void>;
+  readonly skipped: Set<number>;
+  /** Its unique locks were taken (they are taken once, before the first send). */
+  prepared: boolean;
+  /** How many of its jobs lost their unique lock. */
+  halted: number;
+  /** Disk mode: where its record is in the journal. */
+  ref?: JournalRef;
+  /** Disk mode: resolves once its record is on disk; rejects when it could not be written (it is then never sent). */
+  durable?: Promise<void>;
+  /** Its record could not be written: the caller was refused, and it is dropped unsent and uncounted. */
+  unwritten?: boolean;
+  /**
+   * Read back from a journal as the push its process may have been sending when it died: checked against Redis
+   * before it is sent again.
+   */
+  maybeSent?: boolean;
 }
 
 /**
@@ -49,16 +64,24 @@ export class PushBuffer {
     return this.head === this.entries.length;
   }
 
-  /** Appends `push` behind every earlier one, or throws PushBufferFullError and holds nothing of it. */
-  add(push: BufferedPush): void {
+  /**
+   * Appends `push` behind every earlier one, or throws PushBufferFullError and holds nothing of it. `force` takes it
+   * past the bounds: a push read back from a journal was accepted once already and is never refused.
+   */
+  add(push: BufferedPush, force = false): void {
+    const jobs = push.texts.length;
+    if (!force) this.checkRoom(push);
+    this.entries.push(push);
+    this.heldJobs += jobs;
+    this.heldBytes += push.bytes;
+  }
+
+  private checkRoom(push: BufferedPush): void {
     const jobs = push.texts.length;
     if (this.heldJobs + jobs > this.bounds.maxJobs)
       throw new PushBufferFullError('client.reliablePushMaxJobs', this.bounds.maxJobs, this.heldJobs, jobs);
     if (this.heldBytes + push.bytes > this.bounds.maxBytes)
       throw new PushBufferFullError('client.reliablePushMaxBytes', this.bounds.maxBytes, this.heldBytes, push.bytes);
-    this.entries.push(push);
-    this.heldJobs += jobs;
-    this.heldBytes += push.bytes;
   }
 
   /** The oldest push, left in place until `shift`: a push being sent still holds back every later one. */

@@ -1,11 +1,16 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Redis from 'ioredis';
-import type { JobPayload } from '../../job/payload';
+import { JobPayload } from '../../job/payload';
 import type { WritePolicy } from '../../redis/durable-write';
 import type { RedisLogger } from '../../redis/connection-watch';
+import { Keys } from '../../redis/keys';
 import { isUnreachable, RedisUnavailableError } from '../../redis/redis-errors';
 import { RedisPushTransport, ScheduledPush } from '../push-transport';
 import { BufferedPush, PushBuffer } from './push-buffer';
+import { PushJournal, RecoveredPush } from './push-journal';
+import { PushJournalError } from './push-journal-error';
+import { PushOp, RecordedJob, textsOf } from './push-record';
+import { takeUniqueClaim, UniqueClaim } from './unique-claim';
 
 /** The `client.reliablePush*` bounds, resolved. */
 export interface ReliablePushSettings {
@@ -13,6 +18,11 @@ export interface ReliablePushSettings {
   maxBytes: number;
   /** Seconds a buffered job may wait; older ones are dropped unsent and reported. */
   maxAge: number;
+  /**
+   * Disk mode (`client.reliablePushDirectory`): every buffered push is also written to a journal in this directory
+   * before the push resolves, and a process that starts replays what a process that died left there.
+   */
+  directory?: string;
 }
 
 /** Pro's default buffer (its last 1,000 pushes); bytes and age are wurk's own bounds, which Pro does not have. */
@@ -34,8 +44,16 @@ export interface ReliablePushStats {
   inDoubt: number;
   /** Jobs still buffered when the process closed, whose Redis never came back: dropped. */
   droppedAtExit: number;
-  /** Pushes refused with PushBufferFullError. */
+  /** Pushes refused with PushBufferFullError, or (disk mode) PushJournalError. */
   refused: number;
+  /** Disk mode: jobs read back from the journals of processes that ended with them unsent. */
+  recovered: number;
+  /** Disk mode: recovered jobs found in Redis already (their process died after sending them): not sent again. */
+  alreadySent: number;
+  /** Disk mode: jobs still buffered when the process closed, left in the journal for the next process to send. */
+  keptAtExit: number;
+  /** Disk mode: journal lines that could not be read (torn by a crash, or changed), set aside unsent. */
+  unreadable: number;
 }
 
 /** Wait between drain attempts while jobs are buffered and Redis stays away (a `ready` event also starts one). */
@@ -57,17 +75,38 @@ const RETRY_MS = 1000;
  * Order: while anything is buffered (or being sent from the buffer) every
  * new push goes behind it, so one process's pushes reach Redis in the order
  * they were made.
+ *
+ * Disk mode (`settings.directory`, push-journal.ts): every buffered push is
+ * also a record in a journal, durable before the push resolves and marked
+ * done once it leaves the buffer; at start (and each time the connection is
+ * ready again) the journals of processes that ended are read back into the
+ * buffer, ahead of this process's own pushes, and sent through the same path.
+ * That path is at least once: a process killed between a send and its done
+ * mark leaves that push to be sent again, so the first pending push of each
+ * journal read back is looked for in Redis before it is sent.
  */
 export class ReliablePushTransport extends RedisPushTransport {
   private readonly buffer: PushBuffer;
-  private readonly lockGates = new WeakMap<JobPayload, () => Promise<boolean>>();
+  /** Disk mode's journal; undefined in memory-only mode. */
+  private readonly journal: PushJournal | undefined;
+  private readonly lockGates = new WeakMap<JobPayload, UniqueClaim>();
   /** Set inside `direct`: the pushes of that call are never buffered. */
   private readonly unbuffered = new AsyncLocalStorage<true>();
   private draining: Promise<void> | undefined;
   private retryTimer: NodeJS.Timeout | undefined;
   private outageStartedAt: number | undefined;
   private closed = false;
-  private readonly counts = { delivered: 0, expired: 0, halted: 0, inDoubt: 0, droppedAtExit: 0, refused: 0 };
+  private readonly counts = {
+    delivered: 0,
+    expired: 0,
+    halted: 0,
+    inDoubt: 0,
+    droppedAtExit: 0,
+    refused: 0,
+    recovered: 0,
+    alreadySent: 0,
+    keptAtExit: 0,
+  };
   /** Jobs delivered since the buffer last went from empty to non-empty, for the drained line. */
   private deliveredThisOutage = 0;
 
@@ -80,54 +119,64 @@ export class ReliablePushTransport extends RedisPushTransport {
   ) {
     super(redis, writes, server);
     this.buffer = new PushBuffer(settings);
-    redis.on('ready', () => this.kick());
+    // Disk mode: what processes that died left in the directory goes first, before any push of this one.
+    if (settings.directory !== undefined) this.journal = new PushJournal(settings.directory, logger);
+    this.recover();
+    redis.on('ready', () => {
+      // A process that died while this one waited for Redis may have left jobs too.
+      this.recover();
+      this.kick();
+    });
   }
 
   /** Counts since start and what is held now. */
   get stats(): ReliablePushStats {
-    return { buffered: this.buffer.jobs, bufferedBytes: this.buffer.bytes, ...this.counts };
+    return {
+      buffered: this.buffer.jobs,
+      bufferedBytes: this.buffer.bytes,
+      ...this.counts,
+      unreadable: this.journal?.unreadable ?? 0,
+    };
+  }
+
+  /** Disk mode's directory, resolved; undefined in memory-only mode. */
+  get directory(): string | undefined {
+    return this.journal?.directory;
   }
 
   override write(immediate: JobPayload[], scheduled: ScheduledPush[], enqueuedAtMs: number): Promise<void> {
-    const jobs = [...immediate, ...scheduled.map(({ job }) => job)];
-    const gated = jobs.filter((job) => this.lockGates.has(job));
-    const texts = () => jobs.map((job) => job.toString());
-    if (gated.length === 0) return this.route(texts, () => super.write(immediate, scheduled, enqueuedAtMs));
+    const op = (): PushOp => ({
+      kind: 'jobs',
+      immediate: immediate.map((job) => this.recorded(job)),
+      scheduled: scheduled.map(({ job, score }) => ({ ...this.recorded(job), score })),
+      enqueuedAtMs,
+    });
+    const gated =
+      immediate.some((job) => this.lockGates.has(job)) || scheduled.some(({ job }) => this.lockGates.has(job));
+    if (!gated) return this.route(op, () => super.write(immediate, scheduled, enqueuedAtMs));
     // A job whose lock waits for Redis is always buffered: its lock is taken first, at send time.
-    const lost = new Set<JobPayload>();
-    const prepare = async () => {
-      for (const job of gated) {
-        if (!lost.has(job) && !(await this.lockGates.get(job)!())) lost.add(job);
-      }
-      return lost.size;
-    };
-    const send = () =>
-      super.write(
-        immediate.filter((job) => !lost.has(job)),
-        scheduled.filter(({ job }) => !lost.has(job)),
-        enqueuedAtMs,
-      );
-    return this.buffered(texts(), send, prepare);
+    return this.buffered(op());
   }
 
   override pushOne(queue: string, text: string): Promise<void> {
     return this.route(
-      () => [text],
+      () => ({ kind: 'one', queue, text }),
       () => super.pushOne(queue, text),
     );
   }
 
   override scheduleOne(score: string, text: string): Promise<void> {
     return this.route(
-      () => [text],
+      () => ({ kind: 'scheduledOne', score, text }),
       () => super.scheduleOne(score, text),
     );
   }
 
   override writeRendered(queue: string, entries: string[], scheduled: boolean): Promise<void> {
-    // Scheduled entries alternate score and payload.
-    const texts = () => (scheduled ? entries.filter((_, index) => index % 2 === 1) : entries);
-    return this.route(texts, () => super.writeRendered(queue, entries, scheduled));
+    return this.route(
+      () => ({ kind: 'rendered', queue, entries, scheduled }),
+      () => super.writeRendered(queue, entries, scheduled),
+    );
   }
 
   /**
@@ -137,10 +186,10 @@ export class ReliablePushTransport extends RedisPushTransport {
    * the error its own Redis call met, or before any call (then only while
    * pushes are being buffered, so an outage costs it no wait).
    */
-  deferUntilSent(job: JobPayload, take: () => Promise<boolean>, error?: unknown): boolean {
+  deferUntilSent(job: JobPayload, claim: UniqueClaim, error?: unknown): boolean {
     if (this.closed || this.unbuffered.getStore()) return false;
     if (error === undefined ? !this.mustBuffer() : !isUnreachable(error)) return false;
-    this.lockGates.set(job, take);
+    this.lockGates.set(job, claim);
     return true;
   }
 
@@ -155,8 +204,9 @@ export class ReliablePushTransport extends RedisPushTransport {
 
   /**
    * At exit: sends what is buffered while Redis answers, for at most
-   * `timeoutMs`, then drops the rest and says how many, once. Pushes made
-   * after this are not buffered. Resolves to the number dropped.
+   * `timeoutMs`, then drops the rest and says how many, once (disk mode: leaves
+   * it in the journal for the next process, and says so). Pushes made after
+   * this are not buffered. Resolves to the number dropped.
    */
   async close(timeoutMs: number): Promise<number> {
     this.closed = true;
@@ -171,8 +221,10 @@ export class ReliablePushTransport extends RedisPushTransport {
     }
     // A send in flight settles within the write deadline; its job is then delivered or reported, not dropped here.
     if (this.draining) await this.draining;
-    const dropped = this.buffer.takeAll();
-    const jobs = dropped.reduce((sum, push) => sum + push.texts.length, 0);
+    const left = this.buffer.takeAll();
+    if (this.journal) return this.keep(left, timeoutMs);
+    const dropped = left;
+    const jobs = jobsOf(dropped);
     this.counts.droppedAtExit += jobs;
     if (jobs > 0)
       this.logger.error(
@@ -190,14 +242,36 @@ export class ReliablePushTransport extends RedisPushTransport {
     return this.redis.status !== 'ready' && this.redis.status !== 'wait';
   }
 
-  private async route(texts: () => readonly string[], send: () => Promise<void>): Promise<void> {
+  /** Disk mode, at exit: what is left stays in the journal (its records on disk first), said in one line. */
+  private async keep(left: BufferedPush[], timeoutMs: number): Promise<number> {
+    await Promise.all(left.map((push) => push.durable?.catch(() => undefined)));
+    const kept = left.filter((push) => !push.unwritten);
+    await this.journal!.close();
+    const jobs = jobsOf(kept);
+    this.counts.keptAtExit += jobs;
+    if (jobs > 0)
+      this.logger.warn(
+        `reliable push: ${jobs} buffered job(s) left in the journal in ${this.journal!.directory} at exit: Redis at ` +
+          `${this.server()} did not come back within ${timeoutMs / 1000} s (${describeFirst(kept)}); the next process ` +
+          'started with this directory sends them',
+      );
+    return 0;
+  }
+
+  /** The record of one job: its text as written, and its unique lock when that waits for the send. */
+  private recorded(job: JobPayload): RecordedJob {
+    const lock = this.lockGates.get(job);
+    return lock ? { text: job.toString(), lock } : { text: job.toString() };
+  }
+
+  private async route(op: () => PushOp, send: () => Promise<void>): Promise<void> {
     if (this.unbuffered.getStore()) return send();
-    if (this.mustBuffer()) return this.buffered(texts(), send);
+    if (this.mustBuffer()) return this.buffered(op());
     try {
       await this.sendOnce(send);
     } catch (error) {
       if (this.closed || !this.neverReachedRedis(error)) throw error;
-      return this.buffered(texts(), send);
+      return this.buffered(op());
     }
   }
 
@@ -219,13 +293,9 @@ export class ReliablePushTransport extends RedisPushTransport {
     return error instanceof RedisUnavailableError && this.writes.replicas === 0;
   }
 
-  private buffered(
-    texts: readonly string[],
-    send: () => Promise<void>,
-    prepare?: () => Promise<number>,
-  ): Promise<void> {
+  private buffered(op: PushOp): Promise<void> {
     if (!this.draining) this.dropExpired();
-    const push: BufferedPush = { texts, bytes: byteLength(texts), bufferedAt: Date.now(), send, prepare };
+    const push = newPush(op, Date.now());
     const first = this.buffer.empty;
     try {
       this.buffer.add(push);
@@ -233,18 +303,73 @@ export class ReliablePushTransport extends RedisPushTransport {
       this.counts.refused++;
       return Promise.reject(error);
     }
+    const durable = this.journal && this.record(push);
     if (first && this.outageStartedAt === undefined) {
       this.outageStartedAt = push.bufferedAt;
       this.deliveredThisOutage = 0;
       this.logger.warn(
-        `reliable push: Redis at ${this.server()} is unreachable; buffering pushes in memory ` +
-          `(up to ${this.settings.maxJobs} jobs, ${this.settings.maxBytes} bytes, ${this.settings.maxAge} s each) ` +
+        `reliable push: Redis at ${this.server()} is unreachable; buffering pushes in memory` +
+          (this.journal ? ` and in the journal in ${this.journal.directory}` : '') +
+          ` (up to ${this.settings.maxJobs} jobs, ${this.settings.maxBytes} bytes, ${this.settings.maxAge} s each) ` +
           'until it is back',
       );
     }
     this.retrySoon();
     this.kick();
-    return Promise.resolve();
+    return durable ?? Promise.resolve();
+  }
+
+  /**
+   * Disk mode: appends the push's record to the journal. Resolves once it is on disk; when it cannot be written the
+   * push is refused (PushJournalError) and stays in the buffer only as a gap, never sent: a push the caller was told
+   * was refused must not reach Redis.
+   */
+  private record(push: BufferedPush): Promise<void> {
+    const journal = this.journal!;
+    const refuse = (error: unknown) => {
+      push.unwritten = true;
+      this.counts.refused++;
+      throw new PushJournalError(journal.directory, error);
+    };
+    try {
+      const { ref, durable } = journal.append(push.op, push.bufferedAt);
+      push.ref = ref;
+      push.durable = durable.catch(refuse);
+    } catch (error) {
+      push.durable = Promise.resolve().then(() => refuse(error));
+    }
+    return push.durable;
+  }
+
+  /**
+   * Disk mode: puts the records left by processes that died at the back of the buffer (at start, the buffer is
+   * empty: they go before every push of this process).
+   */
+  private recover(): void {
+    if (!this.journal || this.closed) return;
+    let recovered: RecoveredPush[];
+    try {
+      recovered = this.journal.adopt();
+    } catch (error) {
+      this.logger.error(
+        `reliable push: could not read the journals in ${this.journal.directory} (${(error as Error).message})`,
+      );
+      return;
+    }
+    if (recovered.length === 0) return;
+    for (const { op, bufferedAt, ref, maybeSent } of recovered) {
+      const push = newPush(op, bufferedAt);
+      push.ref = ref;
+      push.maybeSent = maybeSent;
+      this.buffer.add(push, true);
+      this.counts.recovered += push.texts.length;
+    }
+    if (this.outageStartedAt === undefined) {
+      this.outageStartedAt = Date.now();
+      this.deliveredThisOutage = 0;
+    }
+    this.retrySoon();
+    this.kick();
   }
 
   /** Starts a drain unless one runs, nothing is buffered, or Redis is not ready (the `ready` event kicks again). */
@@ -258,35 +383,143 @@ export class ReliablePushTransport extends RedisPushTransport {
     });
   }
 
-  /** Sends the buffered pushes oldest first, one at a time, each removed only once Redis took it. */
+  /**
+   * Sends the buffered pushes oldest first, one at a time, each removed only once Redis took it (disk mode: once its
+   * record is on disk before, and once its done mark is written after, so at most one sent push is ever unmarked).
+   */
   private async drain(): Promise<void> {
     for (let push = this.peekLive(); push; push = this.peekLive()) {
-      if (this.redis.status !== 'ready') return;
-      try {
-        if (push.prepare) {
-          push.halted = await push.prepare();
-          this.counts.halted += push.halted;
-          push.prepare = undefined;
-        }
-        // Every job of it lost its lock: nothing is left to write.
-        if ((push.halted ?? 0) < push.texts.length) await this.sendOnce(push.send);
-      } catch (error) {
-        if (this.neverReachedRedis(error) || (push.prepare && isUnreachable(error))) return;
+      if (push.durable) await push.durable.catch(() => undefined);
+      if (push.unwritten) {
+        // Refused to its caller: dropped unsent, and counted as refused already.
         this.buffer.shift();
-        this.counts.inDoubt += push.texts.length;
+        continue;
+      }
+      if (this.redis.status !== 'ready') return;
+      const stage = { sending: false };
+      let sent: number;
+      try {
+        sent = await this.send(push, stage);
+      } catch (error) {
+        if (this.neverReachedRedis(error) || (!stage.sending && isUnreachable(error))) return;
+        this.buffer.shift();
+        this.counts.inDoubt += push.texts.length - push.skipped.size;
         this.logger.error(
           `reliable push: a buffered push of ${push.texts.length} job(s) failed in a way that may have applied it ` +
             `(${error instanceof Error ? error.message : String(error)}); not sent again, to never enqueue it twice: ` +
             `jids ${jidsOf(push).join(', ')}`,
         );
+        await this.settle(push);
         continue;
       }
       this.buffer.shift();
-      const sent = push.texts.length - (push.halted ?? 0);
       this.counts.delivered += sent;
       this.deliveredThisOutage += sent;
+      // Marked before the next send: a crash leaves at most the push in flight sent and unmarked.
+      await this.settle(push);
     }
     this.drained();
+  }
+
+  /**
+   * One buffered push, as a direct push would have written it: a push read back from a journal that may have been
+   * sent already is looked for in Redis first; then its unique locks are taken (once), and what is left is written.
+   * Resolves to the number of jobs written.
+   */
+  private async send(push: BufferedPush, stage: { sending: boolean }): Promise<number> {
+    if (push.maybeSent) {
+      const found = await this.alreadyInRedis(push.op);
+      push.maybeSent = false;
+      for (const index of found) push.skipped.add(index);
+      this.counts.alreadySent += found.size;
+      if (found.size > 0)
+        this.logger.warn(
+          `reliable push: ${found.size} recovered job(s) were already in Redis (their process died after sending ` +
+            'them, before marking them sent); not sent again',
+        );
+    }
+    if (!push.prepared) {
+      const lost = await this.takeLocks(push);
+      push.prepared = true;
+      push.halted = lost.length;
+      for (const index of lost) push.skipped.add(index);
+      this.counts.halted += lost.length;
+    }
+    const left = push.texts.length - push.skipped.size;
+    // Every job of it lost its lock, or is in Redis already: nothing is left to write.
+    if (left === 0) return 0;
+    stage.sending = true;
+    await this.sendOnce(() => this.writeRecorded(push.op, push.skipped));
+    return left;
+  }
+
+  /** Takes the unique locks of the jobs not skipped; resolves to the indexes of those whose lock another jid holds. */
+  private async takeLocks(push: BufferedPush): Promise<number[]> {
+    const { op } = push;
+    if (op.kind !== 'jobs') return [];
+    const lost: number[] = [];
+    const jobs = [...op.immediate, ...op.scheduled];
+    for (let index = 0; index < jobs.length; index++) {
+      const lock = jobs[index].lock;
+      if (lock && !push.skipped.has(index) && !(await takeUniqueClaim(this.redis, lock))) lost.push(index);
+    }
+    return lost;
+  }
+
+  /** Writes a push from its record, as the RedisPushTransport entry point it came through; `skip`: job indexes. */
+  private writeRecorded(op: PushOp, skip: ReadonlySet<number>): Promise<void> {
+    switch (op.kind) {
+      case 'jobs': {
+        const immediate = op.immediate.filter((_, index) => !skip.has(index)).map((job) => JobPayload.parse(job.text));
+        const offset = op.immediate.length;
+        const scheduled = op.scheduled
+          .filter((_, index) => !skip.has(offset + index))
+          .map((job) => ({ job: JobPayload.parse(job.text), score: job.score }));
+        return super.write(immediate, scheduled, op.enqueuedAtMs);
+      }
+      case 'one':
+        return super.pushOne(op.queue, op.text);
+      case 'scheduledOne':
+        return super.scheduleOne(op.score, op.text);
+      case 'rendered':
+        return super.writeRendered(op.queue, op.entries, op.scheduled);
+    }
+  }
+
+  /**
+   * Which jobs of a recovered push are in Redis already, by index. Each LPUSH and each ZADD applies whole, so one
+   * member per command tells for all of it: the newest payload of each queue's LPUSH (LPOS, a scan of the list,
+   * done once per journal file read back) and any member of the ZADD (ZSCORE). A job a worker already took from its
+   * queue is not found, and is sent again.
+   */
+  private async alreadyInRedis(op: PushOp): Promise<Set<number>> {
+    const found = new Set<number>();
+    const groups = redisGroups(op);
+    for (const { key, member, indexes, list } of groups) {
+      let present: boolean;
+      try {
+        present = list
+          ? (await this.redis.lpos(key, member)) !== null
+          : (await this.redis.zscore(key, member)) !== null;
+      } catch (error) {
+        if (isUnreachable(error)) throw error;
+        // A key of another type, a Redis without LPOS: cannot tell, so it is sent (at least once).
+        present = false;
+      }
+      if (present) for (const index of indexes) found.add(index);
+    }
+    return found;
+  }
+
+  /** Disk mode: marks the push's record done (after its record is on disk); resolves once the mark is written. */
+  private settle(push: BufferedPush): Promise<void> {
+    const { journal } = this;
+    const { ref, durable } = push;
+    if (!journal || !ref || push.unwritten) return Promise.resolve();
+    return (durable ?? Promise.resolve()).then(
+      () => journal.settle(ref),
+      () => undefined,
+    );
   }
 
   /** The oldest push that has not expired. */
@@ -311,9 +544,11 @@ export class ReliablePushTransport extends RedisPushTransport {
    * with no drain running): the head being sent must stay the head until its reply says what became of it.
    */
   private dropExpired(): void {
-    const expired = this.buffer.takeOlderThan(Date.now() - this.settings.maxAge * 1000);
+    const taken = this.buffer.takeOlderThan(Date.now() - this.settings.maxAge * 1000);
+    const expired = taken.filter((push) => !push.unwritten);
+    for (const push of expired) void this.settle(push);
     if (expired.length === 0) return;
-    const jobs = expired.reduce((sum, push) => sum + push.texts.length, 0);
+    const jobs = jobsOf(expired);
     this.counts.expired += jobs;
     this.logger.error(
       `reliable push: ${jobs} buffered job(s) waited longer than client.reliablePushMaxAge ` +
@@ -345,6 +580,60 @@ function byteLength(texts: readonly string[]): number {
   let bytes = 0;
   for (const text of texts) bytes += Buffer.byteLength(text);
   return bytes;
+}
+
+function newPush(op: PushOp, bufferedAt: number): BufferedPush {
+  const texts = textsOf(op);
+  return { op, texts, bytes: byteLength(texts), bufferedAt, skipped: new Set(), prepared: false, halted: 0 };
+}
+
+function jobsOf(pushes: readonly BufferedPush[]): number {
+  return pushes.reduce((sum, push) => sum + push.texts.length, 0);
+}
+
+/** The Redis commands a push's jobs land in: the key, one member of each command, and the jobs each carries. */
+function redisGroups(op: PushOp): Array<{ key: string; member: string; list: boolean; indexes: number[] }> {
+  switch (op.kind) {
+    case 'one':
+      return [{ key: Keys.queue(op.queue), member: op.text, list: true, indexes: [0] }];
+    case 'scheduledOne':
+      return [{ key: Keys.schedule, member: op.text, list: false, indexes: [0] }];
+    case 'rendered': {
+      const texts = textsOf(op);
+      return [
+        {
+          key: op.scheduled ? Keys.schedule : Keys.queue(op.queue),
+          member: texts[texts.length - 1],
+          list: !op.scheduled,
+          indexes: texts.map((_, index) => index),
+        },
+      ];
+    }
+    case 'jobs': {
+      const byQueue = new Map<string, number[]>();
+      op.immediate.forEach((job, index) => {
+        const queue = JobPayload.parse(job.text).queue;
+        let indexes = byQueue.get(queue);
+        if (!indexes) byQueue.set(queue, (indexes = []));
+        indexes.push(index);
+      });
+      const groups = [...byQueue].map(([queue, indexes]) => ({
+        key: Keys.queue(queue),
+        // LPUSH puts its last member nearest the head, where a worker takes last.
+        member: op.immediate[indexes[indexes.length - 1]].text,
+        list: true,
+        indexes,
+      }));
+      if (op.scheduled.length > 0)
+        groups.push({
+          key: Keys.schedule,
+          member: op.scheduled[0].text,
+          list: false,
+          indexes: op.scheduled.map((_, index) => op.immediate.length + index),
+        });
+      return groups;
+    }
+  }
 }
 
 /** The jids of a push, read from its payload texts (only for a report: a failure path). */

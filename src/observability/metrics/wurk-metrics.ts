@@ -63,6 +63,8 @@ const RELIABLE_PUSH_OUTCOMES = {
   inDoubt: 'in_doubt',
   droppedAtExit: 'dropped_at_exit',
   refused: 'refused',
+  alreadySent: 'already_sent',
+  keptAtExit: 'kept_at_exit',
 } as const;
 
 const DEFAULT_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
@@ -234,7 +236,8 @@ export class WurkMetrics {
           name: `${prefix}reliable_push_jobs_total`,
           help:
             "What became of the jobs this process's reliable-push buffer took or refused: delivered, expired, halted " +
-            '(a unique lock lost), in_doubt, dropped_at_exit, refused (buffer full).',
+            '(a unique lock lost), in_doubt, dropped_at_exit, refused (buffer full, or journal not written), and in ' +
+            'disk mode already_sent (recovered, found in Redis) and kept_at_exit (left in the journal).',
           labelNames: ['outcome'],
           registers: [registry],
           collect() {
