@@ -200,10 +200,11 @@ describe('dashboard for an operator, in a real Chromium (both themes, desktop an
       await pushAndRun(1);
       await processedCounted();
       await page.clock.runFor(5000);
+      // Attached, not visible: a level line (the same count in each poll) has no height, which Playwright calls hidden.
       await page
         .locator('svg[aria-label="jobs processed and failed per poll"] polyline')
         .first()
-        .waitFor({ timeout: 5000 });
+        .waitFor({ state: 'attached', timeout: 5000 });
       expectRoundTicks(await tickValues(page, 'jobs processed and failed per poll'));
       expectRoundTicks(await tickValues(page, 'processed and failed per day'));
       const info = await server.redis.info('server');
