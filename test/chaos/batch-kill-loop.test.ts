@@ -196,12 +196,16 @@ describe('chaos: batches and flows while a worker process is SIGKILLed every 2 s
           what: `the racer of round ${round} to kill its process`,
         },
       );
-      live.splice(live.indexOf(died), 1, chaos.spawn(env));
+      const replacement = chaos.spawn(env);
+      live.splice(live.indexOf(died), 1, replacement);
       await waitFor(() => callbackJobs(readLog(log), 'success', batch.bid).length > 0, {
         timeout: 30000,
         interval: 200,
         what: `round ${round}'s success callback`,
       });
+      // Ready before the next round's racer exists: a process still booting (slow on a loaded machine) could claim
+      // that racer and die by it before it says READY, which would fail its spawn rather than show a lost callback.
+      await replacement.ready;
     }
     await drained();
     const lines = readLog(log);
