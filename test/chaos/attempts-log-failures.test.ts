@@ -7,8 +7,11 @@ import { AttemptsHooks } from '../../src/nest/attempts.hooks';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
 
-/** CHAOS_JOBS overrides for a quick local look; the issue's figure is 10,000. */
-const JOBS = Number(process.env.CHAOS_JOBS ?? 10_000);
+/**
+ * 2,000 in the suite (each failure is logged with its stack, so 10,000 took about a minute and a half of a CI run);
+ * CHAOS_JOBS=10000 runs the figure the job history guide names.
+ */
+const JOBS = Number(process.env.CHAOS_JOBS ?? 2_000);
 
 @Worker({ name: 'AlwaysFails' })
 class AlwaysFails {
@@ -16,7 +19,7 @@ class AlwaysFails {
     throw new Error(`failure ${n}`);
   }
 
-  /** An hour out: no retry comes due while the 10,000 run, so each job is filed exactly once. */
+  /** An hour out: no retry comes due while they run, so each job is filed exactly once. */
   retryIn(): number {
     return 3600;
   }
@@ -41,7 +44,7 @@ function jidOf(n: number): string {
 
 /**
  * The attempts log is written best-effort after the settle write (seed 004):
- * when every append fails, each of 10,000 failing jobs is still filed
+ * when every append fails, each failing job is still filed
  * exactly where it would be, and every failed append is counted.
  */
 describe('chaos: the attempts log cannot be written', () => {
@@ -103,7 +106,7 @@ describe('chaos: the attempts log cannot be written', () => {
     });
   }
 
-  it('with every attempts key of the wrong type: all 10,000 jobs filed as before, 10,000 failed appends counted', async () => {
+  it(`with every attempts key of the wrong type: all ${JOBS} jobs filed as before, ${JOBS} failed appends counted`, async () => {
     const redis = server.client();
     const pipeline = redis.pipeline();
     for (let n = 0; n < JOBS; n++) pipeline.set(`attempts:${jidOf(n)}`, 'not a list');
@@ -120,7 +123,7 @@ describe('chaos: the attempts log cannot be written', () => {
     expect(await redis.type(`attempts:${jidOf(0)}`)).toBe('string');
   }, 180000);
 
-  it('with Redis refusing writes to attempts:* (ACL NOPERM): all 10,000 jobs filed as before, 10,000 failed appends counted', async () => {
+  it(`with Redis refusing writes to attempts:* (ACL NOPERM): all ${JOBS} jobs filed as before, ${JOBS} failed appends counted`, async () => {
     const redis = server.client();
     // Every key not starting with "a" (no Sidekiq or wurk key but attempts:* does) read and written; attempts:* only
     // read.
