@@ -5,8 +5,8 @@
  */
 import { Logger } from '@nestjs/common';
 import { resolveApiOptions } from '../api/api-options';
-import { RELIABLE_PUSH_DEFAULTS } from '../client/reliable-push/reliable-push-transport';
-import type { ReliablePushSettings } from '../client/reliable-push/reliable-push-transport';
+import { RELIABLE_PUSH_DEFAULTS } from '../client/reliable-push/reliable-push-settings';
+import type { ReliablePushSettings } from '../client/reliable-push/reliable-push-settings';
 import type { WurkClientOptions } from '../config/client-group';
 import { checkWurkOptions } from '../config/check-wurk-options';
 import type { CheckOptions } from '../config/check-wurk-options';

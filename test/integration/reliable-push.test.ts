@@ -20,7 +20,7 @@ import { PushBufferFullError, ReliablePushTransport } from '../../src/entries/in
 import { WurkMetricsModule } from '../../src/entries/metrics';
 import { StatusStore } from '../../src/status/status-store';
 import { RedisPushTransport } from '../../src/client/push-transport';
-import { ReliablePushSettings } from '../../src/client/reliable-push/reliable-push-transport';
+import { ReliablePushSettings } from '../../src/client/reliable-push/reliable-push-settings';
 import { closeConnection, createConnection } from '../../src/redis/connection';
 import { NO_REPLICA_WAIT } from '../../src/redis/durable-write';
 import { usePrivateRedis } from '../support/private-redis';

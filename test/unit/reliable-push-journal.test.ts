@@ -7,7 +7,7 @@ import {
   parseJournalName,
   releaseOwner,
 } from '../../src/client/reliable-push/journal-owner';
-import { readJournal } from '../../src/client/reliable-push/push-journal';
+import { readJournal } from '../../src/client/reliable-push/journal-file';
 import { journalLine, PushOp, readJournalLine, textsOf } from '../../src/client/reliable-push/push-record';
 
 describe('reliable-push journal lines', () => {

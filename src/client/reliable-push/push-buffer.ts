@@ -1,5 +1,5 @@
 import { PushBufferFullError } from './push-buffer-full-error';
-import type { JournalRef } from './push-journal';
+import type { JournalRef } from './journal-file';
 import type { PushOp } from './push-record';
 
 /** The bounds of the buffer, as resolved from `client.reliablePush`. */

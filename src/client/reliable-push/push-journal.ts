@@ -2,20 +2,16 @@ import {
   accessSync,
   closeSync,
   constants,
-  fdatasync,
   fsyncSync,
-  ftruncate,
   mkdirSync,
   openSync,
   readdirSync,
   readFileSync,
   renameSync,
   unlinkSync,
-  write,
   writeSync,
 } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { promisify } from 'node:util';
 import { WurkConfigError } from '../../job/errors';
 import type { RedisLogger } from '../../redis/connection-watch';
 import {
@@ -27,63 +23,20 @@ import {
   releaseOwner,
   sameOwner,
 } from './journal-owner';
-import { journalLine, PushOp, readJournalLine } from './push-record';
-
-const writeAsync = promisify(write);
-const fdatasyncAsync = promisify(fdatasync);
-const ftruncateAsync = promisify(ftruncate);
-
-/** A file takes records up to about this many bytes; the next one starts a new file. Drained files are deleted. */
-export const SEGMENT_BYTES = 4 * 1024 * 1024;
-
-/** One journal file of this process: its descriptor, its records not yet settled, and what is being written to it. */
-export class JournalFile {
-  /** Records written (or being written) and not yet settled. */
-  live = 0;
-  /** Lines queued or being written. */
-  pending = 0;
-  nextId = 1;
-  /** Bytes known to be in the file: a failed write is cut back to it, so no half line is left for a later one. */
-  size = 0;
-  /** Bytes written and queued: a new record starts a new file past SEGMENT_BYTES. */
-  appended = 0;
-  /** A write failed: no new record goes here (settle marks still do). */
-  broken = false;
-
-  constructor(
-    readonly name: string,
-    readonly path: string,
-    readonly fd: number,
-  ) {}
-}
-
-/** Where a buffered push's record is: settle it once Redis has it, or once it leaves the buffer any other way. */
-export interface JournalRef {
-  readonly file: JournalFile;
-  readonly id: number;
-}
-
-/** A record read back from the journal of a process that ended. */
-export interface RecoveredPush {
-  op: PushOp;
-  /** Epoch ms it was first buffered (its age counts against `client.reliablePushMaxAge` across the restart). */
-  bufferedAt: number;
-  ref: JournalRef;
-  /**
-   * The first record still in its file: the one its writer may have been sending when it died (the writer sends one
-   * at a time and marks each done before the next), so it may already be in Redis.
-   */
-  maybeSent: boolean;
-}
-
-interface Pending {
-  file: JournalFile;
-  line: string;
-  /** A record (fsynced before it resolves), not a done mark (written, not fsynced). */
-  record: boolean;
-  resolve(): void;
-  reject(error: unknown): void;
-}
+import {
+  JournalFile,
+  JournalRecord,
+  JournalRef,
+  RecoveredPush,
+  readJournal,
+  replaceFile,
+  SEGMENT_BYTES,
+  syncDirectory,
+  UnreadableLine,
+  writeLinesAside,
+} from './journal-file';
+import { JournalWriter } from './journal-writer';
+import { journalLine, PushOp } from './push-record';
 
 /**
  * Reliable push's journal on disk (`client.reliablePushDirectory`): every push the buffer takes is appended to a file
@@ -91,10 +44,11 @@ interface Pending {
  * leaves the buffer (sent, halted, in doubt, expired); a file whose every record is done is deleted. A process that
  * starts (or sees Redis come back) claims the files of processes that ended and replays their records.
  *
- * fsync policy: records are written in groups (pushes made while a write is under way share the next one) and each
- * group is fdatasync'ed before its pushes resolve, so an accepted push survives a crash of the process and of the
- * machine. Done marks are written without fsync, before the next buffered push is sent: they survive a crash of the
- * process (the page cache outlives it) but may be lost with the machine, and then jobs already sent are sent again.
+ * fsync policy (journal-writer.ts): records are written in groups (pushes made while a write is under way share the
+ * next one) and each group is fdatasync'ed before its pushes resolve, so an accepted push survives a crash of the
+ * process and of the machine. Done marks are written without fsync, before the next buffered push is sent: they
+ * survive a crash of the process (the page cache outlives it) but may be lost with the machine, and then jobs already
+ * sent are sent again.
  *
  * Ownership: each process writes only files named after itself (journal-owner.ts); a file is claimed by renaming it to
  * the claimer's name, which only one claimer can do, and only once its writer is known to have ended. So the journal
@@ -106,8 +60,8 @@ export class PushJournal {
   private seq = 0;
   private current: JournalFile | undefined;
   private readonly files = new Set<JournalFile>();
-  private queue: Pending[] = [];
-  private flushing: Promise<void> | undefined;
+  /** Deletes a file once its last line is written and its records are all settled. */
+  private readonly writer = new JournalWriter((file) => this.release(file));
   private readonly reportedElsewhere = new Set<string>();
   /** Lines of other processes' files set aside as unreadable since start. */
   unreadable = 0;
@@ -146,7 +100,7 @@ export class PushJournal {
     const file = this.writableFile();
     const ref: JournalRef = { file, id: file.nextId++ };
     file.live++;
-    const durable = this.enqueue(file, journalLine({ id: ref.id, at: bufferedAt, op }), true);
+    const durable = this.writer.enqueue(file, journalLine({ id: ref.id, at: bufferedAt, op }), true);
     return { ref, durable };
   }
 
@@ -156,12 +110,14 @@ export class PushJournal {
    */
   settle(ref: JournalRef): Promise<void> {
     ref.file.live--;
-    return this.enqueue(ref.file, journalLine({ done: ref.id }), false).catch((error: unknown) =>
-      this.logger.warn(
-        `reliable push: could not mark a sent job in the journal ${ref.file.path} (${(error as Error).message}); ` +
-          'the process that replays it will send that job again',
-      ),
-    );
+    return this.writer
+      .enqueue(ref.file, journalLine({ done: ref.id }), false)
+      .catch((error: unknown) =>
+        this.logger.warn(
+          `reliable push: could not mark a sent job in the journal ${ref.file.path} (${(error as Error).message}); ` +
+            'the process that replays it will send that job again',
+        ),
+      );
   }
 
   /**
@@ -218,7 +174,7 @@ export class PushJournal {
    * next process. The directory is then free for another journal of this process too.
    */
   async close(): Promise<void> {
-    while (this.flushing) await this.flushing;
+    await this.writer.idle();
     for (const file of this.files) {
       try {
         if (file.live > 0) fsyncSync(file.fd);
@@ -242,65 +198,8 @@ export class PushJournal {
     this.files.add(file);
     this.current = file;
     // The file's own name must survive a crash of the machine, as its records do.
-    this.syncDirectory();
+    syncDirectory(this.directory);
     return file;
-  }
-
-  private enqueue(file: JournalFile, line: string, record: boolean): Promise<void> {
-    file.pending++;
-    file.appended += line.length;
-    return new Promise<void>((resolve, reject) => {
-      this.queue.push({ file, line, record, resolve, reject });
-      this.flushSoon();
-    });
-  }
-
-  private flushSoon(): void {
-    if (this.flushing) return;
-    this.flushing = this.flush().finally(() => {
-      this.flushing = undefined;
-      if (this.queue.length > 0) this.flushSoon();
-    });
-  }
-
-  /** Writes what is queued, one write per file per round, and fdatasyncs a file when the round holds a record. */
-  private async flush(): Promise<void> {
-    while (this.queue.length > 0) {
-      const round = this.queue;
-      this.queue = [];
-      const byFile = new Map<JournalFile, Pending[]>();
-      for (const pending of round) {
-        let lines = byFile.get(pending.file);
-        if (!lines) byFile.set(pending.file, (lines = []));
-        lines.push(pending);
-      }
-      for (const [file, lines] of byFile) await this.writeLines(file, lines);
-    }
-  }
-
-  private async writeLines(file: JournalFile, lines: Pending[]): Promise<void> {
-    const bytes = Buffer.from(lines.map((pending) => pending.line).join(''), 'utf8');
-    try {
-      await writeAll(file.fd, bytes);
-      if (lines.some((pending) => pending.record)) await fdatasyncAsync(file.fd);
-      file.size += bytes.length;
-    } catch (error) {
-      file.broken = true;
-      // Cut back to the last whole line, so a half-written record is never read back as one.
-      await ftruncateAsync(file.fd, file.size).catch(() => undefined);
-      for (const pending of lines) {
-        file.pending--;
-        if (pending.record) file.live--;
-        pending.reject(error);
-      }
-      this.release(file);
-      return;
-    }
-    for (const pending of lines) {
-      file.pending--;
-      pending.resolve();
-    }
-    this.release(file);
   }
 
   /** Deletes a file whose records are all settled and whose lines are all written. */
@@ -330,7 +229,7 @@ export class PushJournal {
       this.logger.error(`reliable push: could not claim the journal ${name} (${(error as Error).message})`);
       return [];
     }
-    this.syncDirectory();
+    syncDirectory(this.directory);
     let content: Buffer;
     try {
       content = readFileSync(path);
@@ -380,16 +279,8 @@ export class PushJournal {
     const text = records.map((record) => journalLine({ id: record.id, at: record.at, op: record.op })).join('');
     let fd: number;
     try {
-      const temporary = `${path}.tmp`;
-      const out = openSync(temporary, 'w');
-      try {
-        writeSync(out, text);
-        fsyncSync(out);
-      } finally {
-        closeSync(out);
-      }
-      renameSync(temporary, path);
-      this.syncDirectory();
+      replaceFile(path, text);
+      syncDirectory(this.directory);
       fd = openSync(path, 'a');
     } catch (error) {
       this.logger.error(
@@ -424,16 +315,7 @@ export class PushJournal {
       .map((line) => `line ${line.number}: ${line.reason}`)
       .join('; ');
     try {
-      const fd = openSync(target, 'wx');
-      try {
-        for (const line of unreadable) {
-          writeSync(fd, line.bytes);
-          writeSync(fd, '\n');
-        }
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
+      writeLinesAside(target, unreadable);
     } catch (error) {
       this.logger.error(
         `reliable push: ${unreadable.length} line(s) of the journal ${claimedPath} could not be read (${detail}) and ` +
@@ -447,55 +329,6 @@ export class PushJournal {
         `sent, and are kept in ${target}: a job recorded there must be recovered by hand`,
     );
   }
-
-  private syncDirectory(): void {
-    try {
-      const fd = openSync(this.directory, 'r');
-      try {
-        fsyncSync(fd);
-      } finally {
-        closeSync(fd);
-      }
-    } catch {
-      // Some systems cannot fsync a directory; the files' own fsyncs still hold.
-    }
-  }
-}
-
-interface JournalRecord {
-  id: number;
-  at: number;
-  op: PushOp;
-}
-
-interface UnreadableLine {
-  /** 1-based. */
-  number: number;
-  reason: string;
-  bytes: Buffer;
-}
-
-/** The records of a journal file not marked done, in the order they were written, and the lines it could not read. */
-export function readJournal(content: Buffer): { records: JournalRecord[]; unreadable: UnreadableLine[] } {
-  const records = new Map<number, JournalRecord>();
-  const unreadable: UnreadableLine[] = [];
-  let start = 0;
-  for (let number = 1; start < content.length; number++) {
-    const end = content.indexOf(0x0a, start);
-    const torn = end === -1;
-    const bytes = content.subarray(start, torn ? content.length : end);
-    start = torn ? content.length : end + 1;
-    if (bytes.length === 0) continue;
-    const entry = readJournalLine(bytes.toString('utf8'));
-    if (typeof entry === 'string') {
-      unreadable.push({ number, reason: torn ? `${entry}, and no end of line (torn by a crash)` : entry, bytes });
-    } else if ('done' in entry) {
-      records.delete(entry.done);
-    } else {
-      records.set(entry.id, entry);
-    }
-  }
-  return { records: [...records.values()], unreadable };
 }
 
 function jobCount(op: PushOp): number {
@@ -511,11 +344,4 @@ function jobCount(op: PushOp): number {
 
 function ownerKey(owner: JournalOwner): string {
   return `${owner.host}-${owner.pid}-${owner.start}-${owner.nonce}`;
-}
-
-async function writeAll(fd: number, bytes: Buffer): Promise<void> {
-  for (let offset = 0; offset < bytes.length;) {
-    const { bytesWritten } = await writeAsync(fd, bytes, offset, bytes.length - offset);
-    offset += bytesWritten;
-  }
 }

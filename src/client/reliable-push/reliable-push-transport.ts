@@ -1,60 +1,30 @@
+/**
+ * Reliable push's transport: it decides for each push between Redis and the buffer, sends the buffer in push order
+ * once Redis is back, and in disk mode ties each buffered push to its record in the journal.
+ *
+ * Why over 400 lines: exactly once and push order rest on one state that every method here reads or moves: what is
+ * buffered, whether a drain is sending, whether the transport is closed, the outage under way. Whether a push is
+ * buffered, which push is sent next, when one may expire and what close waits for are each decided from all of it,
+ * and a send from the buffer writes through RedisPushTransport's own entry points (`super`); kept in one class, those
+ * decisions are read side by side. What needs none of that state has a file of its own: the settings
+ * (reliable-push-settings.ts), a push's helpers and its look-ups in Redis (buffered-push.ts), the buffer
+ * (push-buffer.ts), the journal (push-journal.ts).
+ */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type Redis from 'ioredis';
 import { JobPayload } from '../../job/payload';
 import type { WritePolicy } from '../../redis/durable-write';
 import type { RedisLogger } from '../../redis/connection-watch';
-import { Keys } from '../../redis/keys';
 import { isUnreachable, RedisUnavailableError } from '../../redis/redis-errors';
 import { RedisPushTransport, ScheduledPush } from '../push-transport';
+import { alreadyInRedis, describeFirst, jidsOf, jobsOf, newPush, takeLocks } from './buffered-push';
 import { BufferedPush, PushBuffer } from './push-buffer';
-import { PushJournal, RecoveredPush } from './push-journal';
+import type { RecoveredPush } from './journal-file';
+import { PushJournal } from './push-journal';
 import { PushJournalError } from './push-journal-error';
-import { PushOp, RecordedJob, textsOf } from './push-record';
-import { takeUniqueClaim, UniqueClaim } from './unique-claim';
-
-/** The `client.reliablePush*` bounds, resolved. */
-export interface ReliablePushSettings {
-  maxJobs: number;
-  maxBytes: number;
-  /** Seconds a buffered job may wait; older ones are dropped unsent and reported. */
-  maxAge: number;
-  /**
-   * Disk mode (`client.reliablePushDirectory`): every buffered push is also written to a journal in this directory
-   * before the push resolves, and a process that starts replays what a process that died left there.
-   */
-  directory?: string;
-}
-
-/** Pro's default buffer (its last 1,000 pushes); bytes and age are wurk's own bounds, which Pro does not have. */
-export const RELIABLE_PUSH_DEFAULTS: ReliablePushSettings = { maxJobs: 1000, maxBytes: 16 * 1024 * 1024, maxAge: 3600 };
-
-/** What the buffer did since the process started, and what it holds now. */
-export interface ReliablePushStats {
-  /** Jobs held now, waiting for Redis. */
-  buffered: number;
-  /** Bytes of payload held now. */
-  bufferedBytes: number;
-  /** Jobs sent from the buffer once Redis was back. */
-  delivered: number;
-  /** Jobs dropped unsent for being older than `maxAge`. */
-  expired: number;
-  /** Jobs left out at send time because a client middleware's lock (a unique job) was lost to another push. */
-  halted: number;
-  /** Jobs whose send from the buffer lost its reply (or was refused by Redis): reported by jid, never sent twice. */
-  inDoubt: number;
-  /** Jobs still buffered when the process closed, whose Redis never came back: dropped. */
-  droppedAtExit: number;
-  /** Pushes refused with PushBufferFullError, or (disk mode) PushJournalError. */
-  refused: number;
-  /** Disk mode: jobs read back from the journals of processes that ended with them unsent. */
-  recovered: number;
-  /** Disk mode: recovered jobs found in Redis already (their process died after sending them): not sent again. */
-  alreadySent: number;
-  /** Disk mode: jobs still buffered when the process closed, left in the journal for the next process to send. */
-  keptAtExit: number;
-  /** Disk mode: journal lines that could not be read (torn by a crash, or changed), set aside unsent. */
-  unreadable: number;
-}
+import { PushOp, RecordedJob } from './push-record';
+import type { ReliablePushSettings, ReliablePushStats } from './reliable-push-settings';
+import type { UniqueClaim } from './unique-claim';
 
 /** Wait between drain attempts while jobs are buffered and Redis stays away (a `ready` event also starts one). */
 const RETRY_MS = 1000;
@@ -428,7 +398,7 @@ export class ReliablePushTransport extends RedisPushTransport {
    */
   private async send(push: BufferedPush, stage: { sending: boolean }): Promise<number> {
     if (push.maybeSent) {
-      const found = await this.alreadyInRedis(push.op);
+      const found = await alreadyInRedis(this.redis, push.op);
       push.maybeSent = false;
       for (const index of found) push.skipped.add(index);
       this.counts.alreadySent += found.size;
@@ -439,7 +409,7 @@ export class ReliablePushTransport extends RedisPushTransport {
         );
     }
     if (!push.prepared) {
-      const lost = await this.takeLocks(push);
+      const lost = await takeLocks(this.redis, push);
       push.prepared = true;
       push.halted = lost.length;
       for (const index of lost) push.skipped.add(index);
@@ -451,19 +421,6 @@ export class ReliablePushTransport extends RedisPushTransport {
     stage.sending = true;
     await this.sendOnce(() => this.writeRecorded(push.op, push.skipped));
     return left;
-  }
-
-  /** Takes the unique locks of the jobs not skipped; resolves to the indexes of those whose lock another jid holds. */
-  private async takeLocks(push: BufferedPush): Promise<number[]> {
-    const { op } = push;
-    if (op.kind !== 'jobs') return [];
-    const lost: number[] = [];
-    const jobs = [...op.immediate, ...op.scheduled];
-    for (let index = 0; index < jobs.length; index++) {
-      const lock = jobs[index].lock;
-      if (lock && !push.skipped.has(index) && !(await takeUniqueClaim(this.redis, lock))) lost.push(index);
-    }
-    return lost;
   }
 
   /** Writes a push from its record, as the RedisPushTransport entry point it came through; `skip`: job indexes. */
@@ -484,31 +441,6 @@ export class ReliablePushTransport extends RedisPushTransport {
       case 'rendered':
         return super.writeRendered(op.queue, op.entries, op.scheduled);
     }
-  }
-
-  /**
-   * Which jobs of a recovered push are in Redis already, by index. Each LPUSH and each ZADD applies whole, so one
-   * member per command tells for all of it: the newest payload of each queue's LPUSH (LPOS, a scan of the list,
-   * done once per journal file read back) and any member of the ZADD (ZSCORE). A job a worker already took from its
-   * queue is not found, and is sent again.
-   */
-  private async alreadyInRedis(op: PushOp): Promise<Set<number>> {
-    const found = new Set<number>();
-    const groups = redisGroups(op);
-    for (const { key, member, indexes, list } of groups) {
-      let present: boolean;
-      try {
-        present = list
-          ? (await this.redis.lpos(key, member)) !== null
-          : (await this.redis.zscore(key, member)) !== null;
-      } catch (error) {
-        if (isUnreachable(error)) throw error;
-        // A key of another type, a Redis without LPOS: cannot tell, so it is sent (at least once).
-        present = false;
-      }
-      if (present) for (const index of indexes) found.add(index);
-    }
-    return found;
   }
 
   /** Disk mode: marks the push's record done (after its record is on disk); resolves once the mark is written. */
@@ -574,87 +506,4 @@ export class ReliablePushTransport extends RedisPushTransport {
 
 function pause(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.max(0, ms)).unref());
-}
-
-function byteLength(texts: readonly string[]): number {
-  let bytes = 0;
-  for (const text of texts) bytes += Buffer.byteLength(text);
-  return bytes;
-}
-
-function newPush(op: PushOp, bufferedAt: number): BufferedPush {
-  const texts = textsOf(op);
-  return { op, texts, bytes: byteLength(texts), bufferedAt, skipped: new Set(), prepared: false, halted: 0 };
-}
-
-function jobsOf(pushes: readonly BufferedPush[]): number {
-  return pushes.reduce((sum, push) => sum + push.texts.length, 0);
-}
-
-/** The Redis commands a push's jobs land in: the key, one member of each command, and the jobs each carries. */
-function redisGroups(op: PushOp): Array<{ key: string; member: string; list: boolean; indexes: number[] }> {
-  switch (op.kind) {
-    case 'one':
-      return [{ key: Keys.queue(op.queue), member: op.text, list: true, indexes: [0] }];
-    case 'scheduledOne':
-      return [{ key: Keys.schedule, member: op.text, list: false, indexes: [0] }];
-    case 'rendered': {
-      const texts = textsOf(op);
-      return [
-        {
-          key: op.scheduled ? Keys.schedule : Keys.queue(op.queue),
-          member: texts[texts.length - 1],
-          list: !op.scheduled,
-          indexes: texts.map((_, index) => index),
-        },
-      ];
-    }
-    case 'jobs': {
-      const byQueue = new Map<string, number[]>();
-      op.immediate.forEach((job, index) => {
-        const queue = JobPayload.parse(job.text).queue;
-        let indexes = byQueue.get(queue);
-        if (!indexes) byQueue.set(queue, (indexes = []));
-        indexes.push(index);
-      });
-      const groups = [...byQueue].map(([queue, indexes]) => ({
-        key: Keys.queue(queue),
-        // LPUSH puts its last member nearest the head, where a worker takes last.
-        member: op.immediate[indexes[indexes.length - 1]].text,
-        list: true,
-        indexes,
-      }));
-      if (op.scheduled.length > 0)
-        groups.push({
-          key: Keys.schedule,
-          member: op.scheduled[0].text,
-          list: false,
-          indexes: op.scheduled.map((_, index) => op.immediate.length + index),
-        });
-      return groups;
-    }
-  }
-}
-
-/** The jids of a push, read from its payload texts (only for a report: a failure path). */
-function jidsOf(push: BufferedPush): string[] {
-  return push.texts.map((text) => {
-    try {
-      return String((JSON.parse(text) as { jid?: unknown }).jid);
-    } catch {
-      return '?';
-    }
-  });
-}
-
-/** "first: HardWorker jid abc…" for a report of dropped pushes. */
-function describeFirst(pushes: readonly BufferedPush[]): string {
-  const text = pushes[0]?.texts[0];
-  if (text === undefined) return 'none';
-  try {
-    const job = JSON.parse(text) as { class?: unknown; jid?: unknown };
-    return `the first: ${String(job.class)} jid ${String(job.jid)}`;
-  } catch {
-    return 'the first unreadable';
-  }
 }

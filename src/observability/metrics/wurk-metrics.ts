@@ -1,7 +1,7 @@
 import type Redis from 'ioredis';
 import type * as PromClient from 'prom-client';
 import type { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { ReliablePushStats } from '../../client/reliable-push/reliable-push-transport';
+import type { ReliablePushStats } from '../../client/reliable-push/reliable-push-settings';
 import { WurkConfigError } from '../../job/errors';
 import { Keys } from '../../redis/keys';
 import type { JobLifecycleListener, JobOutcome, ServerContext } from '../../server/server-middleware';

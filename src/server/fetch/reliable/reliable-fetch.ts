@@ -1,26 +1,24 @@
 /**
  * Reliable fetch, the façade: implements `Fetcher` by wiring its parts, and
- * owns what is left between them: the claim's choice of path (direct claim,
- * fetch.lua, blocking wait, idle), when held acks need a call of their own,
- * warm-up, wake and interrupt. The parts, each in this folder: fetch-script.ts
- * (the mirror of lua/fetch.lua), fetch-calls.ts (its round trip),
- * ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts,
- * strays.ts (reconcile), settling.ts (file, give back, release), own-lists.ts,
- * options.ts.
+ * owns what is left between them: when held acks need a call of their own,
+ * and warm-up. The parts, each in this folder: claim-path.ts (a claim's
+ * path: direct claim, fetch.lua, blocking wait, idle; wake and interrupt),
+ * fetch-script.ts (the mirror of lua/fetch.lua), fetch-calls.ts (its round
+ * trip), ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts,
+ * strays.ts (reconcile), settling.ts (file, give back, release),
+ * own-lists.ts, options.ts.
  */
 import type Redis from 'ioredis';
-import { endConnection } from '../../../redis/connection';
-import { Keys } from '../../../redis/keys';
 import type { ProcessIdentity } from '../../identity';
 import type { QueueOrder } from '../../queue-order';
 import { ClaimFence } from '../claim-fence';
 import { type ClaimedJob, markSettled } from '../claimed-job';
 import type { Fetcher, FilingSet, NotStarted, UnfiledFailure } from '../fetcher';
-import { IdleWait } from '../idle-wait';
 import type { KnownJobs } from '../known-jobs';
 import { PausedQueues } from '../paused-queues';
 import { AckLedger } from './ack-ledger';
 import { BlockingWait } from './blocking-wait';
+import { ClaimPath } from './claim-path';
 import { FetchCalls } from './fetch-calls';
 import { FetchScript } from './fetch-script';
 import { LargeClaim } from './large-claim';
@@ -60,10 +58,7 @@ export type { ReliableFetchOptions } from './options';
  * the claimed list: the idle processors' share plus the manager's `prefetch`.
  */
 export class ReliableFetch implements Fetcher {
-  private claiming = false;
-  private interrupted = false;
   private readonly paused: PausedQueues;
-  private readonly idle = new IdleWait();
   /** Under Sentinel: no claimed job runs before a replica has its claim (see ClaimFence). */
   private readonly fence: ClaimFence;
   private readonly lists: OwnLists;
@@ -74,13 +69,14 @@ export class ReliableFetch implements Fetcher {
   private readonly waits: BlockingWait;
   private readonly large: LargeClaim;
   private readonly settling: Settling;
+  private readonly path: ClaimPath;
 
   constructor(
     private readonly fetchConnection: Redis,
     command: Redis,
     private readonly order: QueueOrder,
     identity: ProcessIdentity,
-    private readonly options: ReliableFetchOptions,
+    options: ReliableFetchOptions,
     /** Opens a dedicated connection; idle fetches block on every queue at once, one connection each. */
     openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
@@ -129,6 +125,18 @@ export class ReliableFetch implements Fetcher {
       this.strays,
       this.fence,
     );
+    this.path = new ClaimPath({
+      fetchConnection,
+      order,
+      paused: this.paused,
+      calls: this.calls,
+      large: this.large,
+      waits: this.waits,
+      starts: this.starts,
+      lists: this.lists,
+      fetchTimeout,
+      flush: () => this.flush(),
+    });
   }
 
   /** The in-progress list: jobs whose perform started, until acknowledged. */
@@ -141,43 +149,8 @@ export class ReliableFetch implements Fetcher {
     return this.lists.claimedKey(queue);
   }
 
-  async claim(max: number, startNow = 0, largePayloads = false): Promise<ClaimedJob[]> {
-    this.claiming = true;
-    try {
-      return await this.claimOrBlock(max, startNow, largePayloads);
-    } finally {
-      this.claiming = false;
-    }
-  }
-
-  private async claimOrBlock(max: number, startNow: number, largePayloads: boolean): Promise<ClaimedJob[]> {
-    const queues = await this.paused.filter(this.order.next());
-    if (queues.length === 0) {
-      // Every queue paused: nothing to claim, only acks to send.
-      await this.flush();
-      await this.idle.wait(this.options.fetchTimeout * 1000);
-      return [];
-    }
-    if (largePayloads && startNow === max && max > 0) {
-      const claimed = await this.calls.exclusive(() => this.large.claim(queues, max));
-      if (claimed) return claimed;
-    }
-    const { jobs, badKeys, pausedNow, refused } = await this.calls.exclusive(() =>
-      this.calls.run(this.fetchConnection, queues, max, startNow),
-    );
-    // Jobs that ran must not wait in the ledger through a blocked fetch: a crash meanwhile would run them again.
-    if (refused) await this.flush();
-    if (jobs.length > 0 || this.interrupted) return jobs;
-    const ready = queues.filter(
-      (name) => !pausedNow.has(name) && !badKeys.has(Keys.queue(name)) && !badKeys.has(this.claimedKey(name)),
-    );
-    if (ready.length === 0) {
-      await this.idle.wait(this.options.fetchTimeout * 1000);
-      return [];
-    }
-    // Each blocked wait may take a job; with a free slot for every one, and no
-    // other start on its way, the job is marked started as it arrives.
-    return this.waits.blockOnAll(ready, startNow >= ready.length && this.starts.startsOnTheirWay === 0);
+  claim(max: number, startNow = 0, largePayloads = false): Promise<ClaimedJob[]> {
+    return this.path.claim(max, startNow, largePayloads);
   }
 
   async warmUp(): Promise<void> {
@@ -201,10 +174,8 @@ export class ReliableFetch implements Fetcher {
     ]).catch(() => undefined);
   }
 
-  /** CLIENT UNBLOCK answers a blocked BLMOVE as a timeout: nothing moved, nothing lost. */
   wake(): void {
-    this.idle.wake();
-    this.waits.unblockAll();
+    this.path.wake();
   }
 
   /**
@@ -236,7 +207,7 @@ export class ReliableFetch implements Fetcher {
     // a fetch blocked on empty queues, one idling on paused or unusable
     // ones (for a whole fetch timeout), or none at all, needs a call of its
     // own: until the acks land, a crash would run their jobs again.
-    if (onlyWhenIdle && this.claiming && !this.waits.blocking && !this.idle.waiting) return;
+    if (onlyWhenIdle && this.path.carriesAcks) return;
     // A refused whole-list drop taints its list, so the acks it held again go by value the next time round.
     while (
       (await this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), this.order.names, 0, 0))).refused
@@ -256,11 +227,7 @@ export class ReliableFetch implements Fetcher {
   }
 
   interrupt(): void {
-    this.interrupted = true;
-    // A BLMOVE cut short may have moved a job whose reply is lost; release()
-    // sweeps the whole private list back, so it is not lost either.
-    endConnection(this.fetchConnection);
-    this.waits.endWaiters(endConnection);
+    this.path.interrupt();
   }
 
   /**
