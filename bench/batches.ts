@@ -10,7 +10,8 @@
  *   the parent (a flow's node takes at most 100 dependencies, Ruby Wurk's cap); BullMQ's is a FlowProducer tree. A
  *   100-child fan-in is also run as a wurk flow (`dependsOn` the 100) against the same FlowProducer tree.
  *
- * Everything runs in this process (both sides alike): no boot is on any clock.
+ * Everything runs in this process (both sides alike): no boot is on any clock. BENCH_BATCH_PARTS (`overhead,fan-in`)
+ * picks the parts to run.
  */
 import 'reflect-metadata';
 import { INestApplicationContext, Module } from '@nestjs/common';
@@ -27,6 +28,8 @@ const JOBS = Number(process.env.BENCH_BATCH_JOBS ?? 20000);
 const FAN_IN = Number(process.env.BENCH_FAN_IN ?? 1000);
 const FLOW_WIDTH = 100;
 const CONCURRENCY = 10;
+/** Which parts to run: `overhead`, `fan-in`, or both (the default). */
+const PARTS = (process.env.BENCH_BATCH_PARTS ?? 'overhead,fan-in').split(',');
 
 /** What the in-process workers report to the round that waits on them. */
 const seen = { count: 0, first: 0, last: 0, parentAt: 0 };
@@ -238,6 +241,11 @@ async function compare(
 
 export async function runBatchBench(): Promise<void> {
   console.log(`\n## Batches and fan-in (median of ${ROUNDS} rounds, order alternating, concurrency ${CONCURRENCY})\n`);
+  if (PARTS.includes('overhead')) await batchOverhead();
+  if (PARTS.includes('fan-in')) await fanIn();
+}
+
+async function batchOverhead(): Promise<void> {
   const overhead = await compare({
     'no batch': (server) => overheadRound(server, false),
     'one batch': (server) => overheadRound(server, true),
@@ -251,7 +259,9 @@ export async function runBatchBench(): Promise<void> {
   console.log(
     `\nbatch overhead: ${(100 * (1 - batched.value / plain.value)).toFixed(1)} % fewer jobs/s (target ≤ 25 %)\n`,
   );
+}
 
+async function fanIn(): Promise<void> {
   const wide = await compare({
     'wurk batch + success callback': (server) => wurkBatchFanIn(server, FAN_IN),
     'BullMQ FlowProducer': (server) => bullmqFanIn(server, FAN_IN),

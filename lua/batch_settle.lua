@@ -12,11 +12,12 @@ KEYS[1]  b-<bid>            KEYS[2]  b-<bid>-jids      KEYS[3]  b-<bid>-failed
 KEYS[4]  b-<bid>-died       KEYS[5]  b-<bid>-failinfo  KEYS[6]  b-<bid>-complete
 KEYS[7]  b-<bid>-success    KEYS[8]  b-<bid>-death     KEYS[9]  queues
 KEYS[10] b-<bid>-kids       KEYS[11] b-<bid>-pkids
-ARGV[1]  outcome: "success", "failure" (it will be retried), "death" (it
-         went to dead or was discarded), "close" (a `jobs` block of the
-         batch returned: ARGV[2] is its hold member) or "remove" (the jids
-         ARGV[2] and ARGV[9..] leave the batch uncounted: Ruby Wurk's
-         remove_jobs)
+ARGV[1]  outcome: "success" (of ARGV[2] and of every jid in ARGV[9..]:
+         the successes of one batch that finished together, counted in one
+         call), "failure" (it will be retried), "death" (it went to dead or
+         was discarded), "close" (a `jobs` block of the batch returned:
+         ARGV[2] is its hold member) or "remove" (the jids ARGV[2] and
+         ARGV[9..] leave the batch uncounted: Ruby Wurk's remove_jobs)
 ARGV[2]  jid
 ARGV[3]  failure info, JSON text ("" for success, close and remove)
 ARGV[4]  expiry in seconds of an unfinished batch's keys (30 days)
@@ -25,15 +26,18 @@ ARGV[6]  20 hex characters: a callback job's jid is these and four more,
          counting the callbacks this call pushes
 ARGV[7]  the bid
 ARGV[8]  seconds the keys live on after the batch succeeded (24 h)
-ARGV[9..] more jids (remove)
+ARGV[9..] more jids (success, remove)
 
-Returns {fired, pending, failures, live, died, changed, cascaded}: fired is
+Returns {fired, pending, failures, live, died, changed, cascaded,
+invalidated}: fired is
 this batch's events this call fired, comma-separated in firing order ("" for
 none, "missing" when the batch does not exist: a straggler of an expired or
 deleted batch counts and fires nothing); live counts the jids still to
 succeed or die (any hold of an open block included); changed is how many
 jids the outcome moved (0 for a repeat); cascaded the events it fired in
-ancestor batches, as "<bid>:<event>" comma-separated.
+ancestor batches, as "<bid>:<event>" comma-separated; invalidated is 1 when
+the batch's hash says `invalidated` (the read a job of the batch makes before
+it runs, answered in the same call), else 0.
 
 Events (Sidekiq Pro's): `complete` when every job has run at least once
 (every live jid is failing, awaiting a retry), `success` when every job has
@@ -53,7 +57,7 @@ parent's `-pkids`, and the parent is weighed again, in this same call. The
 ancestors' key names are built here as src/redis/keys.ts builds them.
 ]]
 if redis.call("EXISTS", KEYS[1]) == 0 then
-  return { "missing", 0, 0, 0, 0, 0, "" }
+  return { "missing", 0, 0, 0, 0, 0, "", 0 }
 end
 local outcome, jid, bid = ARGV[1], ARGV[2], ARGV[7]
 local expiry, now = ARGV[4], ARGV[5]
@@ -99,19 +103,50 @@ local function kid_dead(k)
   return false
 end
 
+-- ARGV[2] and ARGV[9..]: the jids of a success or a remove.
+local function jids_given()
+  local given = { jid }
+  for i = 9, #ARGV do
+    given[#given + 1] = ARGV[i]
+  end
+  return given
+end
+
 local changed = 0
 local died_now, revived = false, false
 if outcome == "success" then
-  clear_failing(jid)
-  redis.call("HDEL", own.failinfo, jid)
-  if redis.call("SREM", own.jids, jid) == 1 then
-    redis.call("HINCRBY", own.batch, "pending", -1)
-    changed = 1
-  elseif redis.call("SREM", own.died, jid) == 1 then
-    -- A dead job retried by hand that now succeeded: a death never counted
-    -- pending down, so its success does; the batch is no longer dead.
-    redis.call("HINCRBY", own.batch, "pending", -1)
-    changed, revived = 1, true
+  -- The hot path: one call for every job of the batch that finished while
+  -- the previous call was on its way, in as few commands as the jids allow.
+  local given = jids_given()
+  -- A jid that was failing stops failing; its last failure is forgotten.
+  local cleared = redis.call("SREM", own.failed, unpack(given))
+  if cleared > 0 then
+    redis.call("HINCRBY", own.batch, "failures", -cleared)
+  end
+  redis.call("HDEL", own.failinfo, unpack(given))
+  -- The live jids leave in one SREM; only a jid that was not live is looked
+  -- for among the dead.
+  local is_live = redis.call("SMISMEMBER", own.jids, unpack(given))
+  local live, others = {}, {}
+  for i, member in ipairs(given) do
+    if is_live[i] == 1 then
+      live[#live + 1] = member
+    else
+      others[#others + 1] = member
+    end
+  end
+  if #live > 0 then
+    changed = redis.call("SREM", own.jids, unpack(live))
+  end
+  for _, member in ipairs(others) do
+    if redis.call("SREM", own.died, member) == 1 then
+      -- A dead job retried by hand that now succeeded: a death never counted
+      -- pending down, so its success does; the batch is no longer dead.
+      changed, revived = changed + 1, true
+    end
+  end
+  if changed > 0 then
+    redis.call("HINCRBY", own.batch, "pending", -changed)
   end
 elseif outcome == "failure" then
   -- Only a live job can be failing: a late report for a job that already
@@ -138,11 +173,7 @@ elseif outcome == "death" then
 elseif outcome == "close" then
   changed = redis.call("SREM", own.jids, jid)
 elseif outcome == "remove" then
-  local removing = { jid }
-  for i = 9, #ARGV do
-    removing[#removing + 1] = ARGV[i]
-  end
-  for _, member in ipairs(removing) do
+  for _, member in ipairs(jids_given()) do
     if redis.call("SREM", own.jids, member) == 1 then
       clear_failing(member)
       redis.call("HDEL", own.failinfo, member)
@@ -325,4 +356,5 @@ return {
   redis.call("SCARD", own.died),
   changed,
   table.concat(cascaded, ","),
+  redis.call("HGET", own.batch, "invalidated") == "1" and 1 or 0,
 }

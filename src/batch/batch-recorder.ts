@@ -4,26 +4,49 @@ import { errorClassOf, errorMessageOf } from '../server/retry/error-fields';
 import { BATCH_CALLBACK_CLASS } from './batch-callback-job';
 import type { BatchSettleReply, BatchStore } from './batch-store';
 import { isValidBid } from './bid';
+import { Coalescer } from './coalescer';
 
 /**
  * The settle path's side of batches: a job that carries a `bid` reports
  * each outcome to its batch, whose callbacks fire in the same script.
  */
 export class BatchRecorder implements BatchOutcomes {
+  /**
+   * The two calls every job of a batch makes, its batch's answer to "is it invalidated?" before it runs and the
+   * count of its success after, made once for the jobs of a batch that ask together: one settle call counts their
+   * successes and answers the question too (an HGET when no success waits). Failures and deaths, rare, go one by one.
+   */
+  private readonly calls: Coalescer<string | null, boolean>;
+
   constructor(
     private readonly store: BatchStore,
     private readonly onFired?: (bid: string, reply: BatchSettleReply) => void,
-  ) {}
+  ) {
+    this.calls = new Coalescer((bid, asks) => this.call(bid, asks));
+  }
 
   async record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void> {
     const bid = payload.get<unknown>('bid');
     // A payload whose bid is not a bid (hand-written, or from a gem of its own) belongs to no batch of ours.
     if (!isValidBid(bid)) return;
-    const failure =
-      outcome === 'success'
-        ? ''
-        : JSON.stringify({ error_class: errorClassOf(error), error_message: errorMessageOf(error) });
-    const reply = await this.store.settle(bid, outcome, payload.jid, failure);
+    if (outcome === 'success') {
+      await this.calls.request(bid, payload.jid);
+      return;
+    }
+    const failure = JSON.stringify({ error_class: errorClassOf(error), error_message: errorMessageOf(error) });
+    this.told(bid, await this.store.settle(bid, outcome, payload.jid, failure));
+  }
+
+  /** One call for a batch's waiting jobs: the successes among `asks` (jids) counted, or a read (null) alone. */
+  private async call(bid: string, asks: Array<string | null>): Promise<boolean> {
+    const jids = asks.filter((ask): ask is string => ask !== null);
+    if (jids.length === 0) return this.store.isInvalidated(bid);
+    const reply = await this.store.settle(bid, 'success', jids[0], '', jids.slice(1));
+    this.told(bid, reply);
+    return reply.invalidated;
+  }
+
+  private told(bid: string, reply: BatchSettleReply): void {
     if (reply.fired.length > 0 || reply.cascaded.length > 0) this.onFired?.(bid, reply);
   }
 
@@ -34,6 +57,6 @@ export class BatchRecorder implements BatchOutcomes {
   async skips(payload: JobPayload): Promise<boolean> {
     const bid = payload.get<unknown>('bid');
     if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return false;
-    return this.store.isInvalidated(bid);
+    return this.calls.request(bid, null);
   }
 }

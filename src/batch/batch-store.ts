@@ -39,6 +39,8 @@ export interface BatchSettleReply {
   changed: number;
   /** Events fired in the batch's parent, grandparent…, nearest first. */
   cascaded: BatchCascadedEvent[];
+  /** Whether the batch is invalidated (its hash's `invalidated`), read in the same call. */
+  invalidated: boolean;
 }
 
 /** One batch's keys in the order batch_settle.lua takes them. */
@@ -176,13 +178,13 @@ export class BatchStore {
   ): Promise<BatchSettleReply> {
     const callbackJid = newJid().slice(0, 20);
     const now = floatText(nowMs() / 1000);
-    const reply = await runScript<[string, number, number, number, number, number, string]>(
+    const reply = await runScript<[string, number, number, number, number, number, string, number]>(
       this.redis,
       'batch_settle',
       settleKeys(bid),
       [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS, ...more],
     );
-    const [fired, pending, failures, live, died, changed, cascaded] = reply;
+    const [fired, pending, failures, live, died, changed, cascaded, invalidated] = reply;
     const exists = fired !== 'missing';
     return {
       exists,
@@ -193,6 +195,7 @@ export class BatchStore {
       died: Number(died),
       changed: Number(changed),
       cascaded: cascadedEvents(cascaded),
+      invalidated: Number(invalidated) === 1,
     };
   }
 

@@ -114,7 +114,17 @@ export class MemoryBatchStore implements BatchStorePort {
   ): Promise<BatchSettleReply> {
     const batch = this.batches.get(bid);
     if (!batch)
-      return { exists: false, fired: [], pending: 0, failures: 0, live: 0, died: 0, changed: 0, cascaded: [] };
+      return {
+        exists: false,
+        fired: [],
+        pending: 0,
+        failures: 0,
+        live: 0,
+        died: 0,
+        changed: 0,
+        cascaded: [],
+        invalidated: false,
+      };
     const { changed, diedNow } = this.count(batch, step, [jid, ...more], failure);
     const pushes: JobHash[] = [];
     const cascaded: BatchCascadedEvent[] = [];
@@ -146,6 +156,7 @@ export class MemoryBatchStore implements BatchStorePort {
       died: batch.died.size,
       changed,
       cascaded,
+      invalidated: batch.hash.invalidated === '1',
     };
     // Every count is made before any callback job is pushed: an inline push runs the job, which settles in turn.
     for (const job of pushes) await this.pushCallback(job);
@@ -227,17 +238,18 @@ export class MemoryBatchStore implements BatchStorePort {
     const clearFailing = (member: string) => batch.failed.delete(member) && bump(batch, 'failures', -1);
     if (step === 'close') return { changed: batch.jids.delete(jid) ? 1 : 0, diedNow: false };
     if (step === 'success') {
-      clearFailing(jid);
-      batch.failInfo.delete(jid);
-      if (batch.jids.delete(jid)) {
-        bump(batch, 'pending', -1);
-        return { changed: 1, diedNow: false };
+      let changed = 0;
+      let revived = false;
+      for (const member of jids) {
+        clearFailing(member);
+        batch.failInfo.delete(member);
+        if (batch.jids.delete(member)) changed++;
+        // A dead job retried to success never counted pending down when it died; the batch is no longer dead.
+        else if (batch.died.delete(member)) [changed, revived] = [changed + 1, true];
       }
-      // A dead job retried to success never counted pending down when it died; the batch is no longer dead.
-      if (!batch.died.delete(jid)) return { changed: 0, diedNow: false };
-      bump(batch, 'pending', -1);
-      if (batch.died.size === 0 && !this.kidDead(batch)) delete batch.hash.death;
-      return { changed: 1, diedNow: false };
+      bump(batch, 'pending', -changed);
+      if (revived && batch.died.size === 0 && !this.kidDead(batch)) delete batch.hash.death;
+      return { changed, diedNow: false };
     }
     if (step === 'failure') {
       if (!batch.jids.has(jid)) return { changed: 0, diedNow: false };

@@ -1,7 +1,7 @@
 import { DeadSet } from '../../src/admin/dead-set';
 import { Batch } from '../../src/batch/batch';
 import { BatchRecorder } from '../../src/batch/batch-recorder';
-import { BatchStore } from '../../src/batch/batch-store';
+import { BatchSettleReply, BatchSettleStep, BatchStore } from '../../src/batch/batch-store';
 import { newBid } from '../../src/batch/bid';
 import type { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
@@ -248,5 +248,69 @@ describe('batches through the settle path', () => {
       ['complete', batch.bid],
       ['success', batch.bid],
     ]);
+  }, 60000);
+  it('the successes of jobs that finish together are told in one call; when it fails, each of its jobs runs again', async () => {
+    /** A store that fails the first success call carrying more than one jid, and notes every success call's jids. */
+    class FlakyStore extends BatchStore {
+      readonly calls: string[][] = [];
+      failed: string[] = [];
+
+      override async settle(
+        bid: string,
+        step: BatchSettleStep,
+        jid: string,
+        failure = '',
+        more: readonly string[] = [],
+      ): Promise<BatchSettleReply> {
+        if (step === 'success') {
+          this.calls.push([jid, ...more]);
+          if (more.length > 0 && this.failed.length === 0) {
+            this.failed = [jid, ...more];
+            throw new Error('redis went away');
+          }
+        }
+        return super.settle(bid, step, jid, failure, more);
+      }
+    }
+    const store = new FlakyStore(redis());
+    const runs = new Map<string, number>();
+    let started = 0;
+    let release: () => void = () => undefined;
+    const together = new Promise<void>((resolve) => (release = resolve));
+    const worker = {
+      async perform(_kind: string, n: number) {
+        runs.set(String(n), (runs.get(String(n)) ?? 0) + 1);
+        // The first ten finish in one turn of the event loop.
+        if (++started === 10) release();
+        if (started <= 10) await together;
+      },
+    };
+    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
+      concurrency: 10,
+      batches: new BatchRecorder(store),
+      queues: ['default'],
+    });
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      for (let n = 0; n < 30; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
+    });
+    await h.manager.start();
+    await waitFor(async () => store.failed.length > 0 && (await redis().zcard('retry')) === store.failed.length, {
+      timeout: 30000,
+      what: 'the jobs of the failed call in retry',
+    });
+    // Several jobs rode in the failed call, and every one of them went the failure path: none was acknowledged.
+    expect(store.failed.length).toBeGreaterThan(1);
+    await bringRetriesDue(store.failed.length);
+    await waitFor(async () => (await callbacks()).length === 2, { timeout: 30000, what: 'the callbacks' });
+    expect(await batch.status()).toMatchObject({ total: 30, pending: 0, failures: 0, success: true });
+    expect(await callbacks()).toEqual([
+      ['complete', batch.bid],
+      ['success', batch.bid],
+    ]);
+    // Each job of the failed call ran twice, every other job once.
+    expect([...runs.values()].filter((count) => count === 2)).toHaveLength(store.failed.length);
+    expect([...runs.values()].every((count) => count <= 2)).toBe(true);
+    expect(store.calls.flat()).toHaveLength(30 + store.failed.length);
   }, 60000);
 });

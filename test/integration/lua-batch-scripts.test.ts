@@ -180,6 +180,30 @@ describe('lua/batch_open.lua, batch_add.lua, batch_settle.lua and batch_invalida
       expect(revived).toHaveProperty('death_at');
     });
 
+    it('counts the successes of many jids in one call as one call each would: failing, dead, repeated, unknown', async () => {
+      const bid = await closedBatch(['j1', 'j2', 'j3', 'j4', 'j5']);
+      await store().settle(bid, 'failure', 'j2', '{"error_class":"Boom","error_message":"x"}');
+      await store().settle(bid, 'death', 'j3', '{}');
+      await store().settle(bid, 'success', 'j4');
+      // j1 live, j2 failing, j3 dead (retried by hand), j4 already counted, j9 never in the batch, j1 twice.
+      const reply = await store().settle(bid, 'success', 'j1', '', ['j2', 'j3', 'j4', 'j9', 'j1']);
+      expect(reply).toMatchObject({ changed: 3, pending: 1, failures: 0, live: 1, died: 0, fired: [] });
+      expect(await hash(bid)).toMatchObject({ total: '5', pending: '1', failures: '0' });
+      expect(await hash(bid)).not.toHaveProperty('death');
+      expect(await redis().hexists(Keys.batchFailInfo(bid), 'j2')).toBe(0);
+      expect(await redis().smembers(Keys.batchJids(bid))).toEqual(['j5']);
+      // The last one finishes the batch: complete and success fire together.
+      expect((await store().settle(bid, 'success', 'j5', '', ['j5'])).fired).toEqual(['complete', 'success']);
+    });
+
+    it('answers in the same call whether the batch is invalidated', async () => {
+      const bid = await closedBatch(['j1', 'j2']);
+      expect((await store().settle(bid, 'success', 'j1')).invalidated).toBe(false);
+      await store().invalidate(bid);
+      expect((await store().settle(bid, 'success', 'j2')).invalidated).toBe(true);
+      expect((await store().settle('gone', 'success', 'j1')).invalidated).toBe(false);
+    });
+
     it('refuses an unknown outcome with an error naming it', async () => {
       const bid = await closedBatch(['j1']);
       await expect(
