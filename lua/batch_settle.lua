@@ -11,7 +11,7 @@ on a batch's last jobs, and a crash can neither lose nor repeat it.
 KEYS[1]  b-<bid>            KEYS[2]  b-<bid>-jids      KEYS[3]  b-<bid>-failed
 KEYS[4]  b-<bid>-died       KEYS[5]  b-<bid>-failinfo  KEYS[6]  b-<bid>-complete
 KEYS[7]  b-<bid>-success    KEYS[8]  b-<bid>-death     KEYS[9]  queues
-KEYS[10] b-<bid>-kids       KEYS[11] b-<bid>-pkids
+KEYS[10] b-<bid>-kids       KEYS[11] b-<bid>-pkids     KEYS[12] dead-batches
 ARGV[1]  outcome: "success" (of ARGV[2] and of every jid in ARGV[9..]:
          the successes of one batch that finished together, counted in one
          call), "failure" (it will be retried), "death" (it went to dead or
@@ -20,7 +20,8 @@ ARGV[1]  outcome: "success" (of ARGV[2] and of every jid in ARGV[9..]:
          ARGV[9..] leave the batch uncounted: Ruby Wurk's remove_jobs)
 ARGV[2]  jid
 ARGV[3]  failure info, JSON text ("" for success, close and remove)
-ARGV[4]  expiry in seconds of an unfinished batch's keys (30 days)
+ARGV[4]  expiry in seconds of an unfinished batch's keys (30 days), also
+         the window of `dead-batches` (lua/include/index_trim.lua)
 ARGV[5]  now, float epoch seconds as text (callback created_at/enqueued_at)
 ARGV[6]  20 hex characters: a callback job's jid is these and four more,
          counting the callbacks this call pushes
@@ -55,7 +56,16 @@ callbacks stay outside. A death marks and fires `death` up the chain. A
 batch with no live job and no unfinished child has finished: it leaves its
 parent's `-pkids`, and the parent is weighed again, in this same call. The
 ancestors' key names are built here as src/redis/keys.ts builds them.
+
+Dead batches (Sidekiq Pro's Batch::DeadSet, Ruby Wurk's index_dead): a
+batch is in `dead-batches` while its hash carries `death` = 1. It is added,
+scored by the time, when its own first dead job makes its died set non-empty
+(rescored then, as Ruby Wurk's ZADD does) or when a death under it first
+marks it; it leaves when its mark is lifted (its dead jobs retried to
+success, nothing dead under it). Each addition trims the set as Ruby Wurk
+does (lua/include/index_trim.lua).
 ]]
+-- #include index_trim
 if redis.call("EXISTS", KEYS[1]) == 0 then
   return { "missing", 0, 0, 0, 0, 0, "", 0 }
 end
@@ -69,6 +79,24 @@ local own = {
   batch = KEYS[1], jids = KEYS[2], failed = KEYS[3], died = KEYS[4], failinfo = KEYS[5],
   complete = KEYS[6], success = KEYS[7], death = KEYS[8], kids = KEYS[10], pkids = KEYS[11],
 }
+local dead_batches = KEYS[12]
+
+-- Lists the batch in `dead-batches`, scored now; with how = "NX" a batch
+-- listed already keeps its time.
+local function list_dead(of, how)
+  if how == "NX" then
+    redis.call("ZADD", dead_batches, "NX", now, of)
+  else
+    redis.call("ZADD", dead_batches, now, of)
+  end
+  trim_index(dead_batches, now, expiry)
+end
+
+-- Lifts a batch's death mark, and takes it out of `dead-batches` with it.
+local function lift_death(batch_key, of)
+  redis.call("HDEL", batch_key, "death")
+  redis.call("ZREM", dead_batches, of)
+end
 
 local function keys_of(of)
   local base = "b-" .. of
@@ -166,6 +194,9 @@ elseif outcome == "death" then
     redis.call("SADD", own.died, jid)
     redis.call("HSET", own.failinfo, jid, ARGV[3])
     redis.call("HSET", own.batch, "death", "1")
+    if redis.call("SCARD", own.died) == 1 then
+      list_dead(bid, "")
+    end
     stamp(own.died)
     stamp(own.failinfo)
     changed, died_now = 1, true
@@ -190,7 +221,7 @@ end
 
 -- The batch's death mark goes once nothing under it is dead any more.
 if revived and redis.call("SCARD", own.died) == 0 and not kid_dead(own) then
-  redis.call("HDEL", own.batch, "death")
+  lift_death(own.batch, bid)
 end
 
 local pushed = 0
@@ -275,6 +306,7 @@ local function death_up(of)
       return
     end
     redis.call("HSET", pk.batch, "death", "1")
+    list_dead(parent, "NX")
     if fire(pk, parent, "death", {}) then
       cascaded[#cascaded + 1] = parent .. ":death"
     end
@@ -338,7 +370,7 @@ for _ = 1, MAX_DEPTH do
   redis.call("SREM", pk.pkids, of)
   -- A child that recovered may have lifted the last death under the parent.
   if redis.call("HGET", pk.batch, "death") == "1" and redis.call("SCARD", pk.died) == 0 and not kid_dead(pk) then
-    redis.call("HDEL", pk.batch, "death")
+    lift_death(pk.batch, parent)
   end
   local events = {}
   finished = evaluate(pk, parent, events, nil)

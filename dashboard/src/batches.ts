@@ -25,6 +25,8 @@ interface BatchPage {
   page: number;
   count: number;
   tag: string | null;
+  /** True when the page lists the dead batches (`dead-batches`), latest death first. */
+  dead?: boolean;
   /** null: read by page; else the next step of a walk of the tag's index ("0" = done). */
   cursor: string | null;
   batches: BatchRow[];
@@ -134,7 +136,19 @@ function cursorNav(context: ViewContext, tag: string, cursor: string): HTMLEleme
   );
 }
 
-function listRow(batch: BatchRow): HTMLElement {
+/** All batches, or the dead ones only (Sidekiq Pro's `Batch::DeadSet`). */
+function deadToggle(dead: boolean): HTMLElement {
+  const link = (label: string, href: string, current: boolean) =>
+    h('a', { class: current ? 'btn primary' : 'btn', href, 'aria-current': current ? 'true' : undefined }, label);
+  return h(
+    'nav',
+    { class: 'periods', 'aria-label': 'which batches' },
+    link('All', '#/batches', !dead),
+    link('Dead', '#/batches?dead=true', dead),
+  );
+}
+
+function listRow(batch: BatchRow, dead: boolean): HTMLElement {
   return h(
     'tr',
     {},
@@ -144,7 +158,7 @@ function listRow(batch: BatchRow): HTMLElement {
       h('a', { class: 'bid', href: batchHref(batch.bid) }, batch.description || batch.bid),
       batch.description ? h('div', { class: 'muted' }, batch.bid) : null,
     ),
-    h('td', {}, when(batch.created_at)),
+    h('td', {}, when(dead ? batch.death_at : batch.created_at)),
     h('td', { class: 'wide' }, progress(batch)),
     h('td', { class: 'num' }, number(batch.pending)),
     h('td', { class: 'num' }, number(batch.failures)),
@@ -153,23 +167,31 @@ function listRow(batch: BatchRow): HTMLElement {
   );
 }
 
-/** Sidekiq Pro's Batches tab: newest first, or the batches of one tag, each with its progress and counters. */
+/**
+ * Sidekiq Pro's Batches tab: newest first, the dead ones (latest death first), or the batches of one tag, each with
+ * its progress and counters.
+ */
 async function batchList(context: ViewContext): Promise<Node> {
   const tag = context.params.get('tag') ?? '';
+  const dead = !tag && context.params.get('dead') === 'true';
   const cursor = context.params.get('cursor') ?? undefined;
   const data = await context.api.get<BatchPage>(
     '/batches',
-    cursor === undefined || !tag ? { tag, page: pageOf(context.params), count: 25 } : { tag, cursor, count: 25 },
+    cursor === undefined || !tag
+      ? { tag, page: pageOf(context.params), count: 25, ...(dead ? { dead: 'true' } : {}) }
+      : { tag, cursor, count: 25 },
   );
   return card(
-    `${tag ? 'Batches tagged' : 'Batches'}${tag ? ` ${tag}` : ''} (${number(data.total)})`,
-    h('div', { class: 'toolbar' }, h('span', { class: 'spacer' }), tagForm(context, tag)),
+    `${tag ? 'Batches tagged' : dead ? 'Dead batches' : 'Batches'}${tag ? ` ${tag}` : ''} (${number(data.total)})`,
+    h('div', { class: 'toolbar' }, deadToggle(dead), h('span', { class: 'spacer' }), tagForm(context, tag)),
     table(
-      ['Batch', 'Created', 'Progress', 'Pending', 'Failures', 'State', 'Tags'],
-      data.batches.map(listRow),
+      ['Batch', dead ? 'Died' : 'Created', 'Progress', 'Pending', 'Failures', 'State', 'Tags'],
+      data.batches.map((batch) => listRow(batch, dead)),
       tag
         ? 'No batch has this tag.'
-        : 'No batches: a batch is listed from its first jobs block until it expires (30 days, or a day after success).',
+        : dead
+          ? 'No dead batches: a batch is listed here while a job of it, or of a batch under it, is dead.'
+          : 'No batches: a batch is listed from its first jobs block until it expires (30 days, or a day after success).',
     ),
     data.cursor === null ? pager(context, data.total, data.page, data.count) : cursorNav(context, tag, data.cursor),
   );

@@ -23,7 +23,7 @@ function entries(reply: string[]): IndexedBid[] {
 }
 
 /**
- * `count` entries of `batches` from position `start` of the newest-first order, and the index's size.
+ * `count` entries of a batch index (`batches`, or `dead-batches`) from position `start` of the newest-first order.
  *
  * A Redis shared with Sidekiq Pro 8 holds two bands: scores in milliseconds (all above every score in seconds) and
  * scores in seconds. Each band is in order by itself, so the order by time is their merge: the split of the first
@@ -31,18 +31,21 @@ function entries(reply: string[]): IndexedBid[] {
  * batches), then `count` entries of each band from there are merged. One band alone is one ZREVRANGE, as Sidekiq's
  * Web UI pages it. Entries of equal time: the millisecond band first, then Redis's own order.
  */
-export async function newestBatches(redis: Redis, start: number, count: number): Promise<IndexedBid[]> {
-  const [millis, size] = (await redis
-    .multi()
-    .zcount(Keys.batches, MILLIS_SCORE, '+inf')
-    .zcard(Keys.batches)
-    .exec()) as Array<[Error | null, number]>;
+export async function newestBatches(
+  redis: Redis,
+  start: number,
+  count: number,
+  index: string = Keys.batches,
+): Promise<IndexedBid[]> {
+  const [millis, size] = (await redis.multi().zcount(index, MILLIS_SCORE, '+inf').zcard(index).exec()) as Array<
+    [Error | null, number]
+  >;
   const a = Number(millis[1]);
   const b = Number(size[1]) - a;
-  if (a === 0 || b === 0) return entries(await redis.zrevrange(Keys.batches, start, start + count - 1, 'WITHSCORES'));
+  if (a === 0 || b === 0) return entries(await redis.zrevrange(index, start, start + count - 1, 'WITHSCORES'));
   // Band A is ranks 0..a-1 (milliseconds), band B ranks a..a+b-1 (seconds).
   const at = async (rank: number): Promise<number> =>
-    entries(await redis.zrevrange(Keys.batches, rank, rank, 'WITHSCORES'))[0]?.createdAt ?? 0;
+    entries(await redis.zrevrange(index, rank, rank, 'WITHSCORES'))[0]?.createdAt ?? 0;
   let low = Math.max(0, start - b);
   let high = Math.min(start, a);
   while (low < high) {
@@ -55,8 +58,8 @@ export async function newestBatches(redis: Redis, start: number, count: number):
   const takeA = low;
   const takeB = start - low;
   const [bandA, bandB] = await Promise.all([
-    takeA < a ? redis.zrevrange(Keys.batches, takeA, Math.min(a, takeA + count) - 1, 'WITHSCORES') : [],
-    takeB < b ? redis.zrevrange(Keys.batches, a + takeB, a + Math.min(b, takeB + count) - 1, 'WITHSCORES') : [],
+    takeA < a ? redis.zrevrange(index, takeA, Math.min(a, takeA + count) - 1, 'WITHSCORES') : [],
+    takeB < b ? redis.zrevrange(index, a + takeB, a + Math.min(b, takeB + count) - 1, 'WITHSCORES') : [],
   ]);
   const left = entries(bandA);
   const right = entries(bandB);

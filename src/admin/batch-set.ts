@@ -51,9 +51,14 @@ export interface BatchDetails {
   expiresIn: number | null;
 }
 
-/** Which batches to list: newest first, or (`tag`) those of one tag's index; `cursor` walks a tag beyond the cap. */
+/**
+ * Which batches to list: newest first, or (`dead`) those of `dead-batches`, latest death first, or (`tag`) those of one
+ * tag's index; `cursor` walks a tag beyond the cap.
+ */
 export interface BatchPageRequest extends PageRequest {
   tag?: string;
+  /** Sidekiq Pro's `Batch::DeadSet`: the batches a death marked (and that no retry revived), latest death first. */
+  dead?: boolean;
   /** An SSCAN/HSCAN/ZSCAN cursor of the tag's index from the previous page's `cursor`. */
   cursor?: string;
 }
@@ -64,6 +69,7 @@ export interface BatchPageRequest extends PageRequest {
  */
 export interface BatchPage extends Page<BatchSummary> {
   tag: string | null;
+  dead: boolean;
   cursor: string | null;
 }
 
@@ -163,9 +169,9 @@ type TagIndexKind = 'set' | 'hash' | 'zset';
 export class BatchSet {
   constructor(private readonly redis: Redis) {}
 
-  /** Entries in `batches` (expired ones included until a listing meets them). */
-  size(): Promise<number> {
-    return this.redis.zcard(Keys.batches);
+  /** Entries in `batches`, or `dead-batches` (expired ones included until a listing meets them). */
+  size(dead = false): Promise<number> {
+    return this.redis.zcard(dead ? Keys.deadBatches : Keys.batches);
   }
 
   /** Whether `batches` lists this bid (any text Ruby or raw Redis wrote). */
@@ -174,16 +180,25 @@ export class BatchSet {
   }
 
   /**
-   * One page of batches, newest first by creation time. With `tag`: the batches of that tag's index, newest first up
-   * to BATCH_TAG_READ_CAP bids (all read, expired ones dropped, sliced by page and count); beyond it (or given a
-   * `cursor`) one scan step of about `count` bids from `cursor`, newest first within the step, with the cursor of the
-   * next step ("0" when the walk is done).
+   * One page of batches, newest first by creation time. With `dead`: the batches of `dead-batches` (Sidekiq Pro's
+   * `Batch::DeadSet`, written when a death marks a batch, left when a retry lifts the mark), latest death first. With
+   * `tag`: the batches of that tag's index, newest first up to BATCH_TAG_READ_CAP bids (all read, expired ones
+   * dropped, sliced by page and count); beyond it (or given a `cursor`) one scan step of about `count` bids from
+   * `cursor`, newest first within the step, with the cursor of the next step ("0" when the walk is done).
    */
   async page(request: BatchPageRequest = {}): Promise<BatchPage> {
     const { page, count, start } = resolvePage(request);
+    const dead = request.dead === true;
     if (request.tag === undefined || request.tag === '')
-      return { ...(await this.byTime(start, count)), page, count, tag: null, cursor: null };
-    return this.byTag(request.tag, page, count, start, request.cursor);
+      return {
+        ...(await this.byTime(dead ? Keys.deadBatches : Keys.batches, start, count)),
+        page,
+        count,
+        tag: null,
+        dead,
+        cursor: null,
+      };
+    return { ...(await this.byTag(request.tag, page, count, start, request.cursor)), dead: false };
   }
 
   /**
@@ -231,13 +246,13 @@ export class BatchSet {
     return existed === 1;
   }
 
-  private async byTime(start: number, count: number): Promise<{ total: number; items: BatchSummary[] }> {
+  private async byTime(index: string, start: number, count: number): Promise<{ total: number; items: BatchSummary[] }> {
     for (let round = 1; ; round++) {
-      const entries = await newestBatches(this.redis, start, count);
+      const entries = await newestBatches(this.redis, start, count, index);
       const { items, gone } = await this.summaries(entries.map((entry) => entry.bid));
-      const dropped = gone.length > 0 ? await this.sweep(Keys.batches, gone) : 0;
+      const dropped = gone.length > 0 ? await this.sweep(index, gone) : 0;
       // Dropped entries move the later ones up: read the same positions again to fill the page.
-      if (dropped === 0 || round === SWEEP_ROUNDS) return { total: await this.size(), items };
+      if (dropped === 0 || round === SWEEP_ROUNDS) return { total: await this.redis.zcard(index), items };
     }
   }
 
@@ -247,7 +262,7 @@ export class BatchSet {
     count: number,
     start: number,
     cursor: string | undefined,
-  ): Promise<BatchPage> {
+  ): Promise<Omit<BatchPage, 'dead'>> {
     const key = Keys.batchTag(tag);
     const kind = await this.redis.type(key);
     if (kind !== 'set' && kind !== 'hash' && kind !== 'zset')

@@ -362,12 +362,13 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
     'read',
     (h, { request }) => h.admin.batches(request),
     readDoc(
-      'The batches, newest first, paged; with tag, those of one tag (beyond 1,000 of them one bounded scan step per call, with the cursor of the next, "0" = done); a batch that expired is skipped and dropped from the index',
+      'The batches, newest first, paged; with dead=true, those a death marked (dead-batches, Sidekiq Pro\'s Batch::DeadSet), latest death first; with tag, those of one tag (beyond 1,000 of them one bounded scan step per call, with the cursor of the next, "0" = done); a batch that expired is skipped and dropped from the index',
       {
         type: 'object',
         properties: {
           ...PAGE_FIELDS,
           tag: nullable({ type: 'string' }),
+          dead: { type: 'boolean' },
           cursor: nullable({ type: 'string' }),
           batches: { type: 'array', items: BATCH_SUMMARY },
         },
@@ -380,6 +381,14 @@ export const ADMIN_ROUTES: readonly ApiRoute[] = [
           required: false,
           schema: { type: 'string', maxLength: 255 },
           description: "the batches of this tag (its tags:<tag> index, Sidekiq Pro's scan_tags); given at most once",
+        },
+        {
+          name: 'dead',
+          in: 'query',
+          required: false,
+          schema: { type: 'string', enum: ['true', 'false'] },
+          description:
+            "true: the batches a death marked (dead-batches, Sidekiq Pro's Batch::DeadSet), latest death first; not with tag",
         },
         {
           name: 'cursor',

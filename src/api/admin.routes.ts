@@ -595,8 +595,9 @@ export class AdminRoutes {
   }
 
   /**
-   * Sidekiq Pro's BatchSet as a page: newest first, or `?tag=` the batches of one tag (beyond 1,000 of them one bounded
-   * scan step a call, with the `cursor` of the next); an entry whose batch expired is skipped and dropped.
+   * Sidekiq Pro's BatchSet as a page: newest first, `?dead=true` the dead ones (its Batch::DeadSet, latest death
+   * first), or `?tag=` the batches of one tag (beyond 1,000 of them one bounded scan step a call, with the `cursor` of
+   * the next); an entry whose batch expired is skipped and dropped.
    */
   async batches(request: ApiRequest): Promise<ApiResponse> {
     const { page, count } = pagingOf(request.query);
@@ -606,12 +607,18 @@ export class AdminRoutes {
     const cursor = singleParam(request.query, 'cursor');
     if (cursor !== undefined && (tag === undefined || !SCAN_CURSOR.test(cursor)))
       throw invalidRequest('The query parameter cursor must be a scan cursor, and is given with tag only.');
-    const list = await this.deps.admin.batches.page({ page, count, tag, cursor });
+    const deadParam = singleParam(request.query, 'dead');
+    if (deadParam !== undefined && deadParam !== 'true' && deadParam !== 'false')
+      throw invalidRequest('The query parameter dead must be true or false.');
+    const dead = deadParam === 'true';
+    if (dead && tag !== undefined) throw invalidRequest('The query parameters dead and tag are not given together.');
+    const list = await this.deps.admin.batches.page({ page, count, tag, cursor, dead });
     return jsonResponse(200, {
       total: list.total,
       page: list.page,
       count,
       tag: list.tag,
+      dead: list.dead,
       cursor: list.cursor,
       batches: list.items.map(batchSummaryJson),
     });

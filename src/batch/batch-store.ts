@@ -57,6 +57,7 @@ function settleKeys(bid: string): string[] {
     Keys.queues,
     Keys.batchKids(bid),
     Keys.batchPendingKids(bid),
+    Keys.deadBatches,
   ];
 }
 

@@ -137,7 +137,7 @@ export class FlowStore {
       if (error) throw error;
       return typeof bid === 'string' && bid !== '' ? [bid] : [];
     });
-    const keys = [Keys.flow(fid), Keys.batches, Keys.flowDead(fid)];
+    const keys = [Keys.flow(fid), Keys.batches, Keys.deadBatches, Keys.flowDead(fid)];
     for (let index = 0; index < count; index++) keys.push(Keys.flowNode(fid, index));
     for (const bid of bids) keys.push(...batchKeys(bid));
     const now = floatText(nowMs() / 1000);

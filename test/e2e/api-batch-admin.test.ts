@@ -63,6 +63,7 @@ describe.each(PLATFORMS)('batches listed and deleted over HTTP (%s)', (platform)
       page: 0,
       count: 2,
       tag: null,
+      dead: false,
       cursor: null,
       batches: [
         expect.objectContaining({ bid: wurk.bid, description: 'from wurk', total: 0, tags: [] }),
@@ -96,7 +97,17 @@ describe.each(PLATFORMS)('batches listed and deleted over HTTP (%s)', (platform)
     expect((await list('?tag=')).json).toMatchObject({ total: 6, tag: null });
   });
 
-  it('refuses a malformed page, a repeated or overlong tag, and a cursor without a tag (400)', async () => {
+  it("lists the dead batches with ?dead=true (Sidekiq Pro's Batch::DeadSet), latest death first", async () => {
+    for (let n = 0; n < 4; n++) await rubyBatch(`Ruby${String(n).padStart(10, '0')}`, 1790000000 + n);
+    await server.redis.zadd(Keys.deadBatches, '1790000100', 'Ruby0000000000', '1790000200', 'Ruby0000000002');
+    const dead = await list('?dead=true');
+    expect(dead.status).toBe(200);
+    expect(dead.json).toMatchObject({ total: 2, tag: null, dead: true, cursor: null });
+    expect(dead.json.batches.map((b: { bid: string }) => b.bid)).toEqual(['Ruby0000000002', 'Ruby0000000000']);
+    expect((await list('?dead=false')).json).toMatchObject({ total: 4, dead: false });
+  });
+
+  it('refuses a malformed page, a repeated or overlong tag, a cursor without a tag, and a dead not true or false, or with a tag (400)', async () => {
     for (const query of [
       '?page=x',
       '?count=1.5',
@@ -104,6 +115,8 @@ describe.each(PLATFORMS)('batches listed and deleted over HTTP (%s)', (platform)
       `?tag=${'t'.repeat(256)}`,
       '?cursor=0',
       '?tag=a&cursor=x',
+      '?dead=1',
+      '?dead=true&tag=a',
     ]) {
       const response = await list(query);
       expect([query, response.status, response.json.type]).toEqual([

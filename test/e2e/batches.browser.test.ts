@@ -153,6 +153,25 @@ describe('dashboard: the Batches pages in Chromium', () => {
     await page.close();
   });
 
+  it('lists the dead batches only under Dead (the death of a job listed its batch), and All lists them all again', async () => {
+    const { page, problems } = await open('#/batches');
+    await page.waitForSelector('section.card tbody tr');
+    await page.click('nav.periods a:text-is("Dead")');
+    await waitFor(async () => (await page.textContent('section.card h2')) === 'Dead batches (1)', {
+      what: 'the dead batches',
+    });
+    expect(await page.evaluate<string>('location.hash')).toBe('#/batches?dead=true');
+    expect(await page.getAttribute('nav.periods a:text-is("Dead")', 'aria-current')).toBe('true');
+    expect(await page.$$eval('section.card thead th', (ths) => ths.map((th) => th.textContent))).toContain('Died');
+    expect((await rows(page)).map(([batch, died]) => [batch, died])).toEqual([
+      [`report <b>42</b> ${XSS}${wurkBid}`, expect.stringMatching(/ago$/)],
+    ]);
+    await page.click('nav.periods a:text-is("All")');
+    await waitFor(async () => (await page.textContent('section.card h2')) === 'Batches (3)', { what: 'every batch' });
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
   it('shows one batch: progress, counters, callbacks and which fired, failing, dead and pending jobs linked', async () => {
     await server.redis.hset(Keys.batch(wurkBid), 'death_at', '1790000100');
     const { page, problems } = await open(`#/batches/${wurkBid}`);

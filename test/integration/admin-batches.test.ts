@@ -109,6 +109,20 @@ describe('BatchSet: batches listed newest first and by tag, details, delete', ()
     expect((await bids({ count: 1 }))[0]).toBe('Back0000000001');
   });
 
+  it('lists the dead batches latest death first, skipping and dropping one that expired', async () => {
+    for (let n = 0; n < 5; n++) await writeBatch(redis(), `Dead${String(n).padStart(10, '0')}`, 1790000000 + n);
+    await redis().zadd(
+      Keys.deadBatches,
+      ...['1790000500', 'Dead0000000001', '1790000300', 'Dead0000000003', '1790000400', 'Gone0000000001'],
+    );
+    const page = await set().page({ dead: true, count: 10 });
+    expect(page).toMatchObject({ total: 2, dead: true, tag: null, cursor: null });
+    expect(page.items.map((item) => item.bid)).toEqual(['Dead0000000001', 'Dead0000000003']);
+    expect(await redis().zrange(Keys.deadBatches, '0', '-1')).toEqual(['Dead0000000003', 'Dead0000000001']);
+    expect(await set().size(true)).toBe(2);
+    expect((await set().page({ count: 10 })).dead).toBe(false);
+  });
+
   it('lists one tag newest first (a SET as Ruby Wurk writes it, or a HASH), and drops expired bids from it', async () => {
     for (let n = 0; n < 8; n++) {
       const bid = `Tag${String(n).padStart(11, '0')}`;

@@ -99,6 +99,8 @@ describe('batches through the settle path', () => {
     let status = await batch.status();
     expect(status).toMatchObject({ total: 1000, complete: true, success: false, death: true });
     expect(status.pending).toBe(40 + status.failures);
+    // Listed among the dead batches (Sidekiq Pro's Batch::DeadSet) from its first death until the dead are revived.
+    expect(await redis().zscore(Keys.deadBatches, bid)).not.toBeNull();
     await bringRetriesDue(100);
     await waitFor(async () => (await batch.status()).pending === 40, { timeout: 30000, what: 'the retries' });
     status = await batch.status();
@@ -118,6 +120,7 @@ describe('batches through the settle path', () => {
     await waitFor(async () => (await callbacks()).length === 3, { timeout: 30000, what: 'success' });
     status = await batch.status();
     expect(status).toMatchObject({ total: 1000, pending: 0, failures: 0, success: true, jids: [], deadJids: [] });
+    expect(await redis().zscore(Keys.deadBatches, bid)).toBeNull();
     expect(await callbacks()).toEqual([
       ['death', bid],
       ['complete', bid],

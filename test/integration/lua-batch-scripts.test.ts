@@ -387,6 +387,90 @@ describe('lua/batch_open.lua, batch_add.lua, batch_settle.lua and batch_invalida
     });
   });
 
+  describe("dead-batches (Sidekiq Pro's Batch::DeadSet, Ruby Wurk's index_dead)", () => {
+    const dead = async () => {
+      const reply = await redis().zrange(Keys.deadBatches, '0', '-1', 'WITHSCORES');
+      const listed: Record<string, number> = {};
+      for (let i = 0; i < reply.length; i += 2) listed[reply[i]] = Number(reply[i + 1]);
+      return listed;
+    };
+    const now = () => Date.now() / 1000;
+    /** An hour ago, inside the 30-day window of the trim. */
+    const earlier = Math.floor(now()) - 3600 + 0.5;
+
+    it('lists a batch from its first dead job, scored by the time, and takes it out when the death is lifted', async () => {
+      const bid = await closedBatch(['j1', 'j2', 'j3']);
+      await store().settle(bid, 'failure', 'j1', '{}');
+      expect(await dead()).toEqual({});
+      const before = now();
+      await store().settle(bid, 'death', 'j1', '{}');
+      const first = (await dead())[bid];
+      expect(first).toBeGreaterThanOrEqual(before - 1);
+      expect(first).toBeLessThanOrEqual(now() + 1);
+      // A second death keeps the listing as it is (Ruby Wurk indexes on the died set going non-empty).
+      await redis().zadd(Keys.deadBatches, String(earlier), bid);
+      await store().settle(bid, 'death', 'j2', '{}');
+      expect(await dead()).toEqual({ [bid]: earlier });
+      // One dead job retried to success: the other is still dead.
+      await store().settle(bid, 'success', 'j1');
+      expect(Object.keys(await dead())).toEqual([bid]);
+      await store().settle(bid, 'success', 'j2');
+      expect(await dead()).toEqual({});
+      // Dead again after it was lifted: listed again, at the new time.
+      await store().settle(bid, 'death', 'j3', '{}');
+      expect((await dead())[bid]).toBeGreaterThan(earlier);
+    });
+
+    it('lists every ancestor a death marks, keeps their first time, and lifts them as the chain recovers', async () => {
+      const root = await store().open({}, 'hold-r');
+      const mid = await store().open({ parentBid: root }, 'hold-m');
+      const leaf = await store().open({ parentBid: mid }, 'hold-l');
+      await add(leaf, 'l1');
+      await add(leaf, 'l2');
+      await add(mid, 'm1');
+      for (const [bid, hold] of [
+        [leaf, 'hold-l'],
+        [mid, 'hold-m'],
+        [root, 'hold-r'],
+      ])
+        await store().settle(bid, 'close', hold);
+      await store().settle(leaf, 'death', 'l1', '{}');
+      expect(Object.keys(await dead()).sort()).toEqual([leaf, mid, root].sort());
+      await redis().zadd(Keys.deadBatches, String(earlier), root);
+      await store().settle(mid, 'death', 'm1', '{}');
+      // mid's own first death rescores it; root, marked again, keeps its time.
+      expect((await dead())[root]).toBe(earlier);
+      await store().settle(mid, 'success', 'm1');
+      expect(Object.keys(await dead()).sort()).toEqual([leaf, mid, root].sort());
+      // The leaf's dead job succeeds, then its other job: the leaf finishes clean, and the marks lift up the chain.
+      await store().settle(leaf, 'success', 'l1');
+      expect(Object.keys(await dead()).sort()).toEqual([mid, root].sort());
+      await store().settle(leaf, 'success', 'l2');
+      expect(await dead()).toEqual({});
+      for (const bid of [leaf, mid, root]) expect(await hash(bid)).not.toHaveProperty('death');
+    });
+
+    it('trims the set as Ruby Wurk does: entries older than the 30-day window go, in seconds and in milliseconds', async () => {
+      const day = 24 * 3600;
+      const old = now() - 31 * day;
+      const recent = now() - 29 * day;
+      await redis().zadd(
+        Keys.deadBatches,
+        String(old),
+        'OldSeconds0001',
+        String(recent),
+        'NewSeconds0001',
+        String(Math.round(old * 1000)),
+        'OldMillis00001',
+        String(Math.round(recent * 1000)),
+        'NewMillis00001',
+      );
+      const bid = await closedBatch(['j1']);
+      await store().settle(bid, 'death', 'j1', '{}');
+      expect(Object.keys(await dead()).sort()).toEqual(['NewMillis00001', 'NewSeconds0001', bid].sort());
+    });
+  });
+
   describe('batch_invalidate', () => {
     it('marks the batch and every batch under it, and refuses one that does not exist', async () => {
       const root = await store().open({}, 'hold-r');

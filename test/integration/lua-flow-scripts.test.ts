@@ -68,6 +68,8 @@ describe('lua/flow_*.lua', () => {
   it('abandons only a running or failed flow; a failed one keeps failed_at, and its callbacks then change nothing', async () => {
     const flow = await createFlow(client(), store(), { nodes: [node('a'), node('b', ['a']), node('c', ['a'])] });
     await store().fail(flow.fid, 0);
+    // The dead node's batch is listed among the dead batches (batch_settle.lua lists it when its job dies).
+    await redis().zadd(Keys.deadBatches, String(Date.now() / 1000), flow.bids.a);
     expect(await store().abandon(flow.fid)).toBe(true);
     const header = await redis().hgetall(Keys.flow(flow.fid));
     expect(header).toMatchObject({
@@ -77,6 +79,7 @@ describe('lua/flow_*.lua', () => {
     });
     expect(await redis().exists(Keys.flowDead(flow.fid), Keys.flowNode(flow.fid, 1), Keys.batch(flow.bids.a))).toBe(0);
     expect(await redis().zscore(Keys.batches, flow.bids.a)).toBeNull();
+    expect(await redis().zscore(Keys.deadBatches, flow.bids.a)).toBeNull();
     await redis().del('queue:default');
     // The dead job retried to success, and a callback replayed: nothing is released, nothing rebuilt.
     expect(await store().advance(flow.fid, 0)).toMatchObject({ claimed: false, released: [] });
