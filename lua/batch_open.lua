@@ -11,15 +11,21 @@ KEYS[1]  b-<bid>          KEYS[2]  b-<bid>-jids        KEYS[3]  batches
 KEYS[4]  b-<parent>       KEYS[5]  b-<parent>-kids     KEYS[6]  b-<parent>-pkids
 KEYS[7]  b-<parent>-success                      (KEYS[4..7] only with a parent)
 ARGV[1]  the hold member of the opening block
-ARGV[2]  expiry in seconds (30 days)
+ARGV[2]  expiry in seconds (30 days), also the window of the `batches`
+         index's trim (lua/include/index_trim.lua)
 ARGV[3]  created_at, float epoch seconds as text (also the `batches` score)
 ARGV[4]  the bid
 ARGV[5]  the parent's bid, "" for none
 ARGV[6..] field, value, field, value… of the batch's hash
 
+The new entry in `batches` trims the index as Ruby Wurk's first flush does
+(Batch.trim_index): entries older than the window go, with the batches they
+named, and it keeps at most INDEX_MAX - 1.
+
 Returns 1 when written; -1 when the parent does not exist, -2 when the
 parent already succeeded, -3 when a batch with this bid exists already.
 ]]
+-- #include index_trim
 if redis.call("EXISTS", KEYS[1]) == 1 then
   return -3
 end
@@ -39,6 +45,7 @@ end
 redis.call("HSET", KEYS[1], unpack(fields))
 redis.call("SADD", KEYS[2], ARGV[1])
 redis.call("ZADD", KEYS[3], ARGV[3], ARGV[4])
+trim_index(KEYS[3], ARGV[3], ARGV[2])
 redis.call("EXPIRE", KEYS[1], ARGV[2])
 redis.call("EXPIRE", KEYS[2], ARGV[2])
 if parent ~= "" then

@@ -11,7 +11,7 @@ with its callbacks, because the callback must exist before the node's job can
 run; a waiting node's batch starts empty and is filled when it is released.
 
 KEYS[1]  flow:<fid>      KEYS[2]  flows     KEYS[3]  batches   KEYS[4]  queues
-KEYS[5..] four per node, in ARGV[7..] order: flow:<fid>:<index>, b-<bid>,
+KEYS[5..] four per node, in ARGV[8..] order: flow:<fid>:<index>, b-<bid>,
          b-<bid>-jids, queue:<its queue>
 ARGV[1]  fid
 ARGV[2]  now, float epoch seconds as text (created_at of the flow and batches)
@@ -19,7 +19,9 @@ ARGV[3]  expiry in seconds of every key written
 ARGV[4]  depth (the longest dependency path, in nodes)
 ARGV[5]  width (the most edges on either side of one node)
 ARGV[6]  the queue of every node batch's callbacks
-ARGV[7..] one JSON object per node, every value a string: i, name, class,
+ARGV[7]  the window in seconds of the `flows` and `batches` indexes' trim
+         (a batch's 30-day expiry, whatever the flow's own)
+ARGV[8..] one JSON object per node, every value a string: i, name, class,
          queue, jid, bid, state ("enqueued" for a root, else "waiting"),
          payload (the job's exact bytes, copied, never decoded), desc, cb
          (the batch's callbacks JSON), deps, dependents (JSON index arrays),
@@ -27,14 +29,20 @@ ARGV[7..] one JSON object per node, every value a string: i, name, class,
          (a chain link's sentinel, the quoted string in payload that its
          upstream's result replaces on release) when it is one
 
+The new entries trim `flows` and `batches` once for the whole graph, as
+Ruby Wurk's creation does and as batch_open.lua trims `batches`
+(lua/include/index_trim.lua): entries older than the window go, and each
+index keeps at most INDEX_MAX - 1.
+
 Returns the number of jobs queued, or -1 when the fid exists already (a
 replay after a lost reply): nothing is written twice.
 ]]
+-- #include index_trim
 if redis.call("EXISTS", KEYS[1]) == 1 then
   return -1
 end
 local now, expiry, callback_queue = ARGV[2], ARGV[3], ARGV[6]
-local first_node = 7
+local first_node = 8
 local total = string.format("%d", #ARGV - first_node + 1)
 redis.call("HSET", KEYS[1], "created_at", now, "state", "running", "total", total, "pending", total,
   "depth", ARGV[4], "width", ARGV[5], "expiry", expiry)
@@ -71,4 +79,6 @@ for i = first_node, #ARGV do
   end
 end
 redis.call("ZADD", KEYS[2], now, ARGV[1])
+trim_index(KEYS[2], now, ARGV[7])
+trim_index(KEYS[3], now, ARGV[7])
 return queued

@@ -64,6 +64,8 @@ export class FlowStore {
       header.depth,
       header.width,
       header.callbackQueue,
+      // The indexes' window is a batch's default life, not this flow's: Ruby Wurk's Batch.trim_bounds.
+      FLOW_EXPIRY_SECONDS,
       ...envelopes.map((node) => JSON.stringify(node)),
     ];
     return (await runScript<number>(this.redis, 'flow_create', keys, args)) >= 0;

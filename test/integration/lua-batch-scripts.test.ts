@@ -261,6 +261,21 @@ describe('lua/batch_open.lua, batch_add.lua, batch_settle.lua and batch_invalida
       expect(await redis().zscore(Keys.batches, child)).not.toBeNull();
     });
 
+    it("trims the batches index as Ruby Wurk's first flush does: entries past the 30-day window go, the rest stay", async () => {
+      const day = 24 * 3600;
+      const now = Date.now() / 1000;
+      const [old, recent] = [now - 31 * day, now - 29 * day];
+      await redis().zadd(
+        Keys.batches,
+        ...[old, 'OldSeconds0001', recent, 'NewSeconds0001', Math.round(old * 1000), 'OldMillis00001'],
+        ...[Math.round(recent * 1000), 'NewMillis00001'],
+      );
+      const bid = await store().open({}, 'hold-x');
+      expect((await redis().zrange(Keys.batches, '0', '-1')).sort()).toEqual(
+        ['NewMillis00001', 'NewSeconds0001', bid].sort(),
+      );
+    });
+
     it('refuses a parent that does not exist or already succeeded, and a bid that is taken', async () => {
       await expect(store().open({ parentBid: 'NoSuchParent00' }, 'hold-c')).rejects.toThrow(
         /batch parentBid names no batch/,

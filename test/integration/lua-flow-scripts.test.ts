@@ -37,6 +37,18 @@ describe('lua/flow_*.lua', () => {
     expect(JSON.parse(stored)).toMatchObject({ bid: flow.bids.b, jid: flow.jids.b });
   });
 
+  it('trims the flows and batches indexes as batch creation does, whatever the expiry of the flow', async () => {
+    const day = 24 * 3600;
+    const now = Date.now() / 1000;
+    for (const index of [Keys.flows, Keys.batches])
+      await redis().zadd(index, String(now - 31 * day), 'OldEntry000001', String(now - 29 * day), 'NewEntry000001');
+    const flow = await createFlow(client(), store(), { nodes: [node('b', ['a']), node('a')], expiresIn: 90 * day });
+    expect((await redis().zrange(Keys.flows, '0', '-1')).sort()).toEqual(['NewEntry000001', flow.fid].sort());
+    expect((await redis().zrange(Keys.batches, '0', '-1')).sort()).toEqual(
+      ['NewEntry000001', flow.bids.a, flow.bids.b].sort(),
+    );
+  });
+
   it('advances once however often the callback runs, and releases a fan-in node exactly once', async () => {
     const flow = await createFlow(client(), store(), { nodes: [node('a'), node('b'), node('c', ['a', 'b'])] });
     await redis().del('queue:default');
