@@ -1,7 +1,7 @@
 import { DeadSet } from '../../src/admin/dead-set';
 import { Batch } from '../../src/batch/batch';
 import { BatchRecorder } from '../../src/batch/batch-recorder';
-import { BatchSettleReply, BatchSettleStep, BatchStore } from '../../src/batch/batch-store';
+import { BatchSettleReply, BatchStore } from '../../src/batch/batch-store';
 import { newBid } from '../../src/batch/bid';
 import type { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
@@ -258,13 +258,8 @@ describe('batches through the settle path', () => {
       readonly calls: string[][] = [];
       failed: string[] = [];
 
-      override async settle(
-        bid: string,
-        step: BatchSettleStep,
-        jid: string,
-        failure = '',
-        more: readonly string[] = [],
-      ): Promise<BatchSettleReply> {
+      override async settle(...args: Parameters<BatchStore['settle']>): Promise<BatchSettleReply> {
+        const [, step, jid, , more = []] = args;
         if (step === 'success') {
           this.calls.push([jid, ...more]);
           if (more.length > 0 && this.failed.length === 0) {
@@ -272,7 +267,7 @@ describe('batches through the settle path', () => {
             throw new Error('redis went away');
           }
         }
-        return super.settle(bid, step, jid, failure, more);
+        return super.settle(...args);
       }
     }
     const store = new FlakyStore(redis());

@@ -5,8 +5,7 @@ import { newBid } from '../../src/batch/bid';
 import { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
 import { usePrivateRedis } from '../support/private-redis';
-import { RUBY_DIR, SIDEKIQ_VERSIONS, SidekiqProcess, startSidekiq } from '../support/sidekiq';
-import { waitFor } from '../support/wait';
+import { RUBY_DIR, runSidekiqUntil, SIDEKIQ_VERSIONS } from '../support/sidekiq';
 
 interface Seen {
   jid: string;
@@ -54,23 +53,11 @@ describe.each(SIDEKIQ_VERSIONS)('jobs of a batch wurk created, run by stock Side
     for (const raw of await server.redis.lrange(`queue:${QUEUE}`, 0, -1))
       expect(JSON.parse(raw)).toMatchObject({ bid: batch.bid, class: 'BatchMember' });
 
-    let sidekiq: SidekiqProcess | undefined;
-    try {
-      sidekiq = startSidekiq({
-        version,
-        url: server.url,
-        requireFile: join(RUBY_DIR, 'batch_member.rb'),
-        queues: [QUEUE],
-      });
-      const running = sidekiq;
-      await waitFor(
-        async () =>
-          (await server.redis.llen('interop:seen')) >= jids.length && (await server.redis.zcard('retry')) === 1,
-        { timeout: 45000, what: `Sidekiq ${version.version} to run ${jids.length} jobs:\n${running.output()}` },
-      );
-    } finally {
-      await sidekiq?.stop();
-    }
+    await runSidekiqUntil(
+      { version, url: server.url, requireFile: join(RUBY_DIR, 'batch_member.rb'), queues: [QUEUE] },
+      async () => (await server.redis.llen('interop:seen')) >= jids.length && (await server.redis.zcard('retry')) === 1,
+      `run ${jids.length} jobs, one into retry`,
+    );
 
     const seen = (await server.redis.lrange('interop:seen', 0, -1)).map((line) => JSON.parse(line) as Seen);
     expect(seen.map((job) => job.jid).sort()).toEqual([...jids].sort());

@@ -3,15 +3,7 @@ import { Client } from '../../src/client/client';
 import { TimestampMode } from '../../src/job/time';
 import { defineWorker } from '../../src/job/worker-definition';
 import { RedisServer } from '../support/redis-server';
-import {
-  RUBY_DIR,
-  SIDEKIQ_VERSIONS,
-  SidekiqProcess,
-  SidekiqVersion,
-  startSidekiq,
-  useSidekiqRuby,
-} from '../support/sidekiq';
-import { waitFor } from '../support/wait';
+import { RUBY_DIR, runSidekiqUntil, SIDEKIQ_VERSIONS, SidekiqVersion, useSidekiqRuby } from '../support/sidekiq';
 import { usePrivateRedis } from '../support/private-redis';
 
 /** The TS side of the Ruby RecordJob (test/interop/ruby/recorder.rb). */
@@ -60,23 +52,11 @@ async function runOnSidekiq(
   expected: Map<string, unknown[]>,
   queues: string[],
 ): Promise<void> {
-  let sidekiq: SidekiqProcess | undefined;
-  try {
-    sidekiq = startSidekiq({
-      version,
-      url: server.url,
-      requireFile: join(RUBY_DIR, 'recorder.rb'),
-      queues,
-      concurrency: 10,
-    });
-    const done = sidekiq;
-    await waitFor(async () => (await server.redis.llen('interop:ran')) >= expected.size, {
-      timeout: 45000,
-      what: `Sidekiq to run ${expected.size} jobs:\n${done.output()}`,
-    });
-  } finally {
-    await sidekiq?.stop();
-  }
+  await runSidekiqUntil(
+    { version, url: server.url, requireFile: join(RUBY_DIR, 'recorder.rb'), queues, concurrency: 10 },
+    async () => (await server.redis.llen('interop:ran')) >= expected.size,
+    `run ${expected.size} jobs`,
+  );
   const ran = (await server.redis.lrange('interop:ran', 0, -1)).map((line) => JSON.parse(line) as Ran);
   expect(ran).toHaveLength(expected.size);
   const counts = new Map<string, number>();

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { TimestampMode } from '../../src/job/time';
+import { waitFor } from './wait';
 
 /** Ruby files the interop tests load into real Sidekiq processes. */
 export const RUBY_DIR = join(__dirname, '..', 'interop', 'ruby');
@@ -119,6 +120,26 @@ export function startSidekiq(options: {
     output: () => log,
     stop: () => stopChild(child),
   };
+}
+
+/**
+ * Runs a Sidekiq server (startSidekiq's options) until `done` holds, then stops it. A wait that times out says `what`
+ * it waited for and everything Sidekiq logged until then.
+ */
+export async function runSidekiqUntil(
+  options: Parameters<typeof startSidekiq>[0],
+  done: () => Promise<boolean>,
+  what: string,
+  timeout = 45000,
+): Promise<void> {
+  const sidekiq = startSidekiq(options);
+  try {
+    await waitFor(done, { timeout, what: `Sidekiq ${(options.version ?? SIDEKIQ_6).version} to ${what}` });
+  } catch (error) {
+    throw new Error(`${(error as Error).message}\n${sidekiq.output()}`);
+  } finally {
+    await sidekiq.stop();
+  }
 }
 
 function stopChild(child: ChildProcess): Promise<void> {
