@@ -1,9 +1,9 @@
 /**
  * Memory benchmark (`npm run bench:memory`, also the last part of `npm run bench`).
  *
- * Idle: one worker of each side, booted at once, each on its own private
- * redis-server, sampled every second for BENCH_SETTLE_S (90) seconds.
- * Right after boot, V8's young generation is still as large as loading
+ * Idle: one worker of each side (wurk, @nestjs/bullmq, BullMQ, Sidekiq and
+ * the floor), booted at once, each on its own private redis-server, sampled
+ * every second for BENCH_SETTLE_S (90) seconds. Right after boot, V8's young generation is still as large as loading
  * grew it; after some 20 s without allocation V8's memory reducer runs a
  * full GC that gives it back, so the settled figure is what an idle worker
  * keeps. RSS counts the pages of the runtime's binary that every process of
@@ -21,7 +21,20 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { RedisServer } from '../test/support/redis-server';
-import { BUILD, buildWorkers, bullmq, deadline, rssMb, Side, sidekiqSide, watch, wurkSide } from './processing';
+import {
+  BUILD,
+  buildWorkers,
+  bullmq,
+  deadline,
+  floor,
+  nestBullmq,
+  Peer,
+  rssMb,
+  Side,
+  sidekiqSide,
+  watch,
+  wurkSide,
+} from './processing';
 
 const SETTLE_S = Number(process.env.BENCH_SETTLE_S ?? 90);
 const ROOT = join(__dirname, '..');
@@ -45,8 +58,9 @@ function sample(pid: number): Sample {
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const mb = (value: number) => `${value.toFixed(0)} MB`;
 
-interface IdleResult {
+export interface IdleResult {
   side: string;
+  peer: Peer;
   booted: Sample;
   settled: Sample;
   /** Seconds after boot at which RSS first came within 2 MB of the settled figure. */
@@ -71,6 +85,7 @@ async function idleMemory(sides: Side[]): Promise<IdleResult[]> {
       const settled = trace[trace.length - 1];
       return {
         side: side.name,
+        peer: side.peer,
         booted: trace[0],
         settled,
         settledAfterS: trace.findIndex((s) => s.rssMb <= settled.rssMb + 2),
@@ -181,12 +196,13 @@ function printSteps(results: StepResult[]): void {
   }
 }
 
-export async function runMemoryBench(): Promise<void> {
-  const sides = [wurkSide('reliable'), bullmq, sidekiqSide(true)];
+export async function runMemoryBench(): Promise<IdleResult[]> {
+  const sides = [wurkSide('reliable'), nestBullmq, bullmq, sidekiqSide(true), floor];
   buildWorkers(sides);
   const [idle, steps] = await Promise.all([idleMemory(sides), Promise.all(STEPS.map(stepMemory))]);
   printIdle(idle);
   printSteps(steps);
+  return idle;
 }
 
 if (require.main === module) {

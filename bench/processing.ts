@@ -1,8 +1,12 @@
 /**
  * Processing benchmark: a wurk worker process (a minimal Nest application
- * context with one worker, reliable or basic fetch) beside a BullMQ 5 Worker
- * and stock Sidekiq 6.4 (`sidekiq -c 10`, log level WARN), all at
- * concurrency 10, each against its own private redis-server.
+ * context with one worker, reliable or basic fetch) beside its peers, all at
+ * concurrency 10, each against its own private redis-server: @nestjs/bullmq
+ * (a `@Processor` in a Nest application context, what a Nest team would
+ * otherwise run), a bare BullMQ Worker, stock Sidekiq 6.4 (`sidekiq -c 10`,
+ * log level WARN), and the floor: a bare ioredis process with no framework
+ * and no job system that keeps each job as safe as reliable fetch does
+ * (workers/floor-worker.ts, floor.lua).
  *
  *   npx ts-node --transpile-only bench/processing.ts
  *
@@ -13,7 +17,9 @@
  * and released once every process is ready, so boot is not on the clock; the
  * workers time first start to last finish themselves. Per run: Redis commands
  * per job (INFO commandstats, commands inside Lua scripts included), Redis
- * CPU per job (INFO cpu delta) and the largest worker's peak RSS (VmHWM).
+ * CPU per job (INFO cpu delta), the workers' CPU per job (user + system time
+ * of every worker process, all its threads, from /proc/<pid>/stat, between the
+ * gate opening and the last job) and the largest worker's peak RSS (VmHWM).
  * Latency, per round on a fresh single-queue worker: the first job after boot
  * (pushed once it is ready, or after BENCH_FIRST_DELAY_MS of idling),
  * BENCH_IDLE_JOBS (25) jobs BENCH_IDLE_GAP_MS (100) ms apart (each meets an idle worker), then
@@ -46,6 +52,7 @@ import { Client } from '../src/client/client';
 import { commandDelta, commandStats } from '../test/support/command-counter';
 import { RedisServer } from '../test/support/redis-server';
 import { redisCpuSeconds } from './redis-cpu';
+import { printFloorTable } from './summary';
 import { monotonicMicros } from './workers/recorder';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20000);
@@ -58,6 +65,8 @@ const IDLE_JOBS = Number(process.env.BENCH_IDLE_JOBS ?? 25);
 const FIRST_DELAY_MS = Number(process.env.BENCH_FIRST_DELAY_MS ?? 0);
 const IDLE_GAP_MS = Number(process.env.BENCH_IDLE_GAP_MS ?? 100);
 const CONCURRENCY = 10;
+/** wurk first (ratios are taken against it), then its peers, then the floor. */
+export const DEFAULT_SIDES = 'reliable,nestjs-bullmq,bullmq,sidekiq,floor';
 const ROOT = join(__dirname, '..');
 /**
  * Inside node_modules so the compiled workers resolve their packages; one
@@ -103,6 +112,8 @@ export interface Worker {
 
 export interface Side {
   name: string;
+  /** Which column of the floor table it fills (see summary.ts). */
+  peer: Peer;
   /** Queues `count` jobs of `shape` behind a gate no worker can see yet. */
   fill(redis: Redis, url: string, count: number, shape: Shape): Promise<void>;
   /** Lets the workers see the queued jobs, all at once. */
@@ -116,11 +127,22 @@ interface Round {
   jobsPerSecond: number;
   commandsPerJob: number;
   redisCpuUsPerJob: number;
+  /** User + system CPU of the worker processes (every thread) per job. */
+  workerCpuUsPerJob: number;
+  /** The system (kernel) share of it: socket writes and reads, wake-ups. */
+  workerSysUsPerJob: number;
   commands: Record<string, number>;
   peakRssMb: number;
 }
 
 // --- the sides --------------------------------------------------------------
+
+/** The columns of the table `npm run bench` ends with: wurk, its peers and the floor. */
+export type Peer = 'wurk' | 'nestjs-bullmq' | 'bullmq' | 'sidekiq' | 'floor';
+const versionOf = (name: string): string =>
+  (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
+export const BULLMQ = `BullMQ ${versionOf('bullmq')}`;
+export const NEST_BULLMQ = `@nestjs/bullmq ${versionOf('@nestjs/bullmq')}`;
 
 /**
  * Where wurk's and Sidekiq's filled queue waits until every process is ready: RENAME back wakes the blocked fetches.
@@ -174,6 +196,7 @@ function nodeWorker(script: string, url: string, env: Record<string, string>): C
 export function wurkSide(fetch: 'reliable' | 'basic'): Side {
   return {
     name: `wurk (${fetch} fetch)`,
+    peer: 'wurk',
     fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
     openGate: openSidekiqGate,
     pusher: sidekiqPusher,
@@ -183,7 +206,8 @@ export function wurkSide(fetch: 'reliable' | 'basic'): Side {
 
 /** BullMQ's gate is its own pause: jobs added to a paused queue wait until `resume`. */
 export const bullmq: Side = {
-  name: 'BullMQ 5',
+  name: BULLMQ,
+  peer: 'bullmq',
   fill: async (_redis, url, count, shape) => {
     const queue = new Queue('bench', { connection: connectionOf(url) });
     await queue.pause();
@@ -212,10 +236,29 @@ export const bullmq: Side = {
   start: (url, env) => nodeWorker('bullmq-worker.js', url, env),
 };
 
+/** The same queue, jobs and gate as BullMQ's; the worker is a `@Processor` in a Nest application context. */
+export const nestBullmq: Side = {
+  ...bullmq,
+  name: NEST_BULLMQ,
+  peer: 'nestjs-bullmq',
+  start: (url, env) => nodeWorker('nestjs-bullmq-worker.js', url, env),
+};
+
+/** The floor: Sidekiq's queue layout (jobs pushed as for wurk), a bare ioredis worker (workers/floor-worker.ts). */
+export const floor: Side = {
+  name: 'floor (bare ioredis)',
+  peer: 'floor',
+  fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
+  openGate: openSidekiqGate,
+  pusher: sidekiqPusher,
+  start: (url, env) => nodeWorker('floor-worker.js', url, env),
+};
+
 /** Stock `sidekiq -c 10`; `quiet` sets its log level to WARN, dropping the two log lines it writes per job. */
 export function sidekiqSide(quiet: boolean): Side {
   return {
     name: quiet ? 'Sidekiq 6.4.1 (log WARN)' : 'Sidekiq 6.4.1 (log INFO)',
+    peer: 'sidekiq',
     fill: (redis, _url, count, shape) => fillSidekiqQueue(redis, count, shape),
     openGate: openSidekiqGate,
     pusher: sidekiqPusher,
@@ -291,6 +334,16 @@ export function rssMb(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   return match ? Number(match[1]) / 1024 : NaN;
 }
 
+const CLOCK_TICKS = Number(execFileSync('getconf', ['CLK_TCK']).toString().trim()) || 100;
+
+/** CPU seconds a live process has used, all its threads: [user, system] (/proc/<pid>/stat utime, stime). */
+export function cpuSeconds(pid: number): [number, number] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // Fields after the command name, which may hold spaces: state is field 3, utime 14, stime 15.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return [Number(fields[11]) / CLOCK_TICKS, Number(fields[12]) / CLOCK_TICKS];
+}
+
 function jobsOf(shape: Shape): number {
   return Math.max(10, Math.round(JOBS * shape.share));
 }
@@ -314,15 +367,20 @@ async function throughputRound(side: Side, server: RedisServer, shape: Shape, pr
   await probe.flushall();
   await side.fill(probe, server.url, jobs, shape);
   const before = await commandStats(probe);
-  const cpuBefore = await redisCpuSeconds(probe);
+  const redisCpuBefore = await redisCpuSeconds(probe);
   const env = { BENCH_MODE: 'throughput', BENCH_JOBS: String(jobs), BENCH_SHAPE: shape.name };
   const workers = Array.from({ length: processes }, () => watch(side.start(server.url, env), side.name));
   try {
     await deadline(Promise.all(workers.map((w) => Promise.race([w.ready, w.result]))), 120000, `${side.name} boot`);
+    const cpuBefore = workers.map((w) => cpuSeconds(w.child.pid!));
     await side.openGate(probe, server.url);
     await deadline(allFinished(workers, jobs), 300000, `${side.name} ${shape.name} ×${processes}`);
+    const cpuAfter = workers.map((w) => cpuSeconds(w.child.pid!));
+    const [workerUser, workerSys] = [0, 1].map((k) =>
+      cpuAfter.reduce((sum, after, i) => sum + after[k] - cpuBefore[i][k], 0),
+    );
     const peak = Math.max(...workers.map((w) => rssMb(w.child.pid!)));
-    const redisCpu = (await redisCpuSeconds(probe)) - cpuBefore;
+    const redisCpu = (await redisCpuSeconds(probe)) - redisCpuBefore;
     const commands = commandDelta(before, await commandStats(probe));
     const total = Object.values(commands).reduce((sum, calls) => sum + calls, 0);
     const first = Math.min(...workers.filter((w) => w.progress.count > 0).map((w) => w.progress.first_us!));
@@ -331,6 +389,8 @@ async function throughputRound(side: Side, server: RedisServer, shape: Shape, pr
       jobsPerSecond: jobs / ((last - first) / 1e6),
       commandsPerJob: total / jobs,
       redisCpuUsPerJob: (redisCpu * 1e6) / jobs,
+      workerCpuUsPerJob: ((workerUser + workerSys) * 1e6) / jobs,
+      workerSysUsPerJob: (workerSys * 1e6) / jobs,
       commands,
       peakRssMb: peak,
     };
@@ -416,7 +476,12 @@ function topCommands(commands: Record<string, number>, jobs: number): string {
 /** Compiles the Node workers and what they import, so they run as a user's compiled app would. */
 export function buildWorkers(sides: Side[]): void {
   mkdirSync(BUILD, { recursive: true });
-  const files = ['bullmq-worker.ts', ...(sides.some((side) => side.name.startsWith('wurk')) ? ['wurk-worker.ts'] : [])];
+  const files = [
+    'bullmq-worker.ts',
+    'nestjs-bullmq-worker.ts',
+    'floor-worker.ts',
+    ...(sides.some((side) => side.peer === 'wurk') ? ['wurk-worker.ts'] : []),
+  ];
   writeFileSync(
     join(BUILD, 'tsconfig.json'),
     JSON.stringify({
@@ -453,18 +518,22 @@ export function buildWorkers(sides: Side[]): void {
 
 export interface ThroughputResult {
   side: string;
+  peer: Peer;
   shape: string;
   processes: number;
   jobs: number;
   jobsPerSecond: number;
   commandsPerJob: number;
   redisCpuUsPerJob: number;
+  workerCpuUsPerJob: number;
+  workerSysUsPerJob: number;
   peakRssMb: number;
   rounds: Round[];
 }
 
 export interface LatencyResult extends Pickup {
   side: string;
+  peer: Peer;
   rounds: Pickup[];
 }
 
@@ -481,7 +550,7 @@ function printThroughput(sides: Side[], results: ThroughputResult[], shapes: Sha
     `\nthroughput: concurrency ${CONCURRENCY} per process, median of ${ROUNDS} rounds (order alternating); ratio = ${reference} ÷ the row's side`,
   );
   console.log(
-    `  ${'shape'.padEnd(12)} ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'ratio'.padStart(6)}  ${'cmds/job'.padStart(8)}  ${'Redis CPU/job'.padStart(13)}  ${'peak RSS'.padStart(8)}   rounds (jobs/s)`,
+    `  ${'shape'.padEnd(12)} ${'side'.padEnd(26)} ${'jobs/s'.padStart(8)}  ${'ratio'.padStart(6)}  ${'cmds/job'.padStart(8)}  ${'Redis CPU/job'.padStart(13)}  ${'worker CPU/job (sys)'.padStart(20)}  ${'peak RSS'.padStart(8)}   rounds (jobs/s)`,
   );
   for (const shape of shapes) {
     for (const processes of counts) {
@@ -490,7 +559,7 @@ function printThroughput(sides: Side[], results: ThroughputResult[], shapes: Sha
       for (const r of rows) {
         const label = `${shape.name} ×${processes}`;
         console.log(
-          `  ${label.padEnd(12)} ${r.side.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${(r === ours ? '' : ratio(ours.jobsPerSecond, r.jobsPerSecond)).padStart(6)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.redisCpuUsPerJob.toFixed(1)} µs`.padStart(13)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(8)}   [${r.rounds.map((x) => Math.round(x.jobsPerSecond)).join(', ')}]`,
+          `  ${label.padEnd(12)} ${r.side.padEnd(26)} ${Math.round(r.jobsPerSecond).toString().padStart(8)}  ${(r === ours ? '' : ratio(ours.jobsPerSecond, r.jobsPerSecond)).padStart(6)}  ${r.commandsPerJob.toFixed(2).padStart(8)}  ${`${r.redisCpuUsPerJob.toFixed(1)} µs`.padStart(13)}  ${`${r.workerCpuUsPerJob.toFixed(1)} µs (${r.workerSysUsPerJob.toFixed(1)})`.padStart(20)}  ${`${r.peakRssMb.toFixed(0)} MB`.padStart(8)}   [${r.rounds.map((x) => Math.round(x.jobsPerSecond)).join(', ')}]`,
         );
       }
       console.log(`  ${''.padEnd(12)} (${rows[0].jobs} jobs each)`);
@@ -572,12 +641,15 @@ export async function runProcessingBench(
         const rounds = runs.get(key(index, shape, processes))!;
         throughput.push({
           side: side.name,
+          peer: side.peer,
           shape: shape.name,
           processes,
           jobs: jobsOf(shape),
           jobsPerSecond: median(rounds.map((r) => r.jobsPerSecond)),
           commandsPerJob: median(rounds.map((r) => r.commandsPerJob)),
           redisCpuUsPerJob: median(rounds.map((r) => r.redisCpuUsPerJob)),
+          workerCpuUsPerJob: median(rounds.map((r) => r.workerCpuUsPerJob)),
+          workerSysUsPerJob: median(rounds.map((r) => r.workerSysUsPerJob)),
           peakRssMb: median(rounds.map((r) => r.peakRssMb)),
           rounds,
         });
@@ -589,6 +661,7 @@ export async function runProcessingBench(
     const of = (field: keyof Pickup) => median(rounds.map((p) => p[field]));
     return {
       side: side.name,
+      peer: side.peer,
       firstMs: of('firstMs'),
       idleP50: of('idleP50'),
       idleP99: of('idleP99'),
@@ -604,8 +677,9 @@ export async function runProcessingBench(
 }
 
 /**
- * BENCH_SIDES (reliable, basic, bullmq, sidekiq = log WARN, sidekiq-info = stock logging; the first is
- * the one ratios are taken against), BENCH_SHAPES (noop, noop-timeout, cpu, io, 1kb, 100kb), BENCH_PROCESSES (1,4).
+ * BENCH_SIDES (reliable, basic, nestjs-bullmq, bullmq, sidekiq = log WARN, sidekiq-info = stock logging, floor; the
+ * first is the one ratios are taken against), BENCH_SHAPES (noop, noop-timeout, cpu, io, 1kb, 100kb),
+ * BENCH_PROCESSES (1,4).
  */
 export async function runSelectedProcessingBench(): Promise<{
   throughput: ThroughputResult[];
@@ -614,11 +688,13 @@ export async function runSelectedProcessingBench(): Promise<{
   const allSides: Record<string, Side> = {
     reliable: wurkSide('reliable'),
     basic: wurkSide('basic'),
+    'nestjs-bullmq': nestBullmq,
     bullmq,
     sidekiq: sidekiqSide(true),
     'sidekiq-info': sidekiqSide(false),
+    floor,
   };
-  const sides = listFromEnv('BENCH_SIDES', 'reliable,bullmq,sidekiq').map((name) => {
+  const sides = listFromEnv('BENCH_SIDES', DEFAULT_SIDES).map((name) => {
     if (!allSides[name])
       throw new Error(`BENCH_SIDES: unknown side ${JSON.stringify(name)} (known: ${Object.keys(allSides).join(', ')})`);
     return allSides[name];
@@ -637,7 +713,10 @@ export async function runSelectedProcessingBench(): Promise<{
 
 if (require.main === module) {
   runSelectedProcessingBench()
-    .then(() => process.exit(0))
+    .then((results) => {
+      printFloorTable(results);
+      process.exit(0);
+    })
     .catch((error) => {
       console.error(error);
       process.exit(1);
