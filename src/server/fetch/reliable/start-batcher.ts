@@ -26,6 +26,8 @@ export class StartBatcher {
   private pending: PendingStart[] = [];
   /** Starts asked for and not yet answered. */
   private onTheirWay = 0;
+  /** Calls that took the pending starts so far: a send scheduled before the last of them has nothing of its own left. */
+  private takes = 0;
 
   constructor(
     private readonly lists: OwnLists,
@@ -57,13 +59,21 @@ export class StartBatcher {
       this.pending.push({ expected, resolve, reject });
       // Sent one turn later: the claim that the same freed slots wake (also
       // a setImmediate) then carries them, and they cost no call of their own.
-      if (this.pending.length === 1) setImmediate(() => setImmediate(() => void this.sendStarts()));
+      if (this.pending.length === 1) {
+        const takes = this.takes;
+        setImmediate(() => setImmediate(() => void this.sendStarts(takes)));
+      }
     });
   }
 
-  /** Starts no other fetch.lua call took along meanwhile. */
-  private async sendStarts(): Promise<void> {
-    if (this.pending.length === 0) return;
+  /**
+   * Starts no other fetch.lua call took along meanwhile. A call that took them
+   * (`takes` moved on) leaves this send nothing: starts asked for since then
+   * scheduled a send of their own, one turn after them, and sending them now
+   * would beat the claim their freed slots woke, which would have carried them.
+   */
+  private async sendStarts(takes: number): Promise<void> {
+    if (this.pending.length === 0 || takes !== this.takes) return;
     await this.send();
   }
 
@@ -71,6 +81,7 @@ export class StartBatcher {
   take(): StartBatch {
     const starts = this.pending;
     this.pending = [];
+    this.takes++;
     const byQueue = new Map<string, number>();
     for (const { expected } of starts) byQueue.set(expected.queue, (byQueue.get(expected.queue) ?? 0) + 1);
     return { starts, byQueue };
