@@ -161,6 +161,49 @@ describe('reliable fetch: acknowledgments', () => {
     expect(call).not.toContain(a.raw);
   });
 
+  it('an ack riding the call that starts the next claimed jobs still drops the list whole: the starts land after it', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    await server.redis.lpush(Keys.queue('default'), fetchJob('b'));
+    const [b] = await fetch.claim(1);
+    expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual([b.raw]);
+    const open = await RedisMonitor.open(server.port);
+    monitor = open;
+    const from = open.commands.length;
+    fetch.acknowledge(a, '');
+    const started = fetch.start(b);
+    await fetch.flush();
+    expect(await started).toBe(b);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+    await waitFor(() => open.commands.slice(from).some((args) => args[0].toUpperCase() === 'DEL'), { what: 'the DEL' });
+    const call = open.commands.slice(from).find((args) => args[0].toUpperCase() === 'EVALSHA') as string[];
+    expect(call).toContain('D');
+    expect(call).not.toContain(a.raw);
+    // The next ack finds b alone in the list: dropped whole again.
+    fetch.acknowledge(b, '');
+    await fetch.flush();
+    expect(await server.redis.exists(IN_PROGRESS)).toBe(0);
+    expect(errors).toEqual([]);
+  });
+
+  it('an ack beside a job another call started (its start on its way or landed) goes by value, never a whole drop', async () => {
+    const fetch = fetcher();
+    const [a] = await running(fetch, ['a']);
+    await server.redis.lpush(Keys.queue('default'), fetchJob('b'), fetchJob('c'));
+    const [b, c] = await fetch.claim(2);
+    // b's start goes alone (no claim takes it), two turns after it was asked for.
+    const startedB = fetch.start(b);
+    await new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+    const ran = await watch();
+    fetch.acknowledge(a, '');
+    const startedC = fetch.start(c);
+    await fetch.flush();
+    expect([await startedB, await startedC]).toEqual([b, c]);
+    expect(await ran()).not.toContain('DEL');
+    expect((await server.redis.lrange(IN_PROGRESS, 0, -1)).sort()).toEqual([b.raw, c.raw].sort());
+    expect(errors).toEqual([]);
+  });
+
   describe('payloads of 16 KB and more', () => {
     const largeJob = (jid: string) =>
       JSON.stringify({ class: 'Tick', args: ['x'.repeat(16 * 1024)], queue: 'default', jid });

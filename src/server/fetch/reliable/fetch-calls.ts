@@ -98,8 +98,11 @@ export class FetchCalls {
       const privateKey = this.lists.privateKey(queue);
       const held = acks.held.get(privateKey) ?? [];
       const unchecked = batch.starts.some(({ expected }) => expected.queue === queue && expected.unchecked);
+      const starts = batch.byQueue.get(queue) ?? 0;
+      // The starts this call carries are counted as started already, but fetch.lua moves them into the list only
+      // after the acks: at the drop, nothing else of ours is in it when they are all the count holds.
       const whole =
-        mayDrop && held.length > 0 && this.lists.startedIn(privateKey) === 0 && !this.strays.isTainted(privateKey);
+        mayDrop && held.length > 0 && this.lists.startedIn(privateKey) === starts && !this.strays.isTainted(privateKey);
       dropsWhole ||= whole;
       // A whole-list drop names no payloads (see fetch.lua); large ones go by plain LREM, sent ahead of the script.
       const byValue: string[] = [];
@@ -107,7 +110,6 @@ export class FetchCalls {
         if (this.ledger.byLua(raw)) byValue.push(raw);
         else outsideLua.push({ key: privateKey, raw });
       }
-      const starts = batch.byQueue.get(queue) ?? 0;
       const mode = whole ? AckMode.DropWhole : AckMode.ByValue;
       triples.push({
         queue,
