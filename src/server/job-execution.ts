@@ -39,15 +39,33 @@ export function executionOf(
   limited: { readonly signal: AbortSignal } | undefined,
   server: { readonly signal: AbortSignal; readonly stopping?: AbortSignal },
 ): JobExecution {
-  return {
-    jid: payload.jid,
-    queue,
-    attempt,
-    payload,
-    get signal() {
-      return limited ? limited.signal : server.signal;
-    },
-    stopping: server.stopping,
-    reporter: undefined,
-  };
+  return new ClaimedExecution(payload, queue, attempt, limited, server);
+}
+
+/**
+ * A class rather than an object literal: V8 builds a literal that has a getter (`signal`) through its runtime, about
+ * 1.4 µs a job on the benchmark's machine, where a class instance with the getter on its prototype costs a few ns.
+ */
+class ClaimedExecution implements JobExecution {
+  readonly jid: string;
+  readonly stopping: AbortSignal | undefined;
+  reporter: JobExecution['reporter'] = undefined;
+  /** The limited run when there is one, else the server: whose `signal` this execution's is (private, unlisted). */
+  readonly #source: { readonly signal: AbortSignal };
+
+  constructor(
+    readonly payload: JobPayload,
+    readonly queue: string,
+    readonly attempt: number,
+    limited: { readonly signal: AbortSignal } | undefined,
+    server: { readonly signal: AbortSignal; readonly stopping?: AbortSignal },
+  ) {
+    this.jid = payload.jid;
+    this.stopping = server.stopping;
+    this.#source = limited ?? server;
+  }
+
+  get signal(): AbortSignal {
+    return this.#source.signal;
+  }
 }
