@@ -34,19 +34,22 @@ export class JobLog implements JobLifecycleListener {
   }
 
   onSettled(context: ServerContext, outcome: JobOutcome): void {
-    const elapsed = this.elapsed(context);
+    // Only `all` logs a job that did not fail: the others return before any text is made (a no-op job's whole cost).
     if (outcome.kind === 'complete') {
-      if (this.mode === 'all') this.logger.log(`${identify(context)}${elapsed} done`);
+      if (this.mode === 'all') this.logger.log(`${identify(context)}${this.elapsed(context)} done`);
       return;
     }
     if (outcome.kind === 'rescheduled') {
       // Over its limiter: back in schedule by design, not a failure.
       if (this.mode === 'all')
-        this.logger.log(`${identify(context)}${elapsed} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`);
+        this.logger.log(
+          `${identify(context)}${this.elapsed(context)} over its limit, rescheduled ${atAndIn(outcome.retryAt)}`,
+        );
       return;
     }
     // Not run: the processor logs the drop itself, whatever this log's mode, so it is said exactly once.
     if (outcome.kind === 'expired') return;
+    const elapsed = this.elapsed(context);
     if (!('error' in outcome)) {
       // Handed back at shutdown: not a failure, it runs again elsewhere (a perform that threw undefined has the key).
       if (this.mode === 'all')
