@@ -24,27 +24,32 @@ export class MiddlewareChain<C> {
     return this.entries.length;
   }
 
-  /** Runs the chain around `action`; resolves to false when an entry halted it. */
-  async run(context: C, action: () => Promise<void>): Promise<boolean> {
+  /**
+   * Runs the chain around `action`; resolves to false when an entry halted it. Plain functions returning promises,
+   * not async ones: each job (and each push) goes through here, and every async layer is one more promise and
+   * resumption. What an entry, `next` or the action throws at once still comes out as a rejection.
+   */
+  run(context: C, action: () => Promise<void>): Promise<boolean> {
+    const entries = this.entries;
     let ran = false;
-    const dispatch = async (index: number): Promise<void> => {
-      if (index === this.entries.length) {
-        ran = true;
-        await action();
-        return;
+    const dispatch = (index: number): Promise<void> => {
+      try {
+        if (index === entries.length) {
+          ran = true;
+          return Promise.resolve(action());
+        }
+        let called = false;
+        return Promise.resolve(
+          entries[index](context, () => {
+            if (called) return Promise.reject(new Error('middleware called next() twice'));
+            called = true;
+            return dispatch(index + 1);
+          }),
+        );
+      } catch (error) {
+        return Promise.reject(error);
       }
-      let called = false;
-      await this.entries[index](context, async () => {
-        if (called) throw new Error('middleware called next() twice');
-        called = true;
-        await dispatch(index + 1);
-      });
     };
-    if (this.entries.length === 0) {
-      await action();
-      return true;
-    }
-    await dispatch(0);
-    return ran;
+    return dispatch(0).then(() => ran);
   }
 }

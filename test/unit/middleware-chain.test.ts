@@ -64,4 +64,28 @@ describe('MiddlewareChain', () => {
     await expect(chain.run({}, async () => Promise.reject(failure))).rejects.toBe(failure);
     expect(seen).toEqual([failure]);
   });
+
+  it('turns what an entry, the action or a second next() throws at once into a rejection, never a throw', async () => {
+    const failure = new Error('thrown at once');
+    const throwing = new MiddlewareChain<object>().use(() => {
+      throw failure;
+    });
+    let result: Promise<boolean> | undefined;
+    expect(() => (result = throwing.run({}, async () => undefined))).not.toThrow();
+    await expect(result).rejects.toBe(failure);
+
+    const action = () => {
+      throw failure;
+    };
+    await expect(new MiddlewareChain<object>().run({}, action)).rejects.toBe(failure);
+    await expect(new MiddlewareChain<object>().use((_c, next) => next()).run({}, action)).rejects.toBe(failure);
+
+    let second: Promise<void> | undefined;
+    const twice = new MiddlewareChain<object>().use((_context, next) => {
+      void next();
+      second = next();
+    });
+    await expect(twice.run({}, async () => undefined)).resolves.toBe(true);
+    await expect(second).rejects.toThrow('middleware called next() twice');
+  });
 });
