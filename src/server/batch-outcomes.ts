@@ -19,6 +19,11 @@ export interface BatchOutcomes {
   skips?(payload: JobPayload): Promise<boolean>;
 }
 
+/** Whether the job has a batch to tell (a `bid`, with batches on). */
+export function inBatch(batches: BatchOutcomes | undefined, payload: JobPayload): batches is BatchOutcomes {
+  return batches !== undefined && payload.has('bid');
+}
+
 /** Tells the job's batch, if it has one (a `bid`) and batches are on; throws what the batch side threw. */
 export async function recordOutcome(
   batches: BatchOutcomes | undefined,
@@ -26,7 +31,7 @@ export async function recordOutcome(
   outcome: BatchOutcome,
   error?: unknown,
 ): Promise<void> {
-  if (batches && payload.has('bid')) await batches.record(payload, outcome, error);
+  if (inBatch(batches, payload)) await batches.record(payload, outcome, error);
 }
 
 /** Whether the job's batch says not to run it (invalidated); said at debug level when so. */

@@ -3,7 +3,7 @@ import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText } from '../job/time';
 import type { RegisteredWorker } from '../job/worker-registry';
-import { BatchOutcome, recordOutcome, skippedByBatch } from './batch-outcomes';
+import { BatchOutcome, inBatch, recordOutcome, skippedByBatch } from './batch-outcomes';
 import type { ClaimedJob } from './fetch/claimed-job';
 import { runHandlers } from './handler-runner';
 import { handBackInterrupted } from './interrupted-hand-back';
@@ -200,7 +200,8 @@ export class Processor {
       return outcome;
     }
     if (!failed) {
-      const batchError = await this.recordBatch(payload, 'success');
+      // A job of no batch (most) has nothing to tell: no call, no promise.
+      const batchError = inBatch(deps.batches, payload) ? await this.recordBatch(payload, 'success') : undefined;
       if (batchError === undefined) {
         deps.fetcher.acknowledge(job, payload.jid);
         settled.done = true;
