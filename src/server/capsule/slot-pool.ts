@@ -117,31 +117,36 @@ export class SlotPool {
 
   /** Runs `job` in a free slot. */
   dispatch(job: ClaimedJob): void {
-    const { gate, fetcher, logger, label, pool } = this.deps;
     // never reached, a slot's tid is free whenever a job may start (see occupied).
     // Stryker disable next-line StringLiteral
     const tid = this.freeTids.pop() ?? 'x';
     const began = this.deps.turnover();
     this.work.set(job, { tid, queue: job.queue, payload: job.raw, runAt: Math.floor(Date.now() / 1000) });
-    const run = this.deps.processor
-      .run(job)
-      .catch((error) => logger.error(`${label}processor failed unexpectedly: ${errorMessageOf(error)}`))
-      .then(async () => {
-        if (!job.suspect && !gate.isolating) return;
-        // A suspect that ran: its ack or filing lands before anything else starts.
-        await fetcher
-          .flush()
-          .catch((error) => logger.error(`${label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
-        if (job.suspect || gate.isolating) gate.release(pool);
-      })
-      .finally(() => {
-        // The slot's own bookkeeping first: drained() waits on `running`, and
-        // would spin forever on a job left in it by a throw further down.
-        this.running.delete(job);
-        this.work.delete(job);
-        this.freeTids.push(tid);
-        this.deps.freed(this.deps.turnover() - began);
-      });
-    this.running.set(job, run);
+    this.running.set(job, this.runIn(job, tid, began));
+  }
+
+  /** One async step per job rather than a chain of catch, then and finally (a promise each). */
+  private async runIn(job: ClaimedJob, tid: string, began: number): Promise<void> {
+    const { gate, fetcher, logger, label, pool } = this.deps;
+    try {
+      try {
+        await this.deps.processor.run(job);
+      } catch (error) {
+        logger.error(`${label}processor failed unexpectedly: ${errorMessageOf(error)}`);
+      }
+      if (!job.suspect && !gate.isolating) return;
+      // A suspect that ran: its ack or filing lands before anything else starts.
+      await fetcher
+        .flush()
+        .catch((error) => logger.error(`${label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
+      if (job.suspect || gate.isolating) gate.release(pool);
+    } finally {
+      // The slot's own bookkeeping first: drained() waits on `running`, and
+      // would spin forever on a job left in it by a throw further down.
+      this.running.delete(job);
+      this.work.delete(job);
+      this.freeTids.push(tid);
+      this.deps.freed(this.deps.turnover() - began);
+    }
   }
 }

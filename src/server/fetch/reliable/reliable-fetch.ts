@@ -189,7 +189,12 @@ export class ReliableFetch implements Fetcher {
    * fetch.lua call, with the acks held meanwhile: a slot that frees up
    * costs no round trip of its own (see StartBatcher).
    */
-  async start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
+  start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
+    // Not async: a start with no whole-list drop on its way (most) costs no promise of its own.
+    return this.calls.dropOnItsWay ? this.startAfterDrops(expected) : this.starts.ask(expected);
+  }
+
+  private async startAfterDrops(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
     while (this.calls.dropOnItsWay) await this.calls.dropOnItsWay;
     return this.starts.ask(expected);
   }
