@@ -47,6 +47,8 @@ export interface ManagerDeps {
 const SHUTDOWN_LOOPS_MS = 1000;
 const SHUTDOWN_REDIS_MS = 2500;
 const HEARTBEAT_LEAVE_MS = 500;
+/** How long changes of the in-flight work are gathered before the heartbeat hears of them (see workChanged). */
+const WORK_PUBLISH_MS = 100;
 
 /**
  * The process plane of one process without Nest: its capsules (the default
@@ -77,7 +79,8 @@ export class Manager {
   private paused: PausedQueues | undefined;
   private poller!: RecurringTask;
   private reaper!: RecurringTask;
-  private workScheduled = false;
+  /** A publication of the in-flight work, due (see workChanged). */
+  private workTimer: NodeJS.Timeout | undefined;
   private quieted = false;
   private started = false;
   private stopping: Promise<void> | undefined;
@@ -381,18 +384,20 @@ export class Manager {
 
   /**
    * The in-flight work hash is the union of every capsule's: published at
-   * once (`now`), or once for all the changes of one turn of the event loop.
+   * once (`now`), or once for all the changes of the next WORK_PUBLISH_MS.
+   * The heartbeat thread writes it at its next beat (every 10 s), so a
+   * snapshot a fraction of a second later changes nothing anyone sees, and
+   * a busy worker no longer rebuilds it every turn of its event loop.
    */
   private workChanged(now: boolean): void {
     if (now) {
+      clearTimeout(this.workTimer);
+      this.workTimer = undefined;
       this.deps.heartbeat.setWork(this.capsules.flatMap((capsule) => capsule.workItems()));
       return;
     }
-    if (this.workScheduled) return;
-    this.workScheduled = true;
-    setImmediate(() => {
-      this.workScheduled = false;
-      this.workChanged(true);
-    });
+    if (this.workTimer !== undefined) return;
+    this.workTimer = setTimeout(() => this.workChanged(true), WORK_PUBLISH_MS);
+    this.workTimer.unref();
   }
 }

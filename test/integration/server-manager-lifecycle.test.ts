@@ -298,7 +298,7 @@ describe('manager: lifecycle, signals and shutdown', () => {
   });
 
   describe('in-flight work', () => {
-    it('publishes the changes of one turn of the event loop once, and an empty work hash once the jobs are done', async () => {
+    it('publishes the changes of a tenth of a second once, and an empty work hash once the jobs are done', async () => {
       const held = heldWorker();
       const h = harness([{ name: 'HoldJob', instance: held.instance }], { concurrency: 3 });
       await h.manager.start();
