@@ -26,7 +26,7 @@ export class StartBatcher {
   private pending: PendingStart[] = [];
   /** Starts asked for and not yet answered. */
   private onTheirWay = 0;
-  /** Calls that took the pending starts so far: a send scheduled before the last of them has nothing of its own left. */
+  /** Calls that took the pending starts so far: a send scheduled before the last of them has nothing of its own. */
   private takes = 0;
 
   constructor(
