@@ -383,11 +383,8 @@ export class Manager {
   }
 
   /**
-   * The in-flight work hash is the union of every capsule's: published at
-   * once (`now`), or once for all the changes of the next WORK_PUBLISH_MS.
-   * The heartbeat thread writes it at its next beat (every 10 s), so a
-   * snapshot a fraction of a second later changes nothing anyone sees, and
-   * a busy worker no longer rebuilds it every turn of its event loop.
+   * The in-flight work, every capsule's: published at once (`now`) or once per WORK_PUBLISH_MS of changes; the
+   * heartbeat thread writes it only at its 10 s beat, so rebuilding it every event-loop turn bought nothing.
    */
   private workChanged(now: boolean): void {
     if (now) {
