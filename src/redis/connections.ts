@@ -1,6 +1,8 @@
 import type Redis from 'ioredis';
+import type { RedisOptions } from 'ioredis';
 import { closeConnection, createConnection, isRedisInstance, RedisConnectionOptions, usesSentinel } from './connection';
 import { ConnectionWatch, consoleRedisLogger, MasterSwitchListener, RedisLogger } from './connection-watch';
+import { SentinelView } from './sentinel-view';
 import { describeServer } from './server-address';
 
 /**
@@ -16,6 +18,7 @@ export class RedisConnections {
   readonly sentinel: boolean;
   private readonly watch: ConnectionWatch;
   private readonly extra = new Set<Redis>();
+  private readonly sentinels: SentinelView | undefined;
 
   constructor(
     private readonly options: RedisConnectionOptions | undefined,
@@ -27,6 +30,15 @@ export class RedisConnections {
       : (options as Record<string, unknown> | undefined);
     this.watch = new ConnectionWatch(logger, describeServer(source, source?.url as string | undefined), this.sentinel);
     this.command = createConnection(options, 'wurk', this.watch);
+    if (this.sentinel) this.sentinels = new SentinelView(source as RedisOptions);
+  }
+
+  /**
+   * Under Sentinel, whether the Sentinels doubt that the server `connection` is on is the master: undefined when they
+   * name it, else why not (see SentinelView). Without Sentinel there is nobody to ask: undefined.
+   */
+  async doubtsMaster(connection: Redis): Promise<string | undefined> {
+    return this.sentinels?.doubtsMaster(connection);
   }
 
   /** The server the connections last reached (the current master with Sentinel), without a password. */
@@ -60,6 +72,7 @@ export class RedisConnections {
   async close(): Promise<void> {
     const all = [...this.extra, this.command];
     this.extra.clear();
+    this.sentinels?.close();
     await Promise.all(all.map((connection) => closeConnection(connection)));
   }
 }

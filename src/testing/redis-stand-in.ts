@@ -42,6 +42,11 @@ export class TestingConnections {
   /** No master to switch: listeners are never called. */
   onMasterSwitch(): void {}
 
+  /** No Sentinels to doubt anything. */
+  async doubtsMaster(): Promise<string | undefined> {
+    return undefined;
+  }
+
   /** The same stand-in: a loop that takes a connection of its own throws on its first command. */
   dedicated(): Redis {
     return this.command;

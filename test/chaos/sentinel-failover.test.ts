@@ -1,7 +1,10 @@
 import 'reflect-metadata';
 import { INestApplicationContext, LoggerService, Module } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
+import Redis from 'ioredis';
 import { ClientService, RedisUnavailableError, Worker, WurkModule } from '../../src';
+import { SentinelView } from '../../src/redis/sentinel-view';
+import { ClaimFence, ClaimNotDurableError } from '../../src/server/fetch/claim-fence';
 import { SentinelCluster } from '../support/sentinel';
 import { waitFor } from '../support/wait';
 
@@ -182,6 +185,48 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     return workers.flatMap((app) => app.lines.filter((line) => /master moved/.test(line)));
   }
 
+  it('a deposed master that still says "master" is not trusted to run claims alone: the Sentinels are asked', async () => {
+    const deposed = await cluster.master();
+    const pinned = new Redis(deposed.port, '127.0.0.1', { maxRetriesPerRequest: 1 });
+    pinned.on('error', () => undefined);
+    const view = new SentinelView(cluster.sentinelOptions);
+    const warnings: string[] = [];
+    const logger = { log: () => undefined, warn: (line: string) => void warnings.push(line), error: () => undefined };
+    // A deadline short enough to pass while the deposed master still claims the role.
+    const writes = { replicas: 1, waitTimeoutMs: 100, deadlineMs: 300 };
+    const asked = new ClaimFence(writes, logger, (connection) => view.doubtsMaster(connection));
+    const trusting = new ClaimFence(writes, logger);
+    try {
+      await pinned.set('fence:probe', 'before');
+      // With its replica attached, both fences pass on the replica's acknowledgment, and the Sentinels name it.
+      await asked.confirm(pinned, asked.mark());
+      expect(await view.doubtsMaster(pinned)).toBeUndefined();
+
+      const promoted = await cluster.failover();
+      const newMaster = cluster.admin(promoted);
+      // The hazard: the Sentinels named another master, yet the old one still says it is master.
+      expect(String(((await pinned.call('ROLE')) as unknown[])[0])).toBe('master');
+      await pinned.set('fence:probe', 'after');
+      // A fence that takes the server's word runs the claim alone: the demotion would throw it away and the new master
+      // would run its jobs again.
+      await expect(trusting.confirm(pinned, trusting.mark())).resolves.toBeUndefined();
+      expect(warnings.join('\n')).toMatch(/running them on the master alone/);
+      // Asking the Sentinels refuses it, naming the master they know.
+      const refused = asked.confirm(pinned, asked.mark());
+      await expect(refused).rejects.toBeInstanceOf(ClaimNotDurableError);
+      await expect(refused).rejects.toThrow(new RegExp(`Sentinels name 127\\.0\\.0\\.1:${promoted} as the master`));
+      // The new master is trusted once every Sentinel has learnt of it (the two that did not lead take a moment).
+      await waitFor(async () => (await view.doubtsMaster(newMaster)) === undefined, {
+        timeout: 10000,
+        interval: 100,
+        what: 'the Sentinels to name the new master',
+      });
+    } finally {
+      view.close();
+      pinned.disconnect();
+    }
+  });
+
   it(
     'SENTINEL FAILOVER with a backlog: no acknowledged push lost, nothing stuck in a private list, nothing run twice, one log line per switch',
     async () => {
@@ -210,6 +255,8 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
       console.info(
         `SENTINEL FAILOVER: ${acknowledged.length} acknowledged, lost ${lost.length}, twice ${twice.length}, pause ${pause} ms`,
       );
+      // WURK_HA_LOG=1 prints every line the apps logged, for a run under investigation.
+      if (process.env.WURK_HA_LOG) console.info(workers.flatMap((app) => app.lines).join('\n'));
       if (twice.length > 0) console.info(`run twice: ${twice.slice(0, 20).join(', ')}\n${logged(workers).join('\n')}`);
       expect(lost).toEqual([]);
       // Nothing run twice: a claim runs only once a replica has it (the start

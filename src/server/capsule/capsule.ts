@@ -119,7 +119,11 @@ export class Capsule implements GatedPool {
             connections.command,
             group.order,
             identity,
-            { ...fetchOptions, ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0 },
+            {
+              ...fetchOptions,
+              ackReplayMs: connections.sentinel ? ACK_REPLAY_MS : 0,
+              doubtsMaster: connections.sentinel ? (connection) => connections.doubtsMaster(connection) : undefined,
+            },
             (name) => connections.dedicated(name),
           );
     connections.onMasterSwitch(() => {

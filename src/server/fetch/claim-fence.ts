@@ -34,7 +34,9 @@ export class ClaimNotDurableError extends Error {
  * a switch announced meanwhile (`switched()`) fails it, and the caller treats
  * the claim as a reply lost (the jobs are not run; what did land is a stray,
  * handed back by reconcile). Past the write deadline with no switch, a
- * master that still says it is master runs its claims (a fleet down to one
+ * master that still says it is master, and that the Sentinels still name
+ * as the master (`doubtsMaster`: a deposed master says "master" for seconds
+ * after its replica was promoted), runs its claims (a fleet down to one
  * server keeps working; said once in the log).
  */
 export class ClaimFence {
@@ -47,6 +49,8 @@ export class ClaimFence {
   constructor(
     private readonly writes: WritePolicy | undefined,
     private readonly logger: ServerLogger,
+    /** The Sentinels' word on the server a connection is on: undefined when they name it master, else why not. */
+    private readonly doubtsMaster?: (connection: Redis) => Promise<string | undefined>,
   ) {}
 
   get enabled(): boolean {
@@ -93,6 +97,8 @@ export class ClaimFence {
   private async lastResort(connection: Redis): Promise<void> {
     const role = (await connection.call('ROLE')) as unknown[];
     if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
+    const doubt = await this.doubtsMaster?.(connection);
+    if (doubt !== undefined) throw new ClaimNotDurableError(doubt);
     if (!this.alone)
       this.logger.warn(
         'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',

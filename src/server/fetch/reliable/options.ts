@@ -1,4 +1,5 @@
 /** What reliable fetch is built with (the capsule fills it from the server options). */
+import type Redis from 'ioredis';
 import type { TimestampMode } from '../../../job/time';
 import type { ServerLogger } from '../../server-logger';
 import type { DeadTrim } from '../fetcher';
@@ -16,6 +17,8 @@ export interface ReliableFetchOptions {
   paused?: PausedQueues;
   /** Replica acknowledgment of filings (retry, dead). */
   durability?: FilingDurability;
+  /** Under Sentinel: whether the Sentinels doubt the server a connection is on is the master (see SentinelView). */
+  doubtsMaster?: (connection: Redis) => Promise<string | undefined>;
   /** Milliseconds of sent acks kept to send again after a master switch; 0 = none (no Sentinel). */
   ackReplayMs?: number;
 }

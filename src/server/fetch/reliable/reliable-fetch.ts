@@ -81,7 +81,11 @@ export class ReliableFetch implements Fetcher {
     openConnection: (name: string) => Redis = () => fetchConnection.duplicate(),
   ) {
     this.paused = options.paused ?? new PausedQueues(command, options.logger);
-    this.fence = new ClaimFence(options.ackReplayMs ? options.durability?.writes : undefined, options.logger);
+    this.fence = new ClaimFence(
+      options.ackReplayMs ? options.durability?.writes : undefined,
+      options.logger,
+      options.doubtsMaster,
+    );
     this.lists = new OwnLists(identity, order, command, options);
     this.ledger = new AckLedger(options.ackReplayMs ?? 0);
     this.strays = new StrayReconciler(command, order, this.lists, this.ledger, this.fence);
