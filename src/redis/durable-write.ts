@@ -1,6 +1,7 @@
 import type Redis from 'ioredis';
 import type { ChainableCommander } from 'ioredis';
 import { ReplyError } from 'ioredis';
+import { Replies, WriteMarker } from './marked-write';
 import { CommandInDoubtError, isMasterMovedReply, PartlyAppliedError, RedisUnavailableError } from './redis-errors';
 
 /** How hard a write tries before it is reported done or rejected. */
@@ -55,7 +56,8 @@ export function writeDurably(
    */
   essential: (index: number) => boolean = everyWrite,
 ): Promise<void> {
-  const attemptOnce = () => writeOnce(redis, append, policy, essential);
+  const marker = policy.replicas > 0 ? new WriteMarker(policy.deadlineMs) : undefined;
+  const attemptOnce = () => writeOnce(redis, append, policy, essential, marker);
   if (!sendsAtOnce(redis, policy)) return retryUntilDurable(redis, attemptOnce, policy, server);
   const deadline = Date.now() + policy.deadlineMs;
   let writes = 0;
@@ -111,8 +113,6 @@ export function sendDurably(
 function sendsAtOnce(redis: Redis, policy: WritePolicy): boolean {
   return policy.replicas === 0 && redis.status === 'ready';
 }
-
-type Replies = [Error | null, unknown][];
 
 /** The replies of a first attempt, or what stopped it (as a rejection, never a synchronous throw). */
 function firstAttempt(send: () => Promise<Replies | null>): Promise<Replies | { failed: unknown }> {
@@ -284,11 +284,12 @@ async function writeOnce(
   append: (pipeline: ChainableCommander) => void,
   policy: WritePolicy,
   essential: (index: number) => boolean,
+  marker?: WriteMarker,
 ): Promise<Attempt> {
+  if (marker) return writeMarked(redis, append, policy, essential, marker);
   const pipeline = redis.pipeline();
   append(pipeline);
   const writes = pipeline.length;
-  if (policy.replicas > 0) pipeline.wait(policy.replicas, policy.waitTimeoutMs);
   let results: [Error | null, unknown][];
   try {
     results = (await pipeline.exec()) ?? [];
@@ -296,6 +297,42 @@ async function writeOnce(
     return notApplied(error, policy);
   }
   return judgeWrites(redis, results, writes, policy, essential);
+}
+
+/**
+ * With `replicas`: the writes in one MULTI with a marker, then WAIT. Sent
+ * again, they go only where the marker is not: a copy the new master got
+ * from its old one before the switch is not applied twice (see
+ * marked-write.ts); the look is a write too, so the WAIT after it covers
+ * that copy.
+ */
+async function writeMarked(
+  redis: Redis,
+  append: (pipeline: ChainableCommander) => void,
+  policy: WritePolicy,
+  essential: (index: number) => boolean,
+  marker: WriteMarker,
+): Promise<Attempt> {
+  let results: Replies;
+  let writes = 0;
+  try {
+    if (marker.sent) {
+      const look = redis.pipeline();
+      marker.appendLook(look);
+      look.wait(policy.replicas, policy.waitTimeoutMs);
+      const [found, wait] = (await look.exec()) ?? [];
+      if (found?.[0]) return notApplied(found[0], policy);
+      if (WriteMarker.found(found)) return acknowledged(wait, policy, streamOf(redis));
+    }
+    const pipeline = redis.pipeline();
+    writes = marker.appendWrites(pipeline, append);
+    pipeline.wait(policy.replicas, policy.waitTimeoutMs);
+    results = (await pipeline.exec()) ?? [];
+  } catch (error) {
+    return notApplied(error, policy);
+  }
+  const wait = results[WriteMarker.repliesOf(writes)];
+  return judgeWrites(redis, [...WriteMarker.unwrap(results, writes), wait], writes, policy, essential);
 }
 
 /** What a pipeline's replies say of its first `writes` commands (and the WAIT after them, with `replicas`). */

@@ -111,6 +111,11 @@ export const Keys = {
    * LIST of JSON `{set, score, payload}`: failures a stopping process could not file, filed later by any live process.
    */
   unsettled: 'wurk:unsettled',
+  /**
+   * STRING set in the same MULTI as a write that waits for a replica, with a TTL a little past the write's deadline: a
+   * re-send after a master switch finds it where the first copy landed and sends nothing (src/redis/marked-write.ts).
+   */
+  writeMarker: (id: string): string => `wurk:written:${id}`,
 
   // --- Job status (docs/internals/spec/contract.md §2) --------------------------------------------
   /**
