@@ -33,16 +33,24 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
 
   function fenced(deadlineMs: number) {
     const logger = recordingLogger();
-    const fetch = new ReliableFetch(master.client(), master.client(), new QueueOrder(['default']), FETCH_IDENTITY, {
-      fetchTimeout: 1,
-      dead: { maxJobs: 10, timeout: 3600 },
-      logger,
-      ackReplayMs: 5000,
-      durability: {
-        writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs },
-        server: () => `127.0.0.1:${master.port}`,
+    const fetch = new ReliableFetch(
+      master.client(),
+      master.client(),
+      new QueueOrder(['default']),
+      FETCH_IDENTITY,
+      {
+        fetchTimeout: 1,
+        dead: { maxJobs: 10, timeout: 3600 },
+        logger,
+        ackReplayMs: 5000,
+        durability: {
+          writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs },
+          server: () => `127.0.0.1:${master.port}`,
+        },
       },
-    });
+      // The fence's own connections are the server's clients, closed with it (as a capsule's are with its connections).
+      () => master.client(),
+    );
     return { fetch, logger };
   }
 
