@@ -58,13 +58,23 @@ export class SentinelView {
 
   /** `SENTINEL MASTER <name>` from one Sentinel as a record; undefined when it does not answer in time. */
   private async ask(index: number): Promise<Record<string, string> | undefined> {
+    // A null reply (the Sentinel does not monitor that name) leaves the answer out, as silence does.
     const client = this.client(index);
     let timer: NodeJS.Timeout | undefined;
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ANSWER_MS)));
     try {
+      const name = this.options.name ?? 'mymaster';
+      // A Sentinel user allowed only what ioredis needs (GET-MASTER-ADDR-BY-NAME) still answers with the address.
       const asked = client
-        .call('SENTINEL', 'MASTER', this.options.name ?? 'mymaster')
-        .then((reply) => toRecord(reply as string[]))
+        .call('SENTINEL', 'MASTER', name)
+        .then(
+          (reply) => toRecord(reply as string[]),
+          () =>
+            client.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', name).then((reply) => {
+              const [ip, port] = reply as string[];
+              return { ip, port };
+            }),
+        )
         .catch(() => undefined);
       return await Promise.race([asked, late]);
     } finally {
@@ -87,6 +97,8 @@ export class SentinelView {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
       connectionName: 'wurk:sentinel-view',
+      // RESP2, as every wurk connection (connection.ts): SENTINEL MASTER's reply read as a flat list.
+      protocol: 2,
     });
     // A Sentinel away is an answer left out (see doubtsMaster), not an error to print.
     client.on('error', () => undefined);

@@ -195,12 +195,33 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     // A deadline short enough to pass while the deposed master still claims the role.
     const writes = { replicas: 1, waitTimeoutMs: 100, deadlineMs: 300 };
     const asked = new ClaimFence(writes, logger, (connection) => view.doubtsMaster(connection));
+    // A Sentinel user allowed only what ioredis itself needs: SENTINEL MASTER is refused, the address still answers.
+    for (const { port } of cluster.sentinelOptions.sentinels)
+      await cluster
+        .admin(port)
+        .call(
+          'ACL',
+          'SETUSER',
+          'wurk-limited',
+          'on',
+          '>secret',
+          '+sentinel|get-master-addr-by-name',
+          '+client|setname',
+          '+info',
+          '+ping',
+        );
+    const limited = new SentinelView({
+      ...cluster.sentinelOptions,
+      sentinelUsername: 'wurk-limited',
+      sentinelPassword: 'secret',
+    });
     const trusting = new ClaimFence(writes, logger);
     try {
       await pinned.set('fence:probe', 'before');
       // With its replica attached, both fences pass on the replica's acknowledgment, and the Sentinels name it.
       await asked.confirm(pinned, asked.mark());
       expect(await view.doubtsMaster(pinned)).toBeUndefined();
+      expect(await limited.doubtsMaster(pinned)).toBeUndefined();
 
       const promoted = await cluster.failover();
       const newMaster = cluster.admin(promoted);
@@ -215,14 +236,21 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
       const refused = asked.confirm(pinned, asked.mark());
       await expect(refused).rejects.toBeInstanceOf(ClaimNotDurableError);
       await expect(refused).rejects.toThrow(new RegExp(`Sentinels name 127\\.0\\.0\\.1:${promoted} as the master`));
+      await expect(limited.doubtsMaster(pinned)).resolves.toMatch(/Sentinels name 127\.0\.0\.1:\d+ as the master/);
       // The new master is trusted once every Sentinel has learnt of it (the two that did not lead take a moment).
       await waitFor(async () => (await view.doubtsMaster(newMaster)) === undefined, {
         timeout: 10000,
         interval: 100,
         what: 'the Sentinels to name the new master',
       });
+      await waitFor(async () => (await limited.doubtsMaster(newMaster)) === undefined, {
+        timeout: 10000,
+        interval: 100,
+        what: 'the limited user to see the new master named',
+      });
     } finally {
       view.close();
+      limited.close();
       pinned.disconnect();
     }
   });
