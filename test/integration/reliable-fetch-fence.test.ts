@@ -31,7 +31,7 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     await Promise.all([master.stop(), replica.stop()]);
   });
 
-  function fenced(deadlineMs: number) {
+  function fenced(deadlineMs: number, doubtsMaster?: (connection: unknown) => Promise<string | undefined>) {
     const logger = recordingLogger();
     const fetch = new ReliableFetch(
       master.client(),
@@ -43,6 +43,7 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
         dead: { maxJobs: 10, timeout: 3600 },
         logger,
         ackReplayMs: 5000,
+        doubtsMaster,
         durability: {
           writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs },
           server: () => `127.0.0.1:${master.port}`,
@@ -95,6 +96,34 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     await master.redis.lpush(Keys.queue('default'), fetchJob('c1'));
     const jobs = await fetch.claim(1, 1);
     expect(jobs.map((job) => JSON.parse(job.raw).jid)).toEqual(['c1']);
+    expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
+  });
+
+  it('past the write deadline, a server that says master but that the Sentinels doubt runs nothing: the claim fails with their reason', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const asked: unknown[] = [];
+    const { fetch, logger } = fenced(300, async (connection) => {
+      asked.push(connection);
+      return 'the Sentinels name 127.0.0.1:1 as the master';
+    });
+    await master.redis.lpush(Keys.queue('default'), fetchJob('d1'));
+    const failure = await fetch.claim(1, 1).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    expect(failure).toBeInstanceOf(ClaimNotDurableError);
+    expect((failure as Error).message).toMatch(/the Sentinels name 127\.0\.0\.1:1 as the master/);
+    // Asked about the connection the claim went out on, once the role check said master; nothing ran alone.
+    expect(asked).toHaveLength(1);
+    expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toEqual([]);
+  });
+
+  it('past the write deadline, a server the Sentinels still name runs its claims alone', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, logger } = fenced(300, async () => undefined);
+    await master.redis.lpush(Keys.queue('default'), fetchJob('e1'));
+    const jobs = await fetch.claim(1, 1);
+    expect(jobs.map((job) => JSON.parse(job.raw).jid)).toEqual(['e1']);
     expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
   });
 });
