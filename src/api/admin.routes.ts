@@ -1,40 +1,39 @@
 /**
  * The admin routes' handlers: each turns a request's path and query into one admin API call and its wire form.
  *
- * Why over 400 lines: 25 short handlers share one set of paging, query and wire-form rules (`page`/`count`, a
- * repeated parameter refused, null never left out); kept in one class they cannot drift apart.
+ * Why over 400 lines: 25 short handlers share one set of paging and query rules (`page`/`count`, a repeated
+ * parameter refused); kept in one class they cannot drift apart. Their wire forms are admin-json.ts's.
  */
-import { displayPayloadText } from '../admin/job-record';
-import type { SortedEntry, JobRecord } from '../admin/job-record';
-import type { JobLocation } from '../admin/job-locator';
-import {
-  ClassMetrics,
-  HISTOGRAM_LABELS,
-  isMetricsPeriod,
-  METRICS_PERIODS,
-  MetricsPeriod,
-  MetricsResult,
-} from '../admin/metrics-query';
+import { HISTOGRAM_LABELS, isMetricsPeriod, METRICS_PERIODS, MetricsPeriod } from '../admin/metrics-query';
 import type { JobSet } from '../admin/job-set';
-import type { ProcessRecord, SignalResult } from '../admin/process-set';
 import type { WurkAdmin } from '../admin/wurk-admin';
-import { STALE_AFTER_SECONDS } from '../admin/health';
 import type { FastStats, SlowStats } from '../admin/stats';
 import type { PeriodicEntryInfo } from '../periodic/periodic-manager';
-import type { BatchDetails, BatchSummary } from '../admin/batch-set';
 import type { BatchStatus } from '../batch/batch-status';
 import { isValidBid } from '../batch/bid';
 import { BatchNotFoundError } from '../batch/errors';
 import { FlowNotFoundError } from '../flow/errors';
 import { isValidFid } from '../flow/fid';
-import { entryId } from '../job/jid';
 import { isValidQueueName } from '../job/queue-name';
+import {
+  CRON_FIELDS,
+  batchDetailsJson,
+  batchJson,
+  batchSummaryJson,
+  classMetricsJson,
+  entryJson,
+  jobJson,
+  locationJson,
+  metricsJson,
+  processJson,
+  signalJson,
+  wireFields,
+} from './admin-json';
 import { flowJson } from './flow-json';
 import { jidParam } from './job-validation';
 import { listedName, queueParam } from './path-names';
 import { pagingOf } from './paging';
 import { ApiProblem, invalidRequest } from './problem';
-import { RawJson } from './raw-json';
 import { ApiResponse, jsonResponse } from './response';
 import type { ApiRequest } from './router';
 import { SharedRead } from './shared-read';
@@ -71,191 +70,12 @@ export interface AdminRoutesDeps {
   };
 }
 
-/**
- * The stored payload, as its bytes when it parsed (a Ruby `1.0` stays
- * `1.0`; an encrypted job's sealed argument shown as `[encrypted data]`),
- * else null with the reason: a malformed entry is listed, not an error.
- */
-function jobJson(record: JobRecord): Record<string, unknown> {
-  return {
-    jid: record.jid ?? null,
-    class: record.displayClass ?? null,
-    queue: record.queue ?? null,
-    enqueued_at: record.enqueuedAt ?? null,
-    created_at: record.createdAt ?? null,
-    retry_count: record.retryCount ?? null,
-    error_class: record.errorClass ?? null,
-    error_message: record.errorMessage ?? null,
-    payload: record.payload ? new RawJson(displayPayloadText(record)) : null,
-    ...(record.parseError === undefined ? {} : { parse_error: record.parseError, raw: record.raw }),
-  };
-}
-
-/** A batch of a list in the wire's snake_case: its hash's counters and times, no jid sets. */
-function batchSummaryJson(summary: BatchSummary): Record<string, unknown> {
-  return wireFields(summary, BATCH_SUMMARY_FIELDS);
-}
-
-/** What the batch's page shows beside its status: tags, callbacks and which fired, failing jids, time to live. */
-function batchDetailsJson(details: BatchDetails | null): Record<string, unknown> {
-  return {
-    tags: details?.tags ?? [],
-    callbacks: (details?.callbacks ?? []).map((callback) =>
-      wireFields(callback, ['event', 'target', 'options', 'fired', 'firedAt']),
-    ),
-    failed_jids: details?.failedJids ?? [],
-    expires_in: details?.expiresIn ?? null,
-  };
-}
-
-/** A batch in the wire's snake_case, as Wurk's HTTP API answers it. */
-function batchJson(status: BatchStatus): Record<string, unknown> {
-  return {
-    bid: status.bid,
-    description: status.description,
-    created_at: status.createdAt,
-    callback_queue: status.callbackQueue,
-    callback_class: status.callbackClass,
-    parent_bid: status.parentBid,
-    total: status.total,
-    pending: status.pending,
-    failures: status.failures,
-    complete: status.complete,
-    success: status.success,
-    death: status.death,
-    complete_at: status.completeAt,
-    success_at: status.successAt,
-    death_at: status.deathAt,
-    jids: status.jids,
-    dead_jids: status.deadJids,
-    invalidated: status.invalidated,
-    children: status.children,
-    pending_children: status.pendingChildren,
-    failure_info: status.failureInfo.map(({ jid, errorClass, errorMessage }) => ({
-      jid,
-      error_class: errorClass,
-      error_message: errorMessage,
-    })),
-  };
-}
-
-/** `id` names the entry in its routes: the jid, or the `~` id of a jid no URL path can carry as itself. */
-function entryJson(entry: SortedEntry): Record<string, unknown> {
-  return {
-    score: entry.score,
-    at: entry.at,
-    ...jobJson(entry),
-    id: entry.jid === undefined ? null : entryId(entry.jid),
-  };
-}
-
-/**
- * The wire form of a record: the listed fields in this order, named in
- * snake_case as Sidekiq's JSON names them, with an absent value as null
- * (never left out, so every object of a list has the same keys).
- */
-function wireFields<T extends object>(record: T, fields: ReadonlyArray<keyof T & string>): Record<string, unknown> {
-  const wire: Record<string, unknown> = {};
-  for (const field of fields)
-    wire[field.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`)] = record[field] ?? null;
-  return wire;
-}
-
-const BATCH_SUMMARY_FIELDS = [
-  'bid',
-  'description',
-  'createdAt',
-  'parentBid',
-  'tags',
-  'total',
-  'pending',
-  'failures',
-  'complete',
-  'success',
-  'death',
-  'completeAt',
-  'successAt',
-  'deathAt',
-] as const;
-const PROCESS_FIELDS = [
-  'identity',
-  'hostname',
-  'pid',
-  'tag',
-  'labels',
-  'queues',
-  'concurrency',
-  'busy',
-  'quiet',
-  'beat',
-  'rss',
-  'rttUs',
-  'startedAt',
-  'version',
-  'embedded',
-] as const;
-const CRON_FIELDS = [
-  'pjid',
-  'class',
-  'cron',
-  'tz',
-  'args',
-  'queue',
-  'retry',
-  'unique',
-  'catchUp',
-  'disabled',
-  'lastSlot',
-  'nextSlot',
-  'runningJid',
-] as const;
-
-function processJson(record: ProcessRecord, nowSeconds: number): Record<string, unknown> {
-  return { ...wireFields(record, PROCESS_FIELDS), stale: isStale(record, nowSeconds) };
-}
-
-function isStale(record: ProcessRecord, nowSeconds: number): boolean {
-  return record.beat === undefined || nowSeconds - record.beat > STALE_AFTER_SECONDS;
-}
-
-function locationJson(location: JobLocation): Record<string, unknown> {
-  if (location.where === 'queue')
-    return { where: 'queue', queue: location.queue, position: location.position, job: jobJson(location.job) };
-  if (location.where === 'busy') {
-    const { work } = location;
-    return {
-      where: 'busy',
-      process: work.process,
-      tid: work.tid,
-      queue: work.queue ?? null,
-      run_at: work.runAt ?? null,
-      job: jobJson(work.job),
-    };
-  }
-  return { where: location.where, ...entryJson(location.entry) };
-}
-
-const CLASS_METRIC_FIELDS = ['class', 'processed', 'failed', 'totalMs', 'avgMs', 'series'] as const;
-const METRICS_FIELDS = ['period', 'bucketSeconds', 'startsAt', 'endsAt', 'buckets'] as const;
-
-function classMetricsJson(metrics: ClassMetrics): Record<string, unknown> {
-  return wireFields(metrics, CLASS_METRIC_FIELDS);
-}
-
-function metricsJson(result: MetricsResult): Record<string, unknown> {
-  return { ...wireFields(result, METRICS_FIELDS), periods: Object.keys(METRICS_PERIODS) };
-}
-
 /** `?period=` one of Sidekiq's Metrics periods, 1h by default. */
 function periodOf(query: Record<string, string[]>): MetricsPeriod {
   const period = singleParam(query, 'period') ?? '1h';
   if (!isMetricsPeriod(period))
     throw invalidRequest(`The query parameter period must be one of ${Object.keys(METRICS_PERIODS).join(', ')}.`);
   return period;
-}
-
-function signalJson(result: SignalResult): Record<string, unknown> {
-  return { signal: result.signal, signalled: result.signalled, skipped: result.skipped };
 }
 
 /**
