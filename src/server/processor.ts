@@ -28,6 +28,8 @@ export { attemptOf, perform, UnknownWorkerError } from './perform';
 /** Whether the write that decides a job's fate happened, for a step that throws after it. */
 interface Settled {
   done: boolean;
+  /** Frees the job's slot while its batch counts its success (see `run`). */
+  performed?: () => void;
 }
 
 /** Every processor of the process shares one watch, so one interval serves all the limited runs under way. */
@@ -48,7 +50,12 @@ export class Processor {
     this.listeners = new ListenerChain(deps.listeners, deps.logger);
   }
 
-  async run(job: ClaimedJob): Promise<void> {
+  /**
+   * `performed`, when given, is called once the job succeeded and only its batch's count stands between it and its
+   * acknowledgment: its slot may take the next job during that round trip (the caller keeps the job known and waits
+   * for `run` at shutdown). A batch's jobs would otherwise each hold a slot for one more call to Redis.
+   */
+  async run(job: ClaimedJob, performed?: () => void): Promise<void> {
     let payload: JobPayload;
     try {
       payload = JobPayload.parse(job.raw);
@@ -104,7 +111,7 @@ export class Processor {
     // Known as a runaway before it is filed: its retry cannot be fetched before this line.
     const outliving =
       limited?.reason !== undefined && performing ? outlive(payload, performing, limited, deps.logger) : undefined;
-    await this.finish(job, payload, context, failed, error, started);
+    await this.finish(job, payload, context, failed, error, started, performed);
     // The slot stays taken until a runaway's perform really returns.
     if (outliving) await outliving;
   }
@@ -117,6 +124,7 @@ export class Processor {
     failed: boolean,
     error: unknown,
     started: number,
+    performed: (() => void) | undefined,
   ): Promise<void> {
     const { deps } = this;
     deps.heartbeat.countProcessed();
@@ -126,7 +134,7 @@ export class Processor {
       if (failed) deps.heartbeat.countFailed();
       return;
     }
-    const settled: Settled = { done: false };
+    const settled: Settled = { done: false, performed };
     let outcome: JobOutcome;
     try {
       outcome = await this.settle(job, payload, context, failed, error, started, settled);
@@ -201,7 +209,11 @@ export class Processor {
     }
     if (!failed) {
       // A job of no batch (most) has nothing to tell: no call, no promise.
-      const batchError = inBatch(deps.batches, payload) ? await this.recordBatch(payload, 'success') : undefined;
+      let batchError: unknown;
+      if (inBatch(deps.batches, payload)) {
+        settled.performed?.();
+        batchError = await this.recordBatch(payload, 'success');
+      }
       if (batchError === undefined) {
         deps.fetcher.acknowledge(job, payload.jid);
         settled.done = true;

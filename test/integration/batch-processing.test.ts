@@ -252,6 +252,79 @@ describe('batches through the settle path', () => {
       ['success', batch.bid],
     ]);
   }, 60000);
+  /** A batch side whose success counts wait for `open()`: what a slow settle call looks like from the slots. */
+  function heldSuccesses() {
+    const recorder = new BatchRecorder(new BatchStore(redis()));
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const side = { held: 0, open, outcomes: undefined as unknown as BatchOutcomes };
+    side.outcomes = {
+      async record(payload, outcome, error) {
+        if (outcome === 'success') {
+          side.held++;
+          await gate;
+        }
+        return recorder.record(payload, outcome, error);
+      },
+    };
+    return side;
+  }
+
+  it('a job whose batch is still counting its success frees its slot: the next job runs meanwhile', async () => {
+    const side = heldSuccesses();
+    const performed: number[] = [];
+    const worker = { perform: (_kind: string, n: number) => void performed.push(n) };
+    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
+      concurrency: 1,
+      batches: side.outcomes,
+      queues: ['default'],
+    });
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      for (let n = 0; n < 3; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
+    });
+    await h.manager.start();
+    // One slot, three jobs: all three run while the first success is still on its way.
+    await waitFor(() => side.held === 3, { timeout: 10000, what: 'three runs in one slot, none counted yet' });
+    expect(performed).toEqual([0, 1, 2]);
+    expect(await batch.status()).toMatchObject({ pending: 3, success: false });
+    side.open();
+    await waitFor(async () => (await batch.status()).success, { timeout: 10000, what: 'the batch to succeed' });
+    expect(performed).toEqual([0, 1, 2]);
+  }, 30000);
+
+  it('stop waits for the counts of jobs that freed their slots, and hands none of them back', async () => {
+    const side = heldSuccesses();
+    const performed: number[] = [];
+    const worker = { perform: (_kind: string, n: number) => void performed.push(n) };
+    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
+      concurrency: 2,
+      batches: side.outcomes,
+      queues: ['default'],
+    });
+    const batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      for (let n = 0; n < 4; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
+    });
+    await h.manager.start();
+    await waitFor(() => side.held === 4, { timeout: 10000, what: 'four runs, none counted yet' });
+    let openedAt = 0;
+    // Opened a second after stop began: a stop that did not wait for the counts would have returned by then.
+    setTimeout(() => {
+      openedAt = performance.now();
+      side.open();
+    }, 1000);
+    await h.manager.stop();
+    const stoppedAt = performance.now();
+    expect(openedAt).toBeGreaterThan(0);
+    expect(stoppedAt).toBeGreaterThan(openedAt);
+    expect(await batch.status()).toMatchObject({ pending: 0, success: true });
+    // Each ran once and was acknowledged: nothing back in the queue, nothing left in a private list.
+    expect(performed.sort()).toEqual([0, 1, 2, 3]);
+    expect(await redis().llen('queue:default')).toBe(0);
+    expect(await redis().keys('queue:default|*')).toEqual([]);
+  }, 30000);
+
   it('the successes of jobs that finish together are told in one call; when it fails, each of its jobs runs again', async () => {
     /** A store that fails the first success call carrying more than one jid, and notes every success call's jids. */
     class FlakyStore extends BatchStore {

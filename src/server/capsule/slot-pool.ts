@@ -2,6 +2,8 @@
  * A capsule's slot pool: its `concurrency` processor slots, each with the work-hash tid the Busy page shows; the jobs
  * running in them; the starts on their way (each holds a slot); and the slots a claim on its way holds for the jobs it
  * may start directly. It runs a job in a free slot and, once the job ends, frees the slot before it tells the capsule.
+ * A job of a batch that succeeded frees its slot a round trip earlier, while its batch counts the success: it is
+ * then settling, out of the slots and the Busy page, still known as ours and still waited for by `drained()`.
  */
 import type { ClaimedJob } from '../fetch/claimed-job';
 import type { Fetcher } from '../fetch/fetcher';
@@ -42,6 +44,8 @@ export interface SlotPoolDeps {
 
 export class SlotPool {
   private readonly running = new Map<ClaimedJob, Promise<void>>();
+  /** Jobs that ran and freed their slot early (Processor.run's `performed`): only their acknowledgment is left. */
+  private readonly settling = new Map<ClaimedJob, Promise<void>>();
   private readonly work = new Map<ClaimedJob, WorkItem>();
   /** Jobs whose start (fetcher.start) is on its way: each holds a slot. */
   private readonly starting = new Map<ClaimedJob, Promise<void>>();
@@ -103,7 +107,8 @@ export class SlotPool {
 
   /** Resolves when no job runs (jobs started meanwhile included). */
   async drained(): Promise<void> {
-    while (this.running.size > 0) await Promise.allSettled([...this.running.values()]);
+    while (this.running.size > 0 || this.settling.size > 0)
+      await Promise.allSettled([...this.running.values(), ...this.settling.values()]);
   }
 
   /**
@@ -112,6 +117,7 @@ export class SlotPool {
    */
   known(into: KnownJobs): void {
     for (const job of this.running.keys()) into.add(job.raw);
+    for (const job of this.settling.keys()) into.add(job.raw);
     for (const job of this.starting.keys()) into.addStarting(job.raw);
   }
 
@@ -128,9 +134,19 @@ export class SlotPool {
   /** One async step per job rather than a chain of catch, then and finally (a promise each). */
   private async runIn(job: ClaimedJob, tid: string, began: number): Promise<void> {
     const { gate, fetcher, logger, label, pool } = this.deps;
+    let freedEarly = false;
+    // A suspect (or any job while one is isolated) keeps its slot to the end: its ack lands before anything starts.
+    const performed = () => {
+      if (freedEarly || job.suspect || gate.isolating) return;
+      const whole = this.running.get(job);
+      if (!whole) return;
+      freedEarly = true;
+      this.settling.set(job, whole);
+      this.free(job, tid, began);
+    };
     try {
       try {
-        await this.deps.processor.run(job);
+        await this.deps.processor.run(job, performed);
       } catch (error) {
         logger.error(`${label}processor failed unexpectedly: ${errorMessageOf(error)}`);
       }
@@ -141,12 +157,18 @@ export class SlotPool {
         .catch((error) => logger.error(`${label}acknowledge failed (will retry): ${errorMessageOf(error)}`));
       if (job.suspect || gate.isolating) gate.release(pool);
     } finally {
-      // The slot's own bookkeeping first: drained() waits on `running`, and
-      // would spin forever on a job left in it by a throw further down.
-      this.running.delete(job);
-      this.work.delete(job);
-      this.freeTids.push(tid);
-      this.deps.freed(this.deps.turnover() - began);
+      // The slot's own bookkeeping first: drained() waits on `running` and
+      // `settling`, and would spin forever on a job left in one by a throw further down.
+      if (freedEarly) this.settling.delete(job);
+      else this.free(job, tid, began);
     }
+  }
+
+  /** The job leaves its slot (and the Busy page); the capsule hears the slot is free. */
+  private free(job: ClaimedJob, tid: string, began: number): void {
+    this.running.delete(job);
+    this.work.delete(job);
+    this.freeTids.push(tid);
+    this.deps.freed(this.deps.turnover() - began);
   }
 }
