@@ -50,11 +50,7 @@ export class Processor {
     this.listeners = new ListenerChain(deps.listeners, deps.logger);
   }
 
-  /**
-   * `performed`, when given, is called once the job succeeded and only its batch's count stands between it and its
-   * acknowledgment: its slot may take the next job during that round trip (the caller keeps the job known and waits
-   * for `run` at shutdown). A batch's jobs would otherwise each hold a slot for one more call to Redis.
-   */
+  /** `performed`: called when only its batch's count stands before the ack; the caller may free the slot then. */
   async run(job: ClaimedJob, performed?: () => void): Promise<void> {
     let payload: JobPayload;
     try {
@@ -209,11 +205,9 @@ export class Processor {
     }
     if (!failed) {
       // A job of no batch (most) has nothing to tell: no call, no promise.
-      let batchError: unknown;
-      if (inBatch(deps.batches, payload)) {
-        settled.performed?.();
-        batchError = await this.recordBatch(payload, 'success');
-      }
+      const batched = inBatch(deps.batches, payload);
+      if (batched) settled.performed?.();
+      const batchError = batched ? await this.recordBatch(payload, 'success') : undefined;
       if (batchError === undefined) {
         deps.fetcher.acknowledge(job, payload.jid);
         settled.done = true;
