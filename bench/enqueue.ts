@@ -25,7 +25,7 @@ import { ClientService, WurkModule } from '../src';
 import { Client } from '../src/client/client';
 import { commandDelta, commandStats } from '../test/support/command-counter';
 import { RedisServer } from '../test/support/redis-server';
-import type { Peer } from './processing';
+import type { Peer } from './summary';
 import { redisCpuSeconds } from './redis-cpu';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20000);

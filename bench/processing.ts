@@ -52,7 +52,7 @@ import { Client } from '../src/client/client';
 import { commandDelta, commandStats } from '../test/support/command-counter';
 import { RedisServer } from '../test/support/redis-server';
 import { redisCpuSeconds } from './redis-cpu';
-import { printFloorTable } from './summary';
+import { printFloorTable, type Peer } from './summary';
 import { monotonicMicros } from './workers/recorder';
 
 const JOBS = Number(process.env.BENCH_JOBS ?? 20000);
@@ -137,8 +137,7 @@ interface Round {
 
 // --- the sides --------------------------------------------------------------
 
-/** The columns of the table `npm run bench` ends with: wurk, its peers and the floor. */
-export type Peer = 'wurk' | 'nestjs-bullmq' | 'bullmq' | 'sidekiq' | 'floor';
+export type { Peer } from './summary';
 const versionOf = (name: string): string =>
   (JSON.parse(readFileSync(require.resolve(`${name}/package.json`), 'utf8')) as { version: string }).version;
 export const BULLMQ = `BullMQ ${versionOf('bullmq')}`;

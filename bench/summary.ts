@@ -8,18 +8,31 @@
  * - idle RSS: settled (the memory pass), or right after boot when that pass did not run;
  * - enqueue: one by one and in batches of 1,000, wurk as an app calls it (`ClientService`).
  */
-import type { EnqueueByPeer } from './enqueue';
-import type { IdleResult } from './memory';
-import type { LatencyResult, Peer, ThroughputResult } from './processing';
+
+/** The columns of the table: wurk, its peers and the floor. */
+export type Peer = 'wurk' | 'nestjs-bullmq' | 'bullmq' | 'sidekiq' | 'floor';
 
 const PEERS: Peer[] = ['wurk', 'nestjs-bullmq', 'bullmq', 'sidekiq', 'floor'];
 const JOB_SYSTEMS: Peer[] = ['wurk', 'nestjs-bullmq', 'bullmq', 'sidekiq'];
 
+/**
+ * What the table reads of each pass's results, and nothing more: the passes (processing.ts, memory.ts, enqueue.ts)
+ * hand in their own results, which have these fields among others, so this file depends on none of them.
+ */
 export interface FloorTableInput {
-  throughput: ThroughputResult[];
-  latency: LatencyResult[];
-  idle?: IdleResult[];
-  enqueue?: EnqueueByPeer;
+  throughput: Array<{
+    side: string;
+    peer: Peer;
+    shape: string;
+    processes: number;
+    jobsPerSecond: number;
+    workerCpuUsPerJob: number;
+    redisCpuUsPerJob: number;
+    peakRssMb: number;
+  }>;
+  latency: Array<{ side: string; peer: Peer; p50: number; p99: number; idleRssMb: number }>;
+  idle?: Array<{ peer: Peer; settled: { rssMb: number } }>;
+  enqueue?: Partial<Record<Peer, { single: { jobsPerSecond: number }; bulk: { jobsPerSecond: number } }>>;
 }
 
 interface Row {
@@ -117,7 +130,8 @@ export function floorRows({ throughput, latency, idle, enqueue }: FloorTableInpu
     });
   }
   if (enqueue) {
-    const map = new Map(Object.entries(enqueue) as Array<[Peer, NonNullable<EnqueueByPeer[Peer]>]>);
+    type Enqueued = NonNullable<NonNullable<FloorTableInput['enqueue']>[Peer]>;
+    const map = new Map(Object.entries(enqueue) as Array<[Peer, Enqueued]>);
     const ours = enqueue.wurk;
     rows.push({
       label: 'enqueue one by one / bulk jobs/s',
