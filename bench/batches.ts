@@ -21,6 +21,7 @@ import { ClientService, Worker, WurkModule } from '../src';
 import { BatchService } from '../src/entries/batches';
 import { FlowService } from '../src/entries/flows';
 import { RedisServer } from '../test/support/redis-server';
+import { commandDelta, commandStats } from '../test/support/command-counter';
 import { redisCpuSeconds } from './redis-cpu';
 
 const ROUNDS = Number(process.env.BENCH_BATCH_ROUNDS ?? 5);
@@ -83,6 +84,13 @@ async function until(condition: () => boolean, what: string, timeoutMs = 120000)
 interface Figures {
   value: number;
   redisCpuUsPerJob: number;
+  /**
+   * Overhead rounds: Lua script calls (EVALSHA) per job, fetch.lua's and batch_settle.lua's; with a batch, the more
+   * successes each settle call carries, the fewer.
+   */
+  scriptsPerJob?: number;
+  /** The figure of each round, in the order run (the spread a median hides). */
+  rounds?: number[];
 }
 
 /** JOBS no-op jobs, in one batch or not, processed by a worker that boots once they are queued. */
@@ -100,13 +108,14 @@ async function overheadRound(server: RedisServer, inBatch: boolean): Promise<Fig
   await producer.close();
   reset();
   const cpu = await redisCpuSeconds(probe);
+  const commands = await commandStats(probe);
   const worker = await app(server.url, true);
   try {
     await until(() => seen.count >= JOBS, `${JOBS} jobs`);
-    return {
-      value: JOBS / ((seen.last - seen.first) / 1000),
-      redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / JOBS,
-    };
+    const value = JOBS / ((seen.last - seen.first) / 1000);
+    const redisCpuUsPerJob = (((await redisCpuSeconds(probe)) - cpu) * 1e6) / JOBS;
+    const scripts = commandDelta(commands, await commandStats(probe)).evalsha ?? 0;
+    return { value, redisCpuUsPerJob, scriptsPerJob: scripts / JOBS };
   } finally {
     await worker.close();
     probe.disconnect();
@@ -233,6 +242,8 @@ async function compare(
         {
           value: median(rounds.map((r) => r.value)),
           redisCpuUsPerJob: median(rounds.map((r) => r.redisCpuUsPerJob)),
+          scriptsPerJob: median(rounds.map((r) => r.scriptsPerJob ?? 0)),
+          rounds: rounds.map((r) => r.value),
         },
       ];
     }),
@@ -252,10 +263,15 @@ async function batchOverhead(): Promise<void> {
   });
   const plain = overhead.get('no batch')!;
   const batched = overhead.get('one batch')!;
-  console.log(`| ${JOBS.toLocaleString('en')} no-op jobs | jobs/s | Redis CPU µs/job |`);
-  console.log('|---|---|---|');
-  console.log(`| without a batch | ${plain.value.toFixed(0)} | ${plain.redisCpuUsPerJob.toFixed(1)} |`);
-  console.log(`| in one batch | ${batched.value.toFixed(0)} | ${batched.redisCpuUsPerJob.toFixed(1)} |`);
+  const row = (name: string, figures: Figures) =>
+    `| ${name} | ${figures.value.toFixed(0)} | ${figures.redisCpuUsPerJob.toFixed(1)} | ` +
+    `${(figures.scriptsPerJob ?? 0).toFixed(2)} | ${(figures.rounds ?? []).map((value) => value.toFixed(0)).join(', ')} |`;
+  console.log(
+    `| ${JOBS.toLocaleString('en')} no-op jobs | jobs/s | Redis CPU µs/job | Lua calls/job | rounds (jobs/s) |`,
+  );
+  console.log('|---|---|---|---|---|');
+  console.log(row('without a batch', plain));
+  console.log(row('in one batch', batched));
   console.log(
     `\nbatch overhead: ${(100 * (1 - batched.value / plain.value)).toFixed(1)} % fewer jobs/s (target ≤ 25 %)\n`,
   );
