@@ -1,3 +1,12 @@
+/**
+ * Writes that must not be reported done unless Redis (and, with `replicas`, a replica) has them: pushes, filings.
+ *
+ * Why over 400 lines: every path here (the one-round-trip common case, the retry loop, the marked write under
+ * replica waits) ends in the same judgement of replies (applied, refused, partly applied, in doubt, acknowledged
+ * by a replica) and the same deadline; split, each file would need the others' private rules to decide what may
+ * be sent again, which is where a job written twice or reported done and lost comes from. What needs none of it is
+ * apart: the marker (marked-write.ts), the error types (redis-errors.ts).
+ */
 import type Redis from 'ioredis';
 import type { ChainableCommander } from 'ioredis';
 import { ReplyError } from 'ioredis';

@@ -252,13 +252,16 @@ describe('batches through the settle path', () => {
       ['success', batch.bid],
     ]);
   }, 60000);
-  /** A batch side whose success counts wait for `open()`: what a slow settle call looks like from the slots. */
-  function heldSuccesses() {
+  /**
+   * `jobs` batch jobs on a manager of `concurrency` slots whose success counts wait for `side.open()` (what a slow
+   * settle call looks like from the slots); resolves once every job ran and none was counted.
+   */
+  async function heldBatch(concurrency: number, jobs: number) {
     const recorder = new BatchRecorder(new BatchStore(redis()));
     let open: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (open = resolve));
-    const side = { held: 0, open, outcomes: undefined as unknown as BatchOutcomes };
-    side.outcomes = {
+    const side = { held: 0, open };
+    const outcomes: BatchOutcomes = {
       async record(payload, outcome, error) {
         if (outcome === 'success') {
           side.held++;
@@ -267,25 +270,25 @@ describe('batches through the settle path', () => {
         return recorder.record(payload, outcome, error);
       },
     };
-    return side;
-  }
-
-  it('a job whose batch is still counting its success frees its slot: the next job runs meanwhile', async () => {
-    const side = heldSuccesses();
     const performed: number[] = [];
     const worker = { perform: (_kind: string, n: number) => void performed.push(n) };
     const h = harness([{ name: 'BatchJob', instance: worker as never }], {
-      concurrency: 1,
-      batches: side.outcomes,
+      concurrency,
+      batches: outcomes,
       queues: ['default'],
     });
     const batch = openBatch(h.client);
     await batch.jobs(async (b) => {
-      for (let n = 0; n < 3; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
+      for (let n = 0; n < jobs; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
     });
     await h.manager.start();
-    // One slot, three jobs: all three run while the first success is still on its way.
-    await waitFor(() => side.held === 3, { timeout: 10000, what: 'three runs in one slot, none counted yet' });
+    await waitFor(() => side.held === jobs, { timeout: 10000, what: `${jobs} runs, none counted yet` });
+    return { side, performed, h, batch };
+  }
+
+  it('a job whose batch is still counting its success frees its slot: the next job runs meanwhile', async () => {
+    // One slot, three jobs: all three ran (heldBatch waited for it) while the first success is still on its way.
+    const { side, performed, batch } = await heldBatch(1, 3);
     expect(performed).toEqual([0, 1, 2]);
     expect(await batch.status()).toMatchObject({ pending: 3, success: false });
     side.open();
@@ -294,20 +297,7 @@ describe('batches through the settle path', () => {
   }, 30000);
 
   it('stop waits for the counts of jobs that freed their slots, and hands none of them back', async () => {
-    const side = heldSuccesses();
-    const performed: number[] = [];
-    const worker = { perform: (_kind: string, n: number) => void performed.push(n) };
-    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
-      concurrency: 2,
-      batches: side.outcomes,
-      queues: ['default'],
-    });
-    const batch = openBatch(h.client);
-    await batch.jobs(async (b) => {
-      for (let n = 0; n < 4; n++) await b.push({ class: 'BatchJob', args: ['ok', n] });
-    });
-    await h.manager.start();
-    await waitFor(() => side.held === 4, { timeout: 10000, what: 'four runs, none counted yet' });
+    const { side, performed, h, batch } = await heldBatch(2, 4);
     let openedAt = 0;
     // Opened a second after stop began: a stop that did not wait for the counts would have returned by then.
     setTimeout(() => {
