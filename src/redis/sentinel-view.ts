@@ -97,6 +97,9 @@ export class SentinelView {
       maxRetriesPerRequest: 1,
       retryStrategy: (attempt) => Math.min(100 * attempt, 1000),
       connectionName: 'wurk:sentinel-view',
+      // It carries only questions: at close, a socket that does not end at once (a Sentinel away) is not worth
+      // ioredis's default 2 s wait, which holds the process's exit that long.
+      disconnectTimeout: 100,
       // RESP2, as every wurk connection (connection.ts): SENTINEL MASTER's reply read as a flat list.
       protocol: 2,
     });
