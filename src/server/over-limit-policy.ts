@@ -1,4 +1,10 @@
 import type { JobPayload } from '../job/payload';
+import { nowMs, scoreText } from '../job/time';
+import type { ClaimedJob } from './fetch/claimed-job';
+import type { Fetcher } from './fetch/fetcher';
+import { errorMessageOf } from './retry/error-fields';
+import type { ServerLogger } from './server-logger';
+import type { JobOutcome } from './server-middleware';
 
 /** How jobs over their limiter are rescheduled (Sidekiq Enterprise's OverLimit middleware). */
 export interface OverLimitPolicy {
@@ -28,4 +34,36 @@ export function isOverLimit(error: unknown): boolean {
 export function overratedCount(payload: JobPayload): number {
   const count = payload.get<unknown>('overrated');
   return typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : 0;
+}
+
+/**
+ * Sidekiq Enterprise's OverLimit rule: the job goes back to `schedule`
+ * after a back-off with `overrated` counted up, filed and acknowledged in
+ * one step like a retry. Undefined when that write fails: the job then
+ * settles as an ordinary failure, whose path knows how to interrupt.
+ */
+export async function rescheduleOverLimit(
+  deps: { fetcher: Fetcher; overLimit: OverLimitPolicy; logger: ServerLogger },
+  job: ClaimedJob,
+  payload: JobPayload,
+  error: unknown,
+): Promise<JobOutcome | undefined> {
+  const count = overratedCount(payload) + 1;
+  try {
+    // Inside the guard: a throwing `overLimitBackoff` files the job as an ordinary failure.
+    const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
+    const filed = await deps.fetcher.file(
+      job,
+      payload.jid,
+      'schedule',
+      scoreText(retryAt),
+      payload.clone().set('overrated', count).toString(),
+    );
+    return filed ? { kind: 'rescheduled', error, retryAt } : { kind: 'interrupted', error };
+  } catch (writeError) {
+    deps.logger.error(
+      `could not reschedule job ${payload.jid} over its limiter: ${errorMessageOf(writeError)}; filing it as a failure`,
+    );
+    return undefined;
+  }
 }

@@ -3,7 +3,7 @@ import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText } from '../job/time';
 import type { RegisteredWorker } from '../job/worker-registry';
-import { BatchOutcome, inBatch, recordOutcome, skippedByBatch } from './batch-outcomes';
+import { BatchOutcome, inBatch, recordOutcome, skippedByBatch, SkipsAhead } from './batch-outcomes';
 import type { ClaimedJob } from './fetch/claimed-job';
 import { runHandlers } from './handler-runner';
 import { handBackInterrupted } from './interrupted-hand-back';
@@ -12,7 +12,7 @@ import { lastResortFiling, PendingFiling, unparseableFiling } from './last-resor
 import { limitRun } from './limited-run';
 import { LimitWatch } from './limit-watch';
 import { ListenerChain } from './listener-chain';
-import { isOverLimit, overratedCount } from './over-limit-policy';
+import { isOverLimit, overratedCount, rescheduleOverLimit } from './over-limit-policy';
 import { attemptOf, metricsClassName, perform } from './perform';
 import type { ProcessorDeps } from './processor-deps';
 import { errorClassOf, errorMessageOf } from './retry/error-fields';
@@ -45,16 +45,24 @@ const processWatch = new LimitWatch();
  */
 export class Processor {
   private readonly listeners: ListenerChain;
+  private readonly ahead: SkipsAhead;
 
   constructor(private readonly deps: ProcessorDeps) {
     this.listeners = new ListenerChain(deps.listeners, deps.logger);
+    this.ahead = new SkipsAhead(deps.batches);
+  }
+
+  /** `job`'s start is on its way from the prefetch buffer: its batch is asked now whether to skip it (SkipsAhead). */
+  willStart(job: ClaimedJob): void {
+    this.ahead.ask(job);
   }
 
   /** `performed`: called when only its batch's count stands before the ack; the caller may free the slot then. */
   async run(job: ClaimedJob, performed?: () => void): Promise<void> {
+    const ahead = this.ahead.take(job);
     let payload: JobPayload;
     try {
-      payload = JobPayload.parse(job.raw);
+      payload = ahead?.payload ?? JobPayload.parse(job.raw);
     } catch (error) {
       return this.buryUnparseable(job, error);
     }
@@ -88,7 +96,11 @@ export class Processor {
     let performing: Promise<unknown> | undefined;
     try {
       // A job of an invalidated batch is not run, and settles as a success: its batch counts it (Ruby Wurk's rule).
-      if (!(deps.batches?.skips && payload.has('bid') && (await skippedByBatch(deps.batches, payload, deps.logger)))) {
+      const skipped =
+        deps.batches?.skips &&
+        payload.has('bid') &&
+        (await skippedByBatch(deps.batches, payload, deps.logger, ahead?.skip));
+      if (!skipped) {
         performing = Promise.resolve(
           deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
         );
@@ -197,7 +209,7 @@ export class Processor {
         Math.floor(performance.now()) - started,
         failed && interrupted === undefined,
       );
-    let outcome = overLimit ? await this.reschedule(job, payload, error) : undefined;
+    let outcome = overLimit ? await rescheduleOverLimit(deps, job, payload, error) : undefined;
     if (interrupted) outcome = await handBackInterrupted(deps.fetcher, job, interrupted, deps.logger);
     if (outcome !== undefined) {
       settled.done = true;
@@ -241,34 +253,6 @@ export class Processor {
     if (failed) return this.interrupt(job, payload, error, false);
     deps.fetcher.acknowledge(job, payload.jid);
     return { kind: 'complete', result: undefined };
-  }
-
-  /**
-   * Sidekiq Enterprise's OverLimit rule: the job goes back to `schedule`
-   * after a back-off with `overrated` counted up, filed and acknowledged in
-   * one step like a retry. Undefined when that write fails: the job then
-   * settles as an ordinary failure, whose path knows how to interrupt.
-   */
-  private async reschedule(job: ClaimedJob, payload: JobPayload, error: unknown): Promise<JobOutcome | undefined> {
-    const { deps } = this;
-    const count = overratedCount(payload) + 1;
-    try {
-      // Inside the guard: a throwing `overLimitBackoff` files the job as an ordinary failure.
-      const retryAt = nowMs() + deps.overLimit.backoff(count, error) * 1000;
-      const filed = await deps.fetcher.file(
-        job,
-        payload.jid,
-        'schedule',
-        scoreText(retryAt),
-        payload.clone().set('overrated', count).toString(),
-      );
-      return filed ? { kind: 'rescheduled', error, retryAt } : { kind: 'interrupted', error };
-    } catch (writeError) {
-      deps.logger.error(
-        `could not reschedule job ${payload.jid} over its limiter: ${errorMessageOf(writeError)}; filing it as a failure`,
-      );
-      return undefined;
-    }
   }
 
   private async settleFailure(

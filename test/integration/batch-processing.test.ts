@@ -6,6 +6,7 @@ import { newBid } from '../../src/batch/bid';
 import type { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
 import type { BatchOutcomes } from '../../src/server/batch-outcomes';
+import { holdStarts } from '../support/held-starts';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
@@ -313,6 +314,93 @@ describe('batches through the settle path', () => {
     expect(performed.sort()).toEqual([0, 1, 2, 3]);
     expect(await redis().llen('queue:default')).toBe(0);
     expect(await redis().keys('queue:default|*')).toEqual([]);
+  }, 30000);
+
+  /** One slot, prefetch 1: job 0 starts with its claim, job 1 waits claimed and begins through a start of its own. */
+  async function askedAhead(perform: (n: number, batch: Batch) => Promise<void> | void) {
+    const recorder = new BatchRecorder(new BatchStore(redis()));
+    const asked: number[] = [];
+    const outcomes: BatchOutcomes = {
+      record: (payload, outcome, error) => recorder.record(payload, outcome, error),
+      skips(payload) {
+        asked.push(payload.args[1] as number);
+        return recorder.skips(payload);
+      },
+    };
+    const performed: number[] = [];
+    let batch: Batch | undefined;
+    const worker = {
+      async perform(_kind: string, n: number) {
+        performed.push(n);
+        await perform(n, batch as Batch);
+      },
+    };
+    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
+      concurrency: 1,
+      prefetch: 1,
+      prefetchStallMs: 60000,
+      batches: outcomes,
+      queues: ['default'],
+    });
+    batch = openBatch(h.client);
+    await batch.jobs(async (b) => {
+      await b.pushBulk({
+        class: 'BatchJob',
+        args: [
+          ['ok', 0],
+          ['ok', 1],
+        ],
+      });
+    });
+    return { asked, performed, h, batch };
+  }
+
+  afterEach(() => jest.restoreAllMocks());
+
+  it('a prefetched job of a batch is asked whether its batch skips it while its start is on its way, once', async () => {
+    const { asked, performed, h, batch } = await askedAhead(() => undefined);
+    const starts = holdStarts();
+    await h.manager.start();
+    // Job 1's start landed in Redis and its answer is held: its perform cannot have begun, yet its batch was asked.
+    await starts.firstLanded;
+    await waitFor(() => asked.includes(1), { timeout: 5000, what: 'job 1 asked about while its start is held' });
+    expect(performed).toEqual([0]);
+    starts.release();
+    await waitFor(async () => (await batch.status()).success, { timeout: 10000, what: 'the batch to succeed' });
+    expect(performed).toEqual([0, 1]);
+    // The run used the answer asked ahead: no second read for job 1 (job 0, started by its claim, was asked in its
+    // run).
+    expect(asked.sort()).toEqual([0, 1]);
+  }, 30000);
+
+  it('a prefetched job whose batch was invalidated before its start was sent is skipped, and its batch still finishes', async () => {
+    // Job 0 invalidates the batch; job 1, claimed ahead meanwhile, begins only once job 0's perform returned.
+    const { performed, h, batch } = await askedAhead(async (n, own) => {
+      if (n === 0) await own.invalidate();
+    });
+    await h.manager.start();
+    await waitFor(async () => (await batch.status()).pending === 0, { timeout: 10000, what: 'both jobs counted' });
+    expect(performed).toEqual([0]);
+    expect(await batch.valid()).toBe(false);
+  }, 30000);
+
+  it('a read asked ahead that failed is asked again in the run', async () => {
+    const { asked, performed, h, batch } = await askedAhead(() => undefined);
+    let failures = 0;
+    const skips = BatchRecorder.prototype.skips;
+    jest.spyOn(BatchRecorder.prototype, 'skips').mockImplementation(function (this: BatchRecorder, payload) {
+      // The ask made while job 1's start is on its way fails; the one its run makes answers.
+      if (payload.args[1] === 1 && failures === 0) {
+        failures++;
+        return Promise.reject(new Error('redis went away'));
+      }
+      return skips.call(this, payload);
+    });
+    await h.manager.start();
+    await waitFor(async () => (await batch.status()).success, { timeout: 10000, what: 'the batch to succeed' });
+    expect(performed).toEqual([0, 1]);
+    expect(failures).toBe(1);
+    expect(asked.sort()).toEqual([0, 1, 1]);
   }, 30000);
 
   it('the successes of jobs that finish together are told in one call; when it fails, each of its jobs runs again', async () => {

@@ -1,38 +1,14 @@
 import { Keys } from '../../src/redis/keys';
 import { Capsule } from '../../src/server/capsule/capsule';
-import type { ClaimedJob } from '../../src/server/fetch/claimed-job';
-import type { NotStarted } from '../../src/server/fetch/fetcher';
 import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import type { RecurringTask } from '../../src/server/recurring-task';
+import { holdStarts } from '../support/held-starts';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
 import { waitFor } from '../support/wait';
 
 function capsuleOf(h: Harness, index: number): Capsule {
   return (h.manager as unknown as { capsules: Capsule[] }).capsules[index];
-}
-
-/**
- * Holds every start of a claimed job after it landed in Redis, its answer
- * unread, until the test releases it: what the capsule does with a start
- * that comes back after the world moved on (a stop, a pause).
- */
-function holdStarts() {
-  const original = ReliableFetch.prototype.start;
-  let release!: () => void;
-  const released = new Promise<void>((resolve) => (release = resolve));
-  let landed!: (job: ClaimedJob) => void;
-  const firstLanded = new Promise<ClaimedJob>((resolve) => (landed = resolve));
-  jest.spyOn(ReliableFetch.prototype, 'start').mockImplementation(async function (
-    this: ReliableFetch,
-    job,
-  ): Promise<ClaimedJob | null | NotStarted> {
-    const answer = await original.call(this, job);
-    landed(job);
-    await released;
-    return answer;
-  });
-  return { firstLanded, release };
 }
 
 /** A claimed job's start (fetcher.start) is on its way while the capsule is stopped or its queue paused. */

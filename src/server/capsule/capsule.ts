@@ -179,6 +179,7 @@ export class Capsule implements GatedPool {
       fetchFailing: () => this.loop.fetchFailing,
       workChanged: deps.workChanged,
       wakeFetchLoop: () => this.loop.wakeUp(),
+      willStart: (job) => this.processor.willStart(job),
     });
     this.loop = new FetchLoop({
       ...shared,

@@ -41,6 +41,8 @@ export interface PrefetchBufferDeps {
   /** The in-flight work changed; `now` = publish it at once, else with the next batch. */
   workChanged(now: boolean): void;
   wakeFetchLoop(): void;
+  /** A prefetched job's start is about to be sent (the processor asks its batch ahead: SkipsAhead). */
+  willStart(job: ClaimedJob): void;
 }
 
 export class PrefetchBuffer {
@@ -242,7 +244,9 @@ export class PrefetchBuffer {
     try {
       // Acks held for jobs that already ran must land first: a suspect may take the process down.
       if (expected.suspect) await fetcher.flush();
-      started = await fetcher.start(expected);
+      const start = fetcher.start(expected);
+      this.deps.willStart(expected);
+      started = await start;
       this.startsFailing = false;
     } catch (error) {
       this.startsFailing = true;
