@@ -6,6 +6,8 @@ import { newBid } from '../../src/batch/bid';
 import type { Client } from '../../src/client/client';
 import { Keys } from '../../src/redis/keys';
 import type { BatchOutcomes } from '../../src/server/batch-outcomes';
+import type { Capsule } from '../../src/server/capsule/capsule';
+import type { OwnLists } from '../../src/server/fetch/reliable/own-lists';
 import { holdStarts } from '../support/held-starts';
 import { usePrivateRedis } from '../support/private-redis';
 import { Harness, useHarnesses } from '../support/server-harness';
@@ -401,6 +403,25 @@ describe('batches through the settle path', () => {
     expect(performed).toEqual([0, 1]);
     expect(failures).toBe(1);
     expect(asked.sort()).toEqual([0, 1, 1]);
+  }, 30000);
+
+  it('a job that freed its slot while its count is on its way is still known to reconcile: never handed back as a stray', async () => {
+    const { side, performed, h, batch } = await heldBatch(1, 1);
+    const capsule = (h.manager as unknown as { capsules: Capsule[] }).capsules[0];
+    const fetcher = capsule.fetcher as unknown as { strays: { taint(key: string): void }; lists: OwnLists };
+    const inProgress = fetcher.lists.privateKey('default');
+    // It ran and left its slot; only its count, then its acknowledgment, are left: it sits in the in-progress list.
+    expect(capsule.runningCount).toBe(0);
+    expect(await redis().llen(inProgress)).toBe(1);
+    // A lost reply taints the list; two passes confirm a stray (the second would hand it back).
+    fetcher.strays.taint(inProgress);
+    expect(await capsule.handBackStrays()).toBe(0);
+    expect(await capsule.handBackStrays()).toBe(0);
+    expect(await redis().llen('queue:default')).toBe(0);
+    side.open();
+    await waitFor(async () => (await batch.status()).success, { timeout: 10000, what: 'the batch to succeed' });
+    await waitFor(async () => (await redis().llen(inProgress)) === 0, { timeout: 10000, what: 'the acknowledgment' });
+    expect(performed).toEqual([0]);
   }, 30000);
 
   it('the successes of jobs that finish together are told in one call; when it fails, each of its jobs runs again', async () => {
