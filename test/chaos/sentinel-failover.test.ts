@@ -196,20 +196,7 @@ describe('chaos: Redis Sentinel (a master, a replica, three Sentinels)', () => {
     const writes = { replicas: 1, waitTimeoutMs: 100, deadlineMs: 300 };
     const asked = new ClaimFence(writes, logger, (connection) => view.doubtsMaster(connection));
     // A Sentinel user allowed only what ioredis itself needs: SENTINEL MASTER is refused, the address still answers.
-    for (const { port } of cluster.sentinelOptions.sentinels)
-      await cluster
-        .admin(port)
-        .call(
-          'ACL',
-          'SETUSER',
-          'wurk-limited',
-          'on',
-          '>secret',
-          '+sentinel|get-master-addr-by-name',
-          '+client|setname',
-          '+info',
-          '+ping',
-        );
+    await cluster.addLimitedUser('wurk-limited', 'secret');
     const limited = new SentinelView({
       ...cluster.sentinelOptions,
       sentinelUsername: 'wurk-limited',

@@ -40,20 +40,7 @@ describe('SentinelView: whether the Sentinels name this server as the master', (
     replica = pinnedTo(replicaPort);
     await Promise.all([master.ping(), replica.ping()]);
     // A Sentinel user allowed only what ioredis itself needs: SENTINEL MASTER is refused, the address still answers.
-    for (const { port } of cluster.sentinelOptions.sentinels)
-      await cluster
-        .admin(port)
-        .call(
-          'ACL',
-          'SETUSER',
-          'wurk-limited',
-          'on',
-          '>secret',
-          '+sentinel|get-master-addr-by-name',
-          '+client|setname',
-          '+info',
-          '+ping',
-        );
+    await cluster.addLimitedUser('wurk-limited', 'secret');
   }, 60000);
 
   afterEach(() => {

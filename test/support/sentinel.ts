@@ -129,6 +129,25 @@ export class SentinelCluster {
   }
 
   /**
+   * A Sentinel user allowed only what ioredis itself needs to find the master (GET-MASTER-ADDR-BY-NAME, naming its
+   * connection, INFO, PING), on every Sentinel: SENTINEL MASTER is refused to it.
+   */
+  async addLimitedUser(name: string, password: string): Promise<void> {
+    for (const sentinel of this.sentinels)
+      await this.admin(sentinel.port).call(
+        'ACL',
+        'SETUSER',
+        name,
+        'on',
+        `>${password}`,
+        '+sentinel|get-master-addr-by-name',
+        '+client|setname',
+        '+info',
+        '+ping',
+      );
+  }
+
+  /**
    * A graceful `SENTINEL FAILOVER` (what a managed service does for maintenance); resolves once the Sentinels name the
    * new master.
    */
