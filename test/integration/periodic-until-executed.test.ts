@@ -57,8 +57,15 @@ describe('periodic: until_executed', () => {
     await listener!.onStart(context);
     const startedAt = Date.now();
     expect(await server.redis.ttl(lockKey)).toBeLessThanOrEqual(30);
-    // "Performing" for 5 s: slots at +2 s and +4 s come due meanwhile.
-    await waitFor(() => Date.now() - startedAt >= 5000, { timeout: 10000, interval: 100, what: 'the long run' });
+    // "Performing" for at least 5 s (slots at +2 s and +4 s come due meanwhile), and until the ticker has counted one
+    // of them as skipped: a slot counts as blocked only once it has been retried for three ticks (1.5 s here), and a
+    // slow tick (a loaded machine) can let a 2 s slot be overtaken by the next one before that.
+    await waitFor(
+      () =>
+        Date.now() - startedAt >= 5000 &&
+        events.some((event) => event.event === 'skipped' && event.reason === 'blocked'),
+      { timeout: 20000, interval: 100, what: 'the long run, a slot skipped as blocked' },
+    );
     expect(await server.redis.get(lockKey)).toBe(context.job.jid);
     expect(await server.redis.ttl(lockKey)).toBeGreaterThan(25); // refreshed while performing
     expect(await server.redis.llen('queue:slow')).toBe(0);
@@ -80,7 +87,7 @@ describe('periodic: until_executed', () => {
     const [next] = await queued(server.redis, 'slow');
     expect(next.periodic_slot as number).toBeGreaterThanOrEqual(firstSlot + 4);
     expect(await server.redis.get(lockKey)).toBe(next.jid);
-  });
+  }, 45000);
 
   describe('the running lock follows its job', () => {
     const pjid = 'a'.repeat(40);
