@@ -11,7 +11,7 @@
  *   100-child fan-in is also run as a wurk flow (`dependsOn` the 100) against the same FlowProducer tree.
  *
  * Everything runs in this process (both sides alike): no boot is on any clock. BENCH_BATCH_PARTS (`overhead,fan-in`)
- * picks the parts to run.
+ * picks the parts to run; BENCH_BATCH_ONLY (`batch` or `plain`) runs one side of the overhead part alone.
  */
 import 'reflect-metadata';
 import { INestApplicationContext, Module } from '@nestjs/common';
@@ -31,6 +31,11 @@ const FLOW_WIDTH = 100;
 const CONCURRENCY = Number(process.env.BENCH_BATCH_CONCURRENCY ?? 10);
 /** Which parts to run: `overhead`, `fan-in`, or both (the default). */
 const PARTS = (process.env.BENCH_BATCH_PARTS ?? 'overhead,fan-in').split(',');
+/**
+ * `batch` or `plain`: the overhead part runs that side alone, for a CPU profile of one side (`node --cpu-prof`) whose
+ * window holds no round of the other.
+ */
+const ONLY = process.env.BENCH_BATCH_ONLY;
 
 /** What the in-process workers report to the round that waits on them. */
 const seen = { count: 0, first: 0, last: 0, parentAt: 0, cpuAtFirst: process.cpuUsage() };
@@ -269,6 +274,7 @@ export async function runBatchBench(): Promise<void> {
 }
 
 async function batchOverhead(): Promise<void> {
+  if (ONLY !== undefined) return oneSide(ONLY);
   const overhead = await compare({
     'no batch': (server) => overheadRound(server, false),
     'one batch': (server) => overheadRound(server, true),
@@ -291,6 +297,23 @@ async function batchOverhead(): Promise<void> {
       `${(100 * ((batched.workerCpuUsPerJob ?? 0) / (plain.workerCpuUsPerJob || 1) - 1)).toFixed(1)} % more worker ` +
       'CPU per job\n',
   );
+}
+
+/** BENCH_BATCH_ONLY: one side's rounds, printed as they end. */
+async function oneSide(side: string): Promise<void> {
+  if (side !== 'batch' && side !== 'plain') throw new Error(`BENCH_BATCH_ONLY: "batch" or "plain", not "${side}"`);
+  const server = await RedisServer.start();
+  try {
+    for (let round = 0; round < ROUNDS; round++) {
+      const figures = await overheadRound(server, side === 'batch');
+      console.log(
+        `${side} round ${round + 1}: ${figures.value.toFixed(0)} jobs/s, worker CPU ` +
+          `${(figures.workerCpuUsPerJob ?? 0).toFixed(1)} µs/job, Redis CPU ${figures.redisCpuUsPerJob.toFixed(1)} µs/job`,
+      );
+    }
+  } finally {
+    await server.stop();
+  }
 }
 
 async function fanIn(): Promise<void> {
