@@ -140,6 +140,7 @@ export class ReliableFetch implements Fetcher {
       lists: this.lists,
       fetchTimeout,
       flush: () => this.flush(),
+      fenced: () => this.fence.enabled,
     });
   }
 
@@ -237,6 +238,10 @@ export class ReliableFetch implements Fetcher {
 
   interrupt(): void {
     this.path.interrupt();
+  }
+
+  rideAlong<T>(call: (connection: Redis) => Promise<T>): Promise<T> | undefined {
+    return this.path.rideAlong(call);
   }
 
   /**
