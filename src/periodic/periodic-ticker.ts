@@ -208,10 +208,7 @@ export class PeriodicTicker extends EventEmitter {
         break;
       case 'blocked':
         if (!this.blockedTooLong(entry, slot, now)) return;
-        this.emit('skipped', { entry, slot, reason: 'blocked' });
-        this.options.logger.warn(
-          `periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`,
-        );
+        this.skipBlocked(entry, slot);
         break;
       case 'primed':
         this.emit('skipped', { entry, slot, reason: rule === 'late' ? 'late' : 'primed' });
@@ -219,9 +216,28 @@ export class PeriodicTicker extends EventEmitter {
         break;
       // 'lost': another process pushed this slot; nothing to say.
     }
+    this.overtaken(entry, slot);
     this.blocked.delete(entry.pjid);
     this.owed.delete(entry.pjid);
     this.checked.set(entry.pjid, slot);
+  }
+
+  /** A blocked slot given up: said as skipped, once. */
+  private skipBlocked(entry: PeriodicEntry, slot: number): void {
+    this.emit('skipped', { entry, slot, reason: 'blocked' });
+    this.options.logger.warn(
+      `periodic ${entry.className} slot ${slot} skipped: the previous run still holds its until_executed lock`,
+    );
+  }
+
+  /**
+   * An older slot still being retried when a newer one is decided never fires: it is skipped, and said so. Without
+   * this, a cron whose slots come closer than the retry window (15 s at the default tick) lost every blocked slot
+   * without a word.
+   */
+  private overtaken(entry: PeriodicEntry, slot: number): void {
+    const blocked = this.blocked.get(entry.pjid);
+    if (blocked !== undefined && blocked.slot !== slot) this.skipBlocked(entry, blocked.slot);
   }
 
   /** Said once per new entry, since "why did my cron not run at deploy" is the question it answers. */
@@ -239,11 +255,10 @@ export class PeriodicTicker extends EventEmitter {
   /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
   private blockedTooLong(entry: PeriodicEntry, slot: number, now: number): boolean {
     const blocked = this.blocked.get(entry.pjid);
-    if (!blocked || blocked.slot !== slot) {
-      this.blocked.set(entry.pjid, { slot, since: now });
-      return false;
-    }
-    return now - blocked.since >= this.blockedRetryMs;
+    if (blocked?.slot === slot) return now - blocked.since >= this.blockedRetryMs;
+    this.overtaken(entry, slot);
+    this.blocked.set(entry.pjid, { slot, since: now });
+    return false;
   }
 
   /**

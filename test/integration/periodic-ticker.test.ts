@@ -100,15 +100,35 @@ describe('periodic: the ticker', () => {
       expect(seen.enqueued).toEqual([`Yearly@${SLOT}`]);
     });
 
-    it("a new slot starts its own wait: the previous slot's does not count", async () => {
+    it("a new slot starts its own wait (the previous slot's does not count), and the overtaken slot is said skipped", async () => {
       const entry = entryOf({ cron: '@hourly', unique: 'until_executed' });
       await server.redis.set(`periodic:running:${entry.pjid}`, 'ffffffffffffffffffffffff');
       const { ticker, seen } = tickerFor([entry]);
       await ticker.tick(at(1));
       await ticker.tick(at(3600 + 1));
-      expect(seen.skipped).toEqual([]);
-      await ticker.tick(at(3600 + 1 + 3 * TICK));
+      // The first slot never fires now: skipped at once, though its own wait had not run out.
       expect(seen.skipped).toEqual(['Yearly:blocked']);
+      expect(logs.warn).toEqual([
+        `periodic Yearly slot ${SLOT} skipped: the previous run still holds its until_executed lock`,
+      ]);
+      await ticker.tick(at(3600 + 1 + 3 * TICK) - 1);
+      expect(seen.skipped).toEqual(['Yearly:blocked']);
+      await ticker.tick(at(3600 + 1 + 3 * TICK));
+      expect(seen.skipped).toEqual(['Yearly:blocked', 'Yearly:blocked']);
+      expect(logs.warn[1]).toBe(
+        `periodic Yearly slot ${SLOT + 3600} skipped: the previous run still holds its until_executed lock`,
+      );
+    });
+
+    it('a blocked slot overtaken by a next slot that fires is said skipped, and the next slot fires', async () => {
+      const entry = entryOf({ cron: '@hourly', unique: 'until_executed' });
+      await server.redis.set(`periodic:running:${entry.pjid}`, 'ffffffffffffffffffffffff');
+      const { ticker, seen } = tickerFor([entry]);
+      await ticker.tick(at(1));
+      await server.redis.del(`periodic:running:${entry.pjid}`);
+      await ticker.tick(at(3600 + 1));
+      expect(seen.skipped).toEqual(['Yearly:blocked']);
+      expect(seen.enqueued).toEqual([`Yearly@${SLOT + 3600}`]);
     });
   });
 
