@@ -56,14 +56,33 @@ class BenchNoop {
   }
 }
 
+/**
+ * Called by a fan-in's parent as it runs (either side): a fan-in round waits on it instead of polling every turn of
+ * the event loop, which took CPU from the workers that share this process.
+ */
+let parentRan: () => void = () => undefined;
+
+/** Resolves when the parent runs; rejects after `timeoutMs`. */
+function parentRun(what: string, timeoutMs = 120000): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${what}: not within ${timeoutMs / 1000} s`)), timeoutMs);
+    parentRan = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+  });
+}
+
 @Worker({ name: 'BenchParent' })
 class BenchParent {
   perform(): void {
     seen.parentAt = performance.now();
+    parentRan();
   }
 
   onSuccess(): void {
     seen.parentAt = performance.now();
+    parentRan();
   }
 }
 
@@ -81,15 +100,12 @@ function app(url: string, processing: boolean): Promise<INestApplicationContext>
   return NestFactory.createApplicationContext(BenchModule, { logger: ['error', 'warn'] });
 }
 
-/**
- * Polls `condition` every turn of the event loop, or every `everyMs` ms: a poll every turn keeps the loop from ever
- * sleeping, so where this process's CPU is measured (the overhead rounds) it polls on a timer instead.
- */
-async function until(condition: () => boolean, what: string, timeoutMs = 120000, everyMs = 0): Promise<void> {
+/** Polls `condition` every `everyMs` ms (a poll every turn would keep the loop from sleeping, and take CPU). */
+async function until(condition: () => boolean, what: string, timeoutMs = 120000, everyMs = 5): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!condition()) {
     if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs / 1000} s`);
-    await new Promise((resolve) => (everyMs > 0 ? setTimeout(resolve, everyMs) : setImmediate(resolve)));
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
   }
 }
 
@@ -125,7 +141,7 @@ async function overheadRound(server: RedisServer, inBatch: boolean): Promise<Fig
   const commands = await commandStats(probe);
   const worker = await app(server.url, true);
   try {
-    await until(() => seen.count >= JOBS, `${JOBS} jobs`, 120000, 5);
+    await until(() => seen.count >= JOBS, `${JOBS} jobs`);
     // From the first job's perform to the poll that saw the last (at most 5 ms late): the boot is left out.
     const { user, system } = process.cpuUsage(seen.cpuAtFirst);
     const value = JOBS / ((seen.last - seen.first) / 1000);
@@ -152,10 +168,11 @@ async function wurkFanIn(
   const worker = await app(server.url, true);
   try {
     reset();
+    const ran = parentRun('the parent');
     const cpu = await redisCpuSeconds(probe);
     const started = performance.now();
     await create(worker);
-    await until(() => seen.parentAt > 0, 'the parent');
+    await ran;
     return {
       value: seen.parentAt - started,
       redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
@@ -202,11 +219,15 @@ async function bullmqFanIn(server: RedisServer, children: number): Promise<Figur
   const worker = new BullWorker(
     'fan',
     async (job) => {
-      if (job.name === 'parent') parentAt = performance.now();
+      if (job.name === 'parent') {
+        parentAt = performance.now();
+        parentRan();
+      }
     },
     { connection, concurrency: CONCURRENCY },
   );
   const flows = new FlowProducer({ connection });
+  const ran = parentRun('the BullMQ parent');
   try {
     await worker.waitUntilReady();
     const cpu = await redisCpuSeconds(probe);
@@ -216,7 +237,7 @@ async function bullmqFanIn(server: RedisServer, children: number): Promise<Figur
       queueName: 'fan',
       children: Array.from({ length: children }, (_, i) => ({ name: 'child', queueName: 'fan', data: { i } })),
     });
-    await until(() => parentAt > 0, 'the BullMQ parent');
+    await ran;
     return {
       value: parentAt - started,
       redisCpuUsPerJob: (((await redisCpuSeconds(probe)) - cpu) * 1e6) / (children + 1),
