@@ -1,6 +1,4 @@
-import type Redis from 'ioredis';
 import type { JobPayload } from '../job/payload';
-import type { RideAlong } from '../redis/shared-write';
 import type { BatchOutcome, BatchOutcomes } from '../server/batch-outcomes';
 import { errorClassOf, errorMessageOf } from '../server/retry/error-fields';
 import { BATCH_CALLBACK_CLASS } from './batch-callback-job';
@@ -23,15 +21,8 @@ export class BatchRecorder implements BatchOutcomes {
   constructor(
     private readonly store: BatchStore,
     private readonly onFired?: (bid: string, reply: BatchSettleReply) => void,
-    /** Where the coalesced calls go when it takes them (a capsule's fetch connection); else the store's connection. */
-    private readonly ride?: RideAlong,
   ) {
     this.calls = new Coalescer((bid, asks) => this.call(bid, asks));
-  }
-
-  /** A recorder of its own for one capsule, whose coalesced calls ride on that capsule's fetch connection. */
-  through(ride: RideAlong): BatchRecorder {
-    return new BatchRecorder(this.store, this.onFired, ride);
   }
 
   async record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void> {
@@ -49,16 +40,10 @@ export class BatchRecorder implements BatchOutcomes {
   /** One call for a batch's waiting jobs: the successes among `asks` (jids) counted, or a read (null) alone. */
   private async call(bid: string, asks: Array<string | null>): Promise<boolean> {
     const jids = asks.filter((ask): ask is string => ask !== null);
-    const { store } = this;
-    if (jids.length === 0) return this.sent((via) => store.isInvalidated(bid, via));
-    const reply = await this.sent((via) => store.settle(bid, 'success', jids[0], '', jids.slice(1), via));
+    if (jids.length === 0) return this.store.isInvalidated(bid);
+    const reply = await this.store.settle(bid, 'success', jids[0], '', jids.slice(1));
     this.told(bid, reply);
     return reply.invalidated;
-  }
-
-  /** `call` on the ride's connection when it takes it, else on the store's own (`via` undefined). */
-  private sent<T>(call: (via?: Redis) => Promise<T>): Promise<T> {
-    return this.ride?.(call) ?? call();
   }
 
   private told(bid: string, reply: BatchSettleReply): void {

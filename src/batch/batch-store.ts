@@ -168,9 +168,7 @@ export class BatchStore {
 
   /**
    * Records one outcome (or the close of a hold) and fires what it is the first to make true, in the batch and in
-   * the ancestors its finish or death reaches. `more` are further jids of a `remove`, or of a `success` counted
-   * together. `via`: the connection to send it on, when not the store's own (a capsule's fetch connection: see
-   * BatchRecorder.through).
+   * the ancestors its finish or death reaches. `more` are further jids of a `remove`.
    */
   async settle(
     bid: string,
@@ -178,12 +176,11 @@ export class BatchStore {
     jid: string,
     failure = '',
     more: readonly string[] = [],
-    via = this.redis,
   ): Promise<BatchSettleReply> {
     const callbackJid = newJid().slice(0, 20);
     const now = floatText(nowMs() / 1000);
     const reply = await runScript<[string, number, number, number, number, number, string, number]>(
-      via,
+      this.redis,
       'batch_settle',
       settleKeys(bid),
       [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS, ...more],
@@ -231,8 +228,8 @@ export class BatchStore {
   }
 
   /** True once the batch was invalidated (Ruby Wurk's `!valid?`); false for a valid batch or none. */
-  async isInvalidated(bid: string, via = this.redis): Promise<boolean> {
-    return (await via.hget(Keys.batch(bid), 'invalidated')) === '1';
+  async isInvalidated(bid: string): Promise<boolean> {
+    return (await this.redis.hget(Keys.batch(bid), 'invalidated')) === '1';
   }
 
   /** True while the batch's hash exists. */

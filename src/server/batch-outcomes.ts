@@ -1,5 +1,4 @@
 import { JobPayload } from '../job/payload';
-import type { RideAlong } from '../redis/shared-write';
 import type { ClaimedJob } from './fetch/claimed-job';
 
 /** How a run of a job ended, as its batch counts it. */
@@ -19,11 +18,6 @@ export interface BatchOutcomes {
    * The processor then settles it as a success without performing it, so its batch counts it and still finishes.
    */
   skips?(payload: JobPayload): Promise<boolean>;
-  /**
-   * These outcomes with the calls most jobs make (the count of a batch's successes, the "skip?" read) sent through
-   * `ride` when it takes them: a capsule's fetcher, on whose connection they share a socket write with its claim.
-   */
-  through?(ride: RideAlong): BatchOutcomes;
 }
 
 /** Whether the job has a batch to tell (a `bid`, with batches on). */

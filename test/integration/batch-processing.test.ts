@@ -1,4 +1,3 @@
-import type Redis from 'ioredis';
 import { DeadSet } from '../../src/admin/dead-set';
 import { Batch } from '../../src/batch/batch';
 import { BatchRecorder } from '../../src/batch/batch-recorder';
@@ -483,58 +482,5 @@ describe('batches through the settle path', () => {
     expect([...runs.values()].filter((count) => count === 2)).toHaveLength(store.failed.length);
     expect([...runs.values()].every((count) => count <= 2)).toBe(true);
     expect(store.calls.flat()).toHaveLength(30 + store.failed.length);
-  }, 60000);
-  /** A store that notes the connection each count of successes was sent on (undefined: the store's own). */
-  class SeeingStore extends BatchStore {
-    readonly vias: Array<Redis | undefined> = [];
-
-    override settle(...args: Parameters<BatchStore['settle']>): Promise<BatchSettleReply> {
-      if (args[1] === 'success') this.vias.push(args[5]);
-      return super.settle(...args);
-    }
-  }
-
-  it("a batch's counts of successes ride on the capsule's fetch connection, beside its claims", async () => {
-    const store = new SeeingStore(redis());
-    const h = harness([{ name: 'BatchJob', instance: { perform: () => undefined } as never }], {
-      concurrency: 10,
-      batches: new BatchRecorder(store),
-      queues: ['default'],
-    });
-    const batch = openBatch(h.client);
-    await batch.jobs(async (b) => {
-      await b.pushBulk({ class: 'BatchJob', args: Array.from({ length: 500 }, (_, n) => ['ok', n]) });
-    });
-    await h.manager.start();
-    await waitFor(async () => (await batch.status()).success, { timeout: 30000, what: 'the batch to succeed' });
-    const names = await Promise.all(store.vias.map((via) => (via ? via.client('GETNAME') : 'own')));
-    // While jobs wait, the claim path never blocks, so the counts ride; the last ones may not (a BLMOVE waits then).
-    expect(names.filter((name) => name === 'wurk:fetch').length).toBeGreaterThan(names.length / 2);
-    expect(names.every((name) => name === 'wurk:fetch' || name === 'own')).toBe(true);
-  }, 60000);
-
-  it('a count of successes never waits behind the BLMOVE of an idle fetch', async () => {
-    // Each job runs 100 ms: meanwhile the fetch finds the queue empty and blocks for up to 10 s on the fetch
-    // connection. Riding there, its count would wait out the BLMOVE (and the job's ack with it).
-    const worker = { perform: () => new Promise((resolve) => setTimeout(resolve, 100)) };
-    const store = new SeeingStore(redis());
-    const h = harness([{ name: 'BatchJob', instance: worker as never }], {
-      concurrency: 10,
-      batches: new BatchRecorder(store),
-      queues: ['default'],
-      fetchTimeout: 10,
-    });
-    await h.manager.start();
-    for (let n = 0; n < 3; n++) {
-      const batch = openBatch(h.client);
-      await batch.jobs(async (b) => {
-        await b.push({ class: 'BatchJob', args: ['ok', n] });
-      });
-      const pushed = Date.now();
-      await waitFor(async () => (await batch.status()).success, { timeout: 9000, what: `batch ${n} to succeed` });
-      expect(Date.now() - pushed).toBeLessThan(3000);
-    }
-    // The counts went on the store's own connection: the fetch connection was blocked each time.
-    expect(store.vias.filter((via) => via !== undefined)).toEqual([]);
   }, 60000);
 });

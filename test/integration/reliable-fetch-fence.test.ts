@@ -68,11 +68,6 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     await fetch.giveBack([jobs[0], jobs[1]]);
   });
 
-  it("no call of the settle path rides on the fetch connection: a fence's WAIT may block it", async () => {
-    const { fetch } = fenced(30_000);
-    expect(fetch.rideAlong((connection) => connection.ping())).toBeUndefined();
-  });
-
   it('a claim that no replica acknowledged before the switch is announced is not run: ClaimNotDurableError, nothing returned', async () => {
     await master.redis.del(Keys.queue('default'), CLAIMED);
     const { fetch } = fenced(30_000);

@@ -7,7 +7,6 @@ import type { MiddlewareChain } from '../../job/middleware-chain';
 import type { WorkerRegistry } from '../../job/worker-registry';
 import type { RedisConnections } from '../../redis/connections';
 import { isUnreachable } from '../../redis/redis-errors';
-import type { RideAlong } from '../../redis/shared-write';
 import type { CapsuleGroup } from '../capsules';
 import { BasicFetch } from '../fetch/basic-fetch';
 import { type ClaimedJob, markHandedBack } from '../fetch/claimed-job';
@@ -132,8 +131,6 @@ export class Capsule implements GatedPool {
       this.loop.wakeUp();
       this.reconcileAfterSwitch();
     });
-    const fetcher = this.fetcher;
-    const ride: RideAlong | undefined = fetcher.rideAlong ? (call) => fetcher.rideAlong?.(call) : undefined;
     this.processor = new Processor({
       registry: deps.registry,
       middleware: deps.middleware,
@@ -154,8 +151,7 @@ export class Capsule implements GatedPool {
         backoff: options.overLimitBackoff ?? defaultOverLimitBackoff,
       },
       executions: deps.executions,
-      // A batch's count of its jobs' successes leaves in the same socket write as this capsule's next claim.
-      batches: ride && options.batches?.through ? options.batches.through(ride) : options.batches,
+      batches: options.batches,
     });
     const shared = {
       concurrency: group.concurrency,

@@ -1,4 +1,3 @@
-import type { RideAlong } from '../../redis/shared-write';
 import type { ClaimedJob } from './claimed-job';
 import type { KnownJobs } from './known-jobs';
 
@@ -55,13 +54,6 @@ export interface Fetcher {
   release(unfiled?: UnfiledFailure[]): Promise<void>;
   /** Makes a blocked `claim` return soon (shutdown). */
   interrupt(): void;
-  /**
-   * Runs a short call of the settle path (a batch's count of its jobs' successes) on the connection of this fetcher's
-   * claims, its writes held for the turn so the call and the claim of the same turn leave in one socket write; or
-   * answers undefined when that connection may not take it now (a BLMOVE or a fence's WAIT blocks there, or the
-   * fetcher was interrupted): the caller then sends it on its own connection.
-   */
-  rideAlong?: RideAlong;
   /** Makes a claim blocked on empty queues return now, losing nothing (a queue was resumed: claim again with it). */
   wake?(): void;
   /**

@@ -3,12 +3,11 @@
  * large payloads by the direct claim, else calls fetch.lua; with nothing claimed it blocks in BLMOVE on the queues
  * left, or idles when none is usable. Owns whether a claim is under way and whether it waits (so the façade knows
  * when held acks have no claim to ride), wake (ends a wait: a queue was resumed) and interrupt (shutdown: no claim
- * waits again); and which short calls of the settle path may ride on its connection (rideAlong).
+ * waits again).
  */
 import type Redis from 'ioredis';
 import { endConnection } from '../../../redis/connection';
 import { Keys } from '../../../redis/keys';
-import { holdWritesForTurn } from '../../../redis/shared-write';
 import type { QueueOrder } from '../../queue-order';
 import type { ClaimedJob } from '../claimed-job';
 import { IdleWait } from '../idle-wait';
@@ -32,8 +31,6 @@ export interface ClaimPathDeps {
   fetchTimeout: number;
   /** Sends the held acks in a call of their own (ReliableFetch.flush). */
   flush: () => Promise<void>;
-  /** Under the claim fence: a WAIT may block the fetch connection after a claim (see ClaimFence). */
-  fenced: () => boolean;
 }
 
 export class ClaimPath {
@@ -94,25 +91,10 @@ export class ClaimPath {
     this.deps.waits.unblockAll();
   }
 
-  /**
-   * Runs `call` on the fetch connection, its writes held for this turn (the claim sent in the same turn leaves in the
-   * same socket write), unless a command that blocks may be ahead of it there: a BLMOVE on its way, or a fence's WAIT
-   * after a claim. Behind a BLMOVE a batch's count would wait out the fetch timeout, and its jobs' acks with it. A
-   * BLMOVE sent after the call is behind it and does not delay it. Refused once interrupted: the connection is ending.
-   */
-  rideAlong<T>(call: (connection: Redis) => Promise<T>): Promise<T> | undefined {
-    if (this.interrupted || this.deps.waits.blocking || this.deps.fenced()) return undefined;
-    const connection = this.deps.fetchConnection;
-    holdWritesForTurn(connection);
-    return call(connection);
-  }
-
   interrupt(): void {
     this.interrupted = true;
     // A BLMOVE cut short may have moved a job whose reply is lost; release()
-    // sweeps the whole private list back, so it is not lost either. A ride
-    // on its way still gets its reply: the connection ends gracefully (a
-    // FIN after what was written), and Redis answers what it read first.
+    // sweeps the whole private list back, so it is not lost either.
     endConnection(this.deps.fetchConnection);
     this.deps.waits.endWaiters(endConnection);
   }

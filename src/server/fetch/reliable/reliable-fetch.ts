@@ -140,7 +140,6 @@ export class ReliableFetch implements Fetcher {
       lists: this.lists,
       fetchTimeout,
       flush: () => this.flush(),
-      fenced: () => this.fence.enabled,
     });
   }
 
@@ -238,10 +237,6 @@ export class ReliableFetch implements Fetcher {
 
   interrupt(): void {
     this.path.interrupt();
-  }
-
-  rideAlong<T>(call: (connection: Redis) => Promise<T>): Promise<T> | undefined {
-    return this.path.rideAlong(call);
   }
 
   /**
