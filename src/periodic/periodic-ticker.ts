@@ -193,6 +193,7 @@ export class PeriodicTicker extends EventEmitter {
   private async tickEntry(entry: PeriodicEntry, now: number, readDisabled: () => Promise<Set<string>>): Promise<void> {
     const slot = entry.schedule.previousSlot(now);
     if (slot === undefined || this.checked.get(entry.pjid) === slot) return;
+    this.giveUpOvertaken(entry, slot);
     if ((await readDisabled()).has(entry.pjid)) {
       // last_slot stays where it is: enabling again resumes with the next slot.
       this.checked.set(entry.pjid, slot);
@@ -216,7 +217,6 @@ export class PeriodicTicker extends EventEmitter {
         break;
       // 'lost': another process pushed this slot; nothing to say.
     }
-    this.overtaken(entry, slot);
     this.blocked.delete(entry.pjid);
     this.owed.delete(entry.pjid);
     this.checked.set(entry.pjid, slot);
@@ -231,13 +231,15 @@ export class PeriodicTicker extends EventEmitter {
   }
 
   /**
-   * An older slot still being retried when a newer one is decided never fires: it is skipped, and said so. Without
-   * this, a cron whose slots come closer than the retry window (15 s at the default tick) lost every blocked slot
-   * without a word.
+   * An older slot still being retried when a newer one comes never fires: it is skipped, and said so (whatever becomes
+   * of the newer one, the entry disabled meanwhile included). Without this, a cron whose slots come closer than the
+   * retry window (15 s at the default tick) lost every blocked slot without a word.
    */
-  private overtaken(entry: PeriodicEntry, slot: number): void {
+  private giveUpOvertaken(entry: PeriodicEntry, slot: number): void {
     const blocked = this.blocked.get(entry.pjid);
-    if (blocked !== undefined && blocked.slot !== slot) this.skipBlocked(entry, blocked.slot);
+    if (blocked === undefined || blocked.slot === slot) return;
+    this.blocked.delete(entry.pjid);
+    this.skipBlocked(entry, blocked.slot);
   }
 
   /** Said once per new entry, since "why did my cron not run at deploy" is the question it answers. */
@@ -255,8 +257,7 @@ export class PeriodicTicker extends EventEmitter {
   /** True once a blocked slot has been retried long enough to be given up (then it is marked checked). */
   private blockedTooLong(entry: PeriodicEntry, slot: number, now: number): boolean {
     const blocked = this.blocked.get(entry.pjid);
-    if (blocked?.slot === slot) return now - blocked.since >= this.blockedRetryMs;
-    this.overtaken(entry, slot);
+    if (blocked) return now - blocked.since >= this.blockedRetryMs;
     this.blocked.set(entry.pjid, { slot, since: now });
     return false;
   }

@@ -120,6 +120,17 @@ describe('periodic: the ticker', () => {
       );
     });
 
+    it('a blocked slot whose entry is disabled before the next slot comes is still said skipped then', async () => {
+      const entry = entryOf({ cron: '@hourly', unique: 'until_executed' });
+      await server.redis.set(`periodic:running:${entry.pjid}`, 'ffffffffffffffffffffffff');
+      const { ticker, seen } = tickerFor([entry]);
+      await ticker.tick(at(1));
+      await server.redis.sadd('periodic:disabled', entry.pjid);
+      await ticker.tick(at(3600 + 1));
+      expect(seen.skipped).toEqual(['Yearly:blocked']);
+      expect(seen.enqueued).toEqual([]);
+    });
+
     it('a blocked slot overtaken by a next slot that fires is said skipped, and the next slot fires', async () => {
       const entry = entryOf({ cron: '@hourly', unique: 'until_executed' });
       await server.redis.set(`periodic:running:${entry.pjid}`, 'ffffffffffffffffffffffff');
