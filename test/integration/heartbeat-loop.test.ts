@@ -429,17 +429,50 @@ describe.each([
     });
 
     it('hands nothing back while the main thread answers, and says nothing when there was nothing to hand back', async () => {
-      await server.redis.lpush(CLAIMED, 'a');
-      const hb = start(handBack(300));
-      hb.answerPings();
-      await hb.beatsMore(15);
-      expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
-      await server.redis.del(CLAIMED);
-      const silent = start(handBack(0));
-      await silent.beatsMore(3);
-      expect(silent.logs()).toEqual([]);
-      await silent.stop();
-      expect(hb.logs()).toEqual([]);
+      // The loop shares this thread with the test's stand-in for the main
+      // thread, so a stall of the whole process (a loaded CI machine) would
+      // read as the main thread's silence. The loop's clock moves only here:
+      // 100 ms between pings, so fifteen beats span five thresholds and only
+      // the answers keep the silence under one.
+      let now = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        await server.redis.lpush(CLAIMED, 'a');
+        const hb = start(handBack(300), undefined, (message) => {
+          if (message.type === 'ping') now += 100;
+        });
+        hb.answerPings();
+        await hb.beatsMore(15);
+        expect(hb.of('ping').length).toBeGreaterThanOrEqual(15);
+        expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
+        await server.redis.del(CLAIMED);
+        const silent = start(handBack(0));
+        await silent.beatsMore(3);
+        expect(silent.logs()).toEqual([]);
+        await silent.stop();
+        expect(hb.logs()).toEqual([]);
+      } finally {
+        clock.mockRestore();
+      }
+    });
+
+    it('hands back under the same clock when nobody answers (the control of the test above)', async () => {
+      let now = Date.now();
+      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
+      try {
+        await server.redis.lpush(CLAIMED, 'a');
+        let pingsAtWarning: number | undefined;
+        const hb = start(handBack(300), undefined, (message) => {
+          if (message.type === 'ping') now += 100;
+          if (message.type === 'log' && message.level === 'warn') pingsAtWarning ??= hb.of('ping').length;
+        });
+        await waitFor(() => pingsAtWarning !== undefined, { what: 'the hand-back' });
+        // Pings at 100, 200, 300 ms of silence: the third reaches the threshold.
+        expect(pingsAtWarning).toBe(3);
+        expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a']);
+      } finally {
+        clock.mockRestore();
+      }
     });
 
     it('hands back when the silence reaches the threshold exactly, and says how many seconds it lasted', async () => {
