@@ -142,39 +142,56 @@ end
 
 local changed = 0
 local died_now, revived = false, false
+-- What the success path learned of the batch's own counts, so the weighing
+-- below and the reply need not read them again (each redis.call costs about
+-- as much as the command it runs): failing and died (SCARDs), pending (the
+-- hash field).
+local known = {}
 if outcome == "success" then
   -- The hot path: one call for every job of the batch that finished while
   -- the previous call was on its way, in as few commands as the jids allow.
   local given = jids_given()
-  -- A jid that was failing stops failing; its last failure is forgotten.
-  local cleared = redis.call("SREM", own.failed, unpack(given))
-  if cleared > 0 then
-    redis.call("HINCRBY", own.batch, "failures", -cleared)
-  end
-  redis.call("HDEL", own.failinfo, unpack(given))
-  -- The live jids leave in one SREM; only a jid that was not live is looked
-  -- for among the dead.
-  local is_live = redis.call("SMISMEMBER", own.jids, unpack(given))
-  local live, others = {}, {}
-  for i, member in ipairs(given) do
-    if is_live[i] == 1 then
-      live[#live + 1] = member
-    else
-      others[#others + 1] = member
+  local failing = redis.call("SCARD", own.failed)
+  local died = redis.call("SCARD", own.died)
+  if failing == 0 and died == 0 then
+    -- Nothing failing, nothing dead (the common case): no jid has a failure
+    -- to forget (failinfo holds only failing and dead jids) or a death to
+    -- lift, so the live jids leave in one SREM and that is all.
+    changed = redis.call("SREM", own.jids, unpack(given))
+  else
+    -- A jid that was failing stops failing; its last failure is forgotten.
+    local cleared = redis.call("SREM", own.failed, unpack(given))
+    if cleared > 0 then
+      redis.call("HINCRBY", own.batch, "failures", -cleared)
+      failing = failing - cleared
+    end
+    redis.call("HDEL", own.failinfo, unpack(given))
+    -- The live jids leave in one SREM; only a jid that was not live is
+    -- looked for among the dead.
+    local is_live = redis.call("SMISMEMBER", own.jids, unpack(given))
+    local live, others = {}, {}
+    for i, member in ipairs(given) do
+      if is_live[i] == 1 then
+        live[#live + 1] = member
+      else
+        others[#others + 1] = member
+      end
+    end
+    if #live > 0 then
+      changed = redis.call("SREM", own.jids, unpack(live))
+    end
+    for _, member in ipairs(others) do
+      if redis.call("SREM", own.died, member) == 1 then
+        -- A dead job retried by hand that now succeeded: a death never
+        -- counted pending down, so its success does; the batch is no longer
+        -- dead.
+        changed, revived, died = changed + 1, true, died - 1
+      end
     end
   end
-  if #live > 0 then
-    changed = redis.call("SREM", own.jids, unpack(live))
-  end
-  for _, member in ipairs(others) do
-    if redis.call("SREM", own.died, member) == 1 then
-      -- A dead job retried by hand that now succeeded: a death never counted
-      -- pending down, so its success does; the batch is no longer dead.
-      changed, revived = changed + 1, true
-    end
-  end
+  known.failing, known.died = failing, died
   if changed > 0 then
-    redis.call("HINCRBY", own.batch, "pending", -changed)
+    known.pending = redis.call("HINCRBY", own.batch, "pending", -changed)
   end
 elseif outcome == "failure" then
   -- Only a live job can be failing: a late report for a job that already
@@ -317,12 +334,14 @@ end
 -- Fires what the batch's state now makes true; `after_death` runs between
 -- its death and its complete. True when the batch has finished: no live job
 -- (hold included) and no unfinished child.
-local function evaluate(k, of, fired, after_death)
+local function evaluate(k, of, fired, after_death, counts)
+  counts = counts or {}
   local live = redis.call("SCARD", k.jids)
-  local failing = redis.call("SCARD", k.failed)
-  local died = redis.call("SCARD", k.died)
+  local failing = counts.failing or redis.call("SCARD", k.failed)
+  local died = counts.died or redis.call("SCARD", k.died)
   local kids = redis.call("SCARD", k.pkids)
-  local pending = tonumber(redis.call("HGET", k.batch, "pending")) or 0
+  local pending = counts.pending or tonumber(redis.call("HGET", k.batch, "pending")) or 0
+  counts.live, counts.died, counts.pending = live, died, pending
   if died > 0 then
     fire(k, of, "death", fired)
   end
@@ -349,7 +368,7 @@ local function evaluate(k, of, fired, after_death)
 end
 
 local fired = {}
-local finished = evaluate(own, bid, fired, died_now and function() death_up(bid) end or nil)
+local finished = evaluate(own, bid, fired, died_now and function() death_up(bid) end or nil, known)
 
 -- A finished batch leaves its parent's unfinished children, and the parent
 -- is weighed again; so on up the chain while each one finishes.
@@ -380,13 +399,21 @@ for _ = 1, MAX_DEPTH do
   k, of = pk, parent
 end
 
+-- The reply's counts: those the weighing read, unless a cascade may have
+-- changed them since (a callback pushed into an ancestor that a
+-- hand-written parent_bid cycle makes this batch).
+if #cascaded > 0 then
+  known = { live = redis.call("SCARD", own.jids), died = redis.call("SCARD", own.died) }
+  known.pending = redis.call("HGET", own.batch, "pending")
+end
+local tail = redis.call("HMGET", own.batch, "failures", "invalidated")
 return {
   table.concat(fired, ","),
-  tonumber(redis.call("HGET", own.batch, "pending")) or 0,
-  tonumber(redis.call("HGET", own.batch, "failures")) or 0,
-  redis.call("SCARD", own.jids),
-  redis.call("SCARD", own.died),
+  tonumber(known.pending) or 0,
+  tonumber(tail[1]) or 0,
+  known.live,
+  known.died,
   changed,
   table.concat(cascaded, ","),
-  redis.call("HGET", own.batch, "invalidated") == "1" and 1 or 0,
+  tail[2] == "1" and 1 or 0,
 }
