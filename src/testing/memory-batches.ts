@@ -31,6 +31,9 @@ const MAX_DEPTH = 64;
  * lua/batch_invalidate.lua) over maps, nesting included. A fired event pushes its callback jobs through the app's
  * client once every count of the step is made (a child's complete and success callbacks counted into its parent
  * first), so they are collected in fake mode and run at once in inline mode, as a process would run them.
+ *
+ * Why over 400 lines: it mirrors four scripts rule for rule over one shared state (the batches and their sets); split
+ * by script, each part would reach into the others' maps, and a rule changed in a script is found beside its twin.
  */
 export class MemoryBatchStore implements BatchStorePort {
   private readonly batches = new Map<string, MemoryBatch>();

@@ -1,12 +1,9 @@
 /**
- * Reliable fetch, the façade: implements `Fetcher` by wiring its parts, and
- * owns what is left between them: when held acks need a call of their own,
- * and warm-up. The parts, each in this folder: claim-path.ts (a claim's
- * path: direct claim, fetch.lua, blocking wait, idle; wake and interrupt),
- * fetch-script.ts (the mirror of lua/fetch.lua), fetch-calls.ts (its round
- * trip), ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts,
- * strays.ts (reconcile), settling.ts (file, give back, release),
- * own-lists.ts, options.ts.
+ * Reliable fetch, the façade: implements `Fetcher` by wiring its parts, and owns what is left between them: when held
+ * acks need a call of their own, and warm-up. The parts, each in this folder: claim-path.ts (a claim's path: direct
+ * claim, fetch.lua, blocking wait, idle; wake and interrupt), fetch-script.ts (the mirror of lua/fetch.lua),
+ * fetch-calls.ts (its round trip), ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts, strays.ts
+ * (reconcile), settling.ts (file, give back, release), own-lists.ts, options.ts.
  */
 import type Redis from 'ioredis';
 import type { ProcessIdentity } from '../../identity';
@@ -31,31 +28,24 @@ import { StrayReconciler } from './strays';
 export type { ReliableFetchOptions } from './options';
 
 /**
- * Wurk's reliable fetch (docs/internals/spec/contract.md §3.1): a job moves atomically from
- * `queue:<q>` into this process's private list `queue:<q>|<host>|<pid>|<nonce>|0`
- * and stays there until acknowledged, so a process that dies mid-job loses
- * nothing: any live process requeues the list (OrphanReaper).
+ * Wurk's reliable fetch (docs/internals/spec/contract.md §3.1): a job moves atomically from `queue:<q>` into this
+ * process's private list `queue:<q>|<host>|<pid>|<nonce>|0` and stays there until acknowledged, so a process that dies
+ * mid-job loses nothing: any live process requeues the list (OrphanReaper).
  *
- * Commands per job: `fetch.lua` claims up to the count the manager asks for
- * (idle processors plus `prefetch`) per call (LRANGE + LTRIM + LPUSH for the
- * batch) and carries the acks held since the previous call (one LREM each,
- * or a single DEL of the private list when nothing else of ours is in it,
- * plus one multi-key DEL of the recovery counters). Under load that is well
- * under one call per job; an idle process blocks in BLMOVE and wakes the
- * moment a job arrives.
+ * Commands per job: `fetch.lua` claims up to the count the manager asks for (idle processors plus `prefetch`) per call
+ * (LRANGE + LTRIM + LPUSH for the batch) and carries the acks held since the previous call (one LREM each, or a single
+ * DEL of the private list when nothing else of ours is in it, plus one multi-key DEL of the recovery counters). Under
+ * load that is well under one call per job; an idle process blocks in BLMOVE and wakes the moment a job arrives.
  *
- * Claimed jobs wait in a list of their own (`…|1`) and move into the
- * in-progress list (`…|0`) just before their `perform` starts (the starts of
- * one turn of the event loop in one fetch.lua call, riding the claim or the
- * BLMOVE when there is one), so Redis knows which jobs started: orphan
- * recovery counts only those toward `maxOrphanings`, and jobs that never
- * started can be handed back by anyone who takes the claimed list (the
- * heartbeat thread when this process's event loop is stuck, orphan recovery
- * when it died) without ever running twice: a job handed back is simply not
- * there for its start.
+ * Claimed jobs wait in a list of their own (`…|1`) and move into the in-progress list (`…|0`) just before their
+ * `perform` starts (the starts of one turn of the event loop in one fetch.lua call, riding the claim or the BLMOVE when
+ * there is one), so Redis knows which jobs started: orphan recovery counts only those toward `maxOrphanings`, and jobs
+ * that never started can be handed back by anyone who takes the claimed list (the heartbeat thread when this process's
+ * event loop is stuck, orphan recovery when it died) without ever running twice: a job handed back is simply not there
+ * for its start.
  *
- * What this hides from `Queue#size`: jobs claimed but not yet started sit in
- * the claimed list: the idle processors' share plus the manager's `prefetch`.
+ * What this hides from `Queue#size`: jobs claimed but not yet started sit in the claimed list: the idle processors'
+ * share plus the manager's `prefetch`.
  */
 export class ReliableFetch implements Fetcher {
   private readonly paused: PausedQueues;
