@@ -6,6 +6,10 @@ import type { BatchSettleReply, BatchStore } from './batch-store';
 import { isValidBid } from './bid';
 import { Coalescer } from './coalescer';
 
+/** Settled promises shared by every job they answer (no allocation per job). */
+const NOTHING_TO_TELL: Promise<unknown> = Promise.resolve();
+const RUNS: Promise<boolean> = Promise.resolve(false);
+
 /**
  * The settle path's side of batches: a job that carries a `bid` reports
  * each outcome to its batch, whose callbacks fire in the same script.
@@ -25,16 +29,19 @@ export class BatchRecorder implements BatchOutcomes {
     this.calls = new Coalescer((bid, asks) => this.call(bid, asks));
   }
 
-  async record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void> {
+  // Not async: a success (every job of a batch makes one) resolves with the shared call's own promise, without a
+  // wrapper's promise and microtasks of its own.
+  record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<unknown> {
     const bid = payload.get<unknown>('bid');
     // A payload whose bid is not a bid (hand-written, or from a gem of its own) belongs to no batch of ours.
-    if (!isValidBid(bid)) return;
-    if (outcome === 'success') {
-      await this.calls.request(bid, payload.jid);
-      return;
-    }
+    if (!isValidBid(bid)) return NOTHING_TO_TELL;
+    if (outcome === 'success') return this.calls.request(bid, payload.jid);
+    return this.recordFailure(bid, outcome, payload.jid, error);
+  }
+
+  private async recordFailure(bid: string, outcome: BatchOutcome, jid: string, error: unknown): Promise<void> {
     const failure = JSON.stringify({ error_class: errorClassOf(error), error_message: errorMessageOf(error) });
-    this.told(bid, await this.store.settle(bid, outcome, payload.jid, failure));
+    this.told(bid, await this.store.settle(bid, outcome, jid, failure));
   }
 
   /** One call for a batch's waiting jobs: the successes among `asks` (jids) counted, or a read (null) alone. */
@@ -54,9 +61,9 @@ export class BatchRecorder implements BatchOutcomes {
    * A job of an invalidated batch is skipped (Ruby Wurk's server middleware: not run, acknowledged as a success).
    * Callback jobs are not: a child's callbacks, jobs of its parent, run whatever became of the parent.
    */
-  async skips(payload: JobPayload): Promise<boolean> {
+  skips(payload: JobPayload): Promise<boolean> {
     const bid = payload.get<unknown>('bid');
-    if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return false;
+    if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return RUNS;
     return this.calls.request(bid, null);
   }
 }

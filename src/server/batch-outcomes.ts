@@ -12,7 +12,7 @@ export type BatchOutcome = 'success' | 'failure' | 'death';
  */
 export interface BatchOutcomes {
   /** Records the outcome of a job that carries a `bid`; resolves at once for one that does not. */
-  record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<void>;
+  record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<unknown>;
   /**
    * True when a job that carries a `bid` is not to run: its batch was invalidated (Ruby Wurk's server middleware).
    * The processor then settles it as a success without performing it, so its batch counts it and still finishes.
