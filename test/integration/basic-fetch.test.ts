@@ -75,15 +75,17 @@ describe('basic fetch', () => {
     expect(await basic.claim()).toEqual([{ raw: 'c1', queue: 'c', state: 'claimed' }]);
   });
 
-  it('with every queue paused as far as the process knows, idles a whole fetch timeout without a BRPOP, and wake() ends the wait', async () => {
+  it('with every queue paused as far as the process knows, idles a whole fetch timeout without a script call or a BRPOP, and wake() ends the wait', async () => {
     await server.redis.sadd(Keys.paused, 'a');
     const brpop = jest.spyOn(fetchConnection, 'brpopBuffer');
+    const script = jest.spyOn(fetchConnection, 'callBuffer');
     const basic = fetcher(['a']);
     const claim = basic.claim();
     expect(await pendingAfter(claim, 300)).toBe('pending');
     basic.wake();
     expect(await claim).toEqual([]);
     expect(brpop).not.toHaveBeenCalled();
+    expect(script).not.toHaveBeenCalled();
     expect(await server.redis.llen(Keys.queue('a'))).toBe(0);
   });
 

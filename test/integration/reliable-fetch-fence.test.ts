@@ -31,8 +31,13 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     await Promise.all([master.stop(), replica.stop()]);
   });
 
-  function fenced(deadlineMs: number, doubtsMaster?: (connection: unknown) => Promise<string | undefined>) {
+  function fenced(
+    deadlineMs: number,
+    doubtsMaster?: (connection: unknown) => Promise<string | undefined>,
+    replicas = 1,
+  ) {
     const logger = recordingLogger();
+    const opened: string[] = [];
     const fetch = new ReliableFetch(
       master.client(),
       master.client(),
@@ -45,18 +50,30 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
         ackReplayMs: 5000,
         doubtsMaster,
         durability: {
-          writes: { replicas: 1, waitTimeoutMs: 1000, deadlineMs },
+          writes: { replicas, waitTimeoutMs: 1000, deadlineMs },
           server: () => `127.0.0.1:${master.port}`,
         },
       },
       // The fence's own connections are the server's clients, closed with it (as a capsule's are with its connections).
-      () => master.client(),
+      (name) => {
+        opened.push(name);
+        return master.client();
+      },
     );
-    return { fetch, logger };
+    return { fetch, logger, opened };
   }
 
-  it('with the replica following, claims and starts run as usual', async () => {
-    const { fetch } = fenced(30_000);
+  /** How long a claim of one job takes, in ms. */
+  async function timedClaim(fetch: ReliableFetch, jid: string): Promise<number> {
+    await master.redis.lpush(Keys.queue('default'), fetchJob(jid));
+    const began = performance.now();
+    const jobs = await fetch.claim(1, 1);
+    expect(jobs.map((job) => JSON.parse(job.raw).jid)).toEqual([jid]);
+    return performance.now() - began;
+  }
+
+  it('with the replica following, claims and starts run as usual; a start outside a claim goes on a connection of its own', async () => {
+    const { fetch, opened } = fenced(30_000);
     await master.redis.lpush(Keys.queue('default'), fetchJob('a1'), fetchJob('a2'));
     const jobs = await fetch.claim(2, 1);
     expect(jobs.map((job) => [JSON.parse(job.raw).jid, job.state === 'started'])).toEqual([
@@ -65,6 +82,18 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     ]);
     const started = await fetch.start(jobs[1]);
     expect(started).toBe(jobs[1]);
+    // The fence's WAIT blocks its connection: on the shared command connection it would hold pushes and filings.
+    expect(opened).toEqual(['fetch:starts']);
+    await fetch.giveBack([jobs[0], jobs[1]]);
+  });
+
+  it('asking no replica (replicas: 0) is no fence: starts outside a claim go on the command connection', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, opened } = fenced(30_000, undefined, 0);
+    await master.redis.lpush(Keys.queue('default'), fetchJob('z1'), fetchJob('z2'));
+    const jobs = await fetch.claim(2, 1);
+    expect(await fetch.start(jobs[1])).toBe(jobs[1]);
+    expect(opened).toEqual([]);
     await fetch.giveBack([jobs[0], jobs[1]]);
   });
 
@@ -112,10 +141,22 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
       (error: unknown) => error,
     );
     expect(failure).toBeInstanceOf(ClaimNotDurableError);
+    expect((failure as Error).name).toBe('ClaimNotDurableError');
     expect((failure as Error).message).toMatch(/the Sentinels name 127\.0\.0\.1:1 as the master/);
     // Asked about the connection the claim went out on, once the role check said master; nothing ran alone.
     expect(asked).toHaveLength(1);
     expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toEqual([]);
+  });
+
+  it('a switch ends running alone: the next claim waits the whole deadline for a replica again', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, logger } = fenced(300);
+    // No replica: the first claim waits out the deadline, then runs alone.
+    expect(await timedClaim(fetch, 'f1')).toBeGreaterThanOrEqual(300);
+    // The master moved (announced): the new one is fenced afresh, not trusted alone.
+    fetch.replayAcks();
+    expect(await timedClaim(fetch, 'f2')).toBeGreaterThanOrEqual(300);
+    expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(2);
   });
 
   it('past the write deadline, a server the Sentinels still name runs its claims alone', async () => {

@@ -113,6 +113,23 @@ describe('reliable fetch: large payloads claimed outside Lua', () => {
     );
   });
 
+  it("a start waiting for its call rides the look's fetch.lua call, ahead of the transaction", async () => {
+    await redis.lpush(Keys.queue('default'), large('default', 'a'), large('default', 'b'), large('default', 'c'));
+    const fetch = fetcher(['default']);
+    // a starts with the claim, b waits claimed (prefetched).
+    const [a, b] = await fetch.claim(2, 1);
+    const ran = await watch();
+    // b's start is asked for, and in the same turn a large claim begins: its look carries the start.
+    const started = fetch.start(b);
+    const [c] = await fetch.claim(1, 1, true);
+    expect(await started).toBe(b);
+    expect(JSON.parse(c.raw).jid).toBe('c');
+    expect(await redis.lrange(inProgressOf('default'), 0, -1)).toEqual([c.raw, b.raw, a.raw]);
+    const names = (await ran()).map((args) => args[0].toUpperCase());
+    expect(names.filter((name) => name === 'EVALSHA')).toHaveLength(1);
+    expect(names.indexOf('EVALSHA')).toBeLessThan(names.indexOf('WATCH'));
+  });
+
   it('a whole-list drop refused on the way (a stray beside the job) leaves the claim to fetch.lua, which sends the ack by value', async () => {
     await redis.lpush(Keys.queue('default'), large('default', 'a'), large('default', 'b'));
     const fetch = fetcher(['default']);

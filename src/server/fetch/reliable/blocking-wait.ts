@@ -137,7 +137,7 @@ export class BlockingWait {
    * start moves is what the BLMOVE took; a suspect is left claimed, and
    * after a timeout it moves nothing.
    */
-  private async block(connection: Redis, queue: string, startOnArrival = false): Promise<ClaimedJob[]> {
+  private async block(connection: Redis, queue: string, startOnArrival: boolean): Promise<ClaimedJob[]> {
     const { lists, strays, fetchTimeout } = this.deps;
     const claimedKey = lists.claimedKey(queue);
     const privateKey = lists.privateKey(queue);

@@ -40,7 +40,7 @@ export class ClaimPath {
 
   constructor(private readonly deps: ClaimPathDeps) {}
 
-  async claim(max: number, startNow = 0, largePayloads = false): Promise<ClaimedJob[]> {
+  async claim(max: number, startNow: number, largePayloads: boolean): Promise<ClaimedJob[]> {
     this.claiming = true;
     try {
       return await this.claimOrBlock(max, startNow, largePayloads);
