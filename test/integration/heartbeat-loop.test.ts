@@ -428,51 +428,48 @@ describe.each([
       expect(hb.of('ping').length).toBeGreaterThan(0);
     });
 
-    it('hands nothing back while the main thread answers, and says nothing when there was nothing to hand back', async () => {
-      // The loop shares this thread with the test's stand-in for the main
-      // thread, so a stall of the whole process (a loaded CI machine) would
-      // read as the main thread's silence. The loop's clock moves only here:
-      // 100 ms between pings, so fifteen beats span five thresholds and only
-      // the answers keep the silence under one.
+    /**
+     * A loop whose clock moves only when it pings, 100 ms a ping. The loop
+     * shares this thread with the test's stand-in for the main thread, so a
+     * stall of the whole process (a loaded CI machine) would otherwise read
+     * as the main thread's silence. Date.now is restored after each test.
+     */
+    function startOnPingClock(afterMs: number, onSend?: Parameters<typeof startLoop>[3]) {
       let now = Date.now();
-      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
-      try {
-        await server.redis.lpush(CLAIMED, 'a');
-        const hb = start(handBack(300), undefined, (message) => {
-          if (message.type === 'ping') now += 100;
-        });
-        hb.answerPings();
-        await hb.beatsMore(15);
-        expect(hb.of('ping').length).toBeGreaterThanOrEqual(15);
-        expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
-        await server.redis.del(CLAIMED);
-        const silent = start(handBack(0));
-        await silent.beatsMore(3);
-        expect(silent.logs()).toEqual([]);
-        await silent.stop();
-        expect(hb.logs()).toEqual([]);
-      } finally {
-        clock.mockRestore();
-      }
+      jest.spyOn(Date, 'now').mockImplementation(() => now);
+      return start(handBack(afterMs), undefined, (message, loop) => {
+        if (message.type === 'ping') now += 100;
+        onSend?.(message, loop);
+      });
+    }
+    afterEach(() => jest.restoreAllMocks());
+
+    it('hands nothing back while the main thread answers, and says nothing when there was nothing to hand back', async () => {
+      await server.redis.lpush(CLAIMED, 'a');
+      // Fifteen beats span five thresholds: only the answers keep the silence under one.
+      const hb = startOnPingClock(300);
+      hb.answerPings();
+      await hb.beatsMore(15);
+      expect(hb.of('ping').length).toBeGreaterThanOrEqual(15);
+      expect(await server.redis.lrange(CLAIMED, 0, -1)).toEqual(['a']);
+      await server.redis.del(CLAIMED);
+      const silent = start(handBack(0));
+      await silent.beatsMore(3);
+      expect(silent.logs()).toEqual([]);
+      await silent.stop();
+      expect(hb.logs()).toEqual([]);
     });
 
     it('hands back under the same clock when nobody answers (the control of the test above)', async () => {
-      let now = Date.now();
-      const clock = jest.spyOn(Date, 'now').mockImplementation(() => now);
-      try {
-        await server.redis.lpush(CLAIMED, 'a');
-        let pingsAtWarning: number | undefined;
-        const hb = start(handBack(300), undefined, (message) => {
-          if (message.type === 'ping') now += 100;
-          if (message.type === 'log' && message.level === 'warn') pingsAtWarning ??= hb.of('ping').length;
-        });
-        await waitFor(() => pingsAtWarning !== undefined, { what: 'the hand-back' });
-        // Pings at 100, 200, 300 ms of silence: the third reaches the threshold.
-        expect(pingsAtWarning).toBe(3);
-        expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a']);
-      } finally {
-        clock.mockRestore();
-      }
+      await server.redis.lpush(CLAIMED, 'a');
+      let pingsAtWarning: number | undefined;
+      const hb = startOnPingClock(300, (message) => {
+        if (message.type === 'log' && message.level === 'warn') pingsAtWarning ??= hb.of('ping').length;
+      });
+      await waitFor(() => pingsAtWarning !== undefined, { what: 'the hand-back' });
+      // Pings at 100, 200, 300 ms of silence: the third reaches the threshold.
+      expect(pingsAtWarning).toBe(3);
+      expect(await server.redis.lrange('queue:default', 0, -1)).toEqual(['a']);
     });
 
     it('hands back when the silence reaches the threshold exactly, and says how many seconds it lasted', async () => {
