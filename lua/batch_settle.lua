@@ -143,9 +143,8 @@ end
 local changed = 0
 local died_now, revived = false, false
 -- What the success path learned of the batch's own counts, so the weighing
--- below and the reply need not read them again (each redis.call costs about
--- as much as the command it runs): failing and died (SCARDs), pending (the
--- hash field).
+-- below need not read them again (each redis.call costs about as much as the
+-- command it runs): failing and died (SCARDs), pending (the hash field).
 local known = {}
 if outcome == "success" then
   -- The hot path: one call for every job of the batch that finished while
@@ -332,16 +331,17 @@ local function death_up(of)
 end
 
 -- Fires what the batch's state now makes true; `after_death` runs between
--- its death and its complete. True when the batch has finished: no live job
--- (hold included) and no unfinished child.
-local function evaluate(k, of, fired, after_death, counts)
-  counts = counts or {}
+-- its death and its complete; `known` holds counts already read (failing,
+-- died, pending). Returns whether the batch has finished (no live job, hold
+-- included, and no unfinished child), then its live, died and pending
+-- counts, which firing does not change.
+local function evaluate(k, of, fired, after_death, known)
+  known = known or {}
   local live = redis.call("SCARD", k.jids)
-  local failing = counts.failing or redis.call("SCARD", k.failed)
-  local died = counts.died or redis.call("SCARD", k.died)
+  local failing = known.failing or redis.call("SCARD", k.failed)
+  local died = known.died or redis.call("SCARD", k.died)
   local kids = redis.call("SCARD", k.pkids)
-  local pending = counts.pending or tonumber(redis.call("HGET", k.batch, "pending")) or 0
-  counts.live, counts.died, counts.pending = live, died, pending
+  local pending = known.pending or tonumber(redis.call("HGET", k.batch, "pending")) or 0
   if died > 0 then
     fire(k, of, "death", fired)
   end
@@ -364,11 +364,11 @@ local function evaluate(k, of, fired, after_death, counts)
       end
     end
   end
-  return live == 0 and kids == 0
+  return live == 0 and kids == 0, live, died, pending
 end
 
 local fired = {}
-local finished = evaluate(own, bid, fired, died_now and function() death_up(bid) end or nil, known)
+local finished, live, died, pending = evaluate(own, bid, fired, died_now and function() death_up(bid) end or nil, known)
 
 -- A finished batch leaves its parent's unfinished children, and the parent
 -- is weighed again; so on up the chain while each one finishes.
@@ -403,16 +403,16 @@ end
 -- changed them since (a callback pushed into an ancestor that a
 -- hand-written parent_bid cycle makes this batch).
 if #cascaded > 0 then
-  known = { live = redis.call("SCARD", own.jids), died = redis.call("SCARD", own.died) }
-  known.pending = redis.call("HGET", own.batch, "pending")
+  live, died = redis.call("SCARD", own.jids), redis.call("SCARD", own.died)
+  pending = tonumber(redis.call("HGET", own.batch, "pending")) or 0
 end
 local tail = redis.call("HMGET", own.batch, "failures", "invalidated")
 return {
   table.concat(fired, ","),
-  tonumber(known.pending) or 0,
+  pending,
   tonumber(tail[1]) or 0,
-  known.live,
-  known.died,
+  live,
+  died,
   changed,
   table.concat(cascaded, ","),
   tail[2] == "1" and 1 or 0,

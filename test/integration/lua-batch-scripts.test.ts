@@ -400,6 +400,23 @@ describe('lua/batch_open.lua, batch_add.lua, batch_settle.lua and batch_invalida
       expect(reply.fired).toEqual(['death', 'complete']);
       expect(reply.cascaded).toEqual([{ bid: b, event: 'death' }]);
     });
+
+    it("answers its counts as they stand after the cascade, when a loop counts the parent's callbacks back into it", async () => {
+      const a = await closedBatch(['a1'], []);
+      const b = await closedBatch(['b1']);
+      await redis().hset(Keys.batch(a), 'parent_bid', b);
+      await redis().hset(Keys.batch(b), 'parent_bid', a);
+      await redis().sadd(Keys.batchPendingKids(b), a);
+      await store().settle(b, 'success', 'b1');
+      // a finishes; b, its last kid gone, completes and succeeds, and its callbacks join b's parent: a itself.
+      const reply = await store().settle(a, 'success', 'a1');
+      expect(reply.cascaded).toEqual([
+        { bid: b, event: 'complete' },
+        { bid: b, event: 'success' },
+      ]);
+      expect(await redis().scard(Keys.batchJids(a))).toBe(2);
+      expect(reply).toMatchObject({ live: 2, pending: 2, died: 0, changed: 1 });
+    });
   });
 
   describe("dead-batches (Sidekiq Pro's Batch::DeadSet, Ruby Wurk's index_dead)", () => {
