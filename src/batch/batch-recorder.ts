@@ -8,7 +8,7 @@ import { Coalescer } from './coalescer';
 
 /** Settled promises shared by every job they answer (no allocation per job). */
 const NOTHING_TO_TELL: Promise<unknown> = Promise.resolve();
-const RUNS: Promise<boolean> = Promise.resolve(false);
+const NOT_SKIPPED: Promise<boolean> = Promise.resolve(false);
 
 /**
  * The settle path's side of batches: a job that carries a `bid` reports
@@ -63,7 +63,7 @@ export class BatchRecorder implements BatchOutcomes {
    */
   skips(payload: JobPayload): Promise<boolean> {
     const bid = payload.get<unknown>('bid');
-    if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return RUNS;
+    if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return NOT_SKIPPED;
     return this.calls.request(bid, null);
   }
 }

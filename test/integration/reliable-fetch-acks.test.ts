@@ -55,17 +55,21 @@ describe('reliable fetch: acknowledgments', () => {
    * them.
    */
   async function watch(): Promise<() => Promise<string[]>> {
+    const commands = await watchCommands();
+    return async () => (await commands()).map((args) => args[0].toUpperCase());
+  }
+
+  /** As `watch`, each command with its arguments. */
+  async function watchCommands(): Promise<() => Promise<string[][]>> {
     const open = await RedisMonitor.open(server.port);
     monitor = open;
     const from = open.commands.length;
-    return async () => (await open.since(from, command)).map((args) => args[0].toUpperCase());
+    return () => open.since(from, command);
   }
 
   it('acknowledges every job held since the last call, and deletes the recovery counter of each jid, and no other', async () => {
     // Watched from the fetcher's first call on: no call before the acks deletes a counter either.
-    const open = await RedisMonitor.open(server.port);
-    monitor = open;
-    const from = open.commands.length;
+    const ran = await watchCommands();
     const fetch = fetcher();
     const [a, b, c] = await running(fetch, ['a', 'b', 'c']);
     await server.redis.set(Keys.recovered('a'), '1');
@@ -76,7 +80,7 @@ describe('reliable fetch: acknowledgments', () => {
     expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([c.raw]);
     expect(await server.redis.exists(Keys.recovered('a'), Keys.recovered('b'))).toBe(0);
     // One DEL of exactly the acknowledged jids' counters.
-    const counterDels = (await open.since(from, command)).filter(
+    const counterDels = (await ran()).filter(
       (args) => args[0].toUpperCase() === 'DEL' && args.slice(1).some((key) => key.startsWith(Keys.recovered(''))),
     );
     expect(counterDels.map((args) => args.slice(1))).toEqual([[Keys.recovered('a'), Keys.recovered('b')]]);
