@@ -182,11 +182,29 @@ describe('basic fetch', () => {
         await server.redis.zadd(Keys[set], String(Date.now() / 1000 - old), `old-${old}`);
     }
     await server.redis.set(Keys.recovered('j1'), '1');
-    expect(await basic.file(startedJob('raw-1', 'a'), 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(true);
+    const filed = startedJob('raw-1', 'a');
+    expect(await basic.file(filed, 'j1', 'dead', String(Date.now() / 1000), 'filed-1')).toBe(true);
+    // Its fate is decided: at a shutdown deadline it is not handed back as well.
+    expect(filed.state).toBe('settled');
     expect(await server.redis.zrange(Keys.dead, 0, '-1')).toEqual(['old-1', 'filed-1']);
     expect(await server.redis.exists(Keys.recovered('j1'))).toBe(0);
     expect(await basic.file(startedJob('raw-2', 'a'), 'j2', 'retry', String(Date.now() / 1000), 'filed-2')).toBe(true);
     expect(await server.redis.zcard(Keys.retry)).toBe(4);
+  });
+
+  it('acknowledging settles the job in memory only (it left Redis with its pop): no command is sent', async () => {
+    const basic = fetcher(['a']);
+    await server.redis.lpush(Keys.queue('a'), 'a1');
+    const [job] = await basic.claim();
+    const started = await basic.start(job);
+    expect(started).toBe(job);
+    expect(job.state).toBe('started');
+    const sent = jest.spyOn(command, 'sendCommand');
+    basic.acknowledge(job);
+    await basic.flush();
+    // Settled: a shutdown deadline that finds its slot still held does not hand it back as well.
+    expect(job.state).toBe('settled');
+    expect(sent).not.toHaveBeenCalled();
   });
 
   it('gives jobs back to the tail of their queues, and says so when Redis refused one', async () => {

@@ -3,6 +3,7 @@ import { ReliableFetch } from '../../src/server/fetch/reliable/reliable-fetch';
 import { QueueOrder } from '../../src/server/queue-order';
 import { Keys } from '../../src/redis/keys';
 import { recordingLogger } from '../support/recording-logger';
+import { RedisMonitor } from '../support/redis-monitor';
 import { RedisServer } from '../support/redis-server';
 import { CLAIMED, FETCH_IDENTITY, fetchJob } from '../support/reliable-fetch';
 import { waitFor } from '../support/wait';
@@ -87,14 +88,48 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     await fetch.giveBack([jobs[0], jobs[1]]);
   });
 
-  it('asking no replica (replicas: 0) is no fence: starts outside a claim go on the command connection', async () => {
+  it('asking no replica (replicas: 0) is no fence: no WAIT, and starts outside a claim go on the command connection', async () => {
     await master.redis.del(Keys.queue('default'), CLAIMED);
     const { fetch, opened } = fenced(30_000, undefined, 0);
     await master.redis.lpush(Keys.queue('default'), fetchJob('z1'), fetchJob('z2'));
-    const jobs = await fetch.claim(2, 1);
-    expect(await fetch.start(jobs[1])).toBe(jobs[1]);
-    expect(opened).toEqual([]);
-    await fetch.giveBack([jobs[0], jobs[1]]);
+    const monitor = await RedisMonitor.open(master.port);
+    try {
+      const jobs = await fetch.claim(2, 1);
+      expect(await fetch.start(jobs[1])).toBe(jobs[1]);
+      expect(opened).toEqual([]);
+      const sent = (await monitor.since(0, master.redis)).map((args) => args[0].toUpperCase());
+      expect(sent).toContain('EVALSHA');
+      expect(sent).not.toContain('WAIT');
+      await fetch.giveBack([jobs[0], jobs[1]]);
+    } finally {
+      monitor.close();
+    }
+  });
+
+  it('a switch announced while the claim is on its way fails it before any WAIT, as an error the switch already told of', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch } = fenced(30_000);
+    await master.redis.lpush(Keys.queue('default'), fetchJob('g1'));
+    // The server holds the claim's script: the switch is announced between the claim's mark and its reply.
+    await master.redis.call('CLIENT', 'PAUSE', '5000', 'WRITE');
+    try {
+      const outcome = fetch.claim(1, 1).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      await waitFor(async () => /flags=b .*cmd=evalsha/.test(String(await master.redis.call('CLIENT', 'LIST'))), {
+        what: 'the claim held by the pause',
+      });
+      fetch.replayAcks();
+      await master.redis.call('CLIENT', 'UNPAUSE');
+      const failure = await outcome;
+      expect(failure).toBeInstanceOf(ClaimNotDurableError);
+      // The capsule logs the switch once: a backlog of claims failing with it says nothing more.
+      expect((failure as ClaimNotDurableError).saidBySwitch).toBe(true);
+      expect((failure as Error).message).toBe('a claim was not run: the master moved before a replica acknowledged it');
+    } finally {
+      await master.redis.call('CLIENT', 'UNPAUSE');
+    }
   });
 
   it('a claim that no replica acknowledged before the switch is announced is not run: ClaimNotDurableError, nothing returned', async () => {
@@ -150,13 +185,36 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
 
   it('a switch ends running alone: the next claim waits the whole deadline for a replica again', async () => {
     await master.redis.del(Keys.queue('default'), CLAIMED);
-    const { fetch, logger } = fenced(300);
+    // A deadline longer than one WAIT slice (200 ms): the fence asks again until the deadline, not once.
+    const { fetch, logger } = fenced(500);
     // No replica: the first claim waits out the deadline, then runs alone.
-    expect(await timedClaim(fetch, 'f1')).toBeGreaterThanOrEqual(300);
+    expect(await timedClaim(fetch, 'f1')).toBeGreaterThanOrEqual(500);
     // The master moved (announced): the new one is fenced afresh, not trusted alone.
     fetch.replayAcks();
-    expect(await timedClaim(fetch, 'f2')).toBeGreaterThanOrEqual(300);
+    expect(await timedClaim(fetch, 'f2')).toBeGreaterThanOrEqual(500);
     expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(2);
+  });
+
+  it('running alone ends when a replica acknowledges again, and the log says so once', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, logger } = fenced(300);
+    await timedClaim(fetch, 'k1');
+    expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
+    // The full sync starts at once (the default waits 5 s for more replicas to share it).
+    await master.redis.config('SET', 'repl-diskless-sync-delay', '0');
+    await replica.redis.call('REPLICAOF', '127.0.0.1', String(master.port));
+    try {
+      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), {
+        timeout: 10_000,
+        what: 'the replica following again',
+      });
+      await timedClaim(fetch, 'k2');
+      await timedClaim(fetch, 'k3');
+      expect(logger.lines.filter((line) => line === 'log a replica acknowledges claims again')).toHaveLength(1);
+      expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
+    } finally {
+      await replica.redis.call('REPLICAOF', 'NO', 'ONE');
+    }
   });
 
   it('past the write deadline, a server the Sentinels still name runs its claims alone', async () => {

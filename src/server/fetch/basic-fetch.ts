@@ -96,6 +96,8 @@ export class BasicFetch implements Fetcher {
     if (!reply) return [];
     const [job] = await this.checked(reply[1], reply[0].toString('utf8').slice(Keys.queuePrefix.length));
     if (!job) return [];
+    // A failed look reads as "not paused": any answer but 1 does.
+    // Stryker disable next-line ArrowFunction
     if ((await this.command.sismember(Keys.paused, job.queue).catch(() => 0)) === 1) {
       await this.giveBack([job]);
       return [];
@@ -122,6 +124,8 @@ export class BasicFetch implements Fetcher {
     await runSettle(
       this.command,
       [key, Keys.queue(job.queue), Keys.recovered(jid)],
+      // settle.lua takes the job out of a list only for "L": any other text is basic fetch's "in no list".
+      // Stryker disable next-line StringLiteral
       [score, payload, job.raw, '', cutoff, maxJobs],
       this.options.durability,
     );

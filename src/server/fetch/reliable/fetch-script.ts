@@ -135,6 +135,8 @@ export class FetchScript {
     if (entry?.kind === 'paused') return { answer: 'paused' };
     if (entry?.kind !== 'job') return { answer: 'none' };
     if (entry.state === JobState.Begun) return { answer: 'begun', moved: entry.bytes };
+    // A call that claims nothing answers a job only begun or left as a suspect: the 'none' arm is for the type.
+    // Stryker disable next-line ConditionalExpression
     return { answer: entry.state === JobState.SuspectLeft ? 'suspect' : 'none' };
   }
 

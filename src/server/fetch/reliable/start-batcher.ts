@@ -68,12 +68,12 @@ export class StartBatcher {
 
   /**
    * Starts no other fetch.lua call took along meanwhile. A call that took them
-   * (`takes` moved on) leaves this send nothing: starts asked for since then
+   * (`takes` moved on; only a take empties `pending`) leaves this send nothing: starts asked for since then
    * scheduled a send of their own, one turn after them, and sending them now
    * would beat the claim their freed slots woke, which would have carried them.
    */
   private async sendStarts(takes: number): Promise<void> {
-    if (this.pending.length === 0 || takes !== this.takes) return;
+    if (takes !== this.takes) return;
     await this.send();
   }
 
