@@ -15,6 +15,8 @@ import { waitFor } from '../support/wait';
  * takes writes; here REPLICAOF NO ONE on the replica opens that window
  * without Sentinels, and `replayAcks()` is the switch being announced.
  */
+const FENCED_AGAIN = 'a replica follows again: claims wait for its acknowledgment again';
+
 describe('reliable fetch: the start fence (a claim runs only once a replica has it)', () => {
   let master: RedisServer;
   let replica: RedisServer;
@@ -195,7 +197,7 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
     expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(2);
   });
 
-  it('running alone ends when a replica acknowledges again, and the log says so once', async () => {
+  it('running alone ends with the next claim once a replica follows again, and the log says so once', async () => {
     await master.redis.del(Keys.queue('default'), CLAIMED);
     const { fetch, logger } = fenced(300);
     await timedClaim(fetch, 'k1');
@@ -208,11 +210,40 @@ describe('reliable fetch: the start fence (a claim runs only once a replica has 
         timeout: 10_000,
         what: 'the replica following again',
       });
+      // Acknowledged within its 1 ms look, or listed by ROLE as following: either way this claim ends running alone.
       await timedClaim(fetch, 'k2');
+      expect(logger.lines.filter((line) => line === `log ${FENCED_AGAIN}`)).toHaveLength(1);
+      // Fenced again: the next claims wait for the replica (which has them) and say nothing more.
       await timedClaim(fetch, 'k3');
-      expect(logger.lines.filter((line) => line === 'log a replica acknowledges claims again')).toHaveLength(1);
+      await timedClaim(fetch, 'k4');
+      expect(logger.lines.filter((line) => line === `log ${FENCED_AGAIN}`)).toHaveLength(1);
       expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(1);
     } finally {
+      await replica.redis.call('REPLICAOF', 'NO', 'ONE');
+    }
+  });
+
+  it('a replica back but too slow for the 1 ms look still ends running alone: ROLE lists it following', async () => {
+    await master.redis.del(Keys.queue('default'), CLAIMED);
+    const { fetch, logger } = fenced(300);
+    await timedClaim(fetch, 'm1');
+    await master.redis.config('SET', 'repl-diskless-sync-delay', '0');
+    await replica.redis.call('REPLICAOF', '127.0.0.1', String(master.port));
+    const stopped = replica.pid;
+    try {
+      await waitFor(async () => (await replica.redis.info('replication')).includes('master_link_status:up'), {
+        timeout: 10_000,
+        what: 'the replica following again',
+      });
+      // Stopped, it answers no acknowledgment at all, yet its master lists it as following (until repl-timeout).
+      process.kill(stopped as number, 'SIGSTOP');
+      await timedClaim(fetch, 'm2');
+      expect(logger.lines.filter((line) => line === `log ${FENCED_AGAIN}`)).toHaveLength(1);
+      // Fenced again: the next claim waits the whole deadline for the replica, then runs alone, and says so again.
+      expect(await timedClaim(fetch, 'm3')).toBeGreaterThanOrEqual(300);
+      expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toHaveLength(2);
+    } finally {
+      process.kill(stopped as number, 'SIGCONT');
       await replica.redis.call('REPLICAOF', 'NO', 'ONE');
     }
   });

@@ -88,25 +88,40 @@ export class ClaimFence {
       const acknowledged = Number(await connection.call('WAIT', writes.replicas, slice));
       // Acknowledged: a replica had it, so the master that follows has it too, whatever was announced meanwhile.
       if (acknowledged >= writes.replicas) {
-        if (this.alone) this.logger.log('a replica acknowledges claims again');
-        this.alone = false;
+        if (this.alone) this.fencedAgain();
         return;
       }
       if (this.epoch !== mark)
         throw new ClaimNotDurableError('the master moved before a replica acknowledged it', true);
-      if (this.alone || Date.now() >= deadline) return this.lastResort(connection);
+      if (this.alone || Date.now() >= deadline) return this.lastResort(connection, writes.replicas);
     }
   }
 
-  private async lastResort(connection: Redis): Promise<void> {
+  private async lastResort(connection: Redis, replicas: number): Promise<void> {
     const role = (await connection.call('ROLE')) as unknown[];
     if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
     const doubt = await this.doubtsMaster?.(connection);
     if (doubt !== undefined) throw new ClaimNotDurableError(doubt);
-    if (!this.alone)
-      this.logger.warn(
-        'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',
-      );
+    if (this.alone) {
+      // Alone, a claim looks for an acknowledgment for 1 ms only, which a replica that is back but a little slower
+      // (on another host, or busy) never meets: the fleet would stay alone, exposed to a failover, for good. ROLE
+      // lists the replicas that follow; with enough of them, the next claim waits for their acknowledgment again.
+      if (followingReplicas(role) >= replicas) this.fencedAgain();
+      return;
+    }
+    this.logger.warn(
+      'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',
+    );
     this.alone = true;
   }
+
+  private fencedAgain(): void {
+    this.alone = false;
+    this.logger.log('a replica follows again: claims wait for its acknowledgment again');
+  }
+}
+
+/** How many replicas a master's ROLE reply lists as following it (those in sync: `online`). */
+function followingReplicas(role: unknown[]): number {
+  return Array.isArray(role[2]) ? role[2].length : 0;
 }
