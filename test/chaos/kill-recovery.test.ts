@@ -69,6 +69,6 @@ describe('chaos: a worker SIGKILLed mid-stream', () => {
     expect(await redis.exists(...lists)).toBe(0);
     expect(await redis.llen('queue:default')).toBe(0);
     await rescuer.kill('SIGTERM');
-    // Two worker boots (ts-node) dominate: on a loaded 2-core machine each can take 25 s.
+    // Two worker boots (from source) dominate: on a loaded 2-core machine each can take 25 s.
   }, 180000);
 });

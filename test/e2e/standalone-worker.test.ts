@@ -11,6 +11,7 @@ import { Keys } from '../../src/redis/keys';
 import { AppModule, QuickJob, SlowJob } from './fixtures/jobs.module';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 const root = join(__dirname, '..', '..');
 
@@ -34,7 +35,7 @@ describe('wurk-worker: the processors of an app in a process of their own', () =
       process.execPath,
       [
         '-r',
-        'ts-node/register/transpile-only',
+        TS_LOADER,
         join(root, 'src', 'entries', 'wurk-worker.ts'),
         '--module',
         'test/e2e/fixtures/jobs.module.ts',

@@ -12,6 +12,7 @@ import { ClientService, Worker, WurkModule } from '../../src';
 import { WurkTracingModule } from '../../src/entries/tracing';
 import { usePrivateRedis } from '../support/private-redis';
 import { waitFor } from '../support/wait';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 /** Declared on the web side too, so performAsync is typed; only the worker process runs it. */
 @Worker({ queue: 'traced' })
@@ -59,15 +60,11 @@ describe('OpenTelemetry across a web process and a worker process', () => {
     context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
     propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 
-    worker = spawn(
-      process.execPath,
-      ['-r', 'ts-node/register/transpile-only', join(__dirname, 'fixtures', 'traced-worker.ts')],
-      {
-        cwd: join(__dirname, '..', '..'),
-        env: { ...process.env, REDIS_URL: redis.url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    worker = spawn(process.execPath, ['-r', TS_LOADER, join(__dirname, 'fixtures', 'traced-worker.ts')], {
+      cwd: join(__dirname, '..', '..'),
+      env: { ...process.env, REDIS_URL: redis.url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     worker.stdout?.on('data', (chunk) => (output += chunk));
     worker.stderr?.on('data', (chunk) => (output += chunk));
 

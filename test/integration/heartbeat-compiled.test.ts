@@ -59,7 +59,7 @@ describe('Heartbeat compiled to JavaScript', () => {
     rmSync(out, { recursive: true, force: true });
   });
 
-  it('loads the .ts entry through ts-node from source, and the .js entry with no ts-node from the build', () => {
+  it('loads the .ts entry through a TypeScript loader from source, and the .js entry with no loader from the build', () => {
     expect(heartbeatThreadEntry()).toEqual({
       file: join(ROOT, 'src', 'server', 'heartbeat', 'heartbeat-thread.ts'),
       compiled: false,
@@ -73,7 +73,7 @@ describe('Heartbeat compiled to JavaScript', () => {
     expect(existsSync(entry.file)).toBe(true);
   });
 
-  it('leaves the TypeScript loader to the host: no file of src/ loads ts-node (the test setup preloads it)', () => {
+  it('leaves the TypeScript loader to the host: no file of src/ loads ts-node (the test setup preloads its own)', () => {
     const sources = readdirSync(join(ROOT, 'src'), { recursive: true, encoding: 'utf8' }).filter((file) =>
       file.endsWith('.ts'),
     );

@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads';
 import { RespConnection } from '../../src/server/heartbeat/resp-connection';
 import { openHeartbeatConnection } from '../../src/server/heartbeat/heartbeat-connection';
 import { usePrivateRedis } from '../support/private-redis';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 const SERVER_DIR = join(__dirname, '..', '..', 'src', 'server', 'heartbeat');
 
@@ -13,7 +14,7 @@ const SERVER_DIR = join(__dirname, '..', '..', 'src', 'server', 'heartbeat');
  */
 function ioredisFilesInThread(options: object): Promise<{ pong: unknown; ioredisFiles: number }> {
   const code = `
-    require('ts-node').register({ transpileOnly: true, projectSearchDir: ${JSON.stringify(SERVER_DIR)} });
+    require(${JSON.stringify(TS_LOADER)});
     require(${JSON.stringify(join(SERVER_DIR, 'heartbeat-loop.ts'))});
     const { openHeartbeatConnection } = require(${JSON.stringify(join(SERVER_DIR, 'heartbeat-connection.ts'))});
     const { parentPort, workerData } = require('node:worker_threads');

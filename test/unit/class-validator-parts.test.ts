@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import * as classValidator from 'class-validator';
 import * as parts from '../../src/config/class-validator-parts';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 const ROOT = join(__dirname, '..', '..');
 
@@ -45,7 +46,7 @@ describe('class-validator parts', () => {
   });
 
   it("wurk's entry loads neither libphonenumber-js nor all of validator.js", () => {
-    const code = `require('ts-node').register({ transpileOnly: true }); require('./src');
+    const code = `require(${JSON.stringify(TS_LOADER)}); require('./src');
       const files = Object.keys(require.cache);
       console.log(JSON.stringify({ phone: files.filter((f) => f.includes('/libphonenumber-js/')).length, validator: files.filter((f) => f.includes('/node_modules/validator/')).length }));`;
     const run = spawnSync(process.execPath, ['-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import Redis from 'ioredis';
 import { transferableRedisOptions } from '../../src/server/heartbeat/heartbeat-redis-options';
 import { newProcessIdentity } from '../../src/server/identity';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 /** What crosses to the heartbeat thread, and the identity it beats under. */
 describe('heartbeat: thread data and identity', () => {
@@ -37,7 +38,7 @@ describe('heartbeat: thread data and identity', () => {
   });
 
   it("leaves the thread's own code to the thread: wurk's entry loads the messages and the options' copy, not the loop, its writers or its client", () => {
-    const code = `require('ts-node').register({ transpileOnly: true }); require('./src');
+    const code = `require(${JSON.stringify(TS_LOADER)}); require('./src');
       console.log(JSON.stringify(Object.keys(require.cache).filter((f) => f.includes('/src/')).map((f) => f.replace(/.*\\/src\\//, ''))));`;
     const run = spawnSync(process.execPath, ['-e', code], {
       cwd: join(__dirname, '..', '..'),

@@ -1,19 +1,21 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
+import { TS_LOADER } from '../support/ts-loader-path';
 
 const root = join(__dirname, '..', '..');
 const PEERS = ['@nestjs/terminus', 'prom-client', '@opentelemetry/api', '@nestjs/swagger'];
 
 /**
- * Runs `script` in a fresh Node with the optional peers unresolvable, the package's TypeScript loaded through ts-node.
+ * Runs `script` in a fresh Node with the optional peers unresolvable, the package's TypeScript loaded through the
+ * tests' loader.
  */
 function withoutPeers(script: string): { status: number | null; stdout: string; stderr: string } {
   const result = spawnSync(
     process.execPath,
-    ['-r', 'ts-node/register/transpile-only', '-r', join(__dirname, '..', 'support', 'hide-peers.js'), '-e', script],
+    ['-r', TS_LOADER, '-r', join(__dirname, '..', 'support', 'hide-peers.js'), '-e', script],
     {
       cwd: root,
-      env: { ...process.env, WURK_HIDDEN_PEERS: PEERS.join(','), TS_NODE_PROJECT: join(root, 'tsconfig.json') },
+      env: { ...process.env, WURK_HIDDEN_PEERS: PEERS.join(',') },
       encoding: 'utf8',
       timeout: 60000,
     },

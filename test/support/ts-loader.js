@@ -1,10 +1,10 @@
 /**
- * Preloaded by a worker thread (the heartbeat's, a sandbox's) started from TypeScript source under Jest
- * (heartbeat-from-source.ts): ts-jest compiles in Jest's module registry, which a thread does not share.
+ * The tests' TypeScript loader for code that runs outside Jest's module registry: worker threads started from source
+ * (the heartbeat's, a sandbox's: heartbeat-from-source.ts names it) and child processes (`node -r <this file> x.ts`).
  *
  * Each `.ts` file is transpiled (no type check: that is the test run's job) once per content and kept on disk, so a
- * thread whose sources were seen before loads no compiler at all. Loading TypeScript and ts-node in every thread cost
- * about 1.4 s of CPU a thread, and the suite starts hundreds of them. The cache key holds the file's path and text,
+ * thread or process whose sources were seen before loads no compiler at all. Loading TypeScript and ts-node in each
+ * cost about 1.4 s of CPU a thread, and the suite starts hundreds of them. The cache key holds the file's path and text,
  * the compiler options and TypeScript's version: a changed file (an edit, a Stryker mutant) is transpiled afresh.
  */
 const { createHash } = require('node:crypto');
