@@ -23,7 +23,7 @@ import { PushJournalError } from '../../src/client/reliable-push/push-journal-er
 import { closeConnection, createConnection } from '../../src/redis/connection';
 import { NO_REPLICA_WAIT } from '../../src/redis/durable-write';
 import { carriesUniqueFor, uniqueClientMiddleware } from '../../src/unique/unique-client';
-import { transpiledTree } from '../chaos/fixtures/transpiled-tree';
+import { TS_LOADER } from '../support/ts-loader-path';
 import { usePrivateRedis } from '../support/private-redis';
 import { recordingLogger } from '../support/recording-logger';
 import { waitFor } from '../support/wait';
@@ -53,13 +53,11 @@ class DiskWorker {
 
 describe('reliable push on disk (client.reliablePushDirectory), against a real redis-server', () => {
   const server = usePrivateRedis();
-  let tree: ReturnType<typeof transpiledTree>;
   let scratch: string;
   const producers: Producer[] = [];
   const opened: Array<{ transport: ReliablePushTransport; redis: Redis }> = [];
 
   beforeAll(() => {
-    tree = transpiledTree([FIXTURE]);
     scratch = mkdtempSync(join(tmpdir(), 'wurk-push-disk-'));
   });
 
@@ -76,7 +74,6 @@ describe('reliable push on disk (client.reliablePushDirectory), against a real r
   });
 
   afterAll(() => {
-    tree?.remove();
     rmSync(scratch, { recursive: true, force: true });
   });
 
@@ -88,15 +85,11 @@ describe('reliable push on disk (client.reliablePushDirectory), against a real r
   }
 
   function spawnProducer(env: Record<string, string>): Producer {
-    const child = spawn(
-      process.execPath,
-      [join(tree.root, 'test', 'integration', 'fixtures', 'reliable-push-producer.js')],
-      {
-        cwd: tree.root,
-        env: { ...process.env, WURK_REDIS_URL: server.url, ...env },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawn(process.execPath, ['-r', TS_LOADER, FIXTURE], {
+      cwd: join(__dirname, '..', '..'),
+      env: { ...process.env, WURK_REDIS_URL: server.url, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let log = '';
     child.stdout?.on('data', (chunk) => (log += chunk));
     child.stderr?.on('data', (chunk) => (log += chunk));
