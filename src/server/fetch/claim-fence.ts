@@ -88,34 +88,39 @@ export class ClaimFence {
       const acknowledged = Number(await connection.call('WAIT', writes.replicas, slice));
       // Acknowledged: a replica had it, so the master that follows has it too, whatever was announced meanwhile.
       if (acknowledged >= writes.replicas) {
-        if (this.alone) this.fencedAgain();
+        this.fencedAgain();
         return;
       }
       if (this.epoch !== mark)
         throw new ClaimNotDurableError('the master moved before a replica acknowledged it', true);
-      if (this.alone || Date.now() >= deadline) return this.lastResort(connection, writes.replicas);
+      if (this.alone || Date.now() >= deadline) return this.lastResort(connection, writes.replicas, this.alone);
     }
   }
 
-  private async lastResort(connection: Redis, replicas: number): Promise<void> {
+  /** `alone`: whether claims ran alone when this check gave up waiting (other checks may change it meanwhile). */
+  private async lastResort(connection: Redis, replicas: number, alone: boolean): Promise<void> {
     const role = (await connection.call('ROLE')) as unknown[];
     if (String(role[0]) !== 'master') throw new ClaimNotDurableError(`the server is a ${String(role[0])} now`);
     const doubt = await this.doubtsMaster?.(connection);
     if (doubt !== undefined) throw new ClaimNotDurableError(doubt);
-    if (this.alone) {
+    if (alone) {
       // Alone, a claim looks for an acknowledgment for 1 ms only, which a replica that is back but a little slower
       // (on another host, or busy) never meets: the fleet would stay alone, exposed to a failover, for good. ROLE
       // lists the replicas that follow; with enough of them, the next claim waits for their acknowledgment again.
       if (followingReplicas(role) >= replicas) this.fencedAgain();
       return;
     }
-    this.logger.warn(
-      'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',
-    );
+    // Said once: the checks of claims under way at the same time reach here together.
+    if (!this.alone)
+      this.logger.warn(
+        'no replica acknowledged claims within the write timeout: running them on the master alone (a failover now could run them twice)',
+      );
     this.alone = true;
   }
 
+  /** Running alone ends; said once, whichever of the checks under way at the same time notices first. */
   private fencedAgain(): void {
+    if (!this.alone) return;
     this.alone = false;
     this.logger.log('a replica follows again: claims wait for its acknowledgment again');
   }
