@@ -72,6 +72,26 @@ describe('filing a fetched job', () => {
       expect(await server.redis.zcard(Keys.retry)).toBe(1);
     });
 
+    it('that landed before its connection dropped is reported filed, though the run after the reconnect finds nothing left', async () => {
+      await server.redis.rpush(PRIVATE, 'raw');
+      const connection = server.client();
+      const id = String(await connection.client('ID'));
+      // A stopped replica holds the first run's WAIT open; the connection is killed under it, so the script runs
+      // again on the next connection, where the job is no longer in its list (0). The first run filed it.
+      process.kill(replica.pid as number, 'SIGSTOP');
+      let filed: Promise<number>;
+      try {
+        filed = runSettle(connection, keys, args, durability(1, 30_000));
+        await waitFor(async () => (await server.redis.zcard(Keys.retry)) === 1, { what: 'the first run filed' });
+        await server.redis.client('KILL', 'ID', id);
+      } finally {
+        process.kill(replica.pid as number, 'SIGCONT');
+      }
+      expect(await filed).toBe(1);
+      expect(await replica.redis.zrange(Keys.retry, 0, '-1')).toEqual(['filed']);
+      expect(await server.redis.llen(PRIVATE)).toBe(0);
+    });
+
     it('with fewer replicas than asked for, is rejected at its deadline, never reported filed', async () => {
       await server.redis.rpush(PRIVATE, 'raw');
       await expect(runSettle(server.redis, keys, args, durability(2))).rejects.toThrow(
