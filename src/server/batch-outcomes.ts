@@ -59,10 +59,10 @@ export interface AskedAhead {
 /**
  * Asks a job's batch whether it is invalidated as the job's start is sent, in parallel with it: asked after the
  * start landed, a job of a batch would wait two round trips before its perform (its start, then this read) where a
- * job of no batch waits one: where round trips bound a worker (low concurrency, a distant Redis), its batch's jobs ran
- * that much slower (at concurrency 1, 3,400–3,600 jobs/s before, 4,100–4,500 after; docs/internals/benchmarks.md). The
- * answer is then read at most about a round trip before the perform begins: an invalidation that lands within it
- * lets the job run, as one that lands while the job runs does. Only a job started from the prefetch buffer is asked
+ * job of no batch waits one, so where round trips bound a worker (low concurrency, a distant Redis) its batch's jobs
+ * would run that much slower (docs/internals/benchmarks.md has the figures). The answer is then read at most about a
+ * round trip before the perform begins: an invalidation that lands within it lets the job run, as one that lands
+ * while the job runs does. Only a job started from the prefetch buffer is asked
  * ahead (a claim that starts a job at once has no earlier moment); a start that answers with another job than the
  * one expected (handed back meanwhile) finds nothing here, and its run asks as before.
  */
