@@ -428,7 +428,8 @@ export function writePolicyFor(
 ): WritePolicy {
   return {
     replicas: options.waitForReplicas ?? (sentinel ? 1 : 0),
-    waitTimeoutMs: Math.round((options.replicaTimeout ?? 1) * 1000),
+    // A WAIT of 0 ms waits forever: a sub-millisecond replicaTimeout (a valid number of seconds > 0) rounds up to 1.
+    waitTimeoutMs: Math.max(1, Math.round((options.replicaTimeout ?? 1) * 1000)),
     deadlineMs: Math.round((options.writeTimeout ?? 5) * 1000),
   };
 }

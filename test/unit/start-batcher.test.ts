@@ -1,4 +1,4 @@
-import { claimedJob } from '../../src/server/fetch/claimed-job';
+import { claimedJob, startedJob } from '../../src/server/fetch/claimed-job';
 import type { OwnLists } from '../../src/server/fetch/reliable/own-lists';
 import { StartBatcher } from '../../src/server/fetch/reliable/start-batcher';
 
@@ -64,5 +64,19 @@ describe('StartBatcher: the starts of one turn go in one call, riding a claim wh
     await turn();
     await turn();
     expect(send).toHaveBeenCalledTimes(1);
+  });
+});
+
+describe('StartBatcher: the reply of a call settles each start with what its own queue moved', () => {
+  it('a start whose queue moved nothing gets null, never the job another queue moved in the same call', async () => {
+    const { starts } = batcher();
+    const a = claimedJob('{"jid":"a"}', 'a', { privateKey: 'queue:a|1' });
+    const b = claimedJob('{"jid":"b"}', 'b', { privateKey: 'queue:b|1' });
+    const startedA = starts.ask(a);
+    const startedB = starts.ask(b);
+    starts.settle(starts.take(), [startedJob(b.raw, 'b', 'queue:b|0')], new Map(), new Set());
+    expect(await startedA).toBeNull();
+    expect(await startedB).toBe(b);
+    expect(b.state).toBe('started');
   });
 });
