@@ -40,6 +40,24 @@ describe('the start fence: its WAIT slices, and a server demoted after its last 
     for (const wait of waits) expect(wait).toEqual([1, 200]);
   });
 
+  it('a switch announced while its last WAIT blocks fails the claim, said by the switch: it never runs alone', async () => {
+    const logger = recordingLogger();
+    const fence = new ClaimFence({ replicas: 1, waitTimeoutMs: 1000, deadlineMs: 1 }, logger);
+    const connection: Redis = server.client();
+    const call = connection.call.bind(connection) as (...args: unknown[]) => Promise<unknown>;
+    jest.spyOn(connection, 'call').mockImplementation((async (...args: unknown[]) => {
+      const reply = await call(...args);
+      // The WAIT past the deadline gave nothing; the switch is announced before its reply is read.
+      if (String(args[0]).toUpperCase() === 'WAIT') fence.switched();
+      return reply;
+    }) as never);
+    await connection.set('claimed', '1');
+    const confirmed = fence.confirm(connection, fence.mark());
+    await expect(confirmed).rejects.toThrow('a claim was not run: the master moved before a replica acknowledged it');
+    await expect(confirmed).rejects.toMatchObject({ saidBySwitch: true });
+    expect(logger.lines).toEqual([]);
+  });
+
   /**
    * Past the write deadline the fence asks the server its role before running a claim alone. A server demoted after
    * the last WAIT (a failover's old master rejoining as a replica) must not run it: the claim fails, naming the role.
