@@ -199,6 +199,45 @@ describe('reliable fetch: acknowledgments', () => {
     expect(errors).toEqual([]);
   });
 
+  it('a start asked while a claim drops the list whole is sent only once that drop has landed', async () => {
+    const connection = server.client();
+    const fetch = new ReliableFetch(connection, command, new QueueOrder(['default']), FETCH_IDENTITY, {
+      fetchTimeout: 1,
+      dead: { maxJobs: 10, timeout: 3600 },
+      logger: { log: () => undefined, warn: () => undefined, error: (line: string) => void errors.push(line) },
+    });
+    const [a] = await running(fetch, ['a']);
+    await server.redis.lpush(Keys.queue('default'), fetchJob('b'));
+    const [b] = await fetch.claim(1);
+    // The claim below carries a's ack as a whole-list drop, on the fetch connection; its reply is held back here.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let sent: () => void = () => undefined;
+    const onItsWay = new Promise<void>((resolve) => (sent = resolve));
+    // fetch.lua goes by callBuffer('evalsha', …): its replies are read as bytes.
+    const callBuffer = connection.callBuffer.bind(connection) as (...args: unknown[]) => Promise<unknown>;
+    jest.spyOn(connection, 'callBuffer').mockImplementation((async (...args: unknown[]) => {
+      sent();
+      const reply = await callBuffer(...args);
+      await held;
+      return reply;
+    }) as never);
+    const starts = jest.spyOn(command, 'callBuffer');
+    fetch.acknowledge(a, '');
+    const claim = fetch.claim(1);
+    await onItsWay;
+    const started = fetch.start(b);
+    // Sent alone, a start leaves two turns after it was asked for: five turns leave room for it.
+    for (let turn = 0; turn < 5; turn++) await new Promise((resolve) => setImmediate(resolve));
+    expect(starts).not.toHaveBeenCalled();
+    release();
+    expect(await claim).toEqual([]);
+    expect(await started).toBe(b);
+    expect(starts).toHaveBeenCalledTimes(1);
+    expect(await server.redis.lrange(IN_PROGRESS, 0, -1)).toEqual([b.raw]);
+    expect(errors).toEqual([]);
+  });
+
   it('an ack beside a job another call started (its start on its way or landed) goes by value, never a whole drop', async () => {
     const fetch = fetcher();
     const [a] = await running(fetch, ['a']);
