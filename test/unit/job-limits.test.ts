@@ -93,6 +93,20 @@ describe('job limits: worker options, the expiry stamp and the watch', () => {
   });
 });
 
+describe('the limit watch: one timer for the whole process', () => {
+  afterEach(() => jest.useRealTimers());
+
+  it('arms one interval however many runs it watches, and leaves none running once they have ended', () => {
+    jest.useFakeTimers();
+    const watch = new LimitWatch(5);
+    const runs = [watch.watch(1000, () => undefined), watch.watch(2000, () => undefined)];
+    expect(jest.getTimerCount()).toBe(1);
+    for (const run of runs) watch.forget(run);
+    jest.advanceTimersByTime(5);
+    expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
 describe("a limited run's signal, made on first read", () => {
   /** Resolves once the run's limit has fallen (its `fired` promise rejected). */
   const fallen = (run: LimitedRun) => run.fired.catch(() => undefined);

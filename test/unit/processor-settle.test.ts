@@ -3,6 +3,7 @@ import * as failurePlan from '../../src/server/retry/failure-plan';
 import { JobPayload } from '../../src/job/payload';
 import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
+import { JobInterruptedError } from '../../src/job/iteration-errors';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
 import { type ClaimedJob, markHandedBack, startedJob } from '../../src/server/fetch/claimed-job';
 import type { Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
@@ -57,7 +58,13 @@ class RecordingFetcher implements Fetcher {
     this.filed.push({ jid, set, score: Number(score), payload: decoded(payload) });
     return answer;
   }
-  giveBack = async (): Promise<void> => undefined;
+  givenBack: string[] = [];
+  /** What the next giveBack answers: undefined for done, or the error it rejects with. */
+  giveBackFails: Error | undefined;
+  async giveBack(jobs: ClaimedJob[]): Promise<void> {
+    if (this.giveBackFails) throw this.giveBackFails;
+    this.givenBack.push(...jobs.map((job) => job.raw));
+  }
   release = async (): Promise<void> => undefined;
   interrupt(): void {}
 }
@@ -711,5 +718,51 @@ describe('Processor: one job run and settled', () => {
       });
       expect(outcomes[0].kind).toBe('dead');
     });
+  });
+
+  describe('an iterable job interrupted between items (JobInterruptedError)', () => {
+    it('goes back to its queue as fetched, not a failure: settled interrupted with why, no retry, no failed count', async () => {
+      const job = claimed({ retry: true });
+      const { processor, fetcher, heartbeat, outcomes, errors } = processorWith({
+        workers: { Work: failing(new JobInterruptedError(JID, 'stopping')) },
+      });
+      await processor.run(job);
+      expect(fetcher.givenBack).toEqual([job.raw]);
+      expect(fetcher.filed).toEqual([]);
+      expect(fetcher.acks).toEqual([]);
+      expect(outcomes).toEqual([
+        { kind: 'interrupted', reason: 'iterable job handed back between items (stopping), cursor saved' },
+      ]);
+      expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 0]);
+      expect(errors).toEqual([]);
+    });
+
+    it('whose hand-back cannot be written is filed as a failure, and says why: its retry resumes from the cursor', async () => {
+      const { processor, fetcher, outcomes, errors } = processorWith({
+        workers: { Work: failing(new JobInterruptedError(JID, 'signal')) },
+      });
+      fetcher.giveBackFails = new Error('WRONGTYPE queue:default');
+      await processor.run(claimed({ retry: true }));
+      expect(errors).toEqual([
+        `could not hand interrupted iterable job ${JID} back to its queue (WRONGTYPE queue:default); filing it as a failure, its retry resumes from the saved cursor`,
+      ]);
+      expect(fetcher.filed.map((filing) => [filing.set, filing.payload.error_class])).toEqual([
+        ['retry', 'JobInterruptedError'],
+      ]);
+      expect(outcomes[0].kind).toBe('retrying');
+    });
+  });
+
+  it('a step after perform that throws before the job is settled says so, and still acknowledges the job that ran', async () => {
+    const { processor, fetcher, heartbeat, outcomes, errors } = processorWith({
+      workers: { Work: { perform: () => 1 } },
+    });
+    jest.spyOn(heartbeat, 'recordExecution').mockImplementation(() => {
+      throw new Error('metrics broke');
+    });
+    await processor.run(claimed());
+    expect(errors).toEqual([`a step after perform failed for job ${JID} (metrics broke); acknowledging it`]);
+    expect(fetcher.acks).toEqual([JID]);
+    expect(outcomes).toEqual([{ kind: 'complete', result: undefined }]);
   });
 });
