@@ -40,19 +40,27 @@ describe('the start fence: its WAIT slices, and a server demoted after its last 
     for (const wait of waits) expect(wait).toEqual([1, 200]);
   });
 
-  it('a switch announced while its last WAIT blocks fails the claim, said by the switch: it never runs alone', async () => {
+  /**
+   * A fence past its deadline (1 ms) asking one replica, whose confirmation of a write is started; `afterWait` runs
+   * once each WAIT has replied, before the fence reads that reply.
+   */
+  async function confirmPastDeadline(afterWait: (fence: ClaimFence) => Promise<void> | void) {
     const logger = recordingLogger();
     const fence = new ClaimFence({ replicas: 1, waitTimeoutMs: 1000, deadlineMs: 1 }, logger);
     const connection: Redis = server.client();
     const call = connection.call.bind(connection) as (...args: unknown[]) => Promise<unknown>;
     jest.spyOn(connection, 'call').mockImplementation((async (...args: unknown[]) => {
       const reply = await call(...args);
-      // The WAIT past the deadline gave nothing; the switch is announced before its reply is read.
-      if (String(args[0]).toUpperCase() === 'WAIT') fence.switched();
+      if (String(args[0]).toUpperCase() === 'WAIT') await afterWait(fence);
       return reply;
     }) as never);
     await connection.set('claimed', '1');
-    const confirmed = fence.confirm(connection, fence.mark());
+    return { confirmed: fence.confirm(connection, fence.mark()), logger };
+  }
+
+  it('a switch announced while its last WAIT blocks fails the claim, said by the switch: it never runs alone', async () => {
+    // The WAIT past the deadline gave nothing; the switch is announced before its reply is read.
+    const { confirmed, logger } = await confirmPastDeadline((fence) => fence.switched());
     await expect(confirmed).rejects.toThrow('a claim was not run: the master moved before a replica acknowledged it');
     await expect(confirmed).rejects.toMatchObject({ saidBySwitch: true });
     expect(logger.lines).toEqual([]);
@@ -64,19 +72,10 @@ describe('the start fence: its WAIT slices, and a server demoted after its last 
    * Here REPLICAOF makes the server follow another one right after the fence's WAIT returns.
    */
   it('past its deadline, on a server demoted after its last WAIT: fails the claim as not durable, naming the role the server now has', async () => {
-    const logger = recordingLogger();
-    const fence = new ClaimFence({ replicas: 1, waitTimeoutMs: 1000, deadlineMs: 1 }, logger);
-    const connection: Redis = server.client();
-    const call = connection.call.bind(connection) as (...args: unknown[]) => Promise<unknown>;
-    jest.spyOn(connection, 'call').mockImplementation((async (...args: unknown[]) => {
-      const reply = await call(...args);
-      if (String(args[0]).toUpperCase() === 'WAIT')
-        await server.redis.call('REPLICAOF', '127.0.0.1', String(newMaster.port));
-      return reply;
-    }) as never);
     try {
-      await connection.set('claimed', '1');
-      const confirmed = fence.confirm(connection, fence.mark());
+      const { confirmed, logger } = await confirmPastDeadline(async () => {
+        await server.redis.call('REPLICAOF', '127.0.0.1', String(newMaster.port));
+      });
       await expect(confirmed).rejects.toThrow(ClaimNotDurableError);
       await expect(confirmed).rejects.toThrow('the server is a slave now');
       expect(logger.lines.filter((line) => line.startsWith('warn no replica acknowledged'))).toEqual([]);
