@@ -62,9 +62,9 @@ export interface AskedAhead {
  * job of no batch waits one, so where round trips bound a worker (low concurrency, a distant Redis) its batch's jobs
  * would run that much slower (docs/internals/benchmarks.md has the figures). The answer is then read at most about a
  * round trip before the perform begins: an invalidation that lands within it lets the job run, as one that lands
- * while the job runs does. Only a job started from the prefetch buffer is asked
- * ahead (a claim that starts a job at once has no earlier moment); a start that answers with another job than the
- * one expected (handed back meanwhile) finds nothing here, and its run asks as before.
+ * while the job runs does. Only a job started from the prefetch buffer is asked ahead (a claim that starts a job at
+ * once has no earlier moment); a start that answers with another job than the one expected (handed back meanwhile)
+ * finds nothing here, and its run asks as before.
  */
 export class SkipsAhead {
   private readonly asked = new WeakMap<ClaimedJob, AskedAhead>();

@@ -109,7 +109,7 @@ export class StartBatcher {
         continue;
       }
       // The count of started jobs only chooses a whole-list drop over acks by value, and fetch.lua drops a list only
-      // when its length agrees: a count off by two makes acks go by value, never a job that runs lost.
+      // when its length agrees: a count off by two makes that queue's acks go by value from then on, never loses a job.
       // Stryker disable next-line UnaryOperator
       this.lists.count(privateKey, -1);
       const suspect = suspects.get(expected.queue);
