@@ -1,5 +1,6 @@
 import { JobPayload } from '../../src/job/payload';
-import { type BatchOutcomes, skippedByBatch } from '../../src/server/batch-outcomes';
+import { type BatchOutcomes, skippedByBatch, SkipsAhead } from '../../src/server/batch-outcomes';
+import { claimedJob } from '../../src/server/fetch/claimed-job';
 
 /** The processor's question to a job's batch before it runs: is the batch invalidated (Ruby Wurk's middleware)? */
 describe('a job skipped by its invalidated batch', () => {
@@ -25,5 +26,53 @@ describe('a job skipped by its invalidated batch', () => {
     expect(asked).toEqual([]);
     expect(await skippedByBatch(counting, payload, {}, Promise.resolve(undefined))).toBe(true);
     expect(asked).toEqual(['again']);
+  });
+});
+
+/** The read asked as a job's start is sent: only for a job of a batch, and without parsing a job of none. */
+describe('SkipsAhead', () => {
+  afterEach(() => jest.restoreAllMocks());
+
+  function counting(): { batches: BatchOutcomes; asked: string[] } {
+    const asked: string[] = [];
+    return {
+      asked,
+      batches: { record: async () => undefined, skips: async (payload) => (asked.push(payload.jid), true) },
+    };
+  }
+
+  it('asks the batch of a job that has a bid, and hands the parsed payload and the answer to its run once', async () => {
+    const { batches, asked } = counting();
+    const ahead = new SkipsAhead(batches);
+    const job = claimedJob(JSON.stringify({ class: 'Work', args: [], queue: 'q', jid: 'in-batch', bid: 'b1' }), 'q');
+    ahead.ask(job);
+    const taken = ahead.take(job);
+    expect(taken?.payload.jid).toBe('in-batch');
+    expect(await taken?.skip).toBe(true);
+    expect(asked).toEqual(['in-batch']);
+    expect(ahead.take(job)).toBeUndefined();
+  });
+
+  it('does not parse a job whose text has no "bid": most jobs are of no batch, and their run parses them anyway', () => {
+    const parse = jest.spyOn(JobPayload, 'parse');
+    const { batches, asked } = counting();
+    const ahead = new SkipsAhead(batches);
+    const job = claimedJob(JSON.stringify({ class: 'Work', args: [], queue: 'q', jid: 'plain' }), 'q');
+    ahead.ask(job);
+    expect(parse).not.toHaveBeenCalled();
+    expect(asked).toEqual([]);
+    expect(ahead.take(job)).toBeUndefined();
+  });
+
+  it('asks nothing for a job whose "bid" is only in its arguments', () => {
+    const { batches, asked } = counting();
+    const ahead = new SkipsAhead(batches);
+    const job = claimedJob(
+      JSON.stringify({ class: 'Work', args: [{ bid: 'not mine' }], queue: 'q', jid: 'args' }),
+      'q',
+    );
+    ahead.ask(job);
+    expect(asked).toEqual([]);
+    expect(ahead.take(job)).toBeUndefined();
   });
 });
