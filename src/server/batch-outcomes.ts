@@ -91,7 +91,7 @@ export class SkipsAhead {
   /** What was asked ahead for `job`, once: its run uses the parsed payload and awaits the answer. */
   take(job: ClaimedJob): AskedAhead | undefined {
     const asked = this.asked.get(job);
-    if (asked) this.asked.delete(job);
+    this.asked.delete(job);
     return asked;
   }
 }

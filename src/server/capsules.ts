@@ -68,10 +68,11 @@ function withOption<T>(path: string, build: () => T): T {
   try {
     return build();
   } catch (error) {
-    // every option QueueOrder names begins with "queues", so the anchor changes no path.
-    // Stryker disable next-line Regex
-    if (error instanceof WurkConfigError)
+    if (error instanceof WurkConfigError) {
+      // Every option QueueOrder names begins with "queues", so the anchor changes no path.
+      // Stryker disable next-line Regex
       throw new WurkConfigError(error.option.replace(/^queues/, path), error.reason);
+    }
     throw error;
   }
 }

@@ -56,7 +56,6 @@ export class LimitWatch {
   }
 
   private disarm(): void {
-    if (this.timer === undefined) return;
     clearInterval(this.timer);
     this.timer = undefined;
   }

@@ -36,7 +36,6 @@ class WatchedLimitedRun implements LimitedRun {
   firedAt = 0;
   private reject!: (reason: unknown) => void;
   private controller: AbortController | undefined;
-  private listening = false;
   private readonly watched: WatchedRun;
 
   constructor(
@@ -60,16 +59,16 @@ class WatchedLimitedRun implements LimitedRun {
     const controller = (this.controller = new AbortController());
     if (this.reason !== undefined) controller.abort(this.reason);
     else if (this.shutdown.aborted) controller.abort(this.shutdown.reason);
-    else {
-      this.shutdown.addEventListener('abort', this.onShutdown, { once: true });
-      this.listening = true;
-    }
+    // stop() removes the listener whether it fired or not: `once` only lets it go a little earlier.
+    // Stryker disable next-line ObjectLiteral,BooleanLiteral
+    else this.shutdown.addEventListener('abort', this.onShutdown, { once: true });
     return controller.signal;
   }
 
   stop(): void {
     this.watch.forget(this.watched);
-    if (this.listening) this.shutdown.removeEventListener('abort', this.onShutdown);
+    // A listener never added (the signal not read, or born aborted) is removed as a no-op.
+    this.shutdown.removeEventListener('abort', this.onShutdown);
   }
 
   private readonly onShutdown = (): void => this.controller?.abort(this.shutdown.reason);

@@ -4,7 +4,7 @@ import { JobPayload } from '../../src/job/payload';
 import { payloadDefaults, validateWorkerOptions } from '../../src/job/worker-definition';
 import { LimitWatch } from '../../src/server/limit-watch';
 import { limitRun, type LimitedRun } from '../../src/server/limited-run';
-import { JobTimeoutError } from '../../src/job/job-limits';
+import { JobDeadlineError, JobTimeoutError } from '../../src/job/job-limits';
 import { MiddlewareChain } from '../../src/job/middleware-chain';
 import type { WorkerClass } from '../../src/job/worker-definition';
 import { WorkerRegistry } from '../../src/job/worker-registry';
@@ -104,6 +104,38 @@ describe('the limit watch: one timer for the whole process', () => {
     for (const run of runs) watch.forget(run);
     jest.advanceTimersByTime(5);
     expect(jest.getTimerCount()).toBe(0);
+  });
+});
+
+describe('which limit a run is under', () => {
+  const NOW_MS = 1_790_000_000_000;
+  afterEach(() => jest.restoreAllMocks());
+  /** The run for `limits` at NOW_MS, stopped at once (its limit is read, never waited for). */
+  function runFor(limits: { timeout?: number; deadline?: number }): LimitedRun | undefined {
+    jest.spyOn(Date, 'now').mockReturnValue(NOW_MS);
+    const run = limitRun(limits, new AbortController().signal, new LimitWatch(5));
+    run?.stop();
+    return run;
+  }
+
+  it('none without a timeout or a deadline: the job keeps the shutdown signal and nothing watches it', () => {
+    expect(runFor({})).toBeUndefined();
+  });
+
+  it('a timeout alone, a deadline alone, and the nearer of the two; a tie is the timeout', () => {
+    expect(runFor({ timeout: 5 })?.limit).toBe('timeout');
+    expect(runFor({ deadline: NOW_MS / 1000 + 5 })?.limit).toBe('deadline');
+    expect(runFor({ timeout: 5, deadline: NOW_MS / 1000 + 4 })?.limit).toBe('deadline');
+    expect(runFor({ timeout: 4, deadline: NOW_MS / 1000 + 5 })?.limit).toBe('timeout');
+    expect(runFor({ timeout: 5, deadline: NOW_MS / 1000 + 5 })?.limit).toBe('timeout');
+  });
+
+  it('a deadline alone falls when it comes, with JobDeadlineError naming it', async () => {
+    const deadline = Date.now() / 1000 + 0.02;
+    const run = limitRun({ deadline }, new AbortController().signal, new LimitWatch(5)) as LimitedRun;
+    await expect(run.fired).rejects.toEqual(new JobDeadlineError(deadline));
+    expect(run.signal.reason).toBe(run.reason);
+    run.stop();
   });
 });
 
