@@ -46,6 +46,9 @@ class WatchedLimitedRun implements LimitedRun {
     inMs: number,
   ) {
     this.fired = new Promise<never>((_, fail) => (this.reject = fail));
+    // The limit can fall before anything races it (a slow start listener, the batch's "skip?" read): unhandled, that
+    // rejection would end the process. The processor reads `reason` once those steps are done.
+    this.fired.catch(() => undefined);
     this.watched = watch.watch(inMs, () => this.fall());
   }
 

@@ -100,7 +100,8 @@ export class Processor {
         deps.batches?.skips &&
         payload.has('bid') &&
         (await skippedByBatch(deps.batches, payload, deps.logger, ahead?.skip));
-      if (!skipped) {
+      // A limit that fell before perform (a slow start listener or batch read) fails the run unperformed, below.
+      if (!skipped && limited?.reason === undefined) {
         performing = Promise.resolve(
           deps.executions.run(execution, () => deps.middleware.run(context, () => perform(context))),
         );

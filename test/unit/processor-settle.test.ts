@@ -5,7 +5,9 @@ import type { WorkerClass, WorkerInstance } from '../../src/job/worker-definitio
 import { WorkerRegistry } from '../../src/job/worker-registry';
 import { JobInterruptedError } from '../../src/job/iteration-errors';
 import { OverLimitError } from '../../src/limiter/over-limit-error';
+import type { BatchOutcomes } from '../../src/server/batch-outcomes';
 import { type ClaimedJob, markHandedBack, startedJob } from '../../src/server/fetch/claimed-job';
+import { JobTimeoutError } from '../../src/job/job-limits';
 import type { Fetcher, FilingSet } from '../../src/server/fetch/fetcher';
 import { ExecutionCarrier, jobExecutionStorage } from '../../src/server/job-execution';
 import {
@@ -81,6 +83,7 @@ interface Setup {
   middleware?: MiddlewareChain<ServerContext>;
   /** Whether jobs carry their execution, as once the app injects JobContext (they do unless told). */
   carry?: boolean;
+  batches?: BatchOutcomes;
 }
 
 function processorWith(setup: Setup = {}) {
@@ -115,6 +118,7 @@ function processorWith(setup: Setup = {}) {
     pending,
     overLimit: setup.overLimit ?? { retries: 20, backoff: () => 10 },
     executions,
+    batches: setup.batches,
   });
   return { processor, fetcher, heartbeat, errors, pending, outcomes, contexts, signal, executions };
 }
@@ -764,5 +768,55 @@ describe('Processor: one job run and settled', () => {
     expect(errors).toEqual([`a step after perform failed for job ${JID} (metrics broke); acknowledging it`]);
     expect(fetcher.acks).toEqual([JID]);
     expect(outcomes).toEqual([{ kind: 'complete', result: undefined }]);
+  });
+});
+
+describe('Processor: a limit that falls before perform', () => {
+  it('while its batch is asked whether to skip it: the run fails with the limit error, as in a slow middleware', async () => {
+    let answer: (skip: boolean) => void = () => undefined;
+    const batches: BatchOutcomes = {
+      record: async () => undefined,
+      skips: () => new Promise<boolean>((resolve) => (answer = resolve)),
+    };
+    let signal: AbortSignal | undefined;
+    let performed = 0;
+    const { processor, fetcher, outcomes } = processorWith({
+      workers: { Work: { perform: () => void performed++ } },
+      listeners: [{ onStart: (context) => void (signal = context.execution.signal) }],
+      batches,
+    });
+    const run = processor.run(claimed({ bid: 'b'.repeat(14), timeout: 0.01 }));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The read is still out when the limit falls; its answer ("skip") comes after.
+    await new Promise((resolve) => (signal as AbortSignal).addEventListener('abort', resolve, { once: true }));
+    answer(true);
+    await run;
+    expect(performed).toBe(0);
+    expect(fetcher.acks).toEqual([]);
+    expect(outcomes).toMatchObject([{ kind: 'retrying', retryCount: 0, error: expect.any(JobTimeoutError) }]);
+    expect(fetcher.filed.map(({ set }) => set)).toEqual(['retry']);
+  });
+
+  it('while a start listener is still running: no unhandled rejection ends the process, and the run fails unperformed', async () => {
+    let released: () => void = () => undefined;
+    let performed = 0;
+    const { processor, fetcher, outcomes } = processorWith({
+      workers: { Work: { perform: () => void performed++ } },
+      listeners: [
+        {
+          // Held until the limit has fallen, as a status write held by a slow Redis would be.
+          onStart: (context) =>
+            new Promise<void>((resolve) => {
+              released = resolve;
+              context.execution.signal.addEventListener('abort', () => released(), { once: true });
+            }),
+        },
+      ],
+    });
+    await processor.run(claimed({ timeout: 0.01 }));
+    expect(fetcher.acks).toEqual([]);
+    expect(outcomes).toMatchObject([{ kind: 'retrying', retryCount: 0, error: expect.any(JobTimeoutError) }]);
+    // Its limit fell before perform began: not performed at all.
+    expect(performed).toBe(0);
   });
 });
