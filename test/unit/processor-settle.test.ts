@@ -725,7 +725,7 @@ describe('Processor: one job run and settled', () => {
   });
 
   describe('an iterable job interrupted between items (JobInterruptedError)', () => {
-    it('goes back to its queue as fetched, not a failure: settled interrupted with why, no retry, no failed count', async () => {
+    it('goes back to its queue as fetched, not a failure: settled interrupted with why, no retry, no failed count or failed execution', async () => {
       const job = claimed({ retry: true });
       const { processor, fetcher, heartbeat, outcomes, errors } = processorWith({
         workers: { Work: failing(new JobInterruptedError(JID, 'stopping')) },
@@ -738,6 +738,8 @@ describe('Processor: one job run and settled', () => {
         { kind: 'interrupted', reason: 'iterable job handed back between items (stopping), cursor saved' },
       ]);
       expect([heartbeat.processed, heartbeat.failed]).toEqual([1, 0]);
+      // Timed in the execution metrics as a run that did not fail: it stopped between items by design.
+      expect(heartbeat.executions.map(({ className, failed }) => [className, failed])).toEqual([['Work', false]]);
       expect(errors).toEqual([]);
     });
 
