@@ -13,7 +13,7 @@ const alive = new Map<string, Promise<void>>();
 
 /** Resolves once no runaway of this jid is alive here; undefined at once while none is (the common path). */
 export function runawayOf(jid: string): Promise<void> | undefined {
-  return alive.size > 0 ? alive.get(jid) : undefined;
+  return alive.get(jid);
 }
 
 /**
