@@ -410,6 +410,42 @@ describe('Processor: one job run and settled', () => {
       });
     }
 
+    it('a failed job already filed is not filed or handed back again: the step that threw came after its filing', async () => {
+      const { processor, fetcher, errors, outcomes } = processorWith({
+        workers: { Work: failing(new Error('boom')) },
+        errorHandlers: [
+          () => {
+            throw new Error('handler broke');
+          },
+        ],
+      });
+      // The log sink fails on the handler's failure line: the one step after the filing that can still throw.
+      const push = errors.push.bind(errors);
+      errors.push = (...lines: string[]) => {
+        if (lines.some((line) => line.startsWith('error handler failed'))) throw new Error('log sink down');
+        return push(...lines);
+      };
+      await expect(processor.run(claimed({ retry: true }))).resolves.toBeUndefined();
+      expect([...errors]).toEqual([
+        `a step after perform failed for job ${JID} (log sink down); it was already settled`,
+      ]);
+      expect(fetcher.filed.map(({ set }) => set)).toEqual(['retry']);
+      expect(fetcher.givenBack).toEqual([]);
+      expect(fetcher.acks).toEqual([]);
+      expect(outcomes).toEqual([{ kind: 'interrupted', error: expect.any(Error) }]);
+    });
+
+    it("the interrupt path's retry is no death to the job's batch", async () => {
+      const told: string[] = [];
+      const { processor, fetcher } = processorWith({
+        workers: { Work: failing(hostileError()) },
+        batches: { record: async (_payload, outcome) => void told.push(outcome) },
+      });
+      await processor.run(claimed({ retry: true, bid: 'b'.repeat(14) }));
+      expect(fetcher.filed.map(({ set }) => set)).toEqual(['retry']);
+      expect(told).not.toContain('death');
+    });
+
     it('a failed job not yet filed takes the interrupt path into retry', async () => {
       const error = hostileError();
       const { processor, fetcher, errors, outcomes } = processorWith({ workers: { Work: failing(error) } });
@@ -820,5 +856,23 @@ describe('Processor: a limit that falls before perform', () => {
     expect(outcomes).toMatchObject([{ kind: 'retrying', retryCount: 0, error: expect.any(JobTimeoutError) }]);
     // Its limit fell before perform began: not performed at all.
     expect(performed).toBe(0);
+  });
+});
+
+describe('Processor: a success its batch cannot count', () => {
+  it('is logged naming the job and why, and filed as a failure so that its next run is counted', async () => {
+    const { processor, fetcher, errors, outcomes } = processorWith({
+      workers: { Work: { perform: () => 'done' } },
+      batches: {
+        record: async (_payload, outcome) => {
+          if (outcome === 'success') throw new Error('READONLY replica');
+        },
+      },
+    });
+    await processor.run(claimed({ retry: true, bid: 'b'.repeat(14) }));
+    expect(errors).toEqual([`could not record job ${JID} in its batch: READONLY replica`]);
+    expect(fetcher.acks).toEqual([]);
+    expect(fetcher.filed.map(({ set }) => set)).toEqual(['retry']);
+    expect(outcomes).toMatchObject([{ kind: 'retrying', error: new Error('READONLY replica') }]);
   });
 });
