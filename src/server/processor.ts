@@ -223,7 +223,7 @@ export class Processor {
       const batchError = batched ? await this.recordBatch(payload, 'success') : undefined;
       if (batchError === undefined) {
         deps.fetcher.acknowledge(job, payload.jid);
-        // Nothing after it can throw into afterStepFailed; set for the record's truth, not for a reader.
+        // Nothing after it can throw, so afterStepFailed never reads it on this path; it stays true to what happened.
         // Stryker disable next-line BooleanLiteral
         settled.done = true;
         return { kind: 'complete', result: context.result };

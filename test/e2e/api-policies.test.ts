@@ -117,7 +117,7 @@ describe.each(PLATFORMS)('HTTP API: class allow-list, read-only mode and rate li
     expect((await call(api.port, { path: '/down/v1', token: READ_TOKEN })).status).toBe(200);
     await server.halt();
     try {
-      // Both at once: each waits out ioredis's retries (about 3.5 s) before its 500.
+      // Both at once: one after the other, the outage lasts long enough to grow every client's reconnect back-off.
       const answers = await Promise.all([
         call(api.port, { path: '/down/v1', token: READ_TOKEN }),
         post(api.port, '/down/v1/jobs', ENQUEUE_TOKEN, { class: 'RecordJob', args: [] }),
