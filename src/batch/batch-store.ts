@@ -1,4 +1,5 @@
 import type Redis from 'ioredis';
+import { BATCH_EXPIRY_SECONDS, BATCH_LINGER_SECONDS, batchRulesArgs } from '../job/batch-rules-args';
 import { newJid } from '../job/jid';
 import { floatText, nowMs } from '../job/time';
 import { Keys } from '../redis/keys';
@@ -8,10 +9,7 @@ import { BatchStatus, HOLD_PREFIX, isHold, toBatchStatus } from './batch-status'
 import { newBid } from './bid';
 import { BatchNotFoundError, InvalidBatchError } from './errors';
 
-/** Sidekiq Pro keeps an unfinished batch 30 days after its last change, */
-export const BATCH_EXPIRY_SECONDS = 30 * 24 * 3600;
-/** and a succeeded one a day. */
-export const BATCH_LINGER_SECONDS = 24 * 3600;
+export { BATCH_EXPIRY_SECONDS, BATCH_LINGER_SECONDS };
 
 /**
  * What `lua/batch_settle.lua` does with one job's outcome, the close of a `jobs` block's hold, or the removal of jobs
@@ -177,13 +175,12 @@ export class BatchStore {
     failure = '',
     more: readonly string[] = [],
   ): Promise<BatchSettleReply> {
-    const callbackJid = newJid().slice(0, 20);
-    const now = floatText(nowMs() / 1000);
+    const { expiry, now, callbackJidPrefix, linger } = batchRulesArgs();
     const reply = await runScript<[string, number, number, number, number, number, string, number]>(
       this.redis,
       'batch_settle',
       settleKeys(bid),
-      [step, jid, failure, BATCH_EXPIRY_SECONDS, now, callbackJid, bid, BATCH_LINGER_SECONDS, ...more],
+      [step, jid, failure, expiry, now, callbackJidPrefix, bid, linger, ...more],
     );
     const [fired, pending, failures, live, died, changed, cascaded, invalidated] = reply;
     const exists = fired !== 'missing';

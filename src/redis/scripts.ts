@@ -27,12 +27,16 @@ function load(name: string): Script {
 /**
  * Redis runs one self-contained source per script, so helpers shared by
  * several scripts live in `lua/include/<name>.lua` and a line
- * `-- #include <name>` is replaced by that file (once per script).
+ * `-- #include <name>` is replaced by that file; an include may include
+ * another (batch_rules needs index_trim), and each goes in once per script
+ * (a second copy would define its locals twice).
  */
-function withIncludes(source: string): string {
-  return source.replace(/^-- #include ([a-z_]+)$/gm, (_, include: string) =>
-    readFileSync(join(LUA_DIR, 'include', `${include}.lua`), 'utf8'),
-  );
+function withIncludes(source: string, included = new Set<string>()): string {
+  return source.replace(/^-- #include ([a-z_]+)$/gm, (_, include: string) => {
+    if (included.has(include)) return '';
+    included.add(include);
+    return withIncludes(readFileSync(join(LUA_DIR, 'include', `${include}.lua`), 'utf8'), included);
+  });
 }
 
 function isNoScript(error: unknown): boolean {

@@ -126,8 +126,27 @@ function guardExit(): void {
 
 // ---------------------------------------------------------------- test runs
 
-/** The TypeScript files that run a script: they name it as a string literal. */
+/** The scripts whose source includes `include/<name>` (a `-- #include <name>` line), directly or through another. */
+function includersOf(script: string): string[] {
+  const name = script.slice('include/'.length);
+  const includes = (file: string) => readFileSync(file, 'utf8').includes(`-- #include ${name}\n`);
+  const direct = [
+    ...readdirSync(LUA_DIR)
+      .filter((file) => file.endsWith('.lua') && includes(join(LUA_DIR, file)))
+      .map((file) => file.slice(0, -4)),
+    ...readdirSync(join(LUA_DIR, 'include'))
+      .filter((file) => file.endsWith('.lua') && includes(join(LUA_DIR, 'include', file)))
+      .flatMap((file) => includersOf(`include/${file.slice(0, -4)}`)),
+  ];
+  return [...new Set(direct)];
+}
+
+/**
+ * The TypeScript files that run a script: they name it as a string literal (an include: those of every script that
+ * includes it).
+ */
 function callersOf(script: string): string[] {
+  if (script.startsWith('include/')) return [...new Set(includersOf(script).flatMap(callersOf))];
   const found: string[] = [];
   const walk = (dir: string): void => {
     for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -379,8 +398,13 @@ async function main(): Promise<void> {
   const quick = argv.includes('--quick');
   const wanted = argv.filter((arg) => !arg.startsWith('--'));
   const lines = lineFilter(argv.find((arg) => arg.startsWith('--lines='))?.slice('--lines='.length));
-  const scripts = readdirSync(LUA_DIR)
-    .filter((name) => name.endsWith('.lua'))
+  // Includes are mutated too (`include/<name>`), against the tests of the scripts that include them.
+  const scripts = [
+    ...readdirSync(LUA_DIR).filter((name) => name.endsWith('.lua')),
+    ...readdirSync(join(LUA_DIR, 'include'))
+      .filter((name) => name.endsWith('.lua'))
+      .map((name) => `include/${name}`),
+  ]
     .map((name) => name.slice(0, -4))
     .filter((name) => wanted.length === 0 || wanted.includes(name));
   const killedCache = readJson<Record<string, string>>(CACHE_FILE, {});
