@@ -1,5 +1,6 @@
--- Reliable fetch's one round trip: acknowledges finished jobs, marks
--- claimed jobs started, then claims up to ARGV[2] jobs into this process's
+-- Reliable fetch's one round trip: counts the successes of the batch jobs
+-- it acknowledges, acknowledges finished jobs, marks claimed jobs started,
+-- then claims up to ARGV[2] jobs into this process's
 -- lists of claimed (not yet started) jobs. Its one TypeScript mirror (keys,
 -- arguments and reply) is src/server/fetch/reliable/fetch-script.ts.
 --
@@ -19,6 +20,16 @@
 --              not claimed from)
 -- ARGV[4]      s: the oldest s jobs claimed go straight to the in-progress
 --              list (the caller holds s free slots and starts them at once)
+-- ARGV[5]      g, the number of batch groups; when g > 0, ARGV[6..9] are
+--              the batch rules' expiry, now, callback jid prefix and
+--              linger (lua/batch_settle.lua's ARGV[4], 5, 6 and 8), then
+--              per group:
+--   bid        a batch
+--   k          how many jids follow
+--   jid×k      acknowledged jobs of that batch (they are acknowledged in
+--              this call) whose successes are counted, before any ack, by
+--              the batch rules (lua/include/batch_rules.lua); k = 0 asks
+--              only whether the batch is invalidated
 -- then, per triple i:
 --   mode       "D" = nothing else of ours is in that in-progress list: drop
 --              it whole when its length agrees; "L" = LTRIM them off its
@@ -56,6 +67,14 @@
 --   {"P", i, ""}       a claimable queue found paused (the caller must not
 --                      block on it either); with "!", a start that moved
 --                      nothing because its queue is paused
+--   {"B", bid, inv}    a batch group done: its successes counted (a batch
+--                      that no longer exists counts nothing), inv 1 when
+--                      the batch is invalidated, else 0; first, in order
+--   {"E", bid, error}  a batch group whose count (or read) failed: the
+--                      error is caught, so one broken batch never stops
+--                      the acks, starts and claims of the call. Its jobs
+--                      are still acknowledged: they ran, and must not run
+--                      again because their batch cannot count them.
 --
 -- Payloads go out as stored. The caller reads them as bytes and files in
 -- dead any that is not valid UTF-8 (ioredis would decode it with replacement
@@ -105,7 +124,40 @@ local claimable = tonumber(ARGV[3])
 local suspects = KEYS[3 * n + 2]
 local start_left = tonumber(ARGV[4])
 local begin, look = {}, {}
-local pos = 5
+local groups = tonumber(ARGV[5])
+local pos = 6
+-- A batch's successes are counted in the same step as their jobs' acks: a
+-- crash can never land one without the other. Under pcall, per batch: a
+-- Redis script is not rolled back by an error, and an uncaught one would
+-- fail every later call that carries these acks again.
+if groups > 0 then
+-- #include batch_rules
+  local ctx = {
+    expiry = ARGV[6], now = ARGV[7], prefix = ARGV[8], linger = ARGV[9],
+    queues = "queues", dead_batches = "dead-batches", pushed = 0,
+  }
+  pos = 10
+  for _ = 1, groups do
+    local bid, k = ARGV[pos], tonumber(ARGV[pos + 1])
+    local own = batch_keys(bid)
+    local ok, reply
+    if k > 0 then
+      ok, reply = pcall(settle_batch, ctx, own, bid, "success", { unpack(ARGV, pos + 2, pos + 1 + k) }, "")
+      -- "success" is an outcome settle_batch knows: it answers a reply, never nil and an error.
+      if ok then reply = reply[8] end
+    else
+      ok, reply = pcall(redis.call, "HGET", own.batch, "invalidated")
+      if ok then reply = reply == "1" and 1 or 0 end
+    end
+    if ok then
+      out[#out + 1] = "B"; out[#out + 1] = bid; out[#out + 1] = reply
+    else
+      out[#out + 1] = "E"; out[#out + 1] = bid
+      out[#out + 1] = type(reply) == "table" and tostring(reply.err) or tostring(reply)
+    end
+    pos = pos + 2 + k
+  end
+end
 for i = 1, n do
   local mode = ARGV[pos]
   local count = tonumber(ARGV[pos + 1])

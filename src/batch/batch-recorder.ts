@@ -16,9 +16,11 @@ const NOT_SKIPPED: Promise<boolean> = Promise.resolve(false);
  */
 export class BatchRecorder implements BatchOutcomes {
   /**
-   * The two calls every job of a batch makes, its batch's answer to "is it invalidated?" before it runs and the
-   * count of its success after, made once for the jobs of a batch that ask together: one settle call counts their
-   * successes and answers the question too (an HGET when no success waits). Failures and deaths, rare, go one by one.
+   * The two calls a job of a batch makes when its fetcher does not carry them (basic fetch; a payload too large for
+   * Lua; under reliable fetch both ride fetch.lua instead), its batch's answer to "is it invalidated?" before it runs
+   * and the count of its success after, made once for the jobs of a batch that ask together: one settle call counts
+   * their successes and answers the question too (an HGET when no success waits). Failures and deaths, rare, go one by
+   * one.
    */
   private readonly calls: Coalescer<string | null, boolean>;
 
@@ -37,6 +39,15 @@ export class BatchRecorder implements BatchOutcomes {
     if (!isValidBid(bid)) return NOTHING_TO_TELL;
     if (outcome === 'success') return this.calls.request(bid, payload.jid);
     return this.recordFailure(bid, outcome, payload.jid, error);
+  }
+
+  bidOf(payload: JobPayload): string | undefined {
+    const bid = payload.get<unknown>('bid');
+    return isValidBid(bid) ? bid : undefined;
+  }
+
+  skipBidOf(payload: JobPayload): string | undefined {
+    return payload.className === BATCH_CALLBACK_CLASS ? undefined : this.bidOf(payload);
   }
 
   private async recordFailure(bid: string, outcome: BatchOutcome, jid: string, error: unknown): Promise<void> {
@@ -62,8 +73,7 @@ export class BatchRecorder implements BatchOutcomes {
    * Callback jobs are not: a child's callbacks, jobs of its parent, run whatever became of the parent.
    */
   skips(payload: JobPayload): Promise<boolean> {
-    const bid = payload.get<unknown>('bid');
-    if (!isValidBid(bid) || payload.className === BATCH_CALLBACK_CLASS) return NOT_SKIPPED;
-    return this.calls.request(bid, null);
+    const bid = this.skipBidOf(payload);
+    return bid === undefined ? NOT_SKIPPED : this.calls.request(bid, null);
   }
 }

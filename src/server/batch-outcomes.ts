@@ -1,5 +1,6 @@
 import { JobPayload } from '../job/payload';
 import type { ClaimedJob } from './fetch/claimed-job';
+import type { Fetcher } from './fetch/fetcher';
 
 /** How a run of a job ended, as its batch counts it. */
 export type BatchOutcome = 'success' | 'failure' | 'death';
@@ -18,11 +19,37 @@ export interface BatchOutcomes {
    * The processor then settles it as a success without performing it, so its batch counts it and still finishes.
    */
   skips?(payload: JobPayload): Promise<boolean>;
+  /** The batch this job's outcomes count into; undefined when none (no bid, or not one of ours: it counts nowhere). */
+  bidOf?(payload: JobPayload): string | undefined;
+  /** The batch whose "invalidated?" decides whether this job runs (see `skips`); undefined when none does. */
+  skipBidOf?(payload: JobPayload): string | undefined;
+}
+
+/** Where a fetcher that reads a batch's "invalidated?" with its own calls (reliable fetch) lends that read. */
+export interface BatchReader {
+  readInvalidated?(bid: string): Promise<boolean | undefined>;
 }
 
 /** Whether the job has a batch to tell (a `bid`, with batches on). */
 export function inBatch(batches: BatchOutcomes | undefined, payload: JobPayload): batches is BatchOutcomes {
   return batches !== undefined && payload.has('bid');
+}
+
+/**
+ * A job of a batch that succeeded, acknowledged with its success's count in the same step when the fetcher can
+ * (reliable fetch: one fetch.lua call counts it, then acknowledges it); false when it cannot, or the job is of no
+ * batch: the caller then counts it first (recordOutcome), and acknowledges it after. Nothing stands between the count
+ * and the ack, so a success its batch cannot count is not run again: the fetcher says so, naming the batch and the job.
+ */
+export function acknowledgedCounted(
+  batches: BatchOutcomes | undefined,
+  fetcher: Pick<Fetcher, 'acknowledgeCounted'>,
+  job: ClaimedJob,
+  payload: JobPayload,
+): boolean {
+  if (!fetcher.acknowledgeCounted || !inBatch(batches, payload)) return false;
+  const bid = batches.bidOf?.(payload);
+  return bid !== undefined && fetcher.acknowledgeCounted(job, payload.jid, bid);
 }
 
 /** Tells the job's batch, if it has one (a `bid`) and batches are on; throws what the batch side threw. */
@@ -69,7 +96,19 @@ export interface AskedAhead {
 export class SkipsAhead {
   private readonly asked = new WeakMap<ClaimedJob, AskedAhead>();
 
-  constructor(private readonly batches: BatchOutcomes | undefined) {}
+  constructor(
+    private readonly batches: BatchOutcomes | undefined,
+    private readonly reader: BatchReader = {},
+  ) {}
+
+  /**
+   * The job's batch asked "invalidated?" by the fetcher's next call, when it reads batches (no command of its own);
+   * undefined when it does not, or when the job is not to be asked about (the batch side answers then).
+   */
+  read(payload: JobPayload): Promise<boolean | undefined> | undefined {
+    const bid = this.reader.readInvalidated && this.batches?.skipBidOf?.(payload);
+    return bid ? this.reader.readInvalidated?.(bid) : undefined;
+  }
 
   /** `job`'s start is on its way. */
   ask(job: ClaimedJob): void {
@@ -84,7 +123,7 @@ export class SkipsAhead {
       return;
     }
     if (!payload.has('bid')) return;
-    const skip = batches.skips(payload).catch(() => undefined);
+    const skip = (this.read(payload) ?? batches.skips(payload)).catch(() => undefined);
     this.asked.set(job, { payload, skip });
   }
 

@@ -3,7 +3,14 @@ import { closedWindow, JobLimits, limitsOf } from '../job/job-limits';
 import { JobPayload } from '../job/payload';
 import { nowMs, scoreText } from '../job/time';
 import type { RegisteredWorker } from '../job/worker-registry';
-import { BatchOutcome, inBatch, recordOutcome, skippedByBatch, SkipsAhead } from './batch-outcomes';
+import {
+  acknowledgedCounted,
+  BatchOutcome,
+  inBatch,
+  recordOutcome,
+  skippedByBatch,
+  SkipsAhead,
+} from './batch-outcomes';
 import type { ClaimedJob } from './fetch/claimed-job';
 import { runHandlers } from './handler-runner';
 import { handBackInterrupted } from './interrupted-hand-back';
@@ -49,7 +56,7 @@ export class Processor {
 
   constructor(private readonly deps: ProcessorDeps) {
     this.listeners = new ListenerChain(deps.listeners, deps.logger);
-    this.ahead = new SkipsAhead(deps.batches);
+    this.ahead = new SkipsAhead(deps.batches, deps.fetcher);
   }
 
   /** `job`'s start is on its way from the prefetch buffer: its batch is asked now whether to skip it (SkipsAhead). */
@@ -99,7 +106,7 @@ export class Processor {
       const skipped =
         deps.batches?.skips &&
         payload.has('bid') &&
-        (await skippedByBatch(deps.batches, payload, deps.logger, ahead?.skip));
+        (await skippedByBatch(deps.batches, payload, deps.logger, ahead?.skip ?? this.ahead.read(payload)));
       // A limit that fell before perform (a slow start listener or batch read) fails the run unperformed, below.
       if (!skipped && limited?.reason === undefined) {
         performing = Promise.resolve(
@@ -215,6 +222,12 @@ export class Processor {
     if (outcome !== undefined) {
       settled.done = true;
       return outcome;
+    }
+    if (!failed && acknowledgedCounted(deps.batches, deps.fetcher, job, payload)) {
+      // Nothing after it can throw, as below.
+      // Stryker disable next-line BooleanLiteral
+      settled.done = true;
+      return { kind: 'complete', result: context.result };
     }
     if (!failed) {
       // A job of no batch (most) has nothing to tell: no call, no promise.

@@ -51,7 +51,7 @@ describe('fetch-side scripts', () => {
         redis(),
         'fetch',
         [QUEUE, CLAIMED, PRIVATE, Keys.paused, Keys.suspects],
-        [1, 0, 0, 0, 'L', payloads.length, '0', ...payloads],
+        [1, 0, 0, 0, 0, 'L', payloads.length, '0', ...payloads],
       );
     /** Started jobs pushed the way a start does (the newest at the left end). */
     const started = (...payloads: string[]) => redis().lpush(PRIVATE, ...payloads);
@@ -106,6 +106,7 @@ describe('fetch-side scripts', () => {
           o.max ?? 0,
           1,
           o.startNow ?? 0,
+          0,
           o.mode ?? 'L',
           (o.acks ?? []).length,
           o.starts ?? '0',
@@ -278,7 +279,7 @@ describe('fetch-side scripts', () => {
         redis(),
         'fetch',
         [QUEUE, CLAIMED, PRIVATE, OTHER, `${OTHER}|c`, `${OTHER}|p`, Keys.paused, Keys.suspects],
-        [2, 0, 2, 0, 'D', 2, '0', 'L', 1, '0', 'c'],
+        [2, 0, 2, 0, 0, 'D', 2, '0', 'L', 1, '0', 'c'],
       );
       expect(reply).toEqual([]);
       expect(await redis().exists(PRIVATE)).toBe(0);

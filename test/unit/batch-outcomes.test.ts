@@ -1,5 +1,5 @@
 import { JobPayload } from '../../src/job/payload';
-import { type BatchOutcomes, skippedByBatch, SkipsAhead } from '../../src/server/batch-outcomes';
+import { acknowledgedCounted, type BatchOutcomes, skippedByBatch, SkipsAhead } from '../../src/server/batch-outcomes';
 import { claimedJob } from '../../src/server/fetch/claimed-job';
 
 /** The processor's question to a job's batch before it runs: is the batch invalidated (Ruby Wurk's middleware)? */
@@ -74,5 +74,65 @@ describe('SkipsAhead', () => {
     ahead.ask(job);
     expect(asked).toEqual([]);
     expect(ahead.take(job)).toBeUndefined();
+  });
+});
+
+/** A batch job's success acknowledged with its count in the same step, when the fetcher can carry it. */
+describe('a success acknowledged with its count', () => {
+  const parse = (fields: object) =>
+    JobPayload.parse(JSON.stringify({ class: 'Work', args: [], queue: 'default', jid: 'j1', ...fields }));
+  const job = claimedJob('{}', 'default', { privateKey: 'queue:default|h|1|n|0' });
+  const batches: BatchOutcomes = {
+    record: async () => undefined,
+    bidOf: (payload) => {
+      const bid = payload.get<unknown>('bid');
+      return bid === 'b1' ? bid : undefined;
+    },
+  };
+  const fetcher = (takes: boolean) => ({ acknowledgeCounted: jest.fn(() => takes) });
+
+  it('goes to the fetcher with the job, its jid and its batch, and is done when the fetcher takes it', () => {
+    const reliable = fetcher(true);
+    expect(acknowledgedCounted(batches, reliable, job, parse({ bid: 'b1' }))).toBe(true);
+    expect(reliable.acknowledgeCounted).toHaveBeenCalledWith(job, 'j1', 'b1');
+  });
+
+  it('is not done when the fetcher cannot carry it (a large payload): the caller counts first', () => {
+    expect(acknowledgedCounted(batches, fetcher(false), job, parse({ bid: 'b1' }))).toBe(false);
+  });
+
+  it('is not tried for a job of no batch, a bid not ours, no batches, or a fetcher that never carries counts', () => {
+    const reliable = fetcher(true);
+    expect(acknowledgedCounted(batches, reliable, job, parse({}))).toBe(false);
+    expect(acknowledgedCounted(batches, reliable, job, parse({ bid: 'not ours' }))).toBe(false);
+    expect(acknowledgedCounted(undefined, reliable, job, parse({ bid: 'b1' }))).toBe(false);
+    expect(reliable.acknowledgeCounted).not.toHaveBeenCalled();
+    expect(acknowledgedCounted(batches, {}, job, parse({ bid: 'b1' }))).toBe(false);
+  });
+});
+
+/** Under reliable fetch the "skip?" question rides the fetcher's calls. */
+describe("a batch's invalidated read lent by the fetcher", () => {
+  const payload = JobPayload.parse(JSON.stringify({ class: 'Work', args: [], queue: 'default', jid: 'j1', bid: 'b1' }));
+  const batches: BatchOutcomes = {
+    record: async () => undefined,
+    skips: async () => true,
+    skipBidOf: (p) => (p.className === 'Work' ? 'b1' : undefined),
+  };
+
+  it("asks the fetcher for the job's batch when it reads batches", async () => {
+    const readInvalidated = jest.fn(async () => false);
+    await expect(new SkipsAhead(batches, { readInvalidated }).read(payload)).resolves.toBe(false);
+    expect(readInvalidated).toHaveBeenCalledWith('b1');
+  });
+
+  it('leaves the question to the batch side when the fetcher does not read batches or the job is not asked about', () => {
+    expect(new SkipsAhead(batches).read(payload)).toBeUndefined();
+    const callback = JobPayload.parse(
+      JSON.stringify({ class: 'Callback', args: [], queue: 'q', jid: 'j2', bid: 'b1' }),
+    );
+    const readInvalidated = jest.fn(async () => false);
+    expect(new SkipsAhead(batches, { readInvalidated }).read(callback)).toBeUndefined();
+    expect(readInvalidated).not.toHaveBeenCalled();
   });
 });

@@ -35,6 +35,13 @@ export interface Fetcher {
   /** Records that a job ran; may be held and sent with the next fetch. */
   acknowledge(job: ClaimedJob, jid: string): void;
   /**
+   * Records that a job of batch `bid` ran to success, its success counted into the batch in the same step as its
+   * acknowledgment (reliable fetch). False when this job's cannot be (the caller counts it first, then acknowledges).
+   */
+  acknowledgeCounted?(job: ClaimedJob, jid: string, bid: string): boolean;
+  /** Whether batch `bid` is invalidated, read with the next fetch; undefined when that read failed. */
+  readInvalidated?(bid: string): Promise<boolean | undefined>;
+  /**
    * Sends held acknowledgments now (quiet, shutdown, an idle fetch loop);
    * with `onlyWhenIdle`, not while a claim that will carry them is on its way.
    */

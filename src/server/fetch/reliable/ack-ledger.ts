@@ -5,16 +5,28 @@
  * An ack leaves the ledger only once the call that carried it answered: a
  * job that ran must never be left in a private list with nobody owing its
  * ack, or orphan recovery (or reconcile) would run it again.
+ *
+ * A counted ack (a job of a batch) carries its success's count: the call
+ * that carries the ack counts it first, in the same step, so wherever the
+ * ack goes (held again after a failed call, replayed after a switch) the
+ * count goes with it, and an ack never lands without its count.
  */
 import { LARGE_PAYLOAD } from '../large-payload';
 
 /** At most this many sent acks are kept for a replay, whatever the window. */
 const MAX_REPLAY_ACKS = 50000;
 
+/** The batch a counted ack's success counts into, and its job's jid. */
+export interface CountedAck {
+  bid: string;
+  jid: string;
+}
+
 interface SentAck {
   at: number;
   key: string;
   raw: string;
+  counted?: CountedAck;
 }
 
 /**
@@ -25,12 +37,16 @@ export interface AckBatch {
   held: Map<string, string[]>;
   jids: string[];
   replayed: boolean;
+  /** The counted acks among `held`, by payload. */
+  counted: Map<string, CountedAck>;
 }
 
 export class AckLedger {
   /** Acknowledged jobs not yet sent, by private list. */
   private held = new Map<string, string[]>();
   private heldJids: string[] = [];
+  /** The counted acks among `held`, by payload. */
+  private counted = new Map<string, CountedAck>();
   /**
    * Acks taken by a fetch.lua call still on its way: not strays either. A
    * claim carrying them can sit in a reconnecting connection's offline queue
@@ -53,19 +69,27 @@ export class AckLedger {
     return this.held.size;
   }
 
-  hold(privateKey: string, raw: string, jid: string): void {
+  /** `counted`: a job of a batch, whose success the call carrying this ack counts (its payload goes by fetch.lua). */
+  hold(privateKey: string, raw: string, jid: string, counted?: CountedAck): void {
     let list = this.held.get(privateKey);
     if (!list) this.held.set(privateKey, (list = []));
     list.push(raw);
     if (jid) this.heldJids.push(jid);
+    if (counted) this.counted.set(raw, counted);
+  }
+
+  /** Counted acks held: a call must carry them (release.lua cannot count them). */
+  get countsHeld(): number {
+    return this.counted.size;
   }
 
   /** Everything held, for a call to carry: on its way until `landed` or `failed`. */
   take(): AckBatch {
-    const batch = { held: this.held, jids: this.heldJids, replayed: this.replaying };
+    const batch = { held: this.held, jids: this.heldJids, replayed: this.replaying, counted: this.counted };
     this.replaying = false;
     this.held = new Map();
     this.heldJids = [];
+    this.counted = new Map();
     this.sending.add(batch.held);
     return batch;
   }
@@ -80,13 +104,25 @@ export class AckLedger {
    * run, those acks match nothing the second time: expected, as after a replay.
    */
   failed(batch: AckBatch): void {
-    this.restore(batch.held, batch.jids);
+    this.restore(batch.held, batch.jids, batch.counted);
     this.replaying ||= batch.held.size > 0;
   }
 
-  /** Shutdown: everything held, handed to release.lua, which acknowledges it. */
+  /**
+   * Shutdown: everything held, handed to release.lua, which acknowledges it; but a counted ack still held (the call
+   * meant to carry it failed) is left out: acknowledged without its count, its batch would wait for it forever, so
+   * its job is handed back with the unstarted ones, runs again, and is counted then.
+   */
   takeAll(): Map<string, string[]> {
     const held = this.held;
+    const counted = this.counted;
+    if (counted.size > 0)
+      for (const [key, list] of held)
+        held.set(
+          key,
+          list.filter((raw) => !counted.has(raw)),
+        );
+    this.counted = new Map();
     this.held = new Map();
     // Release is the fetcher's last call: no later take reads what is left here.
     // Stryker disable next-line ArrayDeclaration
@@ -141,11 +177,12 @@ export class AckLedger {
     return true;
   }
 
-  /** Sent: kept `ackReplayMs` to be sent again after a master switch (see replay). */
-  rememberSent(held: Map<string, string[]>): void {
+  /** Sent: kept `ackReplayMs` to be sent again after a master switch (see replay), each with its count. */
+  rememberSent({ held, counted }: AckBatch): void {
     if (!this.ackReplayMs) return;
     const now = Date.now();
-    for (const [key, list] of held) for (const raw of list) this.sentAcks.push({ at: now, key, raw });
+    for (const [key, list] of held)
+      for (const raw of list) this.sentAcks.push({ at: now, key, raw, counted: counted.get(raw) });
     const cutoff = now - this.ackReplayMs;
     let drop = Math.max(0, this.sentAcks.length - MAX_REPLAY_ACKS);
     while (drop < this.sentAcks.length && this.sentAcks[drop].at < cutoff) drop++;
@@ -166,18 +203,21 @@ export class AckLedger {
     this.sentAcks = [];
     // Most of them did land: their second LREM matching nothing is expected, not a fault to report.
     this.replaying = replay.length > 0;
-    for (const { key, raw } of replay) {
+    // Their counts too: the deposed master may have taken them with the acks (counting twice is counting once).
+    for (const { key, raw, counted } of replay) {
       let list = this.held.get(key);
       if (!list) this.held.set(key, (list = []));
       list.push(raw);
+      if (counted) this.counted.set(raw, counted);
     }
   }
 
-  private restore(held: Map<string, string[]>, jids: string[]): void {
+  private restore(held: Map<string, string[]>, jids: string[], counted?: Map<string, CountedAck>): void {
     for (const [key, list] of held) {
       const current = this.held.get(key);
       this.held.set(key, current ? [...list, ...current] : list);
     }
     this.heldJids = [...jids, ...this.heldJids];
+    if (counted) for (const [raw, count] of counted) this.counted.set(raw, count);
   }
 }

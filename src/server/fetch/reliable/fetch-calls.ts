@@ -12,6 +12,7 @@ import type { ClaimFence } from '../claim-fence';
 import { type ClaimedJob, claimedJob, startedJob } from '../claimed-job';
 import { buryInvalidBytes } from '../invalid-bytes';
 import type { AckBatch, AckLedger } from './ack-ledger';
+import { type BatchReads, CallBatches } from './batch-groups';
 import { AckMode, FetchEntry, FetchScript, FetchTriple, JobState, movedPayloads, StartLook } from './fetch-script';
 import type { BuryOptions, OwnLists } from './own-lists';
 import type { StartBatcher } from './start-batcher';
@@ -42,6 +43,7 @@ export class FetchCalls {
     private readonly lists: OwnLists,
     private readonly ledger: AckLedger,
     private readonly starts: StartBatcher,
+    private readonly reads: BatchReads,
     private readonly strays: StrayReconciler,
     private readonly fence: ClaimFence,
     private readonly order: QueueOrder,
@@ -84,6 +86,7 @@ export class FetchCalls {
   async run(connection: Redis, queues: string[], max: number, startNow: number, mayDrop = true): Promise<FetchOutcome> {
     const batch = this.starts.take();
     const acks = this.ledger.take();
+    const batches = new CallBatches(acks, this.reads.take());
     // Queues not fetched from this time (paused, or a call for starts only) still get their acks and starts.
     const listed = [
       ...queues,
@@ -129,7 +132,8 @@ export class FetchCalls {
       ),
     );
     const mark = this.fence.mark();
-    const call = this.script.fetch(connection, { triples, claimable: queues.length, max, startNow, jids: acks.jids });
+    const request = { triples, claimable: queues.length, max, startNow, jids: acks.jids, batches: batches.groups };
+    const call = this.script.fetch(connection, request);
     if (dropsWhole)
       this.dropping = call.then(
         () => (this.dropping = undefined),
@@ -147,11 +151,13 @@ export class FetchCalls {
       if (max > 0) for (const queue of queues) this.strays.taint(this.lists.claimedKey(queue));
       if (startNow > 0) for (const queue of queues) this.strays.taint(this.lists.privateKey(queue));
       this.starts.fail(batch, error);
+      batches.failed();
       throw error;
     } finally {
       this.ledger.settled(acks);
     }
-    this.ledger.rememberSent(acks.held);
+    this.ledger.rememberSent(acks);
+    batches.heard(reply, this.options.logger);
     const refused =
       this.keepRefusedDrops(reply, acks) || this.ledger.keepUnmatched(acks, outsideLua, await Promise.all(removals));
     const jobs: ClaimedJob[] = [];
@@ -170,7 +176,7 @@ export class FetchCalls {
         this.logBadKey(entry.key, entry.error);
         continue;
       }
-      if (entry.kind === 'refusedDrop') continue;
+      if (entry.kind === 'refusedDrop' || entry.kind === 'batch' || entry.kind === 'batchError') continue;
       if (entry.kind === 'unmatched' && acks.replayed) continue;
       if (entry.kind === 'unmatched') {
         // An acknowledgment that removes nothing leaves a job that ran where

@@ -6,6 +6,7 @@
  * header changes, this file changes with it.
  */
 import type Redis from 'ioredis';
+import { batchRulesArgs } from '../../../job/batch-rules-args';
 import { Keys } from '../../../redis/keys';
 import { runScriptForBytes, scriptSha } from '../../../redis/scripts';
 import type { OwnLists } from './own-lists';
@@ -55,7 +56,20 @@ export const ReplyHead = {
   RefusedDrop: 'D',
   /** {"P", i, ""}: the queue is paused; nothing was claimed, or started behind a BLMOVE. */
   Paused: 'P',
+  /** {"B", bid, 0|1}: a batch group done (its successes counted); 1 when the batch is invalidated. */
+  BatchDone: 'B',
+  /** {"E", bid, error}: a batch group whose count or read failed (its jobs were still acknowledged). */
+  BatchFailed: 'E',
 } as const;
+
+/**
+ * A batch's share of a call: the jids of its jobs whose acks the call carries, their successes counted before any ack
+ * (empty: the call only reads whether the batch is invalidated).
+ */
+export interface BatchGroup {
+  bid: string;
+  jids: string[];
+}
 
 /** One queue's share of a call: its acknowledgments and the starts of its claimed jobs. */
 export interface FetchTriple {
@@ -80,6 +94,8 @@ export interface FetchRequest {
   startNow: number;
   /** Jids of the acknowledged jobs: their recovery counters go. */
   jids: string[];
+  /** Batches whose jobs' successes this call counts, or whose "invalidated?" it reads. */
+  batches: BatchGroup[];
 }
 
 /** One entry of a decoded reply, in the script's order. */
@@ -88,7 +104,9 @@ export type FetchEntry =
   | { kind: 'badKey'; key: string; error: string }
   | { kind: 'unmatched'; key: string; count: number }
   | { kind: 'refusedDrop'; queue: string }
-  | { kind: 'paused'; queue: string };
+  | { kind: 'paused'; queue: string }
+  | { kind: 'batch'; bid: string; invalidated: boolean }
+  | { kind: 'batchError'; bid: string; error: string };
 
 /** What the start written behind a BLMOVE answered for its one job. */
 export interface StartOnArrival {
@@ -126,6 +144,7 @@ export class FetchScript {
       max: 0,
       startNow: 0,
       jids: [],
+      batches: [],
     });
     const reply = (await connection.callBuffer('evalsha', scriptSha('fetch'), keys.length, ...keys, ...args)) as Array<
       Buffer | number
@@ -142,7 +161,18 @@ export class FetchScript {
 
   private keysAndArgs(call: FetchRequest): [string[], Array<string | number>] {
     const keys: string[] = [];
-    const args: Array<string | number> = [call.triples.length, call.max, call.claimable, call.startNow];
+    const args: Array<string | number> = [
+      call.triples.length,
+      call.max,
+      call.claimable,
+      call.startNow,
+      call.batches.length,
+    ];
+    if (call.batches.length > 0) {
+      const { expiry, now, callbackJidPrefix, linger } = batchRulesArgs();
+      args.push(expiry, now, callbackJidPrefix, linger);
+      for (const { bid, jids } of call.batches) args.push(bid, jids.length, ...jids);
+    }
     for (const { queue, mode, count, payloads, starts, look } of call.triples) {
       keys.push(Keys.queue(queue), this.lists.claimedKey(queue), this.lists.privateKey(queue));
       args.push(mode, count, `${starts}${look}`, ...payloads);
@@ -184,6 +214,12 @@ function decode(reply: Array<Buffer | number>, listed: string[]): FetchEntry[] {
         break;
       case ReplyHead.Paused:
         entries.push({ kind: 'paused', queue: listed[Number(a) - 1] });
+        break;
+      case ReplyHead.BatchDone:
+        entries.push({ kind: 'batch', bid: String(a), invalidated: Number(b) === 1 });
+        break;
+      case ReplyHead.BatchFailed:
+        entries.push({ kind: 'batchError', bid: String(a), error: String(b) });
         break;
     }
   }

@@ -1,9 +1,10 @@
 /**
  * Reliable fetch, the façade: implements `Fetcher` by wiring its parts, and owns what is left between them: when held
- * acks need a call of their own, and warm-up. The parts, each in this folder: claim-path.ts (a claim's path: direct
+ * acks need a call of their own. The parts, each in this folder: claim-path.ts (a claim's path: direct
  * claim, fetch.lua, blocking wait, idle; wake and interrupt), fetch-script.ts (the mirror of lua/fetch.lua),
  * fetch-calls.ts (its round trip), ack-ledger.ts, start-batcher.ts, blocking-wait.ts, large-claim.ts, strays.ts
- * (reconcile), settling.ts (file, give back, release), own-lists.ts, options.ts.
+ * (reconcile), settling.ts (file, give back, release), batch-groups.ts (batch counts and reads riding the calls),
+ * own-lists.ts, warm-up.ts, options.ts.
  */
 import type Redis from 'ioredis';
 import type { ProcessIdentity } from '../../identity';
@@ -13,7 +14,8 @@ import { type ClaimedJob, markSettled } from '../claimed-job';
 import type { Fetcher, FilingSet, NotStarted, UnfiledFailure } from '../fetcher';
 import type { KnownJobs } from '../known-jobs';
 import { PausedQueues } from '../paused-queues';
-import { AckLedger } from './ack-ledger';
+import { AckLedger, type CountedAck } from './ack-ledger';
+import { BatchReads } from './batch-groups';
 import { BlockingWait } from './blocking-wait';
 import { ClaimPath } from './claim-path';
 import { FetchCalls } from './fetch-calls';
@@ -21,9 +23,11 @@ import { FetchScript } from './fetch-script';
 import { LargeClaim } from './large-claim';
 import type { ReliableFetchOptions } from './options';
 import { OwnLists } from './own-lists';
+import { LARGE_PAYLOAD } from '../large-payload';
 import { Settling } from './settling';
 import { StartBatcher } from './start-batcher';
 import { StrayReconciler } from './strays';
+import { warmUp } from './warm-up';
 
 export type { ReliableFetchOptions } from './options';
 
@@ -55,6 +59,7 @@ export class ReliableFetch implements Fetcher {
   private readonly ledger: AckLedger;
   private readonly strays: StrayReconciler;
   private readonly starts: StartBatcher;
+  private readonly reads: BatchReads;
   private readonly calls: FetchCalls;
   private readonly waits: BlockingWait;
   private readonly large: LargeClaim;
@@ -81,18 +86,19 @@ export class ReliableFetch implements Fetcher {
     this.strays = new StrayReconciler(command, order, this.lists, this.ledger, this.fence);
     this.settling = new Settling(command, order, this.lists, this.strays, options);
     const script = new FetchScript(this.lists);
-    // Outside the one-at-a-time order of the other calls, so it never drops
-    // an in-progress list whole: a claim on its way may be starting jobs in
-    // it. Its failure reached the starts it carried; nothing else waits on it.
+    // Outside the one-at-a-time order of the other calls, so it never drops an in-progress list whole: a claim on its
+    // way may be starting jobs in it. Its failure reached the starts and reads it carried; nothing else waits on it.
     const sendStarts = async (): Promise<void> => {
       await this.calls.run(this.calls.outsideClaim(), [], 0, 0, false).catch(() => undefined);
     };
     this.starts = new StartBatcher(this.lists, (key) => this.strays.taint(key), sendStarts);
+    this.reads = new BatchReads(sendStarts);
     this.calls = new FetchCalls(
       script,
       this.lists,
       this.ledger,
       this.starts,
+      this.reads,
       this.strays,
       this.fence,
       order,
@@ -147,25 +153,9 @@ export class ReliableFetch implements Fetcher {
     return this.path.claim(max, startNow, largePayloads);
   }
 
-  async warmUp(): Promise<void> {
-    const [first] = this.order.names;
-    // Blocked waits need their CLIENT ID known; a start riding behind a BLMOVE
-    // needs the script loaded; the first claim waits for the first read of `paused`.
-    await Promise.all([
-      this.waits.identifyAll(),
-      first === undefined ? undefined : this.calls.exclusive(() => this.calls.run(this.calls.outsideClaim(), [], 0, 0)),
-      this.paused.filter(this.order.names),
-      // An idle process's first job comes by a BLMOVE with its start written behind it, two buffer replies in
-      // one read (see BlockingWait.block), and is checked and decoded as below: that code is compiled now, not
-      // on the job's way to perform.
-      // a warm-up only moves first-use compile time to boot; nothing a test can observe but timing.
-      // Stryker disable next-line all
-      ...[this.fetchConnection.callBuffer('PING'), this.fetchConnection.callBuffer('PING')],
-      // Stryker disable next-line all: as above.
-      first === undefined
-        ? undefined
-        : this.lists.decodeOrBury(Buffer.from('{}'), first, false).then(() => this.paused.has(first)),
-    ]).catch(() => undefined);
+  warmUp(): Promise<void> {
+    const { waits, calls, paused, lists, fetchConnection, order } = this;
+    return warmUp({ waits, calls, paused, lists, fetchConnection, order });
   }
 
   wake(): void {
@@ -184,20 +174,29 @@ export class ReliableFetch implements Fetcher {
    * costs no round trip of its own (see StartBatcher).
    */
   start(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
-    // Not async: a start with no whole-list drop on its way (most) costs no promise of its own.
-    return this.calls.dropOnItsWay ? this.startAfterDrops(expected) : this.starts.ask(expected);
+    return this.starts.askAfterDrops(expected, () => this.calls.dropOnItsWay);
   }
 
-  private async startAfterDrops(expected: ClaimedJob): Promise<ClaimedJob | null | NotStarted> {
-    while (this.calls.dropOnItsWay) await this.calls.dropOnItsWay;
-    return this.starts.ask(expected);
-  }
-
-  acknowledge(job: ClaimedJob, jid: string): void {
+  acknowledge(job: ClaimedJob, jid: string, counted?: CountedAck): void {
     const key = job.privateKey as string;
     this.lists.count(key, -1);
     if (markSettled(job)) this.settling.clearSuspect(job.raw);
-    this.ledger.hold(key, job.raw, jid);
+    this.ledger.hold(key, job.raw, jid, counted);
+  }
+
+  /**
+   * A job of batch `bid` ran to success: acknowledged with its success's count riding the same fetch.lua call, which
+   * counts it before the ack (lua/include/batch_rules.lua), so the two land together or not at all. False for a
+   * payload large enough to be acknowledged outside Lua (see AckLedger.byLua): the caller counts it first.
+   */
+  acknowledgeCounted(job: ClaimedJob, jid: string, bid: string): boolean {
+    if (job.raw.length >= LARGE_PAYLOAD) return false;
+    this.acknowledge(job, jid, { bid, jid });
+    return true;
+  }
+
+  readInvalidated(bid: string): Promise<boolean | undefined> {
+    return this.reads.ask(bid);
   }
 
   async flush(onlyWhenIdle = false): Promise<void> {
@@ -222,7 +221,13 @@ export class ReliableFetch implements Fetcher {
   }
 
   release(unfiled: UnfiledFailure[] = []): Promise<void> {
-    return this.calls.exclusive(() => this.settling.release(this.ledger.takeAll(), unfiled));
+    return this.calls.exclusive(async () => {
+      // release.lua knows nothing of batches: held counts go first, with their acks, by fetch.lua. If that fails,
+      // takeAll leaves their jobs to be handed back (see there).
+      if (this.ledger.countsHeld > 0)
+        await this.calls.run(this.calls.outsideClaim(), this.order.names, 0, 0).catch(() => undefined);
+      await this.settling.release(this.ledger.takeAll(), unfiled);
+    });
   }
 
   interrupt(): void {

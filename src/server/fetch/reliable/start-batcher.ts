@@ -48,6 +48,26 @@ export class StartBatcher {
   }
 
   /**
+   * `ask`, once no call that drops an in-progress list whole is on its way (`dropOnItsWay`, read again after each
+   * wait): a start's LMOVE must not land in a list just before its DEL. Not async: a start with no drop on its way
+   * (most) costs no promise of its own.
+   */
+  askAfterDrops(
+    expected: ClaimedJob,
+    dropOnItsWay: () => Promise<unknown> | undefined,
+  ): Promise<ClaimedJob | null | NotStarted> {
+    return dropOnItsWay() ? this.waitForDrops(expected, dropOnItsWay) : this.ask(expected);
+  }
+
+  private async waitForDrops(
+    expected: ClaimedJob,
+    dropOnItsWay: () => Promise<unknown> | undefined,
+  ): Promise<ClaimedJob | null | NotStarted> {
+    for (let drop = dropOnItsWay(); drop; drop = dropOnItsWay()) await drop;
+    return this.ask(expected);
+  }
+
+  /**
    * Asks for `expected`'s start; the starts of this turn go in one call.
    * Counted at once: the in-progress list is not ours to drop whole while
    * a start into it is on its way.
