@@ -40,6 +40,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
   ],
   fetch: [
     'test/integration/lua-fetch-scripts.test.ts',
+    'test/integration/lua-fetch-batch-groups.test.ts',
     'test/integration/batch-counted-acks.test.ts',
     'test/integration/reliable-fetch-claims.test.ts',
     'test/integration/reliable-fetch-acks.test.ts',
@@ -141,6 +142,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
   // The rules batch_settle.lua and fetch.lua share.
   'include/batch_rules': [
     'test/integration/lua-batch-scripts.test.ts',
+    'test/integration/lua-fetch-batch-groups.test.ts',
     'test/integration/batch-counted-acks.test.ts',
     'test/integration/batch-processing.test.ts',
     'test/integration/batch-nesting.test.ts',
