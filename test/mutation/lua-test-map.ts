@@ -141,6 +141,7 @@ export const CURATED_TESTS: Record<string, string[]> = {
   ],
   // The rules batch_settle.lua and fetch.lua share.
   'include/batch_rules': [
+    'test/integration/lua-batch-rules.test.ts',
     'test/integration/lua-batch-scripts.test.ts',
     'test/integration/lua-fetch-batch-groups.test.ts',
     'test/integration/batch-counted-acks.test.ts',
