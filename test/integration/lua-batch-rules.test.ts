@@ -156,4 +156,26 @@ describe('lua/include/batch_rules.lua through batch_settle.lua', () => {
     await redis().hdel(Keys.batch(bid), 'pending');
     expect((await store().settle(bid, 'close', hold)).fired).toEqual(['complete', 'success']);
   });
+
+  it('a finish is carried up 64 ancestors and no further', async () => {
+    // Each opened (held) under the one above, then closed top down: a batch with a child pending does not finish.
+    // No callbacks: a child's complete and success callbacks would be jobs of its parent, holding it back.
+    const chain: string[] = [];
+    for (let depth = 0; depth <= 65; depth++)
+      chain.push(await store().open({ parentBid: chain[depth - 1] }, `hold-${depth}`));
+    await add(chain[65], 'last');
+    for (let depth = 0; depth <= 65; depth++) await store().settle(chain[depth], 'close', `hold-${depth}`);
+    const finished = await store().settle(chain[65], 'success', 'last');
+    expect(finished.fired).toEqual(['complete', 'success']);
+    // chain[1], the 64th ancestor, is weighed and succeeds; chain[0], the 65th, is not weighed and waits.
+    expect(await redis().hget(Keys.batch(chain[1]), 'success')).toBe('1');
+    expect(await redis().hget(Keys.batch(chain[0]), 'success')).toBeNull();
+    expect(await redis().smembers(Keys.batchPendingKids(chain[0]))).toEqual([chain[1]]);
+  });
+
+  it('a hash without a failures field (written by hand) answers 0 failures', async () => {
+    const bid = await closedBatch(['j1', 'j2']);
+    await redis().hdel(Keys.batch(bid), 'failures');
+    expect((await store().settle(bid, 'success', 'j1')).failures).toBe(0);
+  });
 });
