@@ -34,9 +34,9 @@ export class BatchRecorder implements BatchOutcomes {
   // Not async: a success (every job of a batch makes one) resolves with the shared call's own promise, without a
   // wrapper's promise and microtasks of its own.
   record(payload: JobPayload, outcome: BatchOutcome, error?: unknown): Promise<unknown> {
-    const bid = payload.get<unknown>('bid');
+    const bid = this.bidOf(payload);
     // A payload whose bid is not a bid (hand-written, or from a gem of its own) belongs to no batch of ours.
-    if (!isValidBid(bid)) return NOTHING_TO_TELL;
+    if (bid === undefined) return NOTHING_TO_TELL;
     if (outcome === 'success') return this.calls.request(bid, payload.jid);
     return this.recordFailure(bid, outcome, payload.jid, error);
   }

@@ -266,7 +266,8 @@ export class Processor {
     );
     if (settled.done) return failed ? { kind: 'interrupted', error } : { kind: 'complete', result: undefined };
     if (failed) return this.interrupt(job, payload, error, false);
-    deps.fetcher.acknowledge(job, payload.jid);
+    // Its batch's count rides the ack where the fetcher carries it, or the batch would wait for it forever.
+    if (!acknowledgedCounted(deps.batches, deps.fetcher, job, payload)) deps.fetcher.acknowledge(job, payload.jid);
     return { kind: 'complete', result: undefined };
   }
 

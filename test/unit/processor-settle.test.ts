@@ -53,6 +53,7 @@ class RecordingFetcher implements Fetcher {
   acknowledge(_job: ClaimedJob, jid: string): void {
     this.acks.push(jid);
   }
+  acknowledgeCounted?: Fetcher['acknowledgeCounted'];
   flush = async (): Promise<void> => undefined;
   async file(_job: ClaimedJob, jid: string, set: FilingSet, score: string, payload: string): Promise<boolean> {
     const answer = this.filings.shift() ?? true;
@@ -806,6 +807,22 @@ describe('Processor: one job run and settled', () => {
     expect(errors).toEqual([`a step after perform failed for job ${JID} (metrics broke); acknowledging it`]);
     expect(fetcher.acks).toEqual([JID]);
     expect(outcomes).toEqual([{ kind: 'complete', result: undefined }]);
+  });
+
+  it("a job of a batch whose step after perform throws keeps its batch's count with its ack, where the fetcher carries it", async () => {
+    const { processor, fetcher, heartbeat, errors } = processorWith({
+      workers: { Work: { perform: () => 1 } },
+      batches: { record: async () => undefined, bidOf: () => 'BatchBid01' },
+    });
+    const counted: Array<[string, string]> = [];
+    fetcher.acknowledgeCounted = (_job, jid, bid) => (counted.push([jid, bid]), true);
+    jest.spyOn(heartbeat, 'recordExecution').mockImplementation(() => {
+      throw new Error('metrics broke');
+    });
+    await processor.run(claimed({ bid: 'BatchBid01' }));
+    expect(errors).toEqual([`a step after perform failed for job ${JID} (metrics broke); acknowledging it`]);
+    expect(counted).toEqual([[JID, 'BatchBid01']]);
+    expect(fetcher.acks).toEqual([]);
   });
 });
 
